@@ -1,0 +1,230 @@
+//! RFC 9457 problem responses and the one mapping from errors to status codes and `code`s.
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use domain::{FieldError, ValidationErrors};
+use serde::Serialize;
+
+/// The body of every 4xx and 5xx response (`application/problem+json`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Problem {
+    /// Always `about:blank`: the title is the HTTP status phrase and `code` names the problem.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Short summary of the problem type.
+    pub title: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// What happened this time.
+    pub detail: String,
+    /// Stable snake_case code (`decisions.md`).
+    pub code: &'static str,
+    /// Every invalid field, on validation failures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<FieldError>>,
+}
+
+/// Everything a handler can fail with, in HTTP terms.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// No credentials were sent.
+    #[error("this endpoint needs credentials: send `Authorization: Bearer <token>`")]
+    Unauthenticated,
+    /// Credentials were sent but are malformed, unknown or use the wrong scheme.
+    #[error("{0}")]
+    InvalidToken(String),
+    /// The token was revoked.
+    #[error("the token has been revoked")]
+    TokenRevoked,
+    /// The token is past its expiry.
+    #[error("the token has expired")]
+    TokenExpired,
+    /// Wrong e-mail or password (never says which).
+    #[error("the e-mail or password is wrong")]
+    InvalidCredentials,
+    /// Too many requests; retry after this many seconds.
+    #[error("too many requests; retry in {retry_after} seconds")]
+    RateLimited {
+        /// Seconds until a request will be admitted.
+        retry_after: u64,
+    },
+    /// The workspace's plan does not include the feature.
+    #[error("this needs the {required} plan; the workspace is on {current}")]
+    PlanRequired {
+        /// The lowest tier that includes the feature.
+        required: String,
+        /// The workspace's tier.
+        current: String,
+    },
+    /// Authenticated but not allowed.
+    #[error("{0}")]
+    Forbidden(String),
+    /// No such resource in this workspace (also for other workspaces' resources).
+    #[error("{0}")]
+    NotFound(String),
+    /// The method is not supported on this path.
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    /// Invalid input fields.
+    #[error("{0}")]
+    Validation(ValidationErrors),
+    /// The body is not valid JSON, or the request is malformed.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The body is too large.
+    #[error("the request body is larger than {limit} bytes")]
+    PayloadTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The body is not `application/json`.
+    #[error("send the body as application/json")]
+    UnsupportedMediaType,
+    /// The request conflicts with the current state.
+    #[error("{0}")]
+    Conflict(String),
+    /// A dependency (the database) is unavailable.
+    #[error("{0}")]
+    ServiceUnavailable(String),
+    /// A bug or infrastructure failure; the cause is logged, never sent.
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+impl ApiError {
+    /// A validation failure of one field.
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::Validation(ValidationErrors::one(field, message))
+    }
+
+    /// The stable problem `code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Unauthenticated => "unauthenticated",
+            ApiError::InvalidToken(_) => "invalid_token",
+            ApiError::TokenRevoked => "token_revoked",
+            ApiError::TokenExpired => "token_expired",
+            ApiError::InvalidCredentials => "invalid_credentials",
+            ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::PlanRequired { .. } => "plan_required",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::Validation(_) => "validation_failed",
+            ApiError::BadRequest(_) => "bad_request",
+            ApiError::PayloadTooLarge { .. } => "payload_too_large",
+            ApiError::UnsupportedMediaType => "unsupported_media_type",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::ServiceUnavailable(_) => "service_unavailable",
+            ApiError::Internal(_) => "internal_error",
+        }
+    }
+
+    /// The problem body.
+    pub fn problem(&self) -> Problem {
+        let status = self.status_code();
+        let code = self.code();
+        let detail = match self {
+            ApiError::Validation(v) if v.0.len() == 1 => format!("{}: {}", v.0[0].field, v.0[0].message),
+            ApiError::Validation(v) => format!("{} fields are invalid", v.0.len()),
+            other => other.to_string(),
+        };
+        Problem {
+            type_: "about:blank".to_owned(),
+            title: status.canonical_reason().unwrap_or("Error").to_owned(),
+            status: status.as_u16(),
+            detail,
+            code,
+            errors: match self {
+                ApiError::Validation(v) => Some(v.0.clone()),
+                _ => None,
+            },
+        }
+    }
+}
+
+impl From<ValidationErrors> for ApiError {
+    fn from(v: ValidationErrors) -> Self {
+        ApiError::Validation(v)
+    }
+}
+
+impl From<domain::RepoError> for ApiError {
+    fn from(e: domain::RepoError) -> Self {
+        ApiError::Internal(e.0)
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::Unauthenticated
+            | ApiError::InvalidToken(_)
+            | ApiError::TokenRevoked
+            | ApiError::TokenExpired
+            | ApiError::InvalidCredentials => StatusCode::UNAUTHORIZED,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::PlanRequired { .. } | ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let ApiError::Internal(cause) = self {
+            // The cause chain goes to the log (inside the request's span, so with its id), never to the client.
+            tracing::error!(error = format!("{cause:#}"), "internal error");
+        }
+        let mut res = HttpResponse::build(self.status_code());
+        res.insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json")));
+        res.insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
+        match self {
+            ApiError::Unauthenticated => {
+                res.insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static(r#"Bearer realm="wms""#)));
+            }
+            ApiError::InvalidToken(_) | ApiError::TokenRevoked | ApiError::TokenExpired => {
+                res.insert_header((
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static(r#"Bearer realm="wms", error="invalid_token""#),
+                ));
+            }
+            ApiError::InvalidCredentials => {
+                res.insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static(r#"Bearer realm="wms""#)));
+            }
+            ApiError::RateLimited { retry_after } => {
+                res.insert_header((header::RETRY_AFTER, retry_after.to_string()));
+            }
+            _ => {}
+        }
+        res.body(serde_json::to_string(&self.problem()).unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_problem_lists_every_field() {
+        let e = ApiError::Validation(ValidationErrors(vec![FieldError::new("name", "must not be empty"), FieldError::new("to", "required")]));
+        let p = e.problem();
+        assert_eq!((p.status, p.code), (422, "validation_failed"));
+        assert_eq!(p.errors.map(|e| e.len()), Some(2));
+    }
+
+    #[test]
+    fn internal_detail_is_generic() {
+        let e = ApiError::Internal(anyhow::anyhow!("password=hunter2 connection refused"));
+        let p = e.problem();
+        assert_eq!(p.detail, "internal error");
+        assert_eq!(p.status, 500);
+    }
+}

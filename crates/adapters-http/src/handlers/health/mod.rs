@@ -1,0 +1,7 @@
+//! Liveness and readiness probes.
+
+mod healthz;
+mod readyz;
+
+pub use healthz::healthz;
+pub use readyz::readyz;

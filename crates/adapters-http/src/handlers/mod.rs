@@ -1,0 +1,4 @@
+//! Request handlers, one file per action.
+
+pub mod fallback;
+pub mod health;

@@ -1,0 +1,3 @@
+//! Cross-cutting middleware.
+
+pub mod request_id;

@@ -1,0 +1,244 @@
+// @generated automatically by Diesel CLI.
+
+diesel::table! {
+    ai_agents (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        name -> Text,
+        status -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    api_keys (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        name -> Text,
+        key_digest -> Bytea,
+        masked_key -> Text,
+        created_by_user_id -> Nullable<Int8>,
+        created_at -> Timestamptz,
+        expires_at -> Nullable<Timestamptz>,
+        last_used_at -> Nullable<Timestamptz>,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    channels (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        channel_type -> Text,
+        display_name -> Text,
+        identifier -> Text,
+        status -> Text,
+        credentials_encrypted -> Nullable<Bytea>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    contacts (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        name -> Nullable<Text>,
+        phone -> Nullable<Text>,
+        email -> Nullable<Text>,
+        platform_user_id -> Nullable<Text>,
+        country -> Nullable<Text>,
+        language -> Nullable<Text>,
+        note -> Nullable<Text>,
+        first_contacted_at -> Nullable<Timestamptz>,
+        last_contacted_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    labels (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        name -> Text,
+        color -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    messages (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        thread_id -> Int8,
+        channel_id -> Int8,
+        direction -> Text,
+        sender_kind -> Text,
+        author_user_id -> Nullable<Int8>,
+        author_ai_agent_id -> Nullable<Int8>,
+        content -> Text,
+        status -> Text,
+        queued_at -> Nullable<Timestamptz>,
+        sent_at -> Nullable<Timestamptz>,
+        delivered_at -> Nullable<Timestamptz>,
+        read_at -> Nullable<Timestamptz>,
+        failed_at -> Nullable<Timestamptz>,
+        failure_reason -> Nullable<Text>,
+        platform_message_id -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    service_keys (name) {
+        name -> Text,
+        key -> Bytea,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    team_members (team_id, user_id) {
+        workspace_id -> Int8,
+        team_id -> Int8,
+        user_id -> Int8,
+    }
+}
+
+diesel::table! {
+    teams (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        name -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    thread_labels (thread_id, label_id) {
+        workspace_id -> Int8,
+        thread_id -> Int8,
+        label_id -> Int8,
+    }
+}
+
+diesel::table! {
+    threads (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        contact_id -> Int8,
+        channel_id -> Int8,
+        status -> Text,
+        unread_count -> Int4,
+        assignee_type -> Nullable<Text>,
+        assignee_user_id -> Nullable<Int8>,
+        assignee_team_id -> Nullable<Int8>,
+        assignee_ai_agent_id -> Nullable<Int8>,
+        handover_status -> Nullable<Text>,
+        last_message_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    user_tokens (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        user_id -> Int8,
+        token_digest -> Bytea,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+        last_used_at -> Nullable<Timestamptz>,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    users (id) {
+        id -> Int8,
+        email -> Text,
+        name -> Text,
+        password_hash -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhook_destinations (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        url -> Text,
+        platform -> Text,
+        events -> Array<Nullable<Text>>,
+        active -> Bool,
+        secret_encrypted -> Bytea,
+        previous_secret_encrypted -> Nullable<Bytea>,
+        previous_secret_expires_at -> Nullable<Timestamptz>,
+        disabled_reason -> Nullable<Text>,
+        disabled_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    workspace_members (workspace_id, user_id) {
+        workspace_id -> Int8,
+        user_id -> Int8,
+        role -> Text,
+        is_active -> Bool,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    workspaces (id) {
+        id -> Int8,
+        name -> Text,
+        slug -> Text,
+        is_active -> Bool,
+        plan -> Text,
+        time_zone -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(ai_agents -> workspaces (workspace_id));
+diesel::joinable!(api_keys -> users (created_by_user_id));
+diesel::joinable!(api_keys -> workspaces (workspace_id));
+diesel::joinable!(channels -> workspaces (workspace_id));
+diesel::joinable!(contacts -> workspaces (workspace_id));
+diesel::joinable!(labels -> workspaces (workspace_id));
+diesel::joinable!(messages -> ai_agents (author_ai_agent_id));
+diesel::joinable!(messages -> users (author_user_id));
+diesel::joinable!(teams -> workspaces (workspace_id));
+diesel::joinable!(threads -> workspaces (workspace_id));
+diesel::joinable!(webhook_destinations -> workspaces (workspace_id));
+diesel::joinable!(workspace_members -> users (user_id));
+diesel::joinable!(workspace_members -> workspaces (workspace_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    ai_agents,
+    api_keys,
+    channels,
+    contacts,
+    labels,
+    messages,
+    service_keys,
+    team_members,
+    teams,
+    thread_labels,
+    threads,
+    user_tokens,
+    users,
+    webhook_destinations,
+    workspace_members,
+    workspaces,
+);

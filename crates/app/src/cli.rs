@@ -1,0 +1,138 @@
+//! The `wms` command line.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use domain::workspace::PlanTier;
+
+/// wms, the Workspace Messaging Service.
+#[derive(Debug, Parser)]
+#[command(name = "wms", version, about = "wms: the Workspace Messaging Service (REST API, webhooks, assistant tools)")]
+pub struct Cli {
+    /// A TOML configuration file (default: the WMS_CONFIG variable, if set).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the production server (needs DATABASE_URL or database.url).
+    Serve(ServeArgs),
+    /// Run locally with an embedded PostgreSQL cluster under .wms/ (or DATABASE_URL) and demo data.
+    Dev(DevArgs),
+    /// Apply pending database migrations.
+    Migrate(MigrateArgs),
+    /// Manage workspaces.
+    #[command(subcommand)]
+    Workspace(WorkspaceCommand),
+    /// Fill the database with generated data.
+    #[command(subcommand)]
+    Seed(SeedCommand),
+}
+
+/// `wms serve`
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Listen address HOST:PORT (default 0.0.0.0:8080; also WMS__HTTP__BIND).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub bind: Option<String>,
+}
+
+/// `wms dev`
+#[derive(Debug, Args)]
+pub struct DevArgs {
+    /// Listen address HOST:PORT (default 127.0.0.1:8080; also WMS__HTTP__BIND).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub bind: Option<String>,
+}
+
+/// `wms migrate`
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// Revert the most recent migration instead of applying pending ones.
+    #[arg(long)]
+    pub revert: bool,
+}
+
+/// `wms workspace …`
+#[derive(Debug, Subcommand)]
+pub enum WorkspaceCommand {
+    /// Create a workspace with its admin user and membership.
+    Create(CreateWorkspaceArgs),
+    /// Change a workspace's plan tier.
+    SetPlan(SetPlanArgs),
+}
+
+/// `wms workspace create`
+#[derive(Debug, Args)]
+pub struct CreateWorkspaceArgs {
+    /// Display name.
+    #[arg(long)]
+    pub name: String,
+    /// Plan tier: free, starter, growth or advanced.
+    #[arg(long, value_parser = parse_plan)]
+    pub plan: PlanTier,
+    /// The admin's e-mail (an existing user is reused and keeps their password).
+    #[arg(long)]
+    pub admin_email: String,
+    /// The admin's password (at least 8 characters).
+    #[arg(long)]
+    pub admin_password: String,
+    /// Print one JSON object: {"workspace_id", "user_id", "slug"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `wms workspace set-plan`
+#[derive(Debug, Args)]
+pub struct SetPlanArgs {
+    /// The workspace's id.
+    #[arg(long)]
+    pub workspace_id: i64,
+    /// Plan tier: free, starter, growth or advanced.
+    #[arg(long, value_parser = parse_plan)]
+    pub plan: PlanTier,
+}
+
+/// `wms seed …`
+#[derive(Debug, Subcommand)]
+pub enum SeedCommand {
+    /// Realistic demo data (90 days); into a new `advanced` workspace unless --workspace-id is given.
+    Demo(SeedDemoArgs),
+    /// A large workspace for benchmarks (N messages; 1,000,000 gives 100k threads and 50k contacts).
+    Scale(SeedScaleArgs),
+}
+
+/// `wms seed demo`
+#[derive(Debug, Args)]
+pub struct SeedDemoArgs {
+    /// Fill this existing workspace instead of creating one.
+    #[arg(long)]
+    pub workspace_id: Option<i64>,
+    /// Print one JSON object: {"workspace_id", "email", "password"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `wms seed scale`
+#[derive(Debug, Args)]
+pub struct SeedScaleArgs {
+    /// How many messages to generate.
+    #[arg(long, value_parser = clap::value_parser!(i64).range(1..=50_000_000))]
+    pub messages: i64,
+    /// Fill this existing workspace instead of creating one.
+    #[arg(long)]
+    pub workspace_id: Option<i64>,
+    /// Print one JSON object with the workspace and the counts.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_plan(s: &str) -> Result<PlanTier, String> {
+    s.parse::<PlanTier>().map_err(|e| e.to_string())
+}

@@ -1,0 +1,102 @@
+//! `wms dev`: the whole service on a laptop with one command.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::Duration;
+
+use adapters_postgres::Db;
+use anyhow::Context;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use domain::auth::{NewToken, TokenKind};
+use domain::workspace::{WorkspaceId, WorkspaceRepository};
+
+use super::seed::DemoCredentials;
+use crate::cli::DevArgs;
+use crate::config::{parse_bind, Settings};
+use crate::dev_db::EmbeddedCluster;
+use crate::platform::OsRandom;
+use crate::CommandError;
+
+pub(super) async fn run(mut settings: Settings, args: DevArgs) -> Result<(), CommandError> {
+    let bind = args.bind.as_deref().or(settings.http.bind.as_deref()).unwrap_or("127.0.0.1:8080");
+    let addr = parse_bind(if args.bind.is_some() { "--bind" } else { "http.bind" }, bind)?;
+    // Bind first: a busy port should fail before anything else happens.
+    let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr} (use --bind to pick another address)"))?;
+    let data_dir = settings.dev.data_dir.clone();
+
+    let cluster = match &settings.database.url {
+        Some(_) => None,
+        None => {
+            let cluster = EmbeddedCluster::new(&data_dir)?;
+            cluster.start()?;
+            create_database(&cluster).await?;
+            settings.database.url = Some(cluster.url("wms"));
+            Some(cluster)
+        }
+    };
+    let result = serve(&settings, &data_dir, listener).await;
+    if let Some(cluster) = cluster {
+        tracing::info!("stopping the private PostgreSQL cluster");
+        if let Err(e) = cluster.stop() {
+            tracing::error!(error = %e, "could not stop the PostgreSQL cluster");
+        }
+    }
+    result
+}
+
+async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> Result<(), CommandError> {
+    let url = super::database_url(settings)?;
+    let db = crate::wiring::connect(settings, &url, Duration::from_secs(10)).await?;
+    adapters_postgres::migrate::run_pending_locked(&db, &url).await?;
+    let cipher = crate::secrets::cipher(settings, &db, false).await?;
+    let creds = demo_workspace(&db, cipher.as_ref(), data_dir).await?;
+    let key = NewToken::generate(TokenKind::ApiKey, &OsRandom);
+    adapters_postgres::api_keys::insert(&db, WorkspaceId(creds.workspace_id), "wms dev demo key", &key).await?;
+
+    let addr = listener.local_addr()?;
+    let base = format!("http://{addr}");
+    println!();
+    println!("  wms dev is running");
+    println!("  REST API        {base}/v1   (OpenAPI: {base}/v1/openapi.json)");
+    println!("  Health          {base}/healthz  {base}/readyz");
+    println!("  Settings        {base}/login");
+    println!("  Database        {}", crate::wiring::redact_url(&url));
+    println!("  Demo workspace  {} (plan advanced)", creds.workspace_id);
+    println!("  Admin           {} / {}", creds.email.as_deref().unwrap_or("?"), creds.password.as_deref().unwrap_or("?"));
+    println!("  API key         {}   (new for this run)", key.secret);
+    println!("  Try             curl -H 'Authorization: Bearer {}' {base}/v1/channels", key.secret);
+    println!("  Stop            Ctrl-C");
+    println!();
+    crate::wiring::server(settings, crate::wiring::state(&db), listener)?.await.context("server failed")?;
+    Ok(())
+}
+
+/// The demo workspace of an earlier run (credentials kept in `<data_dir>/demo.json`), or a new one.
+async fn demo_workspace(db: &Db, cipher: &dyn domain::common::ports::SecretCipher, data_dir: &Path) -> anyhow::Result<DemoCredentials> {
+    let file = data_dir.join("demo.json");
+    if let Some(creds) = std::fs::read(&file).ok().and_then(|b| serde_json::from_slice::<DemoCredentials>(&b).ok()) {
+        let repo = adapters_postgres::PgWorkspaceRepository::new(db.clone());
+        if repo.find(WorkspaceId(creds.workspace_id)).await.map_err(|e| e.0)?.is_some() {
+            return Ok(creds);
+        }
+    }
+    println!("  seeding the demo workspace (90 days of data)…");
+    let creds = super::seed_demo(db, cipher, None).await?;
+    std::fs::create_dir_all(data_dir)?;
+    std::fs::write(&file, serde_json::to_vec_pretty(&creds)?)?;
+    Ok(creds)
+}
+
+async fn create_database(cluster: &EmbeddedCluster) -> anyhow::Result<()> {
+    let mut conn = AsyncPgConnection::establish(&cluster.url("postgres")).await.context("cannot connect to the private cluster")?;
+    #[derive(diesel::QueryableByName)]
+    struct Exists {
+        #[diesel(sql_type = diesel::sql_types::Bool)]
+        e: bool,
+    }
+    let exists: Exists = diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'wms') AS e").get_result(&mut conn).await?;
+    if !exists.e {
+        diesel::sql_query("CREATE DATABASE wms").execute(&mut conn).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,325 @@
+//! Layered configuration: built-in defaults, then an optional TOML file (`--config` or
+//! `WMS_CONFIG`), then `WMS__SECTION__KEY` environment variables, then `DATABASE_URL`.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Every setting of the service. The README's configuration table lists them with their defaults.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Database connection.
+    pub database: DatabaseSettings,
+    /// HTTP server.
+    pub http: HttpSettings,
+    /// Logging.
+    pub log: LogSettings,
+    /// `/v1` rate limit.
+    pub rate_limit: RateLimitSettings,
+    /// Login tokens and sessions.
+    pub auth: AuthSettings,
+    /// Outbound webhooks.
+    pub webhooks: WebhookSettings,
+    /// The assistant's tools.
+    pub co_admin: CoAdminSettings,
+    /// Embeddings provider for hybrid documentation search.
+    pub embeddings: ProviderSettings,
+    /// Rerank provider for hybrid documentation search.
+    pub rerank: ProviderSettings,
+    /// Secrets at rest.
+    pub secrets: SecretSettings,
+    /// `wms dev` only.
+    pub dev: DevSettings,
+}
+
+/// `database.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseSettings {
+    /// PostgreSQL URL; `DATABASE_URL` sets it too. Required by `serve`.
+    pub url: Option<String>,
+    /// Largest number of pooled connections.
+    pub pool_size: usize,
+    /// How long `serve` keeps retrying an unreachable database at start, in seconds.
+    pub connect_timeout_secs: u64,
+    /// Whether `serve` applies pending migrations at start (under a lock, so instances can race).
+    pub migrate_on_start: bool,
+}
+
+/// `http.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSettings {
+    /// Listen address; `--bind` overrides it. Default `0.0.0.0:8080` (`127.0.0.1:8080` for `dev`).
+    pub bind: Option<String>,
+    /// Worker threads; 0 means one per core.
+    pub workers: usize,
+    /// Seconds in-flight requests get to finish after SIGTERM.
+    pub shutdown_timeout_secs: u64,
+    /// The public base URL (`https://wms.example.com`), used in links; default derived from the bind address.
+    pub public_url: Option<String>,
+}
+
+/// `log.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogSettings {
+    /// `human` or `json`; default `json` for `serve`, `human` otherwise.
+    pub format: Option<LogFormat>,
+    /// A tracing filter such as `info` or `wms=debug,info`; `RUST_LOG` overrides it.
+    pub level: String,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// For people at a terminal.
+    Human,
+    /// One JSON object per line, for collectors.
+    Json,
+}
+
+/// `rate_limit.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitSettings {
+    /// Requests per rolling hour per API key or user token.
+    pub requests_per_hour: u32,
+}
+
+/// `auth.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSettings {
+    /// Lifetime of login tokens, in hours.
+    pub token_ttl_hours: u32,
+}
+
+/// `webhooks.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookSettings {
+    /// Comma-separated CIDRs that outbound webhooks may reach although private or loopback.
+    pub allowed_subnets: Option<String>,
+    /// Comma-separated retry delays in seconds.
+    pub retry_schedule: String,
+}
+
+/// `co_admin.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoAdminSettings {
+    /// Compact the workspace overview when its JSON exceeds about 2 KB.
+    pub compress_overview: bool,
+}
+
+/// `embeddings.*` and `rerank.*`: an OpenAI-compatible (or Cohere/Jina-style) provider.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSettings {
+    /// Endpoint URL; unset means no provider.
+    pub url: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// Bearer key for the provider.
+    pub api_key: Option<String>,
+}
+
+/// `secrets.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretSettings {
+    /// Base64 of 32 bytes that encrypt webhook secrets and channel credentials at rest. Unset: a
+    /// key is generated once and kept in the database (a warning says so).
+    pub encryption_key: Option<String>,
+}
+
+/// `dev.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DevSettings {
+    /// Where `wms dev` keeps its private PostgreSQL cluster and demo credentials.
+    pub data_dir: PathBuf,
+}
+
+/// A setting that is missing or invalid, named.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid setting `{setting}`: {message}")]
+pub struct SettingError {
+    /// The setting's dotted name (`http.bind`).
+    pub setting: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+const DEFAULTS: &str = r#"
+[database]
+pool_size = 16
+connect_timeout_secs = 30
+migrate_on_start = true
+
+[http]
+workers = 0
+shutdown_timeout_secs = 30
+
+[log]
+level = "info"
+
+[rate_limit]
+requests_per_hour = 1000
+
+[auth]
+token_ttl_hours = 24
+
+[webhooks]
+retry_schedule = "5,300,1800,7200,18000,36000,36000"
+
+[co_admin]
+compress_overview = false
+
+[embeddings]
+[rerank]
+[secrets]
+
+[dev]
+data_dir = ".wms"
+"#;
+
+impl Settings {
+    /// Loads the layers. `file` comes from `--config` (else `WMS_CONFIG`).
+    ///
+    /// # Errors
+    /// A [`SettingError`] naming the first bad setting.
+    pub fn load(file: Option<&Path>) -> Result<Self, SettingError> {
+        let mut builder = config::Config::builder().add_source(config::File::from_str(DEFAULTS, config::FileFormat::Toml));
+        let file = file.map(Path::to_path_buf).or_else(|| std::env::var_os("WMS_CONFIG").map(PathBuf::from));
+        if let Some(path) = &file {
+            if !path.is_file() {
+                return Err(SettingError { setting: "--config".into(), message: format!("no such file: {}", path.display()) });
+            }
+            builder = builder.add_source(config::File::from(path.as_path()).format(config::FileFormat::Toml));
+        }
+        builder = builder.add_source(config::Environment::with_prefix("WMS").prefix_separator("__").separator("__"));
+        if let Some(url) = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()) {
+            if std::env::var_os("WMS__DATABASE__URL").is_none() {
+                builder = builder.set_override("database.url", url).map_err(|e| named("database.url", &e))?;
+            }
+        }
+        let settings: Settings = builder
+            .build()
+            .and_then(config::Config::try_deserialize)
+            .map_err(|e| SettingError { setting: setting_of(&e), message: e.to_string() })?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    fn validate(&self) -> Result<(), SettingError> {
+        let bad = |setting: &str, message: &str| Err(SettingError { setting: setting.into(), message: message.into() });
+        if let Some(b) = &self.http.bind {
+            parse_bind("http.bind", b)?;
+        }
+        if self.database.pool_size == 0 || self.database.pool_size > 1000 {
+            return bad("database.pool_size", "must be between 1 and 1000");
+        }
+        if let Some(url) = &self.database.url {
+            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                return bad("database.url", "must be a postgres:// or postgresql:// URL");
+            }
+        }
+        if self.rate_limit.requests_per_hour == 0 {
+            return bad("rate_limit.requests_per_hour", "must be at least 1");
+        }
+        if self.auth.token_ttl_hours == 0 || self.auth.token_ttl_hours > 24 * 365 {
+            return bad("auth.token_ttl_hours", "must be between 1 and 8760");
+        }
+        if parse_retry_schedule(&self.webhooks.retry_schedule).is_none() {
+            return bad("webhooks.retry_schedule", "must be comma-separated whole seconds, such as 5,300,1800");
+        }
+        if let Some(subnets) = &self.webhooks.allowed_subnets {
+            for s in subnets.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                if parse_cidr(s).is_none() {
+                    return bad("webhooks.allowed_subnets", &format!("`{s}` is not a CIDR such as 127.0.0.0/8 or ::1/128"));
+                }
+            }
+        }
+        if let Some(k) = &self.secrets.encryption_key {
+            use base64::Engine;
+            let ok = base64::engine::general_purpose::STANDARD.decode(k.trim()).map(|b| b.len() == 32).unwrap_or(false);
+            if !ok {
+                return bad("secrets.encryption_key", "must be the base64 of exactly 32 bytes (`openssl rand -base64 32`)");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parses a `HOST:PORT` listen address.
+///
+/// # Errors
+/// A [`SettingError`] naming `setting`.
+pub fn parse_bind(setting: &str, raw: &str) -> Result<SocketAddr, SettingError> {
+    raw.trim().parse().map_err(|_| SettingError {
+        setting: setting.into(),
+        message: format!("`{raw}` is not a HOST:PORT address such as 127.0.0.1:8080"),
+    })
+}
+
+/// Retry delays in seconds, or `None` when malformed or empty.
+pub fn parse_retry_schedule(raw: &str) -> Option<Vec<u64>> {
+    let v: Option<Vec<u64>> = raw.split(',').map(|s| s.trim().parse().ok()).collect();
+    v.filter(|v| !v.is_empty())
+}
+
+/// A CIDR as address and prefix length.
+pub fn parse_cidr(raw: &str) -> Option<(std::net::IpAddr, u8)> {
+    let (addr, len) = raw.split_once('/')?;
+    let addr: std::net::IpAddr = addr.parse().ok()?;
+    let len: u8 = len.parse().ok()?;
+    let max = if addr.is_ipv4() { 32 } else { 128 };
+    (len <= max).then_some((addr, len))
+}
+
+fn named(setting: &str, e: &config::ConfigError) -> SettingError {
+    SettingError { setting: setting.into(), message: e.to_string() }
+}
+
+/// The setting a config error is about, from its message (`... for key `http.workers` ...`).
+fn setting_of(e: &config::ConfigError) -> String {
+    let msg = e.to_string();
+    if let Some(i) = msg.find("key `") {
+        let rest = &msg[i + 5..];
+        if let Some(end) = rest.find('`') {
+            return rest[..end].to_owned();
+        }
+    }
+    if let Some(i) = msg.find("unknown field `") {
+        let rest = &msg[i + 15..];
+        if let Some(end) = rest.find('`') {
+            return rest[..end].to_owned();
+        }
+    }
+    "configuration".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cidrs_parse() {
+        assert!(parse_cidr("127.0.0.0/8").is_some());
+        assert!(parse_cidr("::1/128").is_some());
+        assert!(parse_cidr("10.0.0.0/33").is_none());
+        assert!(parse_cidr("localhost/8").is_none());
+    }
+
+    #[test]
+    fn retry_schedule_parses() {
+        assert_eq!(parse_retry_schedule("5, 300,1800"), Some(vec![5, 300, 1800]));
+        assert_eq!(parse_retry_schedule("5,soon"), None);
+        assert_eq!(parse_retry_schedule(""), None);
+    }
+}

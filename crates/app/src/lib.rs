@@ -1,0 +1,28 @@
+//! The `wms` binary's library half: configuration, wiring and the commands, so integration tests
+//! can start the real server in-process.
+
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod dev_db;
+pub mod platform;
+pub mod secrets;
+pub mod telemetry;
+pub mod wiring;
+
+/// How a command failed, which decides the exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// A setting is missing or invalid: exit code 2.
+    #[error(transparent)]
+    Setting(#[from] config::SettingError),
+    /// Anything else: exit code 1.
+    #[error(transparent)]
+    Failed(#[from] anyhow::Error),
+}
+
+impl From<std::io::Error> for CommandError {
+    fn from(e: std::io::Error) -> Self {
+        CommandError::Failed(e.into())
+    }
+}

@@ -1,0 +1,39 @@
+//! `wms`: the Workspace Messaging Service.
+
+use std::process::ExitCode;
+
+use app::cli::Cli;
+use app::config::Settings;
+use app::CommandError;
+use clap::Parser;
+
+fn main() -> ExitCode {
+    // clap prints usage errors itself and exits with code 2.
+    let cli = Cli::parse();
+    let settings = match Settings::load(cli.config.as_deref()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("wms: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    app::telemetry::init(&settings, &cli.command);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("wms: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(app::commands::run(cli.command, settings)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CommandError::Setting(e)) => {
+            eprintln!("wms: {e}");
+            ExitCode::from(2)
+        }
+        Err(CommandError::Failed(e)) => {
+            eprintln!("wms: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! Logging with `tracing`: human-readable for people, JSON lines for `serve`.
+
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::Command;
+use crate::config::{LogFormat, Settings};
+
+/// Installs the global subscriber. `RUST_LOG` overrides `log.level`.
+pub fn init(settings: &Settings, command: &Command) {
+    let default_format = if matches!(command, Command::Serve(_)) { LogFormat::Json } else { LogFormat::Human };
+    let format = settings.log.format.unwrap_or(default_format);
+    let filter = EnvFilter::try_from_default_env()
+        .or_else(|_| EnvFilter::try_new(&settings.log.level))
+        .unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).try_init(),
+        LogFormat::Human => builder.with_target(false).try_init(),
+    };
+}
+
+/// For tests: logs only when `TEST_LOG` is set, so failing tests can be rerun with output.
+pub fn init_for_tests() {
+    if std::env::var_os("TEST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt().with_env_filter(EnvFilter::new("debug")).with_test_writer().try_init();
+    }
+}

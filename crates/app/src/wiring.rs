@@ -1,0 +1,111 @@
+//! Builds the application from settings: database, adapters, state and the HTTP server.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::dev::Server;
+use actix_web::middleware::from_fn;
+use actix_web::{web, App, HttpServer};
+use adapters_http::middleware::request_id::request_id;
+use adapters_http::{AppState, HealthCheck};
+use adapters_postgres::Db;
+
+use crate::config::Settings;
+
+/// Connects to `url`, retrying with exponential backoff (capped at 5 s) for at most `patience`.
+///
+/// # Errors
+/// When the database is still unreachable after `patience`.
+pub async fn connect(settings: &Settings, url: &str, patience: Duration) -> anyhow::Result<Db> {
+    let db = Db::new(url, settings.database.pool_size, Duration::from_secs(5))?;
+    let deadline = tokio::time::Instant::now() + patience;
+    let mut delay = Duration::from_millis(200);
+    loop {
+        match db.conn().await {
+            Ok(_) => return Ok(db),
+            Err(e) if tokio::time::Instant::now() + delay < deadline => {
+                tracing::warn!(error = %e, retry_in_ms = delay.as_millis() as u64, "database not reachable yet");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(5));
+            }
+            Err(e) => {
+                return Err(anyhow::anyhow!(
+                    "cannot reach the database at {} after {} s: {e}",
+                    redact_url(url),
+                    patience.as_secs()
+                ))
+            }
+        }
+    }
+}
+
+/// `url` without its password, for messages and logs.
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else { return url.to_owned() };
+    let rest = &url[scheme_end..];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) if rest[..at].contains(':') => {
+            let user = rest[..at].split(':').next().unwrap_or("");
+            format!("{}{}:***@{}", &url[..scheme_end], user, &rest[at + 1..])
+        }
+        Some(_) => url.to_owned(),
+        None => url.to_owned(),
+    }
+}
+
+/// Readiness: the database answers and has every embedded migration.
+struct DbHealth {
+    db: Db,
+    latest: String,
+}
+
+#[async_trait::async_trait]
+impl HealthCheck for DbHealth {
+    async fn ready(&self) -> Result<(), String> {
+        if !self.db.ping().await {
+            return Err("the database is unreachable".into());
+        }
+        if !adapters_postgres::migrate::is_current(&self.db, &self.latest).await {
+            return Err("the database schema is not current: run `wms migrate`".into());
+        }
+        Ok(())
+    }
+}
+
+/// The handlers' shared state.
+pub fn state(db: &Db) -> AppState {
+    AppState {
+        health: Arc::new(DbHealth { db: db.clone(), latest: adapters_postgres::migrate::latest_embedded_version() }),
+    }
+}
+
+/// The HTTP server on `listener`; SIGINT and SIGTERM stop it gracefully.
+///
+/// # Errors
+/// When the listener cannot be used.
+pub fn server(settings: &Settings, state: AppState, listener: TcpListener) -> std::io::Result<Server> {
+    let data = web::Data::new(state);
+    let mut server = HttpServer::new(move || {
+        App::new().app_data(data.clone()).wrap(from_fn(request_id)).configure(adapters_http::configure)
+    })
+    .shutdown_timeout(settings.http.shutdown_timeout_secs)
+    .listen(listener)?;
+    if settings.http.workers > 0 {
+        server = server.workers(settings.http.workers);
+    }
+    Ok(server.run())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(redact_url("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(redact_url("postgres://h/db"), "postgres://h/db");
+        assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
+    }
+}

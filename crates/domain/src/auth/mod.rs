@@ -1,0 +1,5 @@
+//! Credentials: API keys (`wmsk_`) and login tokens (`wmsu_`).
+
+pub mod token;
+
+pub use token::*;

@@ -1,0 +1,143 @@
+//! Channel values.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::common::error::FieldError;
+use crate::contacts::E164Phone;
+
+/// A channel's database id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct ChannelId(pub i64);
+
+impl fmt::Display for ChannelId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The messaging platform of a channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChannelType {
+    /// WhatsApp Business (Cloud API); identified by a phone number.
+    Whatsapp,
+    /// Facebook Messenger; identified by a page id.
+    Messenger,
+    /// Instagram messaging; identified by an account id.
+    Instagram,
+}
+
+impl ChannelType {
+    /// Every type.
+    pub const ALL: [ChannelType; 3] = [ChannelType::Whatsapp, ChannelType::Messenger, ChannelType::Instagram];
+
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelType::Whatsapp => "whatsapp",
+            ChannelType::Messenger => "messenger",
+            ChannelType::Instagram => "instagram",
+        }
+    }
+
+    /// Validates an identifier for this platform: E.164 for WhatsApp, a platform id otherwise.
+    ///
+    /// # Errors
+    /// A [`FieldError`] on `identifier`.
+    pub fn validate_identifier(self, raw: &str) -> Result<String, FieldError> {
+        match self {
+            ChannelType::Whatsapp => E164Phone::new("identifier", raw).map(|p| p.as_str().to_owned()),
+            ChannelType::Messenger | ChannelType::Instagram => {
+                let t = raw.trim();
+                if t.is_empty() || t.len() > 64 || !t.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
+                    Err(FieldError::new("identifier", "must be the platform's id: 1 to 64 letters, digits, `.`, `_` or `-`"))
+                } else {
+                    Ok(t.to_owned())
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for ChannelType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ChannelType {
+    type Err = FieldError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ChannelType::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| FieldError::new("channel_type", "must be one of whatsapp, messenger, instagram"))
+    }
+}
+
+/// A channel's connection status; `active` means connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChannelStatus {
+    /// Connected: messages flow.
+    Active,
+    /// Created, waiting for the platform to confirm the connection.
+    Pending,
+    /// Disconnected by an admin or by the platform.
+    Disconnected,
+}
+
+impl ChannelStatus {
+    /// Every status.
+    pub const ALL: [ChannelStatus; 3] = [ChannelStatus::Active, ChannelStatus::Pending, ChannelStatus::Disconnected];
+
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelStatus::Active => "active",
+            ChannelStatus::Pending => "pending",
+            ChannelStatus::Disconnected => "disconnected",
+        }
+    }
+}
+
+impl FromStr for ChannelStatus {
+    type Err = FieldError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ChannelStatus::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| FieldError::new("status", "must be one of active, pending, disconnected"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whatsapp_identifier_is_e164() {
+        assert_eq!(ChannelType::Whatsapp.validate_identifier("+44 20 7946 0958"), Ok("+442079460958".into()));
+        assert!(ChannelType::Whatsapp.validate_identifier("page-123").is_err());
+    }
+
+    #[test]
+    fn messenger_identifier_is_a_platform_id() {
+        assert_eq!(ChannelType::Messenger.validate_identifier(" 1029384756 "), Ok("1029384756".into()));
+        assert!(ChannelType::Instagram.validate_identifier("has space").is_err());
+        assert!(ChannelType::Instagram.validate_identifier("").is_err());
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for t in ChannelType::ALL {
+            assert_eq!(t.as_str().parse::<ChannelType>(), Ok(t));
+        }
+        for s in ChannelStatus::ALL {
+            assert_eq!(s.as_str().parse::<ChannelStatus>(), Ok(s));
+        }
+        assert!("sms".parse::<ChannelType>().is_err());
+    }
+}

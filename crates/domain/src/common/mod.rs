@@ -1,0 +1,5 @@
+//! Values and ports shared by every area.
+
+pub mod error;
+pub mod ports;
+pub mod text;

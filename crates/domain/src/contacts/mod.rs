@@ -1,0 +1,5 @@
+//! Contacts: the customers a workspace talks to.
+
+pub mod model;
+
+pub use model::*;

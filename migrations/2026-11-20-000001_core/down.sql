@@ -1,0 +1,16 @@
+DROP TABLE IF EXISTS service_keys;
+DROP TABLE IF EXISTS user_tokens;
+DROP TABLE IF EXISTS api_keys;
+DROP TABLE IF EXISTS webhook_destinations;
+DROP TABLE IF EXISTS messages;
+DROP TABLE IF EXISTS thread_labels;
+DROP TABLE IF EXISTS threads;
+DROP TABLE IF EXISTS ai_agents;
+DROP TABLE IF EXISTS labels;
+DROP TABLE IF EXISTS contacts;
+DROP TABLE IF EXISTS channels;
+DROP TABLE IF EXISTS team_members;
+DROP TABLE IF EXISTS teams;
+DROP TABLE IF EXISTS workspace_members;
+DROP TABLE IF EXISTS users;
+DROP TABLE IF EXISTS workspaces;
