@@ -1,6 +1,7 @@
 //! The HTTP face of wms: actix-web routes, handlers, middleware and pages. Handlers translate
 //! requests into domain calls and domain errors into RFC 9457 problem responses.
 
+pub mod auth;
 pub mod error;
 pub mod extract;
 pub mod handlers;

@@ -194,7 +194,7 @@ async fn generate(
                 cc.country, cc.language,
                 CASE WHEN random() < 0.1 THEN 'Prefers to be contacted in the afternoon.' END
          FROM generate_series(1, $2) g
-         CROSS JOIN LATERAL (SELECT (ARRAY['US','US','US','GB','GB','BR','BR','DE','IN','MX'])[1 + floor(random() * 10)::int] AS country) c0
+         CROSS JOIN LATERAL (SELECT (ARRAY['US','US','US','GB','GB','BR','BR','DE','IN','MX'])[1 + floor(random() * 10)::int + 0 * g] AS country) c0
          CROSS JOIN LATERAL (SELECT c0.country, CASE c0.country WHEN 'BR' THEN 'pt' WHEN 'DE' THEN 'de'
                                    WHEN 'MX' THEN 'es' ELSE 'en' END AS language) cc",
     )
@@ -216,6 +216,8 @@ async fn generate(
         diesel::sql_query(format!("CREATE INDEX ON {name} (n)")).execute(c).await?;
     }
 
+    // `+ 0 * g` below ties each LATERAL subquery to its row: an uncorrelated one is evaluated
+    // once for the whole statement, which would give every row the same random values.
     // Threads: mostly WhatsApp; statuses open, resolved, pending; every assignee kind.
     diesel::sql_query(
         "INSERT INTO threads (workspace_id, contact_id, channel_id, status, assignee_type, assignee_user_id,
@@ -228,7 +230,7 @@ async fn generate(
                 r.created_at, r.created_at
          FROM generate_series(0, $2 - 1) g
          CROSS JOIN LATERAL (SELECT
-             CASE WHEN random() < 0.35 THEN 'open' WHEN random() < 0.85 THEN 'resolved' ELSE 'pending' END AS status,
+             CASE WHEN random() + 0 * g < 0.35 THEN 'open' WHEN random() < 0.85 THEN 'resolved' ELSE 'pending' END AS status,
              (ARRAY['user','user','user','team','team','ai_agent','ai_agent','ai_agent',NULL])[1 + floor(random() * 9)::int] AS kind,
              now() - make_interval(secs => random() * $3 * 86400) AS created_at,
              floor(power(random(), 1.6) * (SELECT count(*) FROM s_channels))::bigint AS ch_n) r
@@ -289,7 +291,7 @@ async fn generate(
                 m.at, m.at
          FROM generate_series(0, $2 - 1) g
          JOIN s_threads t ON t.n = g % (SELECT count(*) FROM s_threads)
-         CROSS JOIN LATERAL (SELECT random() AS r1, random() AS r2, random() AS r3) x
+         CROSS JOIN LATERAL (SELECT random() + 0 * g AS r1, random() + 0 * g AS r2, random() + 0 * g AS r3) x
          CROSS JOIN LATERAL (SELECT
              CASE WHEN x.r1 < 0.5 THEN 'inbound' ELSE 'outbound' END AS direction,
              CASE WHEN x.r1 < 0.5 THEN 'contact'

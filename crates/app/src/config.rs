@@ -216,6 +216,18 @@ impl Settings {
         Ok(settings)
     }
 
+    /// The built-in defaults alone, ignoring files and the environment (for tests).
+    ///
+    /// # Errors
+    /// Only if the built-in defaults are broken.
+    pub fn defaults() -> Result<Self, SettingError> {
+        config::Config::builder()
+            .add_source(config::File::from_str(DEFAULTS, config::FileFormat::Toml))
+            .build()
+            .and_then(config::Config::try_deserialize)
+            .map_err(|e| SettingError { setting: setting_of(&e), message: e.to_string() })
+    }
+
     fn validate(&self) -> Result<(), SettingError> {
         let bad = |setting: &str, message: &str| Err(SettingError { setting: setting.into(), message: message.into() });
         if let Some(b) = &self.http.bind {

@@ -1,0 +1,167 @@
+//! The `wms` binary itself: arguments, settings and failures end with a clear message and the
+//! right exit code, never a panic.
+
+use std::process::{Command, Output};
+
+use crate::helpers::TestApp;
+
+fn wms(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wms"));
+    cmd.args(args);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("WMS") || k == "DATABASE_URL" || k == "RUST_LOG" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.envs(env.iter().copied());
+    cmd.output().expect("run wms")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_clean_failure(o: &Output, code: i32, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "exit code; stderr: {err}");
+    assert!(err.contains(needle), "stderr should mention {needle:?}: {err}");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "panic: {err}");
+}
+
+#[test]
+fn help_lists_every_command() {
+    let o = wms(&["--help"], &[]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    for c in ["serve", "dev", "migrate", "workspace", "seed"] {
+        assert!(out.contains(c), "{c} missing from --help");
+    }
+    let o = wms(&["workspace", "create", "--help"], &[]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--admin-email"));
+    let o = wms(&["seed", "scale", "--help"], &[]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--messages"));
+}
+
+#[test]
+fn unknown_command_and_bad_arguments_exit_2() {
+    assert_clean_failure(&wms(&["frobnicate"], &[]), 2, "frobnicate");
+    assert_clean_failure(
+        &wms(&["workspace", "create", "--name", "x", "--plan", "gold", "--admin-email", "a@b.io", "--admin-password", "12345678"], &[]),
+        2,
+        "unknown plan `gold`",
+    );
+    assert_clean_failure(&wms(&["seed", "scale", "--messages", "0"], &[]), 2, "--messages");
+    assert_clean_failure(&wms(&["workspace", "set-plan", "--workspace-id", "x", "--plan", "free"], &[]), 2, "--workspace-id");
+}
+
+#[test]
+fn invalid_settings_exit_2_naming_the_setting() {
+    for (var, value, setting) in [
+        ("WMS__HTTP__BIND", "not-an-address", "http.bind"),
+        ("WMS__RATE_LIMIT__REQUESTS_PER_HOUR", "lots", "rate_limit.requests_per_hour"),
+        ("WMS__RATE_LIMIT__REQUESTS_PER_HOUR", "0", "rate_limit.requests_per_hour"),
+        ("WMS__WEBHOOKS__RETRY_SCHEDULE", "5,soon", "webhooks.retry_schedule"),
+        ("WMS__WEBHOOKS__ALLOWED_SUBNETS", "10.0.0.0/99", "webhooks.allowed_subnets"),
+        ("WMS__CO_ADMIN__COMPRESS_OVERVIEW", "maybe", "co_admin.compress_overview"),
+        ("WMS__SECRETS__ENCRYPTION_KEY", "c2hvcnQ=", "secrets.encryption_key"),
+        ("DATABASE_URL", "mysql://x", "database.url"),
+    ] {
+        assert_clean_failure(&wms(&["migrate"], &[(var, value)]), 2, &format!("`{setting}`"));
+    }
+}
+
+#[test]
+fn a_missing_config_file_exits_2() {
+    assert_clean_failure(&wms(&["--config", "/nonexistent/wms.toml", "migrate"], &[]), 2, "no such file");
+}
+
+#[test]
+fn a_config_file_is_read_and_env_overrides_it() {
+    let dir = std::env::temp_dir().join(format!("wms-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("wms.toml");
+    std::fs::write(&file, "[http]\nbind = \"bad address\"\n").expect("write");
+    let path = file.to_str().expect("utf8");
+    assert_clean_failure(&wms(&["--config", path, "migrate"], &[]), 2, "`http.bind`");
+    assert_clean_failure(&wms(&["migrate"], &[("WMS_CONFIG", path)]), 2, "`http.bind`");
+    // The environment wins over the file: a good bind in env, then the next problem is the database.
+    assert_clean_failure(&wms(&["--config", path, "serve"], &[("WMS__HTTP__BIND", "127.0.0.1:0")]), 2, "`database.url`");
+}
+
+#[test]
+fn serve_without_a_database_exits_2() {
+    assert_clean_failure(&wms(&["serve"], &[]), 2, "DATABASE_URL");
+}
+
+#[test]
+fn an_unreachable_database_ends_with_a_clear_error() {
+    let o = wms(&["serve", "--bind", "127.0.0.1:0"], &[("DATABASE_URL", "postgres://u:pw@127.0.0.1:1/x"), ("WMS__DATABASE__CONNECT_TIMEOUT_SECS", "1")]);
+    assert_clean_failure(&o, 1, "cannot reach the database");
+    assert!(!stderr(&o).contains(":pw@"), "password leaked: {}", stderr(&o));
+    assert_clean_failure(&wms(&["migrate"], &[("DATABASE_URL", "postgres://127.0.0.1:1/x")]), 1, "cannot reach the database");
+}
+
+#[tokio::test]
+async fn workspace_create_prints_json_and_set_plan_changes_the_tier() {
+    let app = TestApp::spawn().await;
+    let env = [("DATABASE_URL", app.database.url.as_str())];
+    let o = wms(
+        &["workspace", "create", "--name", "Acme Support", "--plan", "growth", "--admin-email", "Ops@Acme.test", "--admin-password", "s3cret-pass", "--json"],
+        &env,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["slug"], "acme-support");
+    assert!(v["workspace_id"].is_i64() && v["user_id"].is_i64());
+    let id = v["workspace_id"].to_string();
+
+    let o = wms(&["workspace", "set-plan", "--workspace-id", &id, "--plan", "advanced"], &env);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let repo = adapters_postgres::PgWorkspaceRepository::new(app.db.clone());
+    let ws = domain::workspace::WorkspaceRepository::find(&repo, domain::workspace::WorkspaceId(v["workspace_id"].as_i64().unwrap_or(0)))
+        .await
+        .expect("find")
+        .expect("exists");
+    assert_eq!(ws.plan, domain::workspace::PlanTier::Advanced);
+
+    assert_clean_failure(&wms(&["workspace", "set-plan", "--workspace-id", "424242", "--plan", "free"], &env), 1, "no workspace with id 424242");
+    assert_clean_failure(
+        &wms(&["workspace", "create", "--name", " ", "--plan", "free", "--admin-email", "nope", "--admin-password", "short"], &env),
+        1,
+        "--admin-email",
+    );
+}
+
+#[tokio::test]
+async fn seed_demo_json_gives_usable_credentials() {
+    let app = TestApp::spawn().await;
+    let o = wms(&["seed", "demo", "--json"], &[("DATABASE_URL", app.database.url.as_str())]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert!(v["workspace_id"].is_i64());
+    assert!(v["email"].as_str().unwrap_or("").ends_with("@demo.wms.test"));
+    assert!(v["password"].as_str().unwrap_or("").len() >= 12);
+}
+
+#[tokio::test]
+async fn seed_scale_generates_the_requested_messages() {
+    let app = TestApp::spawn().await;
+    let o = wms(&["seed", "scale", "--messages", "2000", "--json"], &[("DATABASE_URL", app.database.url.as_str())]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["counts"]["messages"], 2000);
+    assert_eq!(v["counts"]["threads"], 200);
+    assert_eq!(v["counts"]["contacts"], 100);
+}
+
+#[tokio::test]
+async fn migrate_is_idempotent_and_reversible() {
+    let app = TestApp::spawn().await;
+    let env = [("DATABASE_URL", app.database.url.as_str())];
+    let o = wms(&["migrate"], &env);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("up to date"), "{}", stderr(&o));
+    let o = wms(&["migrate", "--revert"], &env);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = wms(&["migrate"], &env);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("applied migration"), "{}", stderr(&o));
+}

@@ -1,0 +1,125 @@
+//! `TestApp`: the real server, in-process on port 0, over a fresh database cloned from the template.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+
+use adapters_postgres::Db;
+use app::config::Settings;
+use domain::workspace::PlanTier;
+use test_db::TestDatabase;
+
+/// A running server and its database.
+pub struct TestApp {
+    /// `http://127.0.0.1:PORT`
+    pub address: String,
+    /// A pool on the test database.
+    pub db: Db,
+    /// The settings the server runs with.
+    pub settings: Settings,
+    /// An HTTP client that does not follow redirects.
+    pub client: reqwest::Client,
+    /// Kept so the database lives as long as the app.
+    pub database: TestDatabase,
+}
+
+/// A workspace created through the real provisioning code.
+#[derive(Debug, Clone)]
+pub struct TestWorkspace {
+    /// Its id.
+    pub id: i64,
+    /// Its admin's id.
+    pub admin_id: i64,
+    /// Its admin's e-mail.
+    pub admin_email: String,
+    /// Its admin's password.
+    pub admin_password: String,
+}
+
+impl TestApp {
+    /// A server with the default settings.
+    pub async fn spawn() -> TestApp {
+        Self::spawn_with(|_| {}).await
+    }
+
+    /// A server with settings adjusted by `adjust`.
+    pub async fn spawn_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
+        app::telemetry::init_for_tests();
+        let database = TestDatabase::new().await.expect("test database");
+        let mut settings = Settings::defaults().expect("default settings");
+        settings.database.url = Some(database.url.clone());
+        settings.database.pool_size = 4;
+        settings.http.workers = 1;
+        adjust(&mut settings);
+        let db = Db::new(&database.url, settings.database.pool_size, std::time::Duration::from_secs(5)).expect("pool");
+        let address = start_server(&settings, &db);
+        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
+        TestApp { address, db, settings, client, database }
+    }
+
+    /// Another server instance on the same database (for multi-instance behaviour).
+    pub fn spawn_instance(&self) -> String {
+        let db = Db::new(&self.database.url, 4, std::time::Duration::from_secs(5)).expect("pool");
+        start_server(&self.settings, &db)
+    }
+
+    /// The absolute URL of `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    /// `GET path`.
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.client.get(self.url(path)).send().await.expect("request")
+    }
+
+    /// Creates a workspace on `plan` with an admin, through the domain service.
+    pub async fn create_workspace(&self, plan: PlanTier) -> TestWorkspace {
+        use domain::workspace::{create_workspace, CreateWorkspace};
+        let n = uuid_like();
+        let admin_email = format!("admin-{n}@test.wms");
+        let admin_password = "correct horse battery staple".to_owned();
+        let created = create_workspace(
+            &adapters_postgres::PgWorkspaceRepository::new(self.db.clone()),
+            &app::platform::Argon2Hasher::default(),
+            &app::platform::OsRandom,
+            CreateWorkspace {
+                name: format!("Workspace {n}"),
+                plan,
+                admin_email: admin_email.clone(),
+                admin_password: admin_password.clone(),
+                admin_name: Some("Test Admin".into()),
+            },
+        )
+        .await
+        .expect("create workspace");
+        TestWorkspace { id: created.workspace_id.0, admin_id: created.user_id.0, admin_email, admin_password }
+    }
+}
+
+fn start_server(settings: &Settings, db: &Db) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let server = app::wiring::server(settings, app::wiring::state(db), listener).expect("server");
+    tokio::spawn(server);
+    format!("http://127.0.0.1:{port}")
+}
+
+fn uuid_like() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 6];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The JSON body of a problem response, after checking its content type and status.
+pub async fn problem(res: reqwest::Response, status: u16, code: &str) -> serde_json::Value {
+    assert_eq!(res.status().as_u16(), status, "status");
+    let ct = res.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    assert_eq!(ct, "application/problem+json");
+    let body: serde_json::Value = res.json().await.expect("json body");
+    assert_eq!(body["code"], code, "code in {body}");
+    assert_eq!(body["status"], status);
+    assert!(body["title"].is_string() && body["detail"].is_string() && body["type"].is_string());
+    body
+}

@@ -1,0 +1,7 @@
+//! Integration tests: the real server on a loopback port, each test on its own fresh database.
+
+mod helpers;
+
+mod cli;
+mod health;
+mod seed;
