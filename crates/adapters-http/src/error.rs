@@ -214,7 +214,10 @@ mod tests {
 
     #[test]
     fn validation_problem_lists_every_field() {
-        let e = ApiError::Validation(ValidationErrors(vec![FieldError::new("name", "must not be empty"), FieldError::new("to", "required")]));
+        let e = ApiError::Validation(ValidationErrors(vec![
+            FieldError::new("name", "must not be empty"),
+            FieldError::new("to", "required"),
+        ]));
         let p = e.problem();
         assert_eq!((p.status, p.code), (422, "validation_failed"));
         assert_eq!(p.errors.map(|e| e.len()), Some(2));

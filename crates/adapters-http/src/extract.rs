@@ -20,9 +20,10 @@ fn json_error(err: JsonPayloadError) -> ApiError {
         JsonPayloadError::Overflow { limit } | JsonPayloadError::OverflowKnownLength { limit, .. } => {
             ApiError::PayloadTooLarge { limit }
         }
-        JsonPayloadError::Deserialize(e) if e.is_data() => {
-            ApiError::field(field_of(&e.to_string()).unwrap_or_else(|| "body".to_owned()), strip_position(&e.to_string()))
-        }
+        JsonPayloadError::Deserialize(e) if e.is_data() => ApiError::field(
+            field_of(&e.to_string()).unwrap_or_else(|| "body".to_owned()),
+            strip_position(&e.to_string()),
+        ),
         JsonPayloadError::Deserialize(e) => ApiError::BadRequest(format!("the body is not valid JSON: {e}")),
         other => ApiError::BadRequest(other.to_string()),
     }
@@ -41,7 +42,8 @@ fn strip_position(msg: &str) -> String {
 
 /// Path segments that do not parse (a non-integer id) are simply not found.
 pub fn path_config() -> web::PathConfig {
-    web::PathConfig::default().error_handler(|err: PathError, _req| ApiError::NotFound(format!("no such resource ({err})")).into())
+    web::PathConfig::default()
+        .error_handler(|err: PathError, _req| ApiError::NotFound(format!("no such resource ({err})")).into())
 }
 
 /// Query strings that do not parse are validation failures naming the parameter when possible.

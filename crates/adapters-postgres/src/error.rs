@@ -6,7 +6,9 @@ use domain::RepoError;
 /// The name of the unique constraint a statement violated, if that is what failed.
 pub fn unique_violation(e: &DieselError) -> Option<&str> {
     match e {
-        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => Some(info.constraint_name().unwrap_or("")),
+        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
+            Some(info.constraint_name().unwrap_or(""))
+        }
         _ => None,
     }
 }

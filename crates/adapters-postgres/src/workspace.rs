@@ -89,7 +89,10 @@ impl WorkspaceRepository for PgWorkspaceRepository {
                     // An existing user keeps their password: being made admin of another workspace
                     // must not let an operator reset someone's credentials.
                     let existing: Option<i64> = users::table
-                        .filter(diesel::dsl::sql::<diesel::sql_types::Bool>("lower(email) = ").bind::<diesel::sql_types::Text, _>(new.admin_email.as_str()))
+                        .filter(
+                            diesel::dsl::sql::<diesel::sql_types::Bool>("lower(email) = ")
+                                .bind::<diesel::sql_types::Text, _>(new.admin_email.as_str()),
+                        )
                         .select(users::id)
                         .first(conn)
                         .await

@@ -194,11 +194,15 @@ impl Settings {
     /// # Errors
     /// A [`SettingError`] naming the first bad setting.
     pub fn load(file: Option<&Path>) -> Result<Self, SettingError> {
-        let mut builder = config::Config::builder().add_source(config::File::from_str(DEFAULTS, config::FileFormat::Toml));
+        let mut builder =
+            config::Config::builder().add_source(config::File::from_str(DEFAULTS, config::FileFormat::Toml));
         let file = file.map(Path::to_path_buf).or_else(|| std::env::var_os("WMS_CONFIG").map(PathBuf::from));
         if let Some(path) = &file {
             if !path.is_file() {
-                return Err(SettingError { setting: "--config".into(), message: format!("no such file: {}", path.display()) });
+                return Err(SettingError {
+                    setting: "--config".into(),
+                    message: format!("no such file: {}", path.display()),
+                });
             }
             builder = builder.add_source(config::File::from(path.as_path()).format(config::FileFormat::Toml));
         }
@@ -253,7 +257,10 @@ impl Settings {
         if let Some(subnets) = &self.webhooks.allowed_subnets {
             for s in subnets.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 if parse_cidr(s).is_none() {
-                    return bad("webhooks.allowed_subnets", &format!("`{s}` is not a CIDR such as 127.0.0.0/8 or ::1/128"));
+                    return bad(
+                        "webhooks.allowed_subnets",
+                        &format!("`{s}` is not a CIDR such as 127.0.0.0/8 or ::1/128"),
+                    );
                 }
             }
         }
@@ -261,7 +268,10 @@ impl Settings {
             use base64::Engine;
             let ok = base64::engine::general_purpose::STANDARD.decode(k.trim()).map(|b| b.len() == 32).unwrap_or(false);
             if !ok {
-                return bad("secrets.encryption_key", "must be the base64 of exactly 32 bytes (`openssl rand -base64 32`)");
+                return bad(
+                    "secrets.encryption_key",
+                    "must be the base64 of exactly 32 bytes (`openssl rand -base64 32`)",
+                );
             }
         }
         Ok(())

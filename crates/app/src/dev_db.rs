@@ -80,7 +80,8 @@ impl EmbeddedCluster {
         if self.is_running() {
             return Ok(());
         }
-        let options = format!("-c listen_addresses='' -k {} -c fsync=off -c max_connections=200", self.socket_dir().display());
+        let options =
+            format!("-c listen_addresses='' -k {} -c fsync=off -c max_connections=200", self.socket_dir().display());
         // setsid: the server gets its own session, so Ctrl-C in the terminal reaches wms (which
         // then stops the cluster in order) and not PostgreSQL directly.
         let mut cmd = self.command("setsid");
@@ -91,13 +92,20 @@ impl EmbeddedCluster {
             .arg("-l")
             .arg(self.root.join("postgres.log"))
             .args(["-w", "-t", "60", "-o", &options, "start"]);
-        check(&cmd.output()?, "pg_ctl start").with_context(|| format!("see {}", self.root.join("postgres.log").display()))?;
+        check(&cmd.output()?, "pg_ctl start")
+            .with_context(|| format!("see {}", self.root.join("postgres.log").display()))?;
         Ok(())
     }
 
     /// Whether the server is running.
     pub fn is_running(&self) -> bool {
-        self.command(&self.bin("pg_ctl")).arg("-D").arg(self.data()).arg("status").output().map(|o| o.status.success()).unwrap_or(false)
+        self.command(&self.bin("pg_ctl"))
+            .arg("-D")
+            .arg(self.data())
+            .arg("status")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
     }
 
     /// Stops the server (fast shutdown: sessions are ended, data is safe).
@@ -108,7 +116,8 @@ impl EmbeddedCluster {
         if !self.is_running() {
             return Ok(());
         }
-        let out = self.command(&self.bin("pg_ctl")).arg("-D").arg(self.data()).args(["-m", "fast", "-w", "stop"]).output()?;
+        let out =
+            self.command(&self.bin("pg_ctl")).arg("-D").arg(self.data()).args(["-m", "fast", "-w", "stop"]).output()?;
         check(&out, "pg_ctl stop")
     }
 

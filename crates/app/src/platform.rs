@@ -74,7 +74,9 @@ impl PasswordHasher for Argon2Hasher {
         let password = password.clone();
         let hash = hash.0.clone();
         tokio::task::spawn_blocking(move || {
-            PhcHash::new(&hash).map(|h| argon.verify_password(password.expose().as_bytes(), &h).is_ok()).unwrap_or(false)
+            PhcHash::new(&hash)
+                .map(|h| argon.verify_password(password.expose().as_bytes(), &h).is_ok())
+                .unwrap_or(false)
         })
         .await
         .unwrap_or(false)
@@ -120,7 +122,9 @@ impl SecretCipher for XChaChaCipher {
         match sealed.split_first() {
             Some((&SEALED_V1, rest)) if rest.len() > 24 => {
                 let (nonce, ct) = rest.split_at(24);
-                self.cipher.decrypt(XNonce::from_slice(nonce), ct).map_err(|_| anyhow::anyhow!("secret cannot be decrypted with this key"))
+                self.cipher
+                    .decrypt(XNonce::from_slice(nonce), ct)
+                    .map_err(|_| anyhow::anyhow!("secret cannot be decrypted with this key"))
             }
             _ => Err(anyhow::anyhow!("not a sealed secret")),
         }

@@ -41,7 +41,10 @@ impl TestDatabase {
         // Concurrent clones of one template can collide on its lock briefly; retry.
         let mut last = None;
         for attempt in 0..20u64 {
-            match diesel::sql_query(format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\"")).execute(&mut admin).await {
+            match diesel::sql_query(format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""))
+                .execute(&mut admin)
+                .await
+            {
                 Ok(_) => {
                     return Ok(Self { url: with_database(&admin_url, &name), name, admin_url });
                 }
@@ -69,7 +72,9 @@ impl Drop for TestDatabase {
             let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
             rt.block_on(async move {
                 if let Ok(mut c) = AsyncPgConnection::establish(&admin_url).await {
-                    let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)")).execute(&mut c).await;
+                    let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                        .execute(&mut c)
+                        .await;
                 }
             });
         })
@@ -124,7 +129,11 @@ async fn ensure_template(admin: &mut AsyncPgConnection, admin_url: &str, templat
     result
 }
 
-async fn build_template_if_missing(admin: &mut AsyncPgConnection, admin_url: &str, template: &str) -> anyhow::Result<()> {
+async fn build_template_if_missing(
+    admin: &mut AsyncPgConnection,
+    admin_url: &str,
+    template: &str,
+) -> anyhow::Result<()> {
     let exists: Count = diesel::sql_query("SELECT count(*) AS n FROM pg_database WHERE datname = $1")
         .bind::<diesel::sql_types::Text, _>(template)
         .get_result(admin)

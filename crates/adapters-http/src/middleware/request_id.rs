@@ -19,7 +19,10 @@ pub struct RequestId(pub String);
 ///
 /// # Errors
 /// Whatever the inner service fails with.
-pub async fn request_id(req: ServiceRequest, next: Next<impl MessageBody>) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+pub async fn request_id(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let id = req
         .headers()
         .get(&REQUEST_ID)

@@ -21,7 +21,8 @@ pub(super) async fn run(mut settings: Settings, args: DevArgs) -> Result<(), Com
     let bind = args.bind.as_deref().or(settings.http.bind.as_deref()).unwrap_or("127.0.0.1:8080");
     let addr = parse_bind(if args.bind.is_some() { "--bind" } else { "http.bind" }, bind)?;
     // Bind first: a busy port should fail before anything else happens.
-    let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr} (use --bind to pick another address)"))?;
+    let listener = TcpListener::bind(addr)
+        .with_context(|| format!("cannot listen on {addr} (use --bind to pick another address)"))?;
     let data_dir = settings.dev.data_dir.clone();
 
     let cluster = match &settings.database.url {
@@ -62,7 +63,11 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     println!("  Settings        {base}/login");
     println!("  Database        {}", crate::wiring::redact_url(&url));
     println!("  Demo workspace  {} (plan advanced)", creds.workspace_id);
-    println!("  Admin           {} / {}", creds.email.as_deref().unwrap_or("?"), creds.password.as_deref().unwrap_or("?"));
+    println!(
+        "  Admin           {} / {}",
+        creds.email.as_deref().unwrap_or("?"),
+        creds.password.as_deref().unwrap_or("?")
+    );
     println!("  API key         {}   (new for this run)", key.secret);
     println!("  Try             curl -H 'Authorization: Bearer {}' {base}/v1/channels", key.secret);
     println!("  Stop            Ctrl-C");
@@ -72,7 +77,11 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
 }
 
 /// The demo workspace of an earlier run (credentials kept in `<data_dir>/demo.json`), or a new one.
-async fn demo_workspace(db: &Db, cipher: &dyn domain::common::ports::SecretCipher, data_dir: &Path) -> anyhow::Result<DemoCredentials> {
+async fn demo_workspace(
+    db: &Db,
+    cipher: &dyn domain::common::ports::SecretCipher,
+    data_dir: &Path,
+) -> anyhow::Result<DemoCredentials> {
     let file = data_dir.join("demo.json");
     if let Some(creds) = std::fs::read(&file).ok().and_then(|b| serde_json::from_slice::<DemoCredentials>(&b).ok()) {
         let repo = adapters_postgres::PgWorkspaceRepository::new(db.clone());
@@ -88,13 +97,17 @@ async fn demo_workspace(db: &Db, cipher: &dyn domain::common::ports::SecretCiphe
 }
 
 async fn create_database(cluster: &EmbeddedCluster) -> anyhow::Result<()> {
-    let mut conn = AsyncPgConnection::establish(&cluster.url("postgres")).await.context("cannot connect to the private cluster")?;
+    let mut conn = AsyncPgConnection::establish(&cluster.url("postgres"))
+        .await
+        .context("cannot connect to the private cluster")?;
     #[derive(diesel::QueryableByName)]
     struct Exists {
         #[diesel(sql_type = diesel::sql_types::Bool)]
         e: bool,
     }
-    let exists: Exists = diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'wms') AS e").get_result(&mut conn).await?;
+    let exists: Exists = diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'wms') AS e")
+        .get_result(&mut conn)
+        .await?;
     if !exists.e {
         diesel::sql_query("CREATE DATABASE wms").execute(&mut conn).await?;
     }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use adapters_postgres::Db;
 
 use crate::cli::{Command, SeedCommand, WorkspaceCommand};
-use crate::config::{Settings, SettingError};
+use crate::config::{SettingError, Settings};
 use crate::CommandError;
 
 pub use seed::{seed_demo, DemoCredentials};

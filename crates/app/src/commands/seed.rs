@@ -43,7 +43,11 @@ pub(super) async fn demo(settings: Settings, args: SeedDemoArgs) -> Result<(), C
 ///
 /// # Errors
 /// When the workspace does not exist or the database fails.
-pub async fn seed_demo(db: &Db, cipher: &dyn SecretCipher, workspace: Option<WorkspaceId>) -> anyhow::Result<DemoCredentials> {
+pub async fn seed_demo(
+    db: &Db,
+    cipher: &dyn SecretCipher,
+    workspace: Option<WorkspaceId>,
+) -> anyhow::Result<DemoCredentials> {
     let (ws, email, password) = match workspace {
         Some(id) => (existing(db, id).await?, None, None),
         None => {
@@ -68,7 +72,8 @@ pub(super) async fn scale(settings: Settings, args: SeedScaleArgs) -> Result<(),
         }
     };
     let started = Instant::now();
-    let report = seed_workspace(&db, ws, SeedSize::scale(args.messages), &agent_password_hash().await?, &[], 0.17).await?;
+    let report =
+        seed_workspace(&db, ws, SeedSize::scale(args.messages), &agent_password_hash().await?, &[], 0.17).await?;
     let secs = started.elapsed().as_secs_f64();
     if args.json {
         println!("{}", serde_json::json!({ "workspace_id": ws.0, "counts": report, "seconds": secs }));

@@ -13,7 +13,8 @@ pub(super) async fn run(settings: Settings, args: ServeArgs) -> Result<(), Comma
     let url = super::database_url(&settings)?;
     let bind = args.bind.as_deref().or(settings.http.bind.as_deref()).unwrap_or("0.0.0.0:8080");
     let addr = parse_bind(if args.bind.is_some() { "--bind" } else { "http.bind" }, bind)?;
-    let db = crate::wiring::connect(&settings, &url, Duration::from_secs(settings.database.connect_timeout_secs)).await?;
+    let db =
+        crate::wiring::connect(&settings, &url, Duration::from_secs(settings.database.connect_timeout_secs)).await?;
     if settings.database.migrate_on_start {
         for v in adapters_postgres::migrate::run_pending_locked(&db, &url).await? {
             tracing::info!(version = %v, "applied migration");

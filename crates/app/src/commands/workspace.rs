@@ -1,7 +1,9 @@
 //! `wms workspace create` and `wms workspace set-plan`
 
 use adapters_postgres::PgWorkspaceRepository;
-use domain::workspace::{create_workspace, CreateWorkspace, CreateWorkspaceError, SetPlanError, WorkspaceId, WorkspaceRepository};
+use domain::workspace::{
+    create_workspace, CreateWorkspace, CreateWorkspaceError, SetPlanError, WorkspaceId, WorkspaceRepository,
+};
 
 use crate::cli::{CreateWorkspaceArgs, SetPlanArgs};
 use crate::config::Settings;
@@ -20,12 +22,14 @@ pub(super) async fn create(settings: Settings, args: CreateWorkspaceArgs) -> Res
     };
     let created = create_workspace(&repo, &Argon2Hasher::default(), &OsRandom, cmd).await.map_err(|e| match e {
         CreateWorkspaceError::Invalid(v) => {
-            let lines: Vec<String> = v.0.iter().map(|f| format!("--{}: {}", f.field.replace('_', "-"), f.message)).collect();
+            let lines: Vec<String> =
+                v.0.iter().map(|f| format!("--{}: {}", f.field.replace('_', "-"), f.message)).collect();
             anyhow::anyhow!("invalid arguments:\n  {}", lines.join("\n  "))
         }
         CreateWorkspaceError::Unknown(e) => e.0,
     })?;
-    let ws = repo.find(created.workspace_id).await.map_err(|e| e.0)?.ok_or_else(|| anyhow::anyhow!("workspace vanished"))?;
+    let ws =
+        repo.find(created.workspace_id).await.map_err(|e| e.0)?.ok_or_else(|| anyhow::anyhow!("workspace vanished"))?;
     if args.json {
         println!("{}", serde_json::json!({ "workspace_id": ws.id.0, "user_id": created.user_id.0, "slug": ws.slug }));
     } else {

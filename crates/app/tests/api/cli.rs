@@ -46,12 +46,30 @@ fn help_lists_every_command() {
 fn unknown_command_and_bad_arguments_exit_2() {
     assert_clean_failure(&wms(&["frobnicate"], &[]), 2, "frobnicate");
     assert_clean_failure(
-        &wms(&["workspace", "create", "--name", "x", "--plan", "gold", "--admin-email", "a@b.io", "--admin-password", "12345678"], &[]),
+        &wms(
+            &[
+                "workspace",
+                "create",
+                "--name",
+                "x",
+                "--plan",
+                "gold",
+                "--admin-email",
+                "a@b.io",
+                "--admin-password",
+                "12345678",
+            ],
+            &[],
+        ),
         2,
         "unknown plan `gold`",
     );
     assert_clean_failure(&wms(&["seed", "scale", "--messages", "0"], &[]), 2, "--messages");
-    assert_clean_failure(&wms(&["workspace", "set-plan", "--workspace-id", "x", "--plan", "free"], &[]), 2, "--workspace-id");
+    assert_clean_failure(
+        &wms(&["workspace", "set-plan", "--workspace-id", "x", "--plan", "free"], &[]),
+        2,
+        "--workspace-id",
+    );
 }
 
 #[test]
@@ -85,7 +103,11 @@ fn a_config_file_is_read_and_env_overrides_it() {
     assert_clean_failure(&wms(&["--config", path, "migrate"], &[]), 2, "`http.bind`");
     assert_clean_failure(&wms(&["migrate"], &[("WMS_CONFIG", path)]), 2, "`http.bind`");
     // The environment wins over the file: a good bind in env, then the next problem is the database.
-    assert_clean_failure(&wms(&["--config", path, "serve"], &[("WMS__HTTP__BIND", "127.0.0.1:0")]), 2, "`database.url`");
+    assert_clean_failure(
+        &wms(&["--config", path, "serve"], &[("WMS__HTTP__BIND", "127.0.0.1:0")]),
+        2,
+        "`database.url`",
+    );
 }
 
 #[test]
@@ -95,10 +117,17 @@ fn serve_without_a_database_exits_2() {
 
 #[test]
 fn an_unreachable_database_ends_with_a_clear_error() {
-    let o = wms(&["serve", "--bind", "127.0.0.1:0"], &[("DATABASE_URL", "postgres://u:pw@127.0.0.1:1/x"), ("WMS__DATABASE__CONNECT_TIMEOUT_SECS", "1")]);
+    let o = wms(
+        &["serve", "--bind", "127.0.0.1:0"],
+        &[("DATABASE_URL", "postgres://u:pw@127.0.0.1:1/x"), ("WMS__DATABASE__CONNECT_TIMEOUT_SECS", "1")],
+    );
     assert_clean_failure(&o, 1, "cannot reach the database");
     assert!(!stderr(&o).contains(":pw@"), "password leaked: {}", stderr(&o));
-    assert_clean_failure(&wms(&["migrate"], &[("DATABASE_URL", "postgres://127.0.0.1:1/x")]), 1, "cannot reach the database");
+    assert_clean_failure(
+        &wms(&["migrate"], &[("DATABASE_URL", "postgres://127.0.0.1:1/x")]),
+        1,
+        "cannot reach the database",
+    );
 }
 
 #[tokio::test]
@@ -106,7 +135,19 @@ async fn workspace_create_prints_json_and_set_plan_changes_the_tier() {
     let app = TestApp::spawn().await;
     let env = [("DATABASE_URL", app.database.url.as_str())];
     let o = wms(
-        &["workspace", "create", "--name", "Acme Support", "--plan", "growth", "--admin-email", "Ops@Acme.test", "--admin-password", "s3cret-pass", "--json"],
+        &[
+            "workspace",
+            "create",
+            "--name",
+            "Acme Support",
+            "--plan",
+            "growth",
+            "--admin-email",
+            "Ops@Acme.test",
+            "--admin-password",
+            "s3cret-pass",
+            "--json",
+        ],
         &env,
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -118,15 +159,36 @@ async fn workspace_create_prints_json_and_set_plan_changes_the_tier() {
     let o = wms(&["workspace", "set-plan", "--workspace-id", &id, "--plan", "advanced"], &env);
     assert!(o.status.success(), "{}", stderr(&o));
     let repo = adapters_postgres::PgWorkspaceRepository::new(app.db.clone());
-    let ws = domain::workspace::WorkspaceRepository::find(&repo, domain::workspace::WorkspaceId(v["workspace_id"].as_i64().unwrap_or(0)))
-        .await
-        .expect("find")
-        .expect("exists");
+    let ws = domain::workspace::WorkspaceRepository::find(
+        &repo,
+        domain::workspace::WorkspaceId(v["workspace_id"].as_i64().unwrap_or(0)),
+    )
+    .await
+    .expect("find")
+    .expect("exists");
     assert_eq!(ws.plan, domain::workspace::PlanTier::Advanced);
 
-    assert_clean_failure(&wms(&["workspace", "set-plan", "--workspace-id", "424242", "--plan", "free"], &env), 1, "no workspace with id 424242");
     assert_clean_failure(
-        &wms(&["workspace", "create", "--name", " ", "--plan", "free", "--admin-email", "nope", "--admin-password", "short"], &env),
+        &wms(&["workspace", "set-plan", "--workspace-id", "424242", "--plan", "free"], &env),
+        1,
+        "no workspace with id 424242",
+    );
+    assert_clean_failure(
+        &wms(
+            &[
+                "workspace",
+                "create",
+                "--name",
+                " ",
+                "--plan",
+                "free",
+                "--admin-email",
+                "nope",
+                "--admin-password",
+                "short",
+            ],
+            &env,
+        ),
         1,
         "--admin-email",
     );

@@ -25,9 +25,13 @@ async fn readyz_answers_503_when_migrations_are_missing() {
     // A second, empty database on the same server: reachable but not migrated.
     let name = format!("{}_empty", app.database.name);
     let admin = test_db::admin_url();
-    let mut conn = <diesel_async::AsyncPgConnection as diesel_async::AsyncConnection>::establish(&admin).await.expect("admin");
-    diesel_async::RunQueryDsl::execute(diesel::sql_query(format!("CREATE DATABASE \"{name}\"")), &mut conn).await.expect("create");
-    let db = adapters_postgres::Db::new(&test_db::with_database(&admin, &name), 2, std::time::Duration::from_secs(5)).expect("pool");
+    let mut conn =
+        <diesel_async::AsyncPgConnection as diesel_async::AsyncConnection>::establish(&admin).await.expect("admin");
+    diesel_async::RunQueryDsl::execute(diesel::sql_query(format!("CREATE DATABASE \"{name}\"")), &mut conn)
+        .await
+        .expect("create");
+    let db = adapters_postgres::Db::new(&test_db::with_database(&admin, &name), 2, std::time::Duration::from_secs(5))
+        .expect("pool");
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     tokio::spawn(app::wiring::server(&app.settings, app::wiring::state(&db), listener).expect("server"));
@@ -36,13 +40,18 @@ async fn readyz_answers_503_when_migrations_are_missing() {
     let body = problem(res, 503, "service_unavailable").await;
     assert!(body["detail"].as_str().unwrap_or("").contains("wms migrate"));
     drop(db);
-    let _ = diesel_async::RunQueryDsl::execute(diesel::sql_query(format!("DROP DATABASE \"{name}\" WITH (FORCE)")), &mut conn).await;
+    let _ = diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(format!("DROP DATABASE \"{name}\" WITH (FORCE)")),
+        &mut conn,
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn readyz_answers_503_when_the_database_is_unreachable() {
     let app = TestApp::spawn().await;
-    let db = adapters_postgres::Db::new("postgres://nobody@127.0.0.1:1/none", 1, std::time::Duration::from_millis(300)).expect("pool");
+    let db = adapters_postgres::Db::new("postgres://nobody@127.0.0.1:1/none", 1, std::time::Duration::from_millis(300))
+        .expect("pool");
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     tokio::spawn(app::wiring::server(&app.settings, app::wiring::state(&db), listener).expect("server"));
@@ -68,7 +77,8 @@ async fn a_well_formed_request_id_is_echoed_and_a_bad_one_replaced() {
     let app = TestApp::spawn().await;
     let res = app.client.get(app.url("/healthz")).header("x-request-id", "abc-123").send().await.expect("request");
     assert_eq!(res.headers()["x-request-id"], "abc-123");
-    let res = app.client.get(app.url("/healthz")).header("x-request-id", "bad id\twith junk").send().await.expect("request");
+    let res =
+        app.client.get(app.url("/healthz")).header("x-request-id", "bad id\twith junk").send().await.expect("request");
     let id = res.headers()["x-request-id"].to_str().expect("ascii").to_owned();
     assert_eq!(id.len(), 32);
     assert!(id.chars().all(|c| c.is_ascii_hexdigit()));

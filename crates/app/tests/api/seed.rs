@@ -37,15 +37,35 @@ async fn demo_data_covers_every_kind_and_status() {
     assert_eq!(keys(&channels), ["instagram:active", "messenger:active", "whatsapp:active", "whatsapp:disconnected"]);
     assert!(channels.iter().any(|(k, n)| k == "whatsapp:active" && *n >= 2), "several WhatsApp channels");
 
-    let statuses = counts(&app, "SELECT status AS k, count(*) AS n FROM threads WHERE workspace_id = $1 GROUP BY 1 ORDER BY 1", ws).await;
+    let statuses = counts(
+        &app,
+        "SELECT status AS k, count(*) AS n FROM threads WHERE workspace_id = $1 GROUP BY 1 ORDER BY 1",
+        ws,
+    )
+    .await;
     assert_eq!(keys(&statuses), ["open", "pending", "resolved"]);
     let assignees = counts(&app, "SELECT coalesce(assignee_type, 'none') AS k, count(*) AS n FROM threads WHERE workspace_id = $1 GROUP BY 1 ORDER BY 1", ws).await;
     assert_eq!(keys(&assignees), ["ai_agent", "none", "team", "user"]);
-    let messages = counts(&app, "SELECT status AS k, count(*) AS n FROM messages WHERE workspace_id = $1 GROUP BY 1 ORDER BY 1", ws).await;
+    let messages = counts(
+        &app,
+        "SELECT status AS k, count(*) AS n FROM messages WHERE workspace_id = $1 GROUP BY 1 ORDER BY 1",
+        ws,
+    )
+    .await;
     assert_eq!(keys(&messages), ["delivered", "failed", "queued", "read", "sent"]);
-    let senders = counts(&app, "SELECT sender_kind AS k, count(*) AS n FROM messages WHERE workspace_id = $1 GROUP BY 1 ORDER BY 1", ws).await;
+    let senders = counts(
+        &app,
+        "SELECT sender_kind AS k, count(*) AS n FROM messages WHERE workspace_id = $1 GROUP BY 1 ORDER BY 1",
+        ws,
+    )
+    .await;
     assert_eq!(keys(&senders), ["ai", "contact", "human", "template"]);
-    let agents = counts(&app, "SELECT status AS k, count(*) AS n FROM ai_agents WHERE workspace_id = $1 GROUP BY 1 ORDER BY 1", ws).await;
+    let agents = counts(
+        &app,
+        "SELECT status AS k, count(*) AS n FROM ai_agents WHERE workspace_id = $1 GROUP BY 1 ORDER BY 1",
+        ws,
+    )
+    .await;
     assert_eq!(keys(&agents), ["active", "draft"]);
     let hooks = counts(&app, "SELECT active::text AS k, count(*) AS n FROM webhook_destinations WHERE workspace_id = $1 GROUP BY 1 ORDER BY 1", ws).await;
     assert_eq!(keys(&hooks), ["false", "true"]);
@@ -97,6 +117,7 @@ async fn seeding_an_existing_workspace_fills_only_that_workspace() {
 async fn seeding_a_missing_workspace_fails_cleanly() {
     let app = TestApp::spawn().await;
     let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
-    let err = app::commands::seed_demo(&app.db, cipher.as_ref(), Some(WorkspaceId(999_999))).await.expect_err("must fail");
+    let err =
+        app::commands::seed_demo(&app.db, cipher.as_ref(), Some(WorkspaceId(999_999))).await.expect_err("must fail");
     assert!(err.to_string().contains("no workspace with id 999999"));
 }

@@ -197,7 +197,14 @@ mod tests {
 
     #[test]
     fn malformed_tokens_are_refused() {
-        for bad in ["", "wmsk_", "wmsx_abc", "sk_live_123", &format!("wmsk_{}", "a".repeat(48)), &format!("wmsk_{}!", "a".repeat(48))] {
+        for bad in [
+            "",
+            "wmsk_",
+            "wmsx_abc",
+            "sk_live_123",
+            &format!("wmsk_{}", "a".repeat(48)),
+            &format!("wmsk_{}!", "a".repeat(48)),
+        ] {
             assert_eq!(parse(bad), Err(TokenFormatError::Malformed), "{bad}");
         }
     }

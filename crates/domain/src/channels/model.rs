@@ -52,7 +52,10 @@ impl ChannelType {
             ChannelType::Messenger | ChannelType::Instagram => {
                 let t = raw.trim();
                 if t.is_empty() || t.len() > 64 || !t.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
-                    Err(FieldError::new("identifier", "must be the platform's id: 1 to 64 letters, digits, `.`, `_` or `-`"))
+                    Err(FieldError::new(
+                        "identifier",
+                        "must be the platform's id: 1 to 64 letters, digits, `.`, `_` or `-`",
+                    ))
                 } else {
                     Ok(t.to_owned())
                 }

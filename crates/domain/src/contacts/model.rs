@@ -14,12 +14,11 @@ impl E164Phone {
     /// A [`FieldError`] naming `field`.
     pub fn new(field: &str, raw: &str) -> Result<Self, FieldError> {
         let invalid = || FieldError::new(field, "must be a phone number in international form, such as +14155550123");
-        let compact: String = raw.trim().chars().filter(|c| !matches!(c, ' ' | '-' | '.' | '(' | ')' | '\u{a0}')).collect();
-        let digits = compact
-            .strip_prefix('+')
-            .or_else(|| compact.strip_prefix("00"))
-            .ok_or_else(invalid)?;
-        let ok = (8..=15).contains(&digits.len()) && digits.chars().all(|c| c.is_ascii_digit()) && !digits.starts_with('0');
+        let compact: String =
+            raw.trim().chars().filter(|c| !matches!(c, ' ' | '-' | '.' | '(' | ')' | '\u{a0}')).collect();
+        let digits = compact.strip_prefix('+').or_else(|| compact.strip_prefix("00")).ok_or_else(invalid)?;
+        let ok =
+            (8..=15).contains(&digits.len()) && digits.chars().all(|c| c.is_ascii_digit()) && !digits.starts_with('0');
         if ok {
             Ok(Self(format!("+{digits}")))
         } else {

@@ -35,7 +35,9 @@ impl Email {
         }
         let (local, domain) = e.split_once('@').ok_or_else(invalid)?;
         let domain_ok = !domain.is_empty()
-            && domain.split('.').all(|l| !l.is_empty() && l.len() <= 63 && l.chars().all(|c| c.is_alphanumeric() || c == '-'));
+            && domain
+                .split('.')
+                .all(|l| !l.is_empty() && l.len() <= 63 && l.chars().all(|c| c.is_alphanumeric() || c == '-'));
         if local.is_empty() || local.len() > 64 || domain.contains('@') || !domain_ok {
             return Err(invalid());
         }

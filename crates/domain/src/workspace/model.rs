@@ -67,10 +67,7 @@ pub struct UnknownPlan(pub String);
 impl FromStr for PlanTier {
     type Err = UnknownPlan;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        PlanTier::ALL
-            .into_iter()
-            .find(|p| p.as_str() == s)
-            .ok_or_else(|| UnknownPlan(s.to_owned()))
+        PlanTier::ALL.into_iter().find(|p| p.as_str() == s).ok_or_else(|| UnknownPlan(s.to_owned()))
     }
 }
 

@@ -61,7 +61,8 @@ pub async fn create_workspace(
 
     let admin_password_hash = hasher.hash(&password).await.map_err(RepoError)?;
     let base = Slug::from_name(&name);
-    let mut new = NewWorkspace { name, slug: base.clone(), plan: cmd.plan, admin_email: email, admin_name, admin_password_hash };
+    let mut new =
+        NewWorkspace { name, slug: base.clone(), plan: cmd.plan, admin_email: email, admin_name, admin_password_hash };
     for _ in 0..SLUG_ATTEMPTS {
         match repo.insert_with_admin(&new).await {
             Ok(created) => return Ok(created),
@@ -107,7 +108,11 @@ mod tests {
     async fn creates_with_derived_slug_and_lowercased_email() {
         let mut repo = MockWorkspaceRepository::new();
         repo.expect_insert_with_admin()
-            .withf(|n| n.slug.as_str() == "acme-support" && n.admin_email.as_str() == "admin@acme.test" && n.admin_name.as_str() == "admin")
+            .withf(|n| {
+                n.slug.as_str() == "acme-support"
+                    && n.admin_email.as_str() == "admin@acme.test"
+                    && n.admin_name.as_str() == "admin"
+            })
             .returning(|_| Ok(CreatedWorkspace { workspace_id: WorkspaceId(1), user_id: UserId(2) }));
         let created = create_workspace(&repo, &hasher(), &MockRandomSource::new(), cmd()).await;
         assert!(matches!(created, Ok(CreatedWorkspace { workspace_id: WorkspaceId(1), user_id: UserId(2) })));
@@ -134,8 +139,11 @@ mod tests {
     #[tokio::test]
     async fn every_bad_field_is_named_and_nothing_is_stored() {
         let repo = MockWorkspaceRepository::new();
-        let bad = CreateWorkspace { name: " ".into(), admin_email: "nope".into(), admin_password: "short".into(), ..cmd() };
-        let Err(CreateWorkspaceError::Invalid(errors)) = create_workspace(&repo, &MockPasswordHasher::new(), &MockRandomSource::new(), bad).await else {
+        let bad =
+            CreateWorkspace { name: " ".into(), admin_email: "nope".into(), admin_password: "short".into(), ..cmd() };
+        let Err(CreateWorkspaceError::Invalid(errors)) =
+            create_workspace(&repo, &MockPasswordHasher::new(), &MockRandomSource::new(), bad).await
+        else {
             panic!("expected a validation failure");
         };
         let fields: Vec<&str> = errors.0.iter().map(|e| e.field.as_str()).collect();
