@@ -1,5 +1,11 @@
 // @generated automatically by Diesel CLI.
 
+pub mod sql_types {
+    #[derive(diesel::sql_types::SqlType)]
+    #[diesel(postgres_type(name = "tsvector", schema = "pg_catalog"))]
+    pub struct Tsvector;
+}
+
 diesel::table! {
     ai_agents (id) {
         id -> Int8,
@@ -55,6 +61,47 @@ diesel::table! {
         last_contacted_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    use diesel::sql_types::*;
+    use super::sql_types::Tsvector;
+
+    docs_chunks (id) {
+        id -> Int8,
+        document_id -> Int8,
+        ordinal -> Int4,
+        heading -> Text,
+        body -> Text,
+        search -> Tsvector,
+        embedding -> Nullable<Array<Nullable<Float4>>>,
+        embedding_model -> Nullable<Text>,
+        embedding_dim -> Nullable<Int4>,
+    }
+}
+
+diesel::table! {
+    docs_documents (id) {
+        id -> Int8,
+        slug -> Text,
+        title -> Text,
+        category -> Text,
+        source_path -> Text,
+        content_hash -> Text,
+        status -> Text,
+        failure_reason -> Nullable<Text>,
+        embedding_model -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    docs_index_state (id) {
+        id -> Bool,
+        generation -> Int8,
+        changed_at -> Timestamptz,
     }
 }
 
@@ -215,6 +262,7 @@ diesel::joinable!(api_keys -> users (created_by_user_id));
 diesel::joinable!(api_keys -> workspaces (workspace_id));
 diesel::joinable!(channels -> workspaces (workspace_id));
 diesel::joinable!(contacts -> workspaces (workspace_id));
+diesel::joinable!(docs_chunks -> docs_documents (document_id));
 diesel::joinable!(labels -> workspaces (workspace_id));
 diesel::joinable!(messages -> ai_agents (author_ai_agent_id));
 diesel::joinable!(messages -> users (author_user_id));
@@ -229,6 +277,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
     channels,
     contacts,
+    docs_chunks,
+    docs_documents,
+    docs_index_state,
     labels,
     messages,
     service_keys,

@@ -33,6 +33,20 @@ pub enum Command {
     /// Fill the database with generated data.
     #[command(subcommand)]
     Seed(SeedCommand),
+    /// Start or stop a private PostgreSQL cluster (used by scripts/test when no server is running).
+    #[command(hide = true)]
+    DevCluster(DevClusterArgs),
+}
+
+/// `wms dev-cluster`
+#[derive(Debug, Args)]
+pub struct DevClusterArgs {
+    /// `start` prints the maintenance database URL; `stop` stops the cluster.
+    #[arg(value_parser = ["start", "stop"])]
+    pub action: String,
+    /// Where the cluster lives (`<DIR>/postgres`).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: std::path::PathBuf,
 }
 
 /// `wms serve`

@@ -143,6 +143,9 @@ pub struct SecretSettings {
 pub struct DevSettings {
     /// Where `wms dev` keeps its private PostgreSQL cluster and demo credentials.
     pub data_dir: PathBuf,
+    /// Directory of PostgreSQL's server binaries (initdb, pg_ctl); unset: PATH, then
+    /// the newest /usr/lib/postgresql/*/bin.
+    pub postgres_bin_dir: Option<PathBuf>,
 }
 
 /// A setting that is missing or invalid, named.

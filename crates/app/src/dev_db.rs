@@ -22,8 +22,13 @@ impl EmbeddedCluster {
     /// # Errors
     /// When no PostgreSQL server binaries are installed (says what to install), or the directory
     /// cannot be prepared.
-    pub fn new(data_dir: &Path) -> anyhow::Result<Self> {
-        let bin_dir = find_bin_dir().context(
+    pub fn new(data_dir: &Path, bin_dir: Option<&Path>) -> anyhow::Result<Self> {
+        let configured = bin_dir.map(|d| d.to_path_buf()).filter(|d| d.join("initdb").is_file());
+        let bin_dir = match bin_dir {
+            Some(_) => configured,
+            None => find_bin_dir(),
+        }
+        .context(
             "PostgreSQL's server binaries (initdb, pg_ctl) were not found. Install them (Debian/Ubuntu: \
              `apt-get install postgresql`; macOS: `brew install postgresql`) or set DATABASE_URL to use a running server",
         )?;

@@ -11,7 +11,7 @@ use domain::auth::{NewToken, TokenKind};
 use domain::workspace::{WorkspaceId, WorkspaceRepository};
 
 use super::seed::DemoCredentials;
-use crate::cli::DevArgs;
+use crate::cli::{DevArgs, DevClusterArgs};
 use crate::config::{parse_bind, Settings};
 use crate::dev_db::EmbeddedCluster;
 use crate::platform::OsRandom;
@@ -28,7 +28,7 @@ pub(super) async fn run(mut settings: Settings, args: DevArgs) -> Result<(), Com
     let cluster = match &settings.database.url {
         Some(_) => None,
         None => {
-            let cluster = EmbeddedCluster::new(&data_dir)?;
+            let cluster = EmbeddedCluster::new(&data_dir, settings.dev.postgres_bin_dir.as_deref())?;
             cluster.start()?;
             create_database(&cluster).await?;
             settings.database.url = Some(cluster.url("wms"));
@@ -92,7 +92,7 @@ async fn demo_workspace(
     println!("  seeding the demo workspace (90 days of data)…");
     let creds = super::seed_demo(db, cipher, None).await?;
     std::fs::create_dir_all(data_dir)?;
-    std::fs::write(&file, serde_json::to_vec_pretty(&creds)?)?;
+    write_private(&file, &serde_json::to_vec_pretty(&creds)?)?;
     Ok(creds)
 }
 
@@ -112,4 +112,24 @@ async fn create_database(cluster: &EmbeddedCluster) -> anyhow::Result<()> {
         diesel::sql_query("CREATE DATABASE wms").execute(&mut conn).await?;
     }
     Ok(())
+}
+
+/// `wms dev-cluster start|stop`: the embedded cluster alone, for scripts.
+pub(super) fn cluster(args: DevClusterArgs) -> Result<(), CommandError> {
+    let cluster = EmbeddedCluster::new(&args.data_dir, None)?;
+    if args.action == "stop" {
+        cluster.stop()?;
+    } else {
+        cluster.start()?;
+        println!("{}", cluster.url("postgres"));
+    }
+    Ok(())
+}
+
+/// Writes a file only its owner can read: it holds the demo admin's password.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    f.write_all(bytes)
 }

@@ -29,6 +29,7 @@ pub async fn run(command: Command, settings: Settings) -> Result<(), CommandErro
         Command::Workspace(WorkspaceCommand::SetPlan(args)) => workspace::set_plan(settings, args).await,
         Command::Seed(SeedCommand::Demo(args)) => seed::demo(settings, args).await,
         Command::Seed(SeedCommand::Scale(args)) => seed::scale(settings, args).await,
+        Command::DevCluster(args) => dev::cluster(args),
     }
 }
 

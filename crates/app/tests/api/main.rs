@@ -3,5 +3,6 @@
 mod helpers;
 
 mod cli;
+mod dev;
 mod health;
 mod seed;

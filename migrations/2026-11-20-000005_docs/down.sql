@@ -1,0 +1,3 @@
+DROP TABLE docs_index_state;
+DROP TABLE docs_chunks;
+DROP TABLE docs_documents;
