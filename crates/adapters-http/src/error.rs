@@ -6,8 +6,17 @@ use actix_web::{HttpResponse, ResponseError};
 use domain::{FieldError, ValidationErrors};
 use serde::Serialize;
 
-/// The body of every 4xx and 5xx response (`application/problem+json`).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+/// One invalid field of a request.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct FieldErrorSchema {
+    /// The field as the client sent it (`content`, `events[2]`, `limit`).
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// The body of every 4xx and 5xx response (`application/problem+json`, RFC 9457).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct Problem {
     /// Always `about:blank`: the title is the HTTP status phrase and `code` names the problem.
     #[serde(rename = "type")]
@@ -19,9 +28,11 @@ pub struct Problem {
     /// What happened this time.
     pub detail: String,
     /// Stable snake_case code (`decisions.md`).
+    #[schema(value_type = String, example = "validation_failed")]
     pub code: &'static str,
     /// Every invalid field, on validation failures.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<FieldErrorSchema>>)]
     pub errors: Option<Vec<FieldError>>,
 }
 

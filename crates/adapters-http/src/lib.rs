@@ -2,12 +2,18 @@
 //! requests into domain calls and domain errors into RFC 9457 problem responses.
 
 pub mod auth;
+pub mod domain_errors;
+pub mod dto;
 pub mod error;
 pub mod extract;
+pub mod mcp;
 pub mod handlers;
 pub mod middleware;
+pub mod outbound;
+pub mod openapi;
 pub mod routes;
 pub mod state;
+pub mod strict;
 
 pub use error::{ApiError, Problem};
 pub use routes::configure;

@@ -1,9 +1,10 @@
 //! Every path of the service at a glance.
 
+use actix_web::middleware::from_fn;
 use actix_web::web::{self, ServiceConfig};
 
 use crate::extract::{json_config, path_config, query_config};
-use crate::handlers::{fallback, health};
+use crate::handlers::{api_keys, auth, channels, co_admin, fallback, health, messages, users, webhooks};
 
 /// Registers every route; the binary wraps it with middleware and state.
 pub fn configure(cfg: &mut ServiceConfig) {
@@ -20,5 +21,191 @@ pub fn configure(cfg: &mut ServiceConfig) {
                 .route(web::get().to(health::readyz))
                 .default_service(web::to(fallback::method_not_allowed)),
         )
+        .service(v1())
+        .service(settings_api())
+        .service(co_admin_routes())
         .default_service(web::to(fallback::not_found));
+}
+
+/// Every `/v1` route, in ONE scope: actix matches the first scope whose prefix fits, so a second
+/// `/v1` scope would never be reached. Put new `/v1` routes here. The middleware authenticates
+/// and rate-limits every request but those of `auth::v1::PUBLIC_PATHS` before its handler runs,
+/// and adds the rate-limit headers to every response.
+fn v1() -> actix_web::Scope<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    web::scope("/v1")
+        .wrap(from_fn(crate::auth::v1::authenticate_v1))
+        .service(web::resource("/openapi.json").route(web::get().to(crate::openapi::openapi_json)))
+        .service(
+            web::resource("/auth/login")
+                .route(web::post().to(auth::login::login))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/auth/logout")
+                .route(web::post().to(auth::logout::logout))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/channels")
+                .route(web::get().to(channels::list::list))
+                .route(web::post().to(channels::create::create))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/channels/{channel_id}")
+                .route(web::get().to(channels::get::get))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/messages")
+                .route(web::get().to(messages::list::list))
+                .route(web::post().to(messages::create::create))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/messages/{message_id}")
+                .route(web::get().to(messages::get::get))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/users/{user_id}")
+                .route(web::get().to(users::get::get))
+                .route(web::patch().to(users::update::update))
+                .route(web::delete().to(users::delete::delete))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )        .service(
+            web::resource("/webhooks")
+                .route(web::get().to(webhooks::list::v1))
+                .route(web::post().to(webhooks::create::v1))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/webhooks/{webhook_id}")
+                .route(web::get().to(webhooks::get::v1))
+                .route(web::patch().to(webhooks::update::v1))
+                .route(web::delete().to(webhooks::delete::v1))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/webhooks/{webhook_id}/secret")
+                .route(web::get().to(webhooks::secret::v1))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/webhooks/{webhook_id}/secret/rotate")
+                .route(web::post().to(webhooks::rotate::v1))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/webhooks/{webhook_id}/deliveries")
+                .route(web::get().to(webhooks::deliveries::v1))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
+                .route(web::post().to(webhooks::retry::v1))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/webhooks/{webhook_id}/test")
+                .route(web::post().to(webhooks::test::v1))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+}
+
+/// The settings API of one workspace, in ONE scope for the same reason as `/v1`. The middleware
+/// makes every request a member's (login token or settings session) before its handler runs.
+fn settings_api() -> actix_web::Scope<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    web::scope("/api/workspaces/{workspace_id}")
+        .wrap(from_fn(crate::auth::member::authenticate_members))
+        .service(
+            web::resource("/api-keys")
+                .route(web::get().to(api_keys::list::list))
+                .route(web::post().to(api_keys::create::create))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/api-keys/{key_id}")
+                .route(web::delete().to(api_keys::delete::delete))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/api-keys/{key_id}/revoke")
+                .route(web::post().to(api_keys::revoke::revoke))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )        .service(
+            web::resource("/webhooks")
+                .route(web::get().to(webhooks::list::settings))
+                .route(web::post().to(webhooks::create::settings))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/webhooks/{webhook_id}")
+                .route(web::get().to(webhooks::get::settings))
+                .route(web::patch().to(webhooks::update::settings))
+                .route(web::delete().to(webhooks::delete::settings))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/webhooks/{webhook_id}/secret")
+                .route(web::get().to(webhooks::secret::settings))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/webhooks/{webhook_id}/secret/rotate")
+                .route(web::post().to(webhooks::rotate::settings))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/webhooks/{webhook_id}/deliveries")
+                .route(web::get().to(webhooks::deliveries::settings))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
+                .route(web::post().to(webhooks::retry::settings))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/webhooks/{webhook_id}/test")
+                .route(web::post().to(webhooks::test::settings))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+}
+
+/// The assistant's endpoints (spec 4.2). Each handler checks the member itself (the `Member`
+/// extractor), so that GET and DELETE on the MCP endpoint answer 405 as the transport requires.
+fn co_admin_routes() -> actix_web::Scope {
+    web::scope("/workspaces/{workspace_id}/co-admin")
+        .service(
+            web::resource("/tools/execute")
+                .route(web::post().to(co_admin::execute::execute))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/capabilities")
+                .route(web::get().to(co_admin::capabilities::capabilities))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
+        .service(
+            web::resource("/mcp")
+                .route(web::post().to(co_admin::mcp::post))
+                .default_service(web::to(co_admin::mcp::not_allowed)),
+        )
 }

@@ -9,11 +9,23 @@ pub trait HealthCheck: Send + Sync {
     async fn ready(&self) -> Result<(), String>;
 }
 
-/// The application state handed to every handler.
+/// The application state handed to every handler: the ports, as trait objects.
 #[derive(Clone)]
 pub struct AppState {
     /// Readiness probe.
     pub health: Arc<dyn HealthCheck>,
+    /// Channels.
+    pub channels: Arc<dyn domain::channels::ChannelRepository>,
+    /// Messages, threads and the contacts they create.
+    pub messages: Arc<dyn domain::messaging::MessageRepository>,
+    /// Workspace members.
+    pub members: Arc<dyn domain::members::MemberRepository>,
+    /// Webhook destinations, their secrets, the delivery log, manual and test deliveries.
+    pub webhooks: Arc<domain::webhooks::WebhookService>,
+    /// Credentials, the rate limit, sign-in and API key management.
+    pub auth: crate::auth::AuthState,
+    /// The assistant's tools (execute, capabilities, MCP).
+    pub co_admin: crate::handlers::co_admin::CoAdminState,
 }
 
 impl std::fmt::Debug for AppState {

@@ -1,14 +1,131 @@
-//! API keys in storage.
+//! API keys in storage: the digest and the masked form, never the key.
 
+use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use domain::api_keys::{ApiKey, ApiKeyId, ApiKeyRepository, NewApiKey};
 use domain::auth::NewToken;
+use domain::common::page::{Page, PageRequest};
+use domain::users::UserId;
 use domain::workspace::WorkspaceId;
+use domain::RepoError;
+use time::OffsetDateTime;
 
+use crate::error::repo;
 use crate::pool::Db;
 use crate::schema::api_keys;
 
-/// Stores a new key's digest and masked form (never the key) and returns its id.
+/// [`ApiKeyRepository`] on PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgApiKeyRepository {
+    db: Db,
+}
+
+impl PgApiKeyRepository {
+    /// A repository on `db`.
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = api_keys)]
+struct ApiKeyRow {
+    id: i64,
+    workspace_id: i64,
+    name: String,
+    masked_key: String,
+    created_by_user_id: Option<i64>,
+    created_at: OffsetDateTime,
+    expires_at: Option<OffsetDateTime>,
+    last_used_at: Option<OffsetDateTime>,
+    revoked_at: Option<OffsetDateTime>,
+}
+
+impl From<ApiKeyRow> for ApiKey {
+    fn from(r: ApiKeyRow) -> Self {
+        ApiKey {
+            id: ApiKeyId(r.id),
+            workspace_id: WorkspaceId(r.workspace_id),
+            name: r.name,
+            masked_key: r.masked_key,
+            created_by: r.created_by_user_id.map(UserId),
+            created_at: r.created_at,
+            expires_at: r.expires_at,
+            last_used_at: r.last_used_at,
+            revoked_at: r.revoked_at,
+        }
+    }
+}
+
+#[async_trait]
+impl ApiKeyRepository for PgApiKeyRepository {
+    async fn list(&self, ws: WorkspaceId, page: PageRequest) -> Result<Page<ApiKey>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let mut query = api_keys::table
+            .filter(api_keys::workspace_id.eq(ws.0))
+            .select(ApiKeyRow::as_select())
+            .order(api_keys::id.desc())
+            .limit(page.fetch())
+            .into_boxed();
+        if let Some(after) = page.after {
+            query = query.filter(api_keys::id.lt(after));
+        }
+        let rows: Vec<ApiKeyRow> = query.load(&mut conn).await.map_err(repo)?;
+        Ok(Page::from_rows(rows, page, |r| r.id).map(ApiKey::from))
+    }
+
+    async fn insert(&self, new: &NewApiKey) -> Result<ApiKey, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let row: ApiKeyRow = diesel::insert_into(api_keys::table)
+            .values((
+                api_keys::workspace_id.eq(new.workspace_id.0),
+                api_keys::name.eq(new.name.as_str()),
+                api_keys::key_digest.eq(new.digest.0.as_slice()),
+                api_keys::masked_key.eq(&new.masked_key),
+                api_keys::expires_at.eq(new.expires_at),
+                api_keys::created_by_user_id.eq(new.created_by.0),
+            ))
+            .returning(ApiKeyRow::as_returning())
+            .get_result(&mut conn)
+            .await
+            .map_err(repo)?;
+        Ok(row.into())
+    }
+
+    async fn revoke(&self, ws: WorkspaceId, id: ApiKeyId, at: OffsetDateTime) -> Result<Option<ApiKey>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let row: Option<ApiKeyRow> =
+            diesel::update(api_keys::table.filter(api_keys::workspace_id.eq(ws.0)).filter(api_keys::id.eq(id.0)))
+                // spec 3.1: the record stays; a second revocation keeps the first time.
+                .set(
+                    api_keys::revoked_at.eq(diesel::dsl::sql::<
+                        diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
+                    >("coalesce(revoked_at, ")
+                    .bind::<diesel::sql_types::Timestamptz, _>(at)
+                    .sql(")")),
+                )
+                .returning(ApiKeyRow::as_returning())
+                .get_result(&mut conn)
+                .await
+                .optional()
+                .map_err(repo)?;
+        Ok(row.map(ApiKey::from))
+    }
+
+    async fn delete(&self, ws: WorkspaceId, id: ApiKeyId) -> Result<bool, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        // The key's rate-limit window goes with it (ON DELETE CASCADE).
+        let n = diesel::delete(api_keys::table.filter(api_keys::workspace_id.eq(ws.0)).filter(api_keys::id.eq(id.0)))
+            .execute(&mut conn)
+            .await
+            .map_err(repo)?;
+        Ok(n > 0)
+    }
+}
+
+/// Stores a key minted outside the settings flow (the demo key `wms dev` prints) and returns
+/// its id.
 ///
 /// # Errors
 /// On database failure.

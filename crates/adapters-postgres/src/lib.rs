@@ -1,13 +1,25 @@
 //! PostgreSQL adapters: the connection pool, the embedded migrations and one repository per area.
 
 pub mod api_keys;
+pub mod assistant;
+pub mod auth;
+pub mod docs;
+pub mod channels;
+pub mod members;
+pub mod messages;
 pub mod error;
 pub mod migrate;
 pub mod pool;
 pub mod schema;
 pub mod seed;
 pub mod service_keys;
+pub mod webhooks;
 pub mod workspace;
 
 pub use pool::{Db, PoolError};
 pub use workspace::PgWorkspaceRepository;
+
+/// RFC 3339 in UTC, the API's timestamp format.
+pub fn rfc3339(t: time::OffsetDateTime) -> String {
+    t.to_offset(time::UtcOffset::UTC).format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}

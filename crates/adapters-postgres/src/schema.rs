@@ -106,12 +106,43 @@ diesel::table! {
 }
 
 diesel::table! {
+    idempotency_keys (workspace_id, key) {
+        workspace_id -> Int8,
+        key -> Text,
+        fingerprint -> Bytea,
+        message_id -> Nullable<Int8>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     labels (id) {
         id -> Int8,
         workspace_id -> Int8,
         name -> Text,
         color -> Text,
         created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    login_throttle (subject) {
+        subject -> Text,
+        failures -> Int4,
+        window_started_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    message_daily_stats (workspace_id, channel_id, day, slot) {
+        workspace_id -> Int8,
+        channel_id -> Int8,
+        day -> Date,
+        slot -> Int2,
+        sent -> Int4,
+        delivered -> Int4,
+        read -> Int4,
+        failed -> Int4,
     }
 }
 
@@ -136,6 +167,17 @@ diesel::table! {
         platform_message_id -> Nullable<Text>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    rate_limit_windows (id) {
+        id -> Int8,
+        api_key_id -> Nullable<Int8>,
+        user_token_id -> Nullable<Int8>,
+        bucket_seconds -> Array<Nullable<Int8>>,
+        bucket_counts -> Array<Nullable<Int4>>,
+        total -> Int4,
     }
 }
 
@@ -169,6 +211,16 @@ diesel::table! {
         workspace_id -> Int8,
         thread_id -> Int8,
         label_id -> Int8,
+    }
+}
+
+diesel::table! {
+    thread_status_stats (workspace_id, status, slot) {
+        workspace_id -> Int8,
+        status -> Text,
+        slot -> Int2,
+        threads -> Int8,
+        unread_messages -> Int8,
     }
 }
 
@@ -216,6 +268,37 @@ diesel::table! {
 }
 
 diesel::table! {
+    webhook_attempts (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        delivery_id -> Int8,
+        attempt_number -> Int4,
+        trigger -> Text,
+        attempted_at -> Timestamptz,
+        status_code -> Nullable<Int4>,
+        error -> Nullable<Text>,
+        duration_ms -> Int4,
+        response_excerpt -> Text,
+        next_attempt_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        destination_id -> Int8,
+        event_id -> Int8,
+        status -> Text,
+        attempt_count -> Int4,
+        next_attempt_at -> Nullable<Timestamptz>,
+        last_attempt_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     webhook_destinations (id) {
         id -> Int8,
         workspace_id -> Int8,
@@ -230,6 +313,26 @@ diesel::table! {
         disabled_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        failing_since -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    webhook_events (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        event_type -> Text,
+        message_id -> Text,
+        payload -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhook_throttles (destination_id) {
+        destination_id -> Int8,
+        tokens -> Float8,
+        refilled_at -> Timestamptz,
     }
 }
 
@@ -263,12 +366,18 @@ diesel::joinable!(api_keys -> workspaces (workspace_id));
 diesel::joinable!(channels -> workspaces (workspace_id));
 diesel::joinable!(contacts -> workspaces (workspace_id));
 diesel::joinable!(docs_chunks -> docs_documents (document_id));
+diesel::joinable!(idempotency_keys -> workspaces (workspace_id));
 diesel::joinable!(labels -> workspaces (workspace_id));
 diesel::joinable!(messages -> ai_agents (author_ai_agent_id));
 diesel::joinable!(messages -> users (author_user_id));
+diesel::joinable!(rate_limit_windows -> api_keys (api_key_id));
+diesel::joinable!(rate_limit_windows -> user_tokens (user_token_id));
 diesel::joinable!(teams -> workspaces (workspace_id));
+diesel::joinable!(thread_status_stats -> workspaces (workspace_id));
 diesel::joinable!(threads -> workspaces (workspace_id));
 diesel::joinable!(webhook_destinations -> workspaces (workspace_id));
+diesel::joinable!(webhook_events -> workspaces (workspace_id));
+diesel::joinable!(webhook_throttles -> webhook_destinations (destination_id));
 diesel::joinable!(workspace_members -> users (user_id));
 diesel::joinable!(workspace_members -> workspaces (workspace_id));
 
@@ -280,16 +389,25 @@ diesel::allow_tables_to_appear_in_same_query!(
     docs_chunks,
     docs_documents,
     docs_index_state,
+    idempotency_keys,
     labels,
+    login_throttle,
+    message_daily_stats,
     messages,
+    rate_limit_windows,
     service_keys,
     team_members,
     teams,
     thread_labels,
+    thread_status_stats,
     threads,
     user_tokens,
     users,
+    webhook_attempts,
+    webhook_deliveries,
     webhook_destinations,
+    webhook_events,
+    webhook_throttles,
     workspace_members,
     workspaces,
 );

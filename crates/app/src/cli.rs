@@ -33,6 +33,9 @@ pub enum Command {
     /// Fill the database with generated data.
     #[command(subcommand)]
     Seed(SeedCommand),
+    /// Ingest and evaluate the product documentation that `search_product_docs` searches.
+    #[command(subcommand)]
+    Docs(DocsCommand),
     /// Start or stop a private PostgreSQL cluster (used by scripts/test when no server is running).
     #[command(hide = true)]
     DevCluster(DevClusterArgs),
@@ -145,6 +148,39 @@ pub struct SeedScaleArgs {
     /// Print one JSON object with the workspace and the counts.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `wms docs …`
+#[derive(Debug, Subcommand)]
+pub enum DocsCommand {
+    /// Split the pages of DIR into chunks by heading and index them; unchanged pages are skipped,
+    /// pages no longer in DIR are removed. With an embeddings provider configured, chunks get vectors.
+    Ingest(DocsIngestArgs),
+    /// Print Recall@5, MRR@5 and nDCG@5 of every available search mode over an evaluation set;
+    /// exit 1 when full-text Recall@5 is below --min-recall.
+    Eval(DocsEvalArgs),
+}
+
+/// `wms docs ingest`
+#[derive(Debug, Args)]
+pub struct DocsIngestArgs {
+    /// The directory of `*.md` pages with front matter (slug, title, category).
+    #[arg(default_value = "docs/product", value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
+/// `wms docs eval`
+#[derive(Debug, Args)]
+pub struct DocsEvalArgs {
+    /// The evaluation set: {"questions": [{"q", "relevant": [slugs]}]}.
+    #[arg(long, default_value = "docs/search-eval.json", value_name = "PATH")]
+    pub file: PathBuf,
+    /// The full-text Recall@5 below which the command fails.
+    #[arg(long, default_value_t = 0.85)]
+    pub min_recall: f64,
+    /// Also list every question that missed a relevant page.
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 fn parse_plan(s: &str) -> Result<PlanTier, String> {

@@ -106,6 +106,27 @@ pub struct WebhookSettings {
     pub allowed_subnets: Option<String>,
     /// Comma-separated retry delays in seconds.
     pub retry_schedule: String,
+    /// Total time a delivery request may take (connect, send, answer, body), in seconds.
+    pub timeout_secs: u64,
+    /// Delivery loops per instance; 0 runs no delivery in this instance (API only).
+    pub workers: usize,
+    /// Delivery requests in flight at once per instance.
+    pub concurrency: usize,
+    /// How often idle delivery loops look for due deliveries, in milliseconds.
+    pub poll_interval_ms: u64,
+    /// Deliveries in flight to one destination at once, across every instance.
+    pub max_in_flight_per_destination: u32,
+    /// Sustained deliveries per second to one destination, across every instance (also the burst).
+    pub rate_per_destination: f64,
+    /// How long a worker's claim on a delivery lasts; a crashed worker's deliveries are sent
+    /// again after it. Must exceed `timeout_secs`.
+    pub lease_secs: u64,
+    /// The longest `Retry-After` (429/503) that is honoured, in seconds.
+    pub retry_after_max_secs: u64,
+    /// A destination whose deliveries all failed for this long is deactivated, in hours.
+    pub auto_disable_after_hours: u64,
+    /// Delivery attempts (and finished deliveries) are kept this long, in days.
+    pub retention_days: u64,
 }
 
 /// `co_admin.*`
@@ -114,6 +135,9 @@ pub struct WebhookSettings {
 pub struct CoAdminSettings {
     /// Compact the workspace overview when its JSON exceeds about 2 KB.
     pub compress_overview: bool,
+    /// Hybrid documentation search when an embeddings provider is configured; the spec's
+    /// `CO_ADMIN_RAG_HYBRID=0` (unprefixed) turns it off.
+    pub rag_hybrid: bool,
 }
 
 /// `embeddings.*` and `rerank.*`: an OpenAI-compatible (or Cohere/Jina-style) provider.
@@ -126,6 +150,8 @@ pub struct ProviderSettings {
     pub model: Option<String>,
     /// Bearer key for the provider.
     pub api_key: Option<String>,
+    /// How long a search waits for the provider before falling back to full-text, in ms.
+    pub timeout_ms: u64,
 }
 
 /// `secrets.*`
@@ -179,12 +205,27 @@ token_ttl_hours = 24
 
 [webhooks]
 retry_schedule = "5,300,1800,7200,18000,36000,36000"
+timeout_secs = 15
+workers = 2
+concurrency = 128
+poll_interval_ms = 100
+max_in_flight_per_destination = 20
+rate_per_destination = 250.0
+lease_secs = 60
+retry_after_max_secs = 86400
+auto_disable_after_hours = 120
+retention_days = 30
 
 [co_admin]
 compress_overview = false
+rag_hybrid = true
 
 [embeddings]
+timeout_ms = 2000
+
 [rerank]
+timeout_ms = 2000
+
 [secrets]
 
 [dev]
@@ -210,6 +251,10 @@ impl Settings {
             builder = builder.add_source(config::File::from(path.as_path()).format(config::FileFormat::Toml));
         }
         builder = builder.add_source(config::Environment::with_prefix("WMS").prefix_separator("__").separator("__"));
+        // Spec 4.3 names this switch without the WMS__ prefix.
+        if let Some(v) = std::env::var("CO_ADMIN_RAG_HYBRID").ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
+            builder = builder.set_override("co_admin.rag_hybrid", v != "0").map_err(|e| named("co_admin.rag_hybrid", &e))?;
+        }
         if let Some(url) = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()) {
             if std::env::var_os("WMS__DATABASE__URL").is_none() {
                 builder = builder.set_override("database.url", url).map_err(|e| named("database.url", &e))?;
@@ -253,6 +298,39 @@ impl Settings {
         }
         if self.auth.token_ttl_hours == 0 || self.auth.token_ttl_hours > 24 * 365 {
             return bad("auth.token_ttl_hours", "must be between 1 and 8760");
+        }
+        for (name, p) in [("embeddings", &self.embeddings), ("rerank", &self.rerank)] {
+            if p.timeout_ms == 0 || p.timeout_ms > 60_000 {
+                return bad(&format!("{name}.timeout_ms"), "must be between 1 and 60000");
+            }
+        }
+        if self.embeddings.url.is_some() && self.embeddings.model.as_deref().unwrap_or("").is_empty() {
+            return bad("embeddings.model", "must be set when embeddings.url is (the model stored with each vector)");
+        }
+        let w = &self.webhooks;
+        if w.timeout_secs == 0 || w.timeout_secs > 300 {
+            return bad("webhooks.timeout_secs", "must be between 1 and 300");
+        }
+        if w.lease_secs < w.timeout_secs + 5 {
+            return bad("webhooks.lease_secs", "must exceed webhooks.timeout_secs by at least 5 seconds");
+        }
+        if w.concurrency == 0 || w.concurrency > 10_000 {
+            return bad("webhooks.concurrency", "must be between 1 and 10000");
+        }
+        if w.poll_interval_ms == 0 || w.poll_interval_ms > 60_000 {
+            return bad("webhooks.poll_interval_ms", "must be between 1 and 60000");
+        }
+        if w.max_in_flight_per_destination == 0 {
+            return bad("webhooks.max_in_flight_per_destination", "must be at least 1");
+        }
+        if !(w.rate_per_destination.is_finite() && w.rate_per_destination >= 0.01) {
+            return bad("webhooks.rate_per_destination", "must be at least 0.01 (deliveries per second)");
+        }
+        if w.auto_disable_after_hours == 0 {
+            return bad("webhooks.auto_disable_after_hours", "must be at least 1");
+        }
+        if w.retention_days == 0 {
+            return bad("webhooks.retention_days", "must be at least 1");
         }
         if parse_retry_schedule(&self.webhooks.retry_schedule).is_none() {
             return bad("webhooks.retry_schedule", "must be comma-separated whole seconds, such as 5,300,1800");

@@ -1,13 +1,17 @@
 //! The `wms` binary's library half: configuration, wiring and the commands, so integration tests
 //! can start the real server in-process.
 
+pub mod auth;
 pub mod cli;
+pub mod co_admin;
 pub mod commands;
 pub mod config;
 pub mod dev_db;
+pub mod docs_search;
 pub mod platform;
 pub mod secrets;
 pub mod telemetry;
+pub mod webhooks;
 pub mod wiring;
 
 /// How a command failed, which decides the exit code.

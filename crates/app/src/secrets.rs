@@ -37,3 +37,33 @@ pub async fn cipher(settings: &Settings, db: &Db, warn: bool) -> anyhow::Result<
     let key: [u8; 32] = key.try_into().map_err(|_| anyhow::anyhow!("the encryption key must be 32 bytes"))?;
     Ok(Arc::new(XChaChaCipher::new(&key)))
 }
+
+/// Puts the key (configured, or kept in the database) into `settings.secrets.encryption_key`, so
+/// the synchronous wiring that follows ([`crate::wiring::state`], the webhook workers) builds the
+/// same cipher with [`cipher_of`]. Every command that serves requests calls it first.
+///
+/// # Errors
+/// On database failure or a stored key of the wrong size.
+pub async fn resolve_key(settings: &mut Settings, db: &Db, warn: bool) -> anyhow::Result<()> {
+    if settings.secrets.encryption_key.is_none() {
+        if warn {
+            // The same warning `cipher` gives.
+            let _ = cipher(settings, db, true).await?;
+        }
+        let key = adapters_postgres::service_keys::get_or_create(db, "secrets.encryption_key", || {
+            let mut k = vec![0u8; 32];
+            rand::rngs::OsRng.fill_bytes(&mut k);
+            k
+        })
+        .await?;
+        settings.secrets.encryption_key = Some(base64::engine::general_purpose::STANDARD.encode(key));
+    }
+    Ok(())
+}
+
+/// The cipher of settings whose key is set (see [`resolve_key`]); `None` without a valid key.
+pub fn cipher_of(settings: &Settings) -> Option<Arc<dyn SecretCipher>> {
+    let raw = settings.secrets.encryption_key.as_deref()?;
+    let key: [u8; 32] = base64::engine::general_purpose::STANDARD.decode(raw.trim()).ok()?.try_into().ok()?;
+    Some(Arc::new(XChaChaCipher::new(&key)))
+}

@@ -75,9 +75,15 @@ impl HealthCheck for DbHealth {
 }
 
 /// The handlers' shared state.
-pub fn state(db: &Db) -> AppState {
+pub fn state(settings: &Settings, db: &Db) -> AppState {
     AppState {
         health: Arc::new(DbHealth { db: db.clone(), latest: adapters_postgres::migrate::latest_embedded_version() }),
+        channels: Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone())),
+        messages: Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
+        members: Arc::new(adapters_postgres::members::PgMemberRepository::new(db.clone())),
+        auth: crate::auth::auth_state(settings, db),
+        webhooks: crate::webhooks::service(settings, db),
+        co_admin: crate::co_admin::state(settings, db),
     }
 }
 

@@ -1,11 +1,18 @@
 //! The pure core of wms: entities, validated values, business rules and the port traits that the
 //! adapters implement. Nothing here knows about HTTP, SQL, an async runtime or configuration files.
 
+pub mod api_keys;
+pub mod assistant;
 pub mod auth;
 pub mod channels;
 pub mod common;
 pub mod contacts;
+pub mod docs;
+pub mod members;
+pub mod messaging;
+pub mod rate_limit;
 pub mod users;
+pub mod webhooks;
 pub mod workspace;
 
 pub use common::error::{FieldError, RepoError, ValidationErrors};

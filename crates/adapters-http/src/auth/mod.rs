@@ -4,19 +4,65 @@
 //!   a user token or the settings session cookie of a member of that workspace. API keys are not
 //!   member credentials (403 `forbidden`); a non-member gets 404 `not_found`.
 //!
-//! SEAM: the types below are the contract other handlers rely on. The credential checks
-//! themselves are implemented by the authentication work (issue 3); until then both extractors
-//! refuse every request with 401.
+//! actix polls all of a handler's extractors at once and answers with the first error, so an
+//! extractor that queries the database could lose the race to, say, a malformed query string (a
+//! 422 to an unauthenticated caller). Hence the credential checks run in middleware before the
+//! handler ([`v1::authenticate_v1`] on the `/v1` scope, [`member::authenticate_members`] on
+//! workspace-scoped scopes), which leave the result in the request's extensions for the
+//! extractors. Outside such a scope the extractors do the check themselves.
 
 use std::future::Future;
 use std::pin::Pin;
 
+use std::sync::Arc;
+
 use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpRequest};
+use actix_web::{FromRequest, HttpMessage, HttpRequest};
+use domain::api_keys::ApiKeyRepository;
+use domain::auth::{
+    CredentialOwner, CredentialStore, Identity, LoginSettings, LoginThrottleStore, SessionLookup, UserDirectory,
+    WorkspaceMember,
+};
+use domain::common::ports::{Clock, PasswordHasher, RandomSource};
+use domain::rate_limit::RateLimitPolicy;
 use domain::users::{Role, UserId};
 use domain::workspace::{PlanTier, WorkspaceId};
 
 use crate::error::ApiError;
+
+mod errors;
+pub mod member;
+pub mod v1;
+
+/// The settings web app's session cookie (its sessions belong to the settings work, which plugs
+/// them in through [`AuthState::sessions`]).
+pub const SESSION_COOKIE: &str = "wms_session";
+
+/// What authentication needs, part of [`crate::AppState`].
+#[derive(Clone)]
+pub struct AuthState {
+    /// API keys and login tokens: verification with the rate limit, in one round trip.
+    pub credentials: Arc<dyn CredentialStore>,
+    /// API key management.
+    pub api_keys: Arc<dyn ApiKeyRepository>,
+    /// Users and memberships for sign-in.
+    pub users: Arc<dyn UserDirectory>,
+    /// Failed sign-in counters.
+    pub login_throttle: Arc<dyn LoginThrottleStore>,
+    /// The settings sessions; `None` until the settings web app provides them (cookies then
+    /// authenticate nobody).
+    pub sessions: Option<Arc<dyn SessionLookup>>,
+    /// argon2id.
+    pub hasher: Arc<dyn PasswordHasher>,
+    /// Now.
+    pub clock: Arc<dyn Clock>,
+    /// The OS CSPRNG.
+    pub random: Arc<dyn RandomSource>,
+    /// Requests per rolling hour per key or token.
+    pub rate_limit: RateLimitPolicy,
+    /// Token lifetime, throttle and dummy hash.
+    pub login: LoginSettings,
+}
 
 /// The credential behind a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +91,16 @@ pub struct V1Caller {
     pub principal: Principal,
 }
 
+impl V1Caller {
+    fn from_identity(identity: Identity) -> Self {
+        let principal = match identity.owner {
+            CredentialOwner::ApiKey { key_id } => Principal::ApiKey { key_id },
+            CredentialOwner::User { user_id, role } => Principal::User { user_id, role },
+        };
+        Self { workspace_id: identity.workspace_id, principal }
+    }
+}
+
 /// A member of the workspace named by the `{workspace_id}` path segment.
 #[derive(Debug, Clone, Copy)]
 pub struct Member {
@@ -56,6 +112,18 @@ pub struct Member {
     pub user_id: UserId,
     /// Their role.
     pub role: Role,
+}
+
+impl From<WorkspaceMember> for Member {
+    fn from(m: WorkspaceMember) -> Self {
+        Self { workspace_id: m.workspace_id, plan: m.plan, user_id: m.user_id, role: m.role }
+    }
+}
+
+impl From<Member> for WorkspaceMember {
+    fn from(m: Member) -> Self {
+        Self { workspace_id: m.workspace_id, plan: m.plan, user_id: m.user_id, role: m.role }
+    }
 }
 
 impl Member {
@@ -87,8 +155,15 @@ impl FromRequest for V1Caller {
     type Error = ApiError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
 
-    fn from_request(_req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
-        Box::pin(async { Err(ApiError::Unauthenticated) })
+    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        if let Some(caller) = req.extensions().get::<V1Caller>() {
+            let caller = *caller;
+            return Box::pin(async move { Ok(caller) });
+        }
+        // Outside the `/v1` scope's middleware: check here (and report the window in extensions
+        // for whoever adds the headers).
+        let req = req.clone();
+        Box::pin(async move { v1::authenticate(&req).await })
     }
 }
 
@@ -96,7 +171,12 @@ impl FromRequest for Member {
     type Error = ApiError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
 
-    fn from_request(_req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
-        Box::pin(async { Err(ApiError::Unauthenticated) })
+    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        if let Some(member) = req.extensions().get::<Member>() {
+            let member = *member;
+            return Box::pin(async move { Ok(member) });
+        }
+        let req = req.clone();
+        Box::pin(async move { member::authenticate(&req).await })
     }
 }

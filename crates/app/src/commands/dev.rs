@@ -17,6 +17,9 @@ use crate::dev_db::EmbeddedCluster;
 use crate::platform::OsRandom;
 use crate::CommandError;
 
+/// The subnets webhooks may reach in `wms dev` when `webhooks.allowed_subnets` is not set.
+pub const DEV_ALLOWED_SUBNETS: &str = "127.0.0.0/8,::1/128";
+
 pub(super) async fn run(mut settings: Settings, args: DevArgs) -> Result<(), CommandError> {
     let bind = args.bind.as_deref().or(settings.http.bind.as_deref()).unwrap_or("127.0.0.1:8080");
     let addr = parse_bind(if args.bind.is_some() { "--bind" } else { "http.bind" }, bind)?;
@@ -24,6 +27,10 @@ pub(super) async fn run(mut settings: Settings, args: DevArgs) -> Result<(), Com
     let listener = TcpListener::bind(addr)
         .with_context(|| format!("cannot listen on {addr} (use --bind to pick another address)"))?;
     let data_dir = settings.dev.data_dir.clone();
+    // decisions.md: in dev, webhooks may reach loopback (a receiver on the laptop) unless configured.
+    if settings.webhooks.allowed_subnets.is_none() {
+        settings.webhooks.allowed_subnets = Some(DEV_ALLOWED_SUBNETS.to_owned());
+    }
 
     let cluster = match &settings.database.url {
         Some(_) => None,
@@ -49,6 +56,14 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     let url = super::database_url(settings)?;
     let db = crate::wiring::connect(settings, &url, Duration::from_secs(10)).await?;
     adapters_postgres::migrate::run_pending_locked(&db, &url).await?;
+    // The assistant's documentation is searchable from the first request; unchanged pages are skipped.
+    match crate::docs_search::ingest_dir(settings, &db, Path::new(crate::docs_search::DEFAULT_DOCS_DIR)).await {
+        Ok(report) => println!("  {}", crate::docs_search::summary(&report)),
+        Err(e) => tracing::warn!(error = %e, "documentation not ingested: search_product_docs will find nothing"),
+    }
+    let mut settings = settings.clone();
+    crate::secrets::resolve_key(&mut settings, &db, false).await?;
+    let settings = &settings;
     let cipher = crate::secrets::cipher(settings, &db, false).await?;
     let creds = demo_workspace(&db, cipher.as_ref(), data_dir).await?;
     let key = NewToken::generate(TokenKind::ApiKey, &OsRandom);
@@ -72,7 +87,12 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     println!("  Try             curl -H 'Authorization: Bearer {}' {base}/v1/channels", key.secret);
     println!("  Stop            Ctrl-C");
     println!();
-    crate::wiring::server(settings, crate::wiring::state(&db), listener)?.await.context("server failed")?;
+    let server = crate::wiring::server(settings, crate::wiring::state(settings, &db), listener)?;
+    let clock = std::sync::Arc::new(crate::platform::SystemClock);
+    let workers = crate::webhooks::start(settings, crate::webhooks::engine(settings, &db, clock));
+    let result = server.await.context("server failed");
+    workers.stop(Duration::from_secs(settings.http.shutdown_timeout_secs)).await;
+    result?;
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 mod dev;
+mod docs;
 mod migrate;
 mod seed;
 mod serve;
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use adapters_postgres::Db;
 
-use crate::cli::{Command, SeedCommand, WorkspaceCommand};
+use crate::cli::{Command, DocsCommand, SeedCommand, WorkspaceCommand};
 use crate::config::{SettingError, Settings};
 use crate::CommandError;
 
@@ -29,6 +30,8 @@ pub async fn run(command: Command, settings: Settings) -> Result<(), CommandErro
         Command::Workspace(WorkspaceCommand::SetPlan(args)) => workspace::set_plan(settings, args).await,
         Command::Seed(SeedCommand::Demo(args)) => seed::demo(settings, args).await,
         Command::Seed(SeedCommand::Scale(args)) => seed::scale(settings, args).await,
+        Command::Docs(DocsCommand::Ingest(args)) => docs::ingest(settings, args).await,
+        Command::Docs(DocsCommand::Eval(args)) => docs::eval(settings, args).await,
         Command::DevCluster(args) => dev::cluster(args),
     }
 }

@@ -1,15 +1,17 @@
 //! `wms serve`: the production server.
 
 use std::net::TcpListener;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 
 use crate::cli::ServeArgs;
 use crate::config::{parse_bind, Settings};
+use crate::platform::SystemClock;
 use crate::CommandError;
 
-pub(super) async fn run(settings: Settings, args: ServeArgs) -> Result<(), CommandError> {
+pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), CommandError> {
     let url = super::database_url(&settings)?;
     let bind = args.bind.as_deref().or(settings.http.bind.as_deref()).unwrap_or("0.0.0.0:8080");
     let addr = parse_bind(if args.bind.is_some() { "--bind" } else { "http.bind" }, bind)?;
@@ -20,10 +22,15 @@ pub(super) async fn run(settings: Settings, args: ServeArgs) -> Result<(), Comma
             tracing::info!(version = %v, "applied migration");
         }
     }
-    let _cipher = crate::secrets::cipher(&settings, &db, true).await?;
+    crate::secrets::resolve_key(&mut settings, &db, true).await?;
     let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     tracing::info!(%addr, "wms serve listening");
-    crate::wiring::server(&settings, crate::wiring::state(&db), listener)?.await.context("server failed")?;
+    let server = crate::wiring::server(&settings, crate::wiring::state(&settings, &db), listener)?;
+    let workers = crate::webhooks::start(&settings, crate::webhooks::engine(&settings, &db, Arc::new(SystemClock)));
+    let result = server.await.context("server failed");
+    // The server has stopped taking requests (SIGTERM or SIGINT); let deliveries in flight finish.
+    workers.stop(Duration::from_secs(settings.http.shutdown_timeout_secs)).await;
+    result?;
     tracing::info!("wms serve stopped");
     Ok(())
 }

@@ -52,6 +52,8 @@ impl TestApp {
         settings.http.workers = 1;
         adjust(&mut settings);
         let db = Db::new(&database.url, settings.database.pool_size, std::time::Duration::from_secs(5)).expect("pool");
+        // As `serve` does: the key that seals webhook secrets, shared by every instance.
+        app::secrets::resolve_key(&mut settings, &db, false).await.expect("encryption key");
         let address = start_server(&settings, &db);
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
         TestApp { address, db, settings, client, database }
@@ -100,7 +102,7 @@ impl TestApp {
 fn start_server(settings: &Settings, db: &Db) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
-    let server = app::wiring::server(settings, app::wiring::state(db), listener).expect("server");
+    let server = app::wiring::server(settings, app::wiring::state(settings, db), listener).expect("server");
     tokio::spawn(server);
     format!("http://127.0.0.1:{port}")
 }
@@ -122,4 +124,58 @@ pub async fn problem(res: reqwest::Response, status: u16, code: &str) -> serde_j
     assert_eq!(body["status"], status);
     assert!(body["title"].is_string() && body["detail"].is_string() && body["type"].is_string());
     body
+}
+
+impl TestApp {
+    /// A fresh API key of `ws`, stored the way the service stores keys (digest and mask only).
+    pub async fn api_key(&self, ws: &TestWorkspace) -> String {
+        use diesel_async::RunQueryDsl;
+        let token = domain::auth::NewToken::generate(domain::auth::TokenKind::ApiKey, &app::platform::OsRandom);
+        let mut conn = self.db.conn().await.expect("conn");
+        diesel::sql_query("INSERT INTO api_keys (workspace_id, name, key_digest, masked_key) VALUES ($1, 'test key', $2, $3)")
+            .bind::<diesel::sql_types::BigInt, _>(ws.id)
+            .bind::<diesel::sql_types::Bytea, _>(token.digest().0.to_vec())
+            .bind::<diesel::sql_types::Text, _>(token.masked())
+            .execute(&mut conn)
+            .await
+            .expect("insert key");
+        token.secret
+    }
+
+    /// An `advanced` workspace and an API key of it.
+    pub async fn advanced_with_key(&self) -> (TestWorkspace, String) {
+        let ws = self.create_workspace(PlanTier::Advanced).await;
+        let key = self.api_key(&ws).await;
+        (ws, key)
+    }
+
+    /// An authenticated request builder.
+    pub fn authed(&self, method: reqwest::Method, path: &str, key: &str) -> reqwest::RequestBuilder {
+        self.client.request(method, self.url(path)).bearer_auth(key)
+    }
+
+    /// `GET` with a bearer token, returning status and JSON body.
+    pub async fn get_json(&self, path: &str, key: &str) -> (u16, serde_json::Value) {
+        let res = self.authed(reqwest::Method::GET, path, key).send().await.expect("request");
+        let status = res.status().as_u16();
+        (status, res.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
+    /// `POST` JSON with a bearer token, returning the response.
+    pub async fn post_json(&self, path: &str, key: &str, body: &serde_json::Value) -> reqwest::Response {
+        self.authed(reqwest::Method::POST, path, key).json(body).send().await.expect("request")
+    }
+
+    /// Creates a channel through the API and returns its id.
+    pub async fn channel(&self, key: &str, channel_type: &str, identifier: &str, status: &str) -> i64 {
+        let body = serde_json::json!({"channel_type": channel_type, "display_name": "Test", "identifier": identifier, "status": status});
+        let res = self.post_json("/v1/channels", key, &body).await;
+        assert_eq!(res.status(), 201, "create channel");
+        res.json::<serde_json::Value>().await.expect("json")["id"].as_i64().expect("id")
+    }
+}
+
+/// The `field`s named in a problem's `errors`.
+pub fn error_fields(problem: &serde_json::Value) -> Vec<String> {
+    problem["errors"].as_array().map(|a| a.iter().filter_map(|e| e["field"].as_str().map(str::to_owned)).collect()).unwrap_or_default()
 }

@@ -1,5 +1,9 @@
 //! Messaging channels: WhatsApp numbers, Messenger pages, Instagram accounts.
 
 pub mod model;
+pub mod ports;
+pub mod service;
 
 pub use model::*;
+pub use ports::*;
+pub use service::*;

@@ -144,3 +144,42 @@ mod tests {
         assert!("sms".parse::<ChannelType>().is_err());
     }
 }
+
+/// A channel as stored (credentials are never part of it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Channel {
+    /// Its id.
+    pub id: ChannelId,
+    /// Platform.
+    pub channel_type: ChannelType,
+    /// Name shown to the team.
+    pub display_name: String,
+    /// Phone number (WhatsApp) or platform id.
+    pub identifier: String,
+    /// Connection status.
+    pub status: ChannelStatus,
+    /// When it was created.
+    pub created_at: time::OffsetDateTime,
+}
+
+/// A validated new channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewChannel {
+    /// Platform.
+    pub channel_type: ChannelType,
+    /// 1..=100 characters.
+    pub display_name: String,
+    /// Normalised per platform.
+    pub identifier: String,
+    /// Default `active`.
+    pub status: ChannelStatus,
+}
+
+/// Filters of a channel listing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChannelFilter {
+    /// Only this platform.
+    pub channel_type: Option<ChannelType>,
+    /// Only this status.
+    pub status: Option<ChannelStatus>,
+}

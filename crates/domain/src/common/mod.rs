@@ -1,5 +1,6 @@
 //! Values and ports shared by every area.
 
 pub mod error;
+pub mod page;
 pub mod ports;
 pub mod text;

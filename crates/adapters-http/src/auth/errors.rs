@@ -1,0 +1,92 @@
+//! Authentication and key-management errors in HTTP terms.
+
+use domain::api_keys::{ChangeApiKeyError, CreateApiKeyError, ListApiKeysError};
+use domain::auth::{AuthenticateError, LoginError, LogoutError, MemberAuthError};
+
+use crate::error::ApiError;
+
+impl From<AuthenticateError> for ApiError {
+    fn from(e: AuthenticateError) -> Self {
+        match e {
+            AuthenticateError::Missing => ApiError::Unauthenticated,
+            AuthenticateError::InvalidToken(reason) => ApiError::InvalidToken(reason.to_string()),
+            AuthenticateError::Revoked => ApiError::TokenRevoked,
+            AuthenticateError::Expired => ApiError::TokenExpired,
+            AuthenticateError::WorkspaceInactive => ApiError::Forbidden(e.to_string()),
+            AuthenticateError::PlanRequired { required, current, .. } => {
+                ApiError::PlanRequired { required: required.to_string(), current: current.to_string() }
+            }
+            AuthenticateError::Limited { rate } => {
+                ApiError::RateLimited { retry_after: u64::from(rate.retry_after_secs.unwrap_or(1)) }
+            }
+            AuthenticateError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<MemberAuthError> for ApiError {
+    fn from(e: MemberAuthError) -> Self {
+        match e {
+            MemberAuthError::Missing => ApiError::Unauthenticated,
+            MemberAuthError::InvalidToken(reason) => ApiError::InvalidToken(reason.to_string()),
+            MemberAuthError::Revoked => ApiError::TokenRevoked,
+            MemberAuthError::Expired => ApiError::TokenExpired,
+            MemberAuthError::ApiKey => ApiError::Forbidden(e.to_string()),
+            MemberAuthError::NotMember => ApiError::NotFound(e.to_string()),
+            MemberAuthError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<LoginError> for ApiError {
+    fn from(e: LoginError) -> Self {
+        match e {
+            LoginError::Invalid(v) => ApiError::Validation(v),
+            LoginError::InvalidCredentials => ApiError::InvalidCredentials,
+            LoginError::Throttled { retry_after_secs } => ApiError::RateLimited { retry_after: retry_after_secs },
+            LoginError::NoWorkspace => ApiError::Forbidden(e.to_string()),
+            LoginError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<LogoutError> for ApiError {
+    fn from(e: LogoutError) -> Self {
+        match e {
+            LogoutError::Auth(e) => e.into(),
+            LogoutError::ApiKey => ApiError::Forbidden(e.to_string()),
+        }
+    }
+}
+
+impl From<CreateApiKeyError> for ApiError {
+    fn from(e: CreateApiKeyError) -> Self {
+        match e {
+            CreateApiKeyError::Forbidden => ApiError::Forbidden(e.to_string()),
+            CreateApiKeyError::PlanRequired { required, current } => {
+                ApiError::PlanRequired { required: required.to_string(), current: current.to_string() }
+            }
+            CreateApiKeyError::Invalid(v) => ApiError::Validation(v),
+            CreateApiKeyError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<ListApiKeysError> for ApiError {
+    fn from(e: ListApiKeysError) -> Self {
+        match e {
+            ListApiKeysError::Forbidden => ApiError::Forbidden(e.to_string()),
+            ListApiKeysError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<ChangeApiKeyError> for ApiError {
+    fn from(e: ChangeApiKeyError) -> Self {
+        match e {
+            ChangeApiKeyError::Forbidden => ApiError::Forbidden(e.to_string()),
+            ChangeApiKeyError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            ChangeApiKeyError::Unknown(e) => e.into(),
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Member authentication for workspace-scoped endpoints (`/api/workspaces/{workspace_id}/…`,
+//! `/workspaces/{workspace_id}/co-admin/…`): a login token bound to that workspace, or the
+//! settings session cookie.
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
+use actix_web::{HttpMessage, HttpRequest};
+use domain::auth::{authenticate_member, MemberCredential};
+use domain::workspace::WorkspaceId;
+
+use super::v1::{app_state, authorization};
+use super::{Member, SESSION_COOKIE};
+use crate::error::ApiError;
+
+/// Middleware for a scope whose path has a `{workspace_id}` segment: every request is from an
+/// active member of that workspace before its handler runs.
+///
+/// # Errors
+/// Only what the inner service fails with; refusals are responses.
+pub async fn authenticate_members(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    if let Err(e) = authenticate(req.request()).await {
+        return Ok(req.error_response(e));
+    }
+    Ok(next.call(req).await?.map_into_boxed_body())
+}
+
+/// Authenticates the member of the path's workspace and leaves the [`Member`] in the request's
+/// extensions. An `Authorization` header wins over the cookie.
+///
+/// # Errors
+/// 401 without valid credentials, 403 `forbidden` for an API key, 404 `not_found` when the
+/// caller is not an active member of the workspace (or the id is not one).
+pub async fn authenticate(req: &HttpRequest) -> Result<Member, ApiError> {
+    let not_found = || ApiError::NotFound("workspace not found".into());
+    let ws = req
+        .match_info()
+        .get("workspace_id")
+        .and_then(|s| s.parse::<i64>().ok())
+        .filter(|id| *id > 0)
+        .map(WorkspaceId)
+        .ok_or_else(not_found)?;
+    let state = app_state(req)?;
+    let header = authorization(req)?;
+    let cookie = req.cookie(SESSION_COOKIE);
+    let credential = match (&header, &cookie) {
+        (Some(h), _) => MemberCredential::Authorization(h),
+        (None, Some(c)) => MemberCredential::Session(c.value()),
+        (None, None) => MemberCredential::None,
+    };
+    let auth = &state.auth;
+    let member: Member =
+        authenticate_member(auth.credentials.as_ref(), auth.sessions.as_deref(), credential, ws).await?.into();
+    req.extensions_mut().insert(member);
+    Ok(member)
+}

@@ -1,0 +1,69 @@
+//! Domain errors in HTTP terms. `ApiError` holds the one status/code mapping; this is where each
+//! domain operation's error enum is translated into it.
+
+use domain::channels::CreateChannelError;
+use domain::members::ChangeMemberError;
+use domain::messaging::SendMessageError;
+use domain::webhooks::WebhookError;
+
+use crate::error::ApiError;
+
+impl From<CreateChannelError> for ApiError {
+    fn from(e: CreateChannelError) -> Self {
+        match e {
+            CreateChannelError::Duplicate { .. } => ApiError::Conflict(e.to_string()),
+            CreateChannelError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<SendMessageError> for ApiError {
+    fn from(e: SendMessageError) -> Self {
+        match e {
+            SendMessageError::Invalid(v) => ApiError::Validation(v),
+            SendMessageError::ChannelNotFound(_) | SendMessageError::ThreadNotFound(_) => ApiError::NotFound(e.to_string()),
+            SendMessageError::ChannelNotActive { .. } | SendMessageError::IdempotencyMismatch => ApiError::Conflict(e.to_string()),
+            SendMessageError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<ChangeMemberError> for ApiError {
+    fn from(e: ChangeMemberError) -> Self {
+        match e {
+            ChangeMemberError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            ChangeMemberError::LastAdmin => ApiError::Conflict(e.to_string()),
+            ChangeMemberError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<WebhookError> for ApiError {
+    fn from(e: WebhookError) -> Self {
+        match e {
+            WebhookError::NotFound => ApiError::NotFound(e.to_string()),
+            WebhookError::Invalid(v) => ApiError::Validation(v),
+            WebhookError::InProgress => ApiError::Conflict(e.to_string()),
+            WebhookError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::assistant::ToolError> for ApiError {
+    fn from(e: domain::assistant::ToolError) -> Self {
+        use domain::assistant::ToolError;
+        match e {
+            // The execute body is {"tool", "arguments"}: an argument is named by its path in it.
+            ToolError::Invalid(mut v) => {
+                for f in &mut v.0 {
+                    if f.field != "tool" && f.field != "arguments" {
+                        f.field = format!("arguments.{}", f.field);
+                    }
+                }
+                ApiError::Validation(v)
+            }
+            ToolError::Unavailable(m) => ApiError::ServiceUnavailable(m),
+            ToolError::Unknown(e) => e.into(),
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! `POST /api/workspaces/{workspace_id}/api-keys`
+
+use actix_web::http::header::{CacheControl, CacheDirective};
+use actix_web::{web, HttpResponse};
+use domain::api_keys::CreateApiKey;
+use serde::{Deserialize, Serialize};
+
+use super::ApiKeyRecord;
+use crate::auth::Member;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::strict::StrictJson;
+
+/// A new key's input.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateKeyBody {
+    /// Its label, 1 to 100 characters.
+    name: String,
+    /// RFC 3339 time in the future; absent or null for a key that never expires.
+    #[serde(default)]
+    expires_at: Option<String>,
+}
+
+/// The record and, this once, the full key.
+#[derive(Serialize)]
+struct CreatedKey {
+    #[serde(flatten)]
+    record: ApiKeyRecord,
+    key: String,
+}
+
+/// Creates a key (admins, `advanced` plan). The full key is in this response only, which no cache
+/// may keep.
+///
+/// # Errors
+/// 403 `forbidden` for non-admins, 403 `plan_required` below `advanced`, 422 for bad input.
+pub async fn create(
+    member: Member,
+    state: web::Data<AppState>,
+    StrictJson(body): StrictJson<CreateKeyBody>,
+) -> Result<HttpResponse, ApiError> {
+    member.require_admin()?;
+    let auth = &state.auth;
+    let created = domain::api_keys::create_api_key(
+        auth.api_keys.as_ref(),
+        auth.clock.as_ref(),
+        auth.random.as_ref(),
+        &member.into(),
+        CreateApiKey { name: body.name, expires_at: body.expires_at },
+    )
+    .await?;
+    let record = ApiKeyRecord::new(created.key, auth.clock.now());
+    Ok(HttpResponse::Created()
+        .insert_header(CacheControl(vec![CacheDirective::NoStore]))
+        .json(CreatedKey { record, key: created.secret.secret }))
+}

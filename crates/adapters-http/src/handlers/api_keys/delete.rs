@@ -1,0 +1,23 @@
+//! `DELETE /api/workspaces/{workspace_id}/api-keys/{key_id}`
+
+use actix_web::{web, HttpResponse};
+use domain::api_keys::ApiKeyId;
+
+use crate::auth::Member;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Deletes a key and its record; it stops working at once on every instance.
+///
+/// # Errors
+/// 403 `forbidden` for non-admins, 404 for a key that is not this workspace's.
+pub async fn delete(
+    member: Member,
+    state: web::Data<AppState>,
+    path: web::Path<(i64, i64)>,
+) -> Result<HttpResponse, ApiError> {
+    member.require_admin()?;
+    let (_, key_id) = path.into_inner();
+    domain::api_keys::delete_api_key(state.auth.api_keys.as_ref(), &member.into(), ApiKeyId(key_id)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,27 @@
+//! `POST /api/workspaces/{workspace_id}/api-keys/{key_id}/revoke`
+
+use actix_web::{web, HttpResponse};
+use domain::api_keys::ApiKeyId;
+
+use super::ApiKeyRecord;
+use crate::auth::Member;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Revokes a key: it stops working at once on every instance; the record stays, `revoked`.
+///
+/// # Errors
+/// 403 `forbidden` for non-admins, 404 for a key that is not this workspace's.
+pub async fn revoke(
+    member: Member,
+    state: web::Data<AppState>,
+    path: web::Path<(i64, i64)>,
+) -> Result<HttpResponse, ApiError> {
+    member.require_admin()?;
+    let (_, key_id) = path.into_inner();
+    let auth = &state.auth;
+    let key =
+        domain::api_keys::revoke_api_key(auth.api_keys.as_ref(), auth.clock.as_ref(), &member.into(), ApiKeyId(key_id))
+            .await?;
+    Ok(HttpResponse::Ok().json(ApiKeyRecord::new(key, auth.clock.now())))
+}

@@ -1,0 +1,107 @@
+//! `POST /v1/auth/login`
+
+use actix_web::http::header::{CacheControl, CacheDirective};
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::auth::{LoginPorts, LoginRequest};
+use domain::workspace::WorkspaceId;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::strict::StrictJson;
+
+/// Sign-in input. No `Debug`: it holds a password.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginBody {
+    /// The account's e-mail.
+    email: String,
+    /// Its password.
+    password: String,
+    /// The workspace to sign in to; required when the user belongs to several.
+    #[serde(default)]
+    workspace_id: Option<i64>,
+}
+
+/// The signed-in user.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LoginUserDto {
+    /// User id.
+    id: i64,
+    /// E-mail.
+    email: String,
+    /// Display name.
+    name: String,
+    /// Role in the token's workspace: `admin` or `agent`.
+    role: &'static str,
+}
+
+/// A new login token. Shown once; send it as `Authorization: Bearer <token>`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LoginResponse {
+    /// The token (`wmsu_…`).
+    token: String,
+    /// Always `Bearer`.
+    token_type: &'static str,
+    /// When the token stops working.
+    #[serde(with = "time::serde::rfc3339")]
+    expires_at: OffsetDateTime,
+    /// The workspace the token acts in.
+    workspace_id: i64,
+    /// Who signed in.
+    user: LoginUserDto,
+}
+
+/// Exchanges an e-mail and password for a login token bound to one membership. Wrong e-mail and
+/// wrong password both answer 401 `invalid_credentials`; repeated failures answer 429.
+#[utoipa::path(
+    post,
+    path = "/v1/auth/login",
+    tag = "auth",
+    security(()),
+    request_body = LoginBody,
+    responses(
+        (status = 200, description = "Signed in", body = LoginResponse),
+        (status = 401, description = "Wrong e-mail or password (`invalid_credentials`)", body = crate::error::Problem,
+         content_type = "application/problem+json"),
+        (status = 429, description = "Too many failed sign-ins for this e-mail or client", body = crate::error::Problem,
+         content_type = "application/problem+json"),
+    )
+)]
+pub async fn login(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    StrictJson(body): StrictJson<LoginBody>,
+) -> Result<HttpResponse, ApiError> {
+    let auth = &state.auth;
+    let ports = LoginPorts {
+        users: auth.users.as_ref(),
+        credentials: auth.credentials.as_ref(),
+        throttle: auth.login_throttle.as_ref(),
+        hasher: auth.hasher.as_ref(),
+        clock: auth.clock.as_ref(),
+        random: auth.random.as_ref(),
+    };
+    let attempt = LoginRequest {
+        email: body.email,
+        password: body.password,
+        workspace_id: body.workspace_id.map(WorkspaceId),
+        // The connection's address: forwarded-for headers are the client's to forge.
+        client: req.peer_addr().map(|a| a.ip()),
+    };
+    let done = domain::auth::login(ports, &auth.login, attempt).await?;
+    Ok(HttpResponse::Ok().insert_header(CacheControl(vec![CacheDirective::NoStore])).json(LoginResponse {
+        token: done.token.secret,
+        token_type: "Bearer",
+        expires_at: done.expires_at,
+        workspace_id: done.membership.workspace_id.0,
+        user: LoginUserDto {
+            id: done.user.id.0,
+            email: done.user.email,
+            name: done.user.name,
+            role: done.membership.role.as_str(),
+        },
+    }))
+}

@@ -1,0 +1,63 @@
+//! `POST /v1/channels`
+
+use actix_web::http::header::LOCATION;
+use actix_web::{web, HttpResponse};
+use domain::channels::{validate_new_channel, ChannelInput};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::auth::V1Caller;
+use crate::dto::{ChannelRecord, ChannelStatusDto, ChannelTypeDto};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::strict::StrictJson;
+
+/// A new channel.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateChannelBody {
+    /// `whatsapp`, `messenger` or `instagram`. (Parsed as text so that every invalid field of a
+    /// request is reported together.)
+    #[schema(value_type = ChannelTypeDto, example = "whatsapp")]
+    channel_type: String,
+    /// Name shown to the team, 1 to 100 characters.
+    #[schema(min_length = 1, max_length = 100, example = "Support (US)")]
+    display_name: String,
+    /// WhatsApp: the phone number in E.164 (`+14155550101`); Messenger/Instagram: the page or account id.
+    #[schema(min_length = 1, max_length = 64, example = "+14155550101")]
+    identifier: String,
+    /// `active` (default), `pending` or `disconnected`.
+    #[schema(value_type = Option<ChannelStatusDto>, example = "active")]
+    status: Option<String>,
+}
+
+/// Creates a channel. The identifier must be unique per platform in the workspace.
+#[utoipa::path(
+    post,
+    operation_id = "create_channel",
+    path = "/v1/channels",
+    tag = "channels",
+    request_body = CreateChannelBody,
+    responses(
+        (status = 201, description = "The channel", body = ChannelRecord,
+            headers(("Location" = String, description = "URL of the channel"))),
+        (status = 409, description = "A channel of this type with this identifier exists", body = crate::error::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn create(
+    caller: V1Caller,
+    state: web::Data<AppState>,
+    StrictJson(body): StrictJson<CreateChannelBody>,
+) -> Result<HttpResponse, ApiError> {
+    let input = ChannelInput {
+        channel_type: body.channel_type,
+        display_name: body.display_name,
+        identifier: body.identifier,
+        status: body.status,
+    };
+    let new = validate_new_channel(&input)?;
+    let channel = state.channels.create(caller.workspace_id, &new).await?;
+    Ok(HttpResponse::Created()
+        .insert_header((LOCATION, format!("/v1/channels/{}", channel.id)))
+        .json(ChannelRecord::from(channel)))
+}

@@ -1,0 +1,51 @@
+//! `GET /v1/channels`
+
+use actix_web::{web, HttpResponse};
+use domain::channels::ChannelFilter;
+use domain::common::page::PageRequest;
+use domain::ValidationErrors;
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use crate::auth::V1Caller;
+use crate::dto::{ChannelList, ChannelRecord, ChannelStatusDto, ChannelTypeDto};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::strict::StrictQuery;
+
+/// Query of the channel listing.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListChannelsQuery {
+    /// Only channels of this platform.
+    channel_type: Option<ChannelTypeDto>,
+    /// Only channels with this status.
+    status: Option<ChannelStatusDto>,
+    /// Page size, 1 to 100.
+    #[param(minimum = 1, maximum = 100, default = 25)]
+    limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    cursor: Option<String>,
+}
+
+/// Lists the workspace's channels, oldest first.
+#[utoipa::path(
+    get,
+    operation_id = "list_channels",
+    path = "/v1/channels",
+    tag = "channels",
+    params(ListChannelsQuery),
+    responses((status = 200, description = "A page of channels", body = ChannelList))
+)]
+pub async fn list(
+    caller: V1Caller,
+    state: web::Data<AppState>,
+    StrictQuery(q): StrictQuery<ListChannelsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let page = PageRequest::new(q.limit, q.cursor.as_deref()).map_err(|e| ApiError::Validation(ValidationErrors(e)))?;
+    let filter = ChannelFilter { channel_type: q.channel_type.map(Into::into), status: q.status.map(Into::into) };
+    let page = state.channels.list(caller.workspace_id, filter, page).await?;
+    Ok(HttpResponse::Ok()
+        .json(ChannelList { data: page.data.into_iter().map(ChannelRecord::from).collect(), next_cursor: page.next_cursor }))
+}

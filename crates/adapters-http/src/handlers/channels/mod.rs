@@ -1,0 +1,5 @@
+//! `/v1/channels`
+
+pub mod create;
+pub mod get;
+pub mod list;

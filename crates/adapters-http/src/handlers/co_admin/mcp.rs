@@ -1,0 +1,87 @@
+//! `/workspaces/{workspace_id}/co-admin/mcp`: the tools over MCP's streamable HTTP transport.
+//! POST carries JSON-RPC and is answered with JSON; there is no server-sent event stream and no
+//! session, so GET and DELETE answer 405.
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+
+use super::CoAdminState;
+use crate::auth::member::authenticate;
+use crate::error::ApiError;
+use crate::mcp::{handle, supports, Reply};
+use crate::state::AppState;
+
+/// Answers one POST of JSON-RPC.
+///
+/// # Errors
+/// 403 for a foreign `Origin`; the member check's 401/403/404.
+pub async fn post(req: HttpRequest, state: web::Data<AppState>, body: web::Bytes) -> Result<HttpResponse, ApiError> {
+    // MCP transport security: a web page must not reach the endpoint through the user's browser
+    // (DNS rebinding). Clients that are not browsers send no Origin.
+    if let Some(origin) = req.headers().get(header::ORIGIN) {
+        if !origin_allowed(&state.co_admin, origin) {
+            return Err(ApiError::Forbidden("this Origin may not call the MCP endpoint".into()));
+        }
+    }
+    let member = authenticate(&req).await?;
+    if let Some(v) = req.headers().get("mcp-protocol-version").and_then(|v| v.to_str().ok()) {
+        if !supports(v.trim()) {
+            return Ok(HttpResponse::BadRequest().json(serde_json::json!({
+                "jsonrpc": "2.0", "id": null,
+                "error": { "code": -32600, "message": format!("unsupported MCP-Protocol-Version {v}; supported: {}",
+                    crate::mcp::PROTOCOL_VERSIONS.join(", ")) }
+            })));
+        }
+    }
+    Ok(match handle(&state.co_admin.assistant, member.workspace_id, &body).await {
+        Reply::Json(v) => HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(v),
+        Reply::Accepted => HttpResponse::build(StatusCode::ACCEPTED).finish(),
+        Reply::BadRequest(v) => HttpResponse::BadRequest().json(v),
+    })
+}
+
+/// GET (an SSE stream) and DELETE (ending a session) are not offered.
+///
+/// # Errors
+/// Always 405 with `Allow: POST`.
+pub async fn not_allowed() -> HttpResponse {
+    let mut res = actix_web::ResponseError::error_response(&ApiError::MethodNotAllowed);
+    res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+    res
+}
+
+/// The service's own public origin, or any loopback origin (a local client or inspector).
+fn origin_allowed(co_admin: &CoAdminState, origin: &HeaderValue) -> bool {
+    let Some(origin) = origin.to_str().ok().and_then(super::origin_of) else { return false };
+    if co_admin.allowed_origins.iter().any(|o| *o == origin) {
+        return true;
+    }
+    let host = url::Url::parse(&origin).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default();
+    host == "localhost" || host == "[::1]" || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_public_origin_and_loopback_are_allowed() {
+        let mut clock = domain::common::ports::MockClock::new();
+        clock.expect_now().return_const(time::OffsetDateTime::UNIX_EPOCH);
+        let assistant = domain::assistant::Assistant::new(
+            std::sync::Arc::new(domain::assistant::MockLiveData::new()),
+            std::sync::Arc::new(clock),
+            domain::assistant::AssistantSettings::default(),
+        );
+        let state = CoAdminState::new(assistant, Some("https://WMS.example.com/"));
+        let ok = |o: &'static str| origin_allowed(&state, &HeaderValue::from_static(o));
+        assert!(ok("https://wms.example.com"));
+        assert!(ok("http://localhost:6274"));
+        assert!(ok("http://127.0.0.1:8080"));
+        assert!(ok("http://[::1]:8080"));
+        assert!(!ok("https://evil.example"));
+        assert!(!ok("http://wms.example.com"));
+        assert!(!ok("null"));
+    }
+}

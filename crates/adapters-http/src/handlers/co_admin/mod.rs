@@ -1,0 +1,48 @@
+//! The assistant's endpoints (spec 4.2, `decisions.md`): run a tool, read the capabilities
+//! manifest, and the same tools over MCP. Only members of the path's workspace (user token or
+//! settings session); API keys get 403 and non-members 404 from the [`crate::auth::Member`] check.
+
+pub mod capabilities;
+pub mod execute;
+pub mod mcp;
+
+use std::sync::Arc;
+
+use domain::assistant::Assistant;
+
+/// What the assistant's handlers share.
+#[derive(Clone)]
+pub struct CoAdminState {
+    /// The tools.
+    pub assistant: Arc<Assistant>,
+    /// Browser origins allowed to call the MCP endpoint besides loopback ones (the service's own
+    /// public origin, `https://wms.example.com`), lowercase, without a trailing slash.
+    pub allowed_origins: Vec<String>,
+}
+
+impl std::fmt::Debug for CoAdminState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoAdminState").field("allowed_origins", &self.allowed_origins).finish_non_exhaustive()
+    }
+}
+
+impl CoAdminState {
+    /// The tools, with the origin of `public_url` (if configured) allowed for MCP.
+    pub fn new(assistant: Assistant, public_url: Option<&str>) -> Self {
+        let allowed_origins = public_url.and_then(origin_of).into_iter().collect();
+        Self { assistant: Arc::new(assistant), allowed_origins }
+    }
+}
+
+/// `scheme://host[:port]` of a URL, lowercase; `None` when it has no scheme and host.
+pub fn origin_of(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url.trim()).ok()?;
+    let host = parsed.host_str()?;
+    Some(
+        match parsed.port() {
+            Some(p) => format!("{}://{}:{p}", parsed.scheme(), host),
+            None => format!("{}://{}", parsed.scheme(), host),
+        }
+        .to_ascii_lowercase(),
+    )
+}

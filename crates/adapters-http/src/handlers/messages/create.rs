@@ -1,0 +1,72 @@
+//! `POST /v1/messages`
+
+use actix_web::http::header::LOCATION;
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::messaging::{location, send_message, SendInput};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::auth::{Principal, V1Caller};
+use crate::dto::MessageRecord;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::strict::StrictJson;
+
+/// A message to send.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendMessageBody {
+    /// The channel to send through (must be `active`).
+    #[schema(example = 1)]
+    channel_id: i64,
+    /// The text, 1 to 4096 characters.
+    #[schema(min_length = 1, max_length = 4096, example = "Your order has shipped.")]
+    content: String,
+    /// Reply in this thread; its contact is the recipient.
+    thread_id: Option<i64>,
+    /// The recipient when there is no `thread_id`: an E.164 phone number for WhatsApp
+    /// (`+14155550123`), the platform's user id for Messenger and Instagram.
+    #[schema(max_length = 64, example = "+14155550123")]
+    to: Option<String>,
+}
+
+/// Queues an outbound message. With an `Idempotency-Key`, retrying the same request returns the
+/// first result (same status and body, header `Idempotent-Replayed: true`) instead of sending twice;
+/// the same key with a different request is 409.
+#[utoipa::path(
+    post,
+    operation_id = "send_message",
+    path = "/v1/messages",
+    tag = "messages",
+    request_body = SendMessageBody,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe: 1 to 255 visible ASCII characters, kept 24 hours")),
+    responses(
+        (status = 201, description = "The queued message", body = MessageRecord,
+            headers(("Location" = String, description = "URL of the message"))),
+        (status = 409, description = "The channel is not active, or the Idempotency-Key was used with another request", body = crate::error::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn create(
+    caller: V1Caller,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    StrictJson(body): StrictJson<SendMessageBody>,
+) -> Result<HttpResponse, ApiError> {
+    let key = match req.headers().get("idempotency-key") {
+        Some(v) => Some(v.to_str().map_err(|_| ApiError::field("Idempotency-Key", "must be visible ASCII"))?),
+        None => None,
+    };
+    let author = match caller.principal {
+        Principal::User { user_id, .. } => Some(user_id),
+        Principal::ApiKey { .. } => None,
+    };
+    let input = SendInput { channel_id: body.channel_id, content: body.content, thread_id: body.thread_id, to: body.to };
+    let stored =
+        send_message(state.channels.as_ref(), state.messages.as_ref(), caller.workspace_id, input, author, key).await?;
+    let mut res = HttpResponse::Created();
+    res.insert_header((LOCATION, location(&stored.message)));
+    if stored.replayed {
+        res.insert_header(("Idempotent-Replayed", "true"));
+    }
+    Ok(res.json(MessageRecord::from(stored.message)))
+}

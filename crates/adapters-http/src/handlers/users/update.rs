@@ -1,0 +1,58 @@
+//! `PATCH /v1/users/{user_id}`
+
+use actix_web::{web, HttpResponse};
+use domain::members::{empty_change, MemberChange};
+use domain::users::UserId;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::auth::V1Caller;
+use crate::dto::{RoleDto, UserRecord};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::strict::StrictJson;
+
+/// Fields to change; omitted fields keep their value.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateUserBody {
+    /// Display name, 1 to 100 characters.
+    #[schema(min_length = 1, max_length = 100)]
+    name: Option<String>,
+    /// Role in the workspace.
+    role: Option<RoleDto>,
+    /// Activate or deactivate the membership.
+    active: Option<bool>,
+}
+
+/// Changes a member's name, role or active flag. Demoting or deactivating the last active admin is 409.
+#[utoipa::path(
+    patch,
+    operation_id = "update_user",
+    path = "/v1/users/{user_id}",
+    tag = "users",
+    params(("user_id" = i64, Path, description = "User id")),
+    request_body = UpdateUserBody,
+    responses(
+        (status = 200, description = "The updated profile", body = UserRecord),
+        (status = 409, description = "The workspace would have no active admin left", body = crate::error::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn update(
+    caller: V1Caller,
+    state: web::Data<AppState>,
+    path: web::Path<i64>,
+    StrictJson(body): StrictJson<UpdateUserBody>,
+) -> Result<HttpResponse, ApiError> {
+    let id = UserId(path.into_inner());
+    let role = body.role.map(|r| match r {
+        RoleDto::Admin => "admin",
+        RoleDto::Agent => "agent",
+    });
+    let change = MemberChange::new(body.name.as_deref(), role, body.active)?;
+    if change.is_empty() {
+        return Err(empty_change().into());
+    }
+    let profile = state.members.update(caller.workspace_id, id, &change).await?;
+    Ok(HttpResponse::Ok().json(UserRecord::from(profile)))
+}

@@ -1,0 +1,36 @@
+//! `POST /v1/webhooks/{webhook_id}/secret/rotate` and its settings twin
+
+use actix_web::http::header::CACHE_CONTROL;
+use actix_web::{web, HttpResponse};
+use domain::webhooks::DestinationId;
+use domain::workspace::WorkspaceId;
+
+use super::{SecretRecord, WebhookPath, WebhookScope};
+use crate::auth::{Member, V1Caller};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Replaces the signing secret. For 24 hours the old secret keeps signing beside the new one
+/// (two `v1,` signatures in `webhook-signature`), so receivers can switch at their own pace.
+#[utoipa::path(
+    post,
+    path = "/v1/webhooks/{webhook_id}/secret/rotate",
+    tag = "webhooks",
+    params(("webhook_id" = i64, Path, description = "Destination id")),
+    responses((status = 200, description = "The new secret", body = SecretRecord))
+)]
+pub async fn v1(caller: V1Caller, state: web::Data<AppState>, path: web::Path<WebhookPath>) -> Result<HttpResponse, ApiError> {
+    run(caller.webhook_workspace()?, &state, &path).await
+}
+
+/// The settings API's twin of [`v1`].
+pub async fn settings(member: Member, state: web::Data<AppState>, path: web::Path<WebhookPath>) -> Result<HttpResponse, ApiError> {
+    run(member.webhook_workspace()?, &state, &path).await
+}
+
+async fn run(ws: WorkspaceId, state: &AppState, path: &WebhookPath) -> Result<HttpResponse, ApiError> {
+    let secret = state.webhooks.rotate_secret(ws, DestinationId(path.webhook_id)).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((CACHE_CONTROL, "no-store"))
+        .json(SecretRecord { secret: secret.expose().to_owned() }))
+}

@@ -1,0 +1,35 @@
+//! `GET /v1/webhooks/{webhook_id}/secret` and its settings twin
+
+use actix_web::http::header::CACHE_CONTROL;
+use actix_web::{web, HttpResponse};
+use domain::webhooks::DestinationId;
+use domain::workspace::WorkspaceId;
+
+use super::{SecretRecord, WebhookPath, WebhookScope};
+use crate::auth::{Member, V1Caller};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Reveals the destination's signing secret (wms keeps it, encrypted, because it signs with it).
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/{webhook_id}/secret",
+    tag = "webhooks",
+    params(("webhook_id" = i64, Path, description = "Destination id")),
+    responses((status = 200, description = "The current secret", body = SecretRecord))
+)]
+pub async fn v1(caller: V1Caller, state: web::Data<AppState>, path: web::Path<WebhookPath>) -> Result<HttpResponse, ApiError> {
+    run(caller.webhook_workspace()?, &state, &path).await
+}
+
+/// The settings API's twin of [`v1`].
+pub async fn settings(member: Member, state: web::Data<AppState>, path: web::Path<WebhookPath>) -> Result<HttpResponse, ApiError> {
+    run(member.webhook_workspace()?, &state, &path).await
+}
+
+async fn run(ws: WorkspaceId, state: &AppState, path: &WebhookPath) -> Result<HttpResponse, ApiError> {
+    let secret = state.webhooks.secret(ws, DestinationId(path.webhook_id)).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((CACHE_CONTROL, "no-store"))
+        .json(SecretRecord { secret: secret.expose().to_owned() }))
+}

@@ -1,0 +1,62 @@
+//! `PATCH /v1/webhooks/{webhook_id}` and its settings twin
+
+use actix_web::{web, HttpResponse};
+use domain::webhooks::{DestinationId, DestinationPatch};
+use domain::workspace::WorkspaceId;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::{WebhookPath, WebhookRecord, WebhookScope};
+use crate::auth::{Member, V1Caller};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::strict::StrictJson;
+
+/// The members to change; omitted (or null) members stay as they are.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateWebhookBody {
+    /// New URL (same rules as on creation).
+    url: Option<String>,
+    /// New label.
+    platform: Option<String>,
+    /// New subscriptions, replacing the old ones.
+    events: Option<Vec<String>>,
+    /// `false` pauses deliveries; `true` resumes them and clears a deactivation note.
+    active: Option<bool>,
+}
+
+/// Changes a destination. Reactivating it resumes the deliveries that were waiting; events that
+/// happened while it was inactive are not sent.
+#[utoipa::path(
+    patch,
+    path = "/v1/webhooks/{webhook_id}",
+    tag = "webhooks",
+    params(("webhook_id" = i64, Path, description = "Destination id")),
+    request_body = UpdateWebhookBody,
+    responses((status = 200, description = "The updated destination", body = WebhookRecord))
+)]
+pub async fn v1(
+    caller: V1Caller,
+    state: web::Data<AppState>,
+    path: web::Path<WebhookPath>,
+    StrictJson(body): StrictJson<UpdateWebhookBody>,
+) -> Result<HttpResponse, ApiError> {
+    run(caller.webhook_workspace()?, &state, &path, body).await
+}
+
+/// The settings API's twin of [`v1`].
+pub async fn settings(
+    member: Member,
+    state: web::Data<AppState>,
+    path: web::Path<WebhookPath>,
+    StrictJson(body): StrictJson<UpdateWebhookBody>,
+) -> Result<HttpResponse, ApiError> {
+    run(member.webhook_workspace()?, &state, &path, body).await
+}
+
+async fn run(ws: WorkspaceId, state: &AppState, path: &WebhookPath, body: UpdateWebhookBody) -> Result<HttpResponse, ApiError> {
+    let patch = DestinationPatch { url: body.url, platform: body.platform, events: body.events, active: body.active };
+    let webhook = state.webhooks.update(ws, DestinationId(path.webhook_id), patch).await?;
+    Ok(HttpResponse::Ok().json(WebhookRecord::from(webhook)))
+}

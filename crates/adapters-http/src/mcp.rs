@@ -1,0 +1,253 @@
+//! The Model Context Protocol server of the assistant's tools: JSON-RPC 2.0 messages of the
+//! streamable HTTP transport, answered with plain JSON (never an SSE stream) and without sessions.
+//! The tools, their schemas and their results come from the domain's one registry, so MCP shows
+//! exactly what the execute endpoint and the capabilities manifest show.
+
+use domain::assistant::{guidance_prompt, Assistant, ToolError, ToolName, TOOLS};
+use domain::workspace::WorkspaceId;
+use serde_json::{json, Value};
+
+/// The protocol revisions served (2025-03-26 is the first with the streamable HTTP transport).
+pub const PROTOCOL_VERSIONS: &[&str] = &["2025-03-26", "2025-06-18", "2025-11-25"];
+/// Offered to a client that asks for a revision not in [`PROTOCOL_VERSIONS`].
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
+const INVALID_PARAMS: i64 = -32602;
+
+/// What to send back for one HTTP POST.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// 200 with this JSON body (a response, or an array of responses for a batch).
+    Json(Value),
+    /// 202 with no body: the POST held only notifications or responses.
+    Accepted,
+    /// 400 with this JSON-RPC error body: the POST was not JSON-RPC at all.
+    BadRequest(Value),
+}
+
+/// Whether `version` (an `MCP-Protocol-Version` header) is served.
+pub fn supports(version: &str) -> bool {
+    PROTOCOL_VERSIONS.contains(&version)
+}
+
+/// Answers the JSON-RPC message (or batch) in `body` for workspace `ws`.
+pub async fn handle(assistant: &Assistant, ws: WorkspaceId, body: &[u8]) -> Reply {
+    let message: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => return Reply::BadRequest(error(Value::Null, PARSE_ERROR, &format!("parse error: {e}"))),
+    };
+    match message {
+        // Batches were part of 2025-03-26; later revisions send one message per POST.
+        Value::Array(items) if !items.is_empty() => {
+            let mut out = Vec::new();
+            for item in items {
+                if let Some(r) = one(assistant, ws, item).await {
+                    out.push(r);
+                }
+            }
+            if out.is_empty() {
+                Reply::Accepted
+            } else {
+                Reply::Json(Value::Array(out))
+            }
+        }
+        Value::Object(_) => match one(assistant, ws, message).await {
+            Some(r) => Reply::Json(r),
+            None => Reply::Accepted,
+        },
+        _ => Reply::BadRequest(error(Value::Null, INVALID_REQUEST, "expected a JSON-RPC 2.0 message")),
+    }
+}
+
+/// The response to one message; `None` for notifications and for responses to us.
+async fn one(assistant: &Assistant, ws: WorkspaceId, m: Value) -> Option<Value> {
+    let id = m.get("id").cloned();
+    let Some(method) = m.get("method").and_then(Value::as_str) else {
+        // A response to a server request (we send none) or garbage; only requests get answers.
+        return match (&id, m.get("result").or_else(|| m.get("error"))) {
+            (Some(_), Some(_)) => None,
+            _ => Some(error(id.unwrap_or(Value::Null), INVALID_REQUEST, "expected a JSON-RPC 2.0 request")),
+        };
+    };
+    // Notifications (`notifications/initialized`, `notifications/cancelled`, …) need no answer.
+    let id = id?;
+    if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") || !(id.is_string() || id.is_i64() || id.is_u64()) {
+        return Some(error(id, INVALID_REQUEST, "expected jsonrpc \"2.0\" and a string or integer id"));
+    }
+    let params = m.get("params").cloned().unwrap_or(Value::Null);
+    Some(match method {
+        "initialize" => result(id, initialize(&params)),
+        "ping" => result(id, json!({})),
+        "tools/list" => result(id, json!({ "tools": tools() })),
+        "tools/call" => match call(assistant, ws, &params).await {
+            Ok(r) => result(id, r),
+            Err(message) => error(id, INVALID_PARAMS, &message),
+        },
+        other => error(id, METHOD_NOT_FOUND, &format!("method not found: {other}")),
+    })
+}
+
+fn initialize(params: &Value) -> Value {
+    let asked = params.get("protocolVersion").and_then(Value::as_str).unwrap_or(LATEST_PROTOCOL_VERSION);
+    let version = if supports(asked) { asked } else { LATEST_PROTOCOL_VERSION };
+    json!({
+        "protocolVersion": version,
+        "capabilities": { "tools": { "listChanged": false } },
+        "serverInfo": {
+            "name": "wms",
+            "title": "wms workspace assistant",
+            "version": env!("CARGO_PKG_VERSION"),
+        },
+        "instructions": guidance_prompt(),
+    })
+}
+
+/// `tools/list`: every tool of the registry, annotated as safe to run without confirmation.
+pub fn tools() -> Vec<Value> {
+    TOOLS
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "title": t.title,
+                "description": t.description,
+                "inputSchema": t.input_schema(),
+                "annotations": {
+                    "title": t.title,
+                    "readOnlyHint": true,
+                    "destructiveHint": false,
+                    "idempotentHint": true,
+                    "openWorldHint": false,
+                },
+            })
+        })
+        .collect()
+}
+
+/// `tools/call`. An unknown tool or malformed params are protocol errors; everything the tool
+/// itself refuses (an invalid argument, an unknown channel) is a result with `isError: true`, so
+/// the model sees the message and can correct the call.
+async fn call(assistant: &Assistant, ws: WorkspaceId, params: &Value) -> Result<Value, String> {
+    let name = params.get("name").and_then(Value::as_str).ok_or("tools/call needs params.name")?;
+    if ToolName::parse(name).is_none() {
+        return Err(format!("unknown tool: {name}"));
+    }
+    let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+    Ok(match assistant.execute(ws, name, &arguments).await {
+        Ok(value) => json!({
+            "content": [{ "type": "text", "text": value.to_string() }],
+            "structuredContent": value,
+            "isError": false,
+        }),
+        Err(e) => {
+            let text = match &e {
+                ToolError::Invalid(v) => format!("Invalid arguments for {name}: {v}"),
+                ToolError::Unavailable(m) => format!("{name} is unavailable: {m}"),
+                ToolError::Unknown(cause) => {
+                    tracing::error!(error = format!("{:#}", cause.0), tool = name, "MCP tool call failed");
+                    format!("{name} failed because of an internal error; try again later")
+                }
+            };
+            json!({ "content": [{ "type": "text", "text": text }], "isError": true })
+        }
+    })
+}
+
+fn result(id: Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use domain::assistant::{AssistantSettings, MockLiveData};
+    use domain::common::ports::MockClock;
+
+    use super::*;
+
+    fn assistant(data: MockLiveData) -> Assistant {
+        let mut clock = MockClock::new();
+        clock.expect_now().return_const(time::OffsetDateTime::UNIX_EPOCH);
+        Assistant::new(Arc::new(data), Arc::new(clock), AssistantSettings::default())
+    }
+
+    async fn send(m: Value) -> Reply {
+        handle(&assistant(MockLiveData::new()), WorkspaceId(1), m.to_string().as_bytes()).await
+    }
+
+    #[tokio::test]
+    async fn initialize_negotiates_the_version() {
+        let r = send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}),
+        )
+        .await;
+        let Reply::Json(v) = r else { panic!("{r:?}") };
+        assert_eq!(v["result"]["protocolVersion"], "2025-06-18");
+        assert_eq!(v["result"]["capabilities"]["tools"]["listChanged"], false);
+        let r = send(
+            json!({"jsonrpc": "2.0", "id": "a", "method": "initialize", "params": {"protocolVersion": "2099-01-01"}}),
+        )
+        .await;
+        let Reply::Json(v) = r else { panic!("{r:?}") };
+        assert_eq!(
+            (v["id"].as_str(), v["result"]["protocolVersion"].as_str()),
+            (Some("a"), Some(LATEST_PROTOCOL_VERSION))
+        );
+    }
+
+    #[tokio::test]
+    async fn notifications_are_accepted_without_a_body() {
+        assert_eq!(send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await, Reply::Accepted);
+    }
+
+    #[tokio::test]
+    async fn tools_are_listed_with_safe_annotations() {
+        let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await else { panic!() };
+        let tools = v["result"]["tools"].as_array().cloned().unwrap_or_default();
+        assert_eq!(tools.len(), 6);
+        for t in tools {
+            assert_eq!(t["annotations"]["readOnlyHint"], true);
+            assert_eq!(t["annotations"]["destructiveHint"], false);
+            assert_eq!(t["inputSchema"]["type"], "object");
+        }
+    }
+
+    #[tokio::test]
+    async fn invalid_arguments_are_a_tool_error_and_unknown_tools_a_protocol_error() {
+        let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "get_channel_analytics", "arguments": {"range": "365d"}}}))
+        .await
+        else {
+            panic!()
+        };
+        assert_eq!(v["result"]["isError"], true);
+        assert!(v["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("range"));
+        let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+            "params": {"name": "drop_tables"}}))
+        .await
+        else {
+            panic!()
+        };
+        assert_eq!(v["error"]["code"], INVALID_PARAMS);
+    }
+
+    #[tokio::test]
+    async fn garbage_and_unknown_methods() {
+        let r = handle(&assistant(MockLiveData::new()), WorkspaceId(1), b"{not json").await;
+        assert!(matches!(r, Reply::BadRequest(ref v) if v["error"]["code"] == PARSE_ERROR), "{r:?}");
+        let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 5, "method": "resources/list"})).await else {
+            panic!()
+        };
+        assert_eq!(v["error"]["code"], METHOD_NOT_FOUND);
+        let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"})).await else { panic!() };
+        assert_eq!(v["result"], json!({}));
+    }
+}

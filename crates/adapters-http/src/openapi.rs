@@ -1,0 +1,203 @@
+//! The OpenAPI 3.1 document of `/v1`, generated from the handlers' annotations so it cannot drift
+//! from the code, and served at `GET /v1/openapi.json`.
+
+use actix_web::HttpResponse;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+use utoipa::{Modify, OpenApi};
+
+use crate::handlers::{channels, messages, users, webhooks};
+
+/// The `/v1` API.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "wms REST API",
+        version = "1",
+        description = "The Workspace Messaging Service REST API. The base URL ends in `/v1`. Authenticate with \
+                       `Authorization: Bearer <API key>` (keys are created on the API Keys settings page, Advanced \
+                       plan). Each key may make 1000 requests per rolling hour; every authenticated response carries \
+                       `RateLimit-Policy`, `RateLimit` and `X-RateLimit-*` headers, and a 429 carries `Retry-After`. \
+                       Errors are RFC 9457 `application/problem+json` with a stable `code`."
+    ),
+    paths(
+        openapi_json,
+        channels::list::list,
+        channels::create::create,
+        channels::get::get,
+        messages::list::list,
+        messages::create::create,
+        messages::get::get,
+        users::get::get,
+        users::update::update,
+        users::delete::delete,
+        webhooks::list::v1,
+        webhooks::create::v1,
+        webhooks::get::v1,
+        webhooks::update::v1,
+        webhooks::delete::v1,
+        webhooks::secret::v1,
+        webhooks::rotate::v1,
+        webhooks::deliveries::v1,
+        webhooks::retry::v1,
+        webhooks::test::v1,
+    ),
+    components(schemas(crate::error::Problem, crate::error::FieldErrorSchema)),
+    modifiers(&BearerAuth, &StandardResponses),
+    security(("bearer" = [])),
+    tags(
+        (name = "channels", description = "WhatsApp, Messenger and Instagram channels"),
+        (name = "messages", description = "Messages: list and send"),
+        (name = "users", description = "Members of the workspace"),
+        (name = "webhooks", description = "Outbound webhook destinations, their secrets and delivery logs"),
+        (name = "meta", description = "This document"),
+    )
+)]
+pub struct ApiDoc;
+
+/// This document.
+#[utoipa::path(
+    get,
+    operation_id = "get_openapi_document",
+    path = "/v1/openapi.json",
+    tag = "meta",
+    security(()),
+    responses((status = 200, description = "The OpenAPI 3.1 document of /v1", content_type = "application/json"))
+)]
+pub async fn openapi_json() -> HttpResponse {
+    HttpResponse::Ok().json(ApiDoc::openapi())
+}
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("wmsk_… API key or wmsu_… user token")
+                    .description(Some("`Authorization: Bearer <token>`; the scheme word is case-insensitive"))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// Adds to every operation the problem responses any request can get, and to every response of
+/// an authenticated operation the rate-limit headers.
+struct StandardResponses;
+
+const AUTHENTICATED: [(&str, &str); 6] = [
+    ("401", "Missing, malformed, unknown, revoked or expired credentials (`unauthenticated`, `invalid_token`, `token_revoked`, `token_expired`)"),
+    ("403", "The workspace's plan does not include the REST API (`plan_required`)"),
+    ("404", "No such resource in this workspace (`not_found`)"),
+    ("422", "Invalid parameters or body (`validation_failed`), one entry per field in `errors`"),
+    ("429", "Rate limit exceeded (`rate_limited`); see `Retry-After`"),
+    ("503", "The database is unavailable (`service_unavailable`)"),
+];
+
+const WITH_BODY: [(&str, &str); 3] = [
+    ("400", "The body is not valid JSON (`bad_request`)"),
+    ("413", "The body is larger than 256 KiB (`payload_too_large`)"),
+    ("415", "The body is not `application/json` (`unsupported_media_type`)"),
+];
+
+const RATE_LIMIT_HEADERS: [(&str, &str); 5] = [
+    ("RateLimit-Policy", "`\"hourly\";q=1000;w=3600`"),
+    ("RateLimit", "`\"hourly\";r=<remaining>;t=<seconds until a request is freed>`"),
+    ("X-RateLimit-Limit", "Requests allowed per hour"),
+    ("X-RateLimit-Remaining", "Requests left in the current window"),
+    ("X-RateLimit-Reset", "Epoch seconds when a request is freed"),
+];
+
+fn problem_response(description: &str) -> RefOr<utoipa::openapi::Response> {
+    RefOr::T(
+        ResponseBuilder::new()
+            .description(description)
+            .content("application/problem+json", ContentBuilder::new().schema(Some(Ref::from_schema_name("Problem"))).build())
+            .build(),
+    )
+}
+
+fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut Operation> {
+    [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch].into_iter().flatten()
+}
+
+/// Operation ids must be unique in a document; utoipa defaults them to the handler's function name
+/// (`list`, `create`), so an id used twice is replaced by one derived from method and path
+/// (`get /v1/webhooks/{webhook_id}/deliveries` → `get_webhooks_webhook_id_deliveries`).
+fn unique_operation_ids(openapi: &mut utoipa::openapi::OpenApi) {
+    let mut seen = std::collections::HashMap::<String, usize>::new();
+    for item in openapi.paths.paths.values_mut() {
+        for op in operations(item) {
+            if let Some(id) = &op.operation_id {
+                *seen.entry(id.clone()).or_default() += 1;
+            }
+        }
+    }
+    for (path, item) in openapi.paths.paths.iter_mut() {
+        let methods = ["get", "put", "post", "delete", "patch"];
+        let ops = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
+        for (method, op) in methods.into_iter().zip(ops) {
+            let Some(op) = op else { continue };
+            let duplicate = op.operation_id.as_ref().map_or(true, |id| seen.get(id).copied().unwrap_or(0) > 1);
+            if duplicate {
+                let words: Vec<&str> = path
+                    .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                    .filter(|w| !w.is_empty() && *w != "v1")
+                    .collect();
+                op.operation_id = Some(format!("{method}_{}", words.join("_")));
+            }
+        }
+    }
+}
+
+impl Modify for StandardResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        unique_operation_ids(openapi);
+        for item in openapi.paths.paths.values_mut() {
+            for op in operations(item) {
+                // `security(())` marks a public operation: no credentials, no rate-limit headers.
+                let public = op.security.as_ref().is_some_and(|s| s.iter().all(|r| serde_json::to_value(r).map(|v| v == serde_json::json!({})).unwrap_or(false)));
+                if public {
+                    continue;
+                }
+                let has_body = op.request_body.is_some();
+                for (status, description) in AUTHENTICATED.iter().chain(if has_body { WITH_BODY.iter() } else { [].iter() }) {
+                    op.responses.responses.entry((*status).to_owned()).or_insert_with(|| problem_response(description));
+                }
+                for (status, response) in op.responses.responses.iter_mut() {
+                    let RefOr::T(response) = response else { continue };
+                    if status == "401" {
+                        continue;
+                    }
+                    for (name, description) in RATE_LIMIT_HEADERS {
+                        response.headers.entry(name.to_owned()).or_insert_with(|| {
+                            HeaderBuilder::new().description(Some(description)).schema(String::schema_ref()).build()
+                        });
+                    }
+                    if status == "429" {
+                        response.headers.entry("Retry-After".to_owned()).or_insert_with(|| {
+                            HeaderBuilder::new().description(Some("Seconds to wait before retrying")).schema(String::schema_ref()).build()
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+trait SchemaRef {
+    fn schema_ref() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>;
+}
+
+impl SchemaRef for String {
+    fn schema_ref() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        RefOr::T(utoipa::openapi::schema::Object::with_type(utoipa::openapi::schema::Type::String).into())
+    }
+}

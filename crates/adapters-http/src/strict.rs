@@ -1,0 +1,144 @@
+//! Strict request extractors for the REST API: the body must be `application/json`, at most
+//! 256 KiB, well-formed (else 400), and of the right shape with no unknown fields (else 422 naming
+//! the field, with its path for nested values). Queries likewise name the offending parameter.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::http::header::CONTENT_TYPE;
+use actix_web::{web, FromRequest, HttpRequest};
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+use crate::extract::MAX_JSON_BYTES;
+
+/// A JSON body of type `T`, validated strictly.
+#[derive(Debug)]
+pub struct StrictJson<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for StrictJson<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let is_json = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .map(|m| {
+                let m = m.trim().to_ascii_lowercase();
+                m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+            })
+            .unwrap_or(false);
+        let too_large = req
+            .headers()
+            .get(actix_web::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok())
+            .is_some_and(|n| n > MAX_JSON_BYTES);
+        let bytes = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            if too_large {
+                return Err(ApiError::PayloadTooLarge { limit: MAX_JSON_BYTES });
+            }
+            if !is_json {
+                return Err(ApiError::UnsupportedMediaType);
+            }
+            let body = bytes.await.map_err(|e| {
+                if e.as_response_error().status_code() == actix_web::http::StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::PayloadTooLarge { limit: MAX_JSON_BYTES }
+                } else {
+                    ApiError::BadRequest(format!("cannot read the body: {e}"))
+                }
+            })?;
+            parse_json(&body).map(StrictJson)
+        })
+    }
+}
+
+/// Parses a JSON body: 400 for malformed JSON, 422 naming the field for the wrong shape.
+///
+/// # Errors
+/// [`ApiError::BadRequest`] or [`ApiError::Validation`].
+pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    // Syntax first, so a broken document is always 400 whatever its shape.
+    let value: serde_json::Value =
+        serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("the body is not valid JSON: {e}")))?;
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let message = e.inner().to_string();
+        ApiError::field(field_name(&e.path().to_string(), &message), clean(&message))
+    })
+}
+
+/// The query string as `T`.
+#[derive(Debug)]
+pub struct StrictQuery<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for StrictQuery<T> {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(req.query_string().as_bytes()));
+        std::future::ready(serde_path_to_error::deserialize::<_, T>(de).map(StrictQuery).map_err(|e| {
+            let message = e.inner().to_string();
+            ApiError::field(field_name(&e.path().to_string(), &message), clean(&message))
+        }))
+    }
+}
+
+/// The path serde reports, or the field its message names, or `body`.
+fn field_name(path: &str, message: &str) -> String {
+    if path != "." && !path.is_empty() {
+        return path.to_owned();
+    }
+    let quoted = message.find('`').and_then(|s| message[s + 1..].find('`').map(|len| &message[s + 1..s + 1 + len]));
+    match quoted {
+        Some(f) if message.contains("field") => f.to_owned(),
+        _ => "body".to_owned(),
+    }
+}
+
+fn clean(message: &str) -> String {
+    message.split(" at line ").next().unwrap_or(message).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Body {
+        channel_id: i64,
+        content: String,
+    }
+
+    fn field(r: Result<Body, ApiError>) -> (u16, String) {
+        use actix_web::ResponseError;
+        match r {
+            Err(e) => {
+                let p = e.problem();
+                (e.status_code().as_u16(), p.errors.and_then(|v| v.first().map(|f| f.field.clone())).unwrap_or_default())
+            }
+            Ok(_) => (200, String::new()),
+        }
+    }
+
+    #[test]
+    fn shape_errors_name_the_field() {
+        assert_eq!(field(parse_json(br#"{"channel_id":"x","content":"a"}"#)), (422, "channel_id".into()));
+        assert_eq!(field(parse_json(br#"{"channel_id":1}"#)), (422, "content".into()));
+        assert_eq!(field(parse_json(br#"{"channel_id":1,"content":"a","extra":1}"#)), (422, "extra".into()));
+        assert_eq!(field(parse_json(br#"[1,2]"#)), (422, "body".into()));
+    }
+
+    #[test]
+    fn malformed_json_is_400() {
+        assert_eq!(field(parse_json(br#"{"channel_id":1,"#)).0, 400);
+        assert_eq!(field(parse_json(b"")).0, 400);
+    }
+}

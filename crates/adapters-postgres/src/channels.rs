@@ -1,0 +1,148 @@
+//! Channels in storage.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use domain::channels::{
+    Channel, ChannelFilter, ChannelId, ChannelRepository, ChannelStatus, ChannelType, CreateChannelError, NewChannel,
+};
+use domain::common::page::{Page, PageRequest};
+use domain::workspace::WorkspaceId;
+use domain::RepoError;
+use time::OffsetDateTime;
+
+use crate::error::{repo, unique_violation};
+use crate::webhooks::outbox;
+use domain::webhooks::EventType;
+use crate::pool::Db;
+use crate::schema::channels;
+
+/// [`ChannelRepository`] on PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgChannelRepository {
+    db: Db,
+}
+
+impl PgChannelRepository {
+    /// A repository on `db`.
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = channels)]
+struct ChannelRow {
+    id: i64,
+    channel_type: String,
+    display_name: String,
+    identifier: String,
+    status: String,
+    created_at: OffsetDateTime,
+}
+
+impl ChannelRow {
+    fn into_domain(self) -> Result<Channel, RepoError> {
+        Ok(Channel {
+            id: ChannelId(self.id),
+            channel_type: self.channel_type.parse::<ChannelType>().map_err(|e| repo(anyhow::anyhow!("{}", e.message)))?,
+            status: self.status.parse::<ChannelStatus>().map_err(|e| repo(anyhow::anyhow!("{}", e.message)))?,
+            display_name: self.display_name,
+            identifier: self.identifier,
+            created_at: self.created_at,
+        })
+    }
+}
+
+/// The event payload of a channel: the same record the API returns.
+pub fn channel_json(c: &Channel) -> serde_json::Value {
+    serde_json::json!({
+        "id": c.id.0,
+        "channel_type": c.channel_type.as_str(),
+        "display_name": c.display_name,
+        "identifier": c.identifier,
+        "status": c.status.as_str(),
+        "created_at": crate::rfc3339(c.created_at),
+    })
+}
+
+enum TxError {
+    Duplicate,
+    Db(diesel::result::Error),
+}
+
+impl From<diesel::result::Error> for TxError {
+    fn from(e: diesel::result::Error) -> Self {
+        TxError::Db(e)
+    }
+}
+
+#[async_trait]
+impl ChannelRepository for PgChannelRepository {
+    async fn list(&self, ws: WorkspaceId, filter: ChannelFilter, page: PageRequest) -> Result<Page<Channel>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let mut q = channels::table
+            .filter(channels::workspace_id.eq(ws.0))
+            .filter(channels::id.gt(page.after.unwrap_or(0)))
+            .select(ChannelRow::as_select())
+            .order(channels::id.asc())
+            .limit(page.fetch())
+            .into_boxed();
+        if let Some(t) = filter.channel_type {
+            q = q.filter(channels::channel_type.eq(t.as_str()));
+        }
+        if let Some(s) = filter.status {
+            q = q.filter(channels::status.eq(s.as_str()));
+        }
+        let rows: Vec<ChannelRow> = q.load(&mut conn).await.map_err(repo)?;
+        let items = rows.into_iter().map(ChannelRow::into_domain).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(items, page, |c| c.id.0))
+    }
+
+    async fn find(&self, ws: WorkspaceId, id: ChannelId) -> Result<Option<Channel>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let row: Option<ChannelRow> = channels::table
+            .filter(channels::workspace_id.eq(ws.0))
+            .filter(channels::id.eq(id.0))
+            .select(ChannelRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(repo)?;
+        row.map(ChannelRow::into_domain).transpose()
+    }
+
+    async fn create(&self, ws: WorkspaceId, new: &NewChannel) -> Result<Channel, CreateChannelError> {
+        let mut conn = self.db.conn().await.map_err(|e| CreateChannelError::Unknown(repo(e)))?;
+        let result = conn
+            .transaction::<_, TxError, _>(|conn| {
+                async move {
+                    let row: ChannelRow = diesel::insert_into(channels::table)
+                        .values((
+                            channels::workspace_id.eq(ws.0),
+                            channels::channel_type.eq(new.channel_type.as_str()),
+                            channels::display_name.eq(&new.display_name),
+                            channels::identifier.eq(&new.identifier),
+                            channels::status.eq(new.status.as_str()),
+                        ))
+                        .returning(ChannelRow::as_returning())
+                        .get_result(conn)
+                        .await
+                        .map_err(|e| if unique_violation(&e).is_some() { TxError::Duplicate } else { TxError::Db(e) })?;
+                    let channel = row.into_domain().map_err(|e| TxError::Db(diesel::result::Error::QueryBuilderError(e.0.into())))?;
+                    outbox::record(conn, ws, EventType::ChannelCreated, &channel_json(&channel)).await?;
+                    Ok(channel)
+                }
+                .scope_boxed()
+            })
+            .await;
+        result.map_err(|e| match e {
+            TxError::Duplicate => CreateChannelError::Duplicate {
+                channel_type: new.channel_type.as_str().to_owned(),
+                identifier: new.identifier.clone(),
+            },
+            TxError::Db(e) => CreateChannelError::Unknown(repo(e)),
+        })
+    }
+}

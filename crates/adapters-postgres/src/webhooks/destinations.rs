@@ -1,0 +1,276 @@
+//! [`WebhookRepository`] on PostgreSQL: destinations, their secrets and the delivery log.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use domain::common::page::{Page, PageRequest};
+use domain::webhooks::{
+    Delivery, DeliveryId, DestinationChange, DestinationId, NewDestination, StoredSecrets, WebhookDestination,
+    WebhookRepository,
+};
+use domain::workspace::WorkspaceId;
+use domain::RepoError;
+use time::OffsetDateTime;
+
+use super::log;
+use crate::error::repo;
+use crate::pool::Db;
+use crate::schema::{webhook_deliveries, webhook_destinations};
+
+/// Webhook destinations in PostgreSQL. Every query is scoped by the workspace.
+#[derive(Debug, Clone)]
+pub struct PgWebhookRepository {
+    db: Db,
+}
+
+impl PgWebhookRepository {
+    /// A repository on `db`.
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = webhook_destinations)]
+pub(super) struct DestinationRow {
+    id: i64,
+    workspace_id: i64,
+    url: String,
+    platform: String,
+    events: Vec<Option<String>>,
+    active: bool,
+    disabled_reason: Option<String>,
+    disabled_at: Option<OffsetDateTime>,
+    created_at: OffsetDateTime,
+    updated_at: OffsetDateTime,
+}
+
+impl From<DestinationRow> for WebhookDestination {
+    fn from(r: DestinationRow) -> Self {
+        WebhookDestination {
+            id: DestinationId(r.id),
+            workspace_id: WorkspaceId(r.workspace_id),
+            url: r.url,
+            platform: r.platform,
+            events: r.events.into_iter().flatten().collect(),
+            active: r.active,
+            disabled_reason: r.disabled_reason,
+            disabled_at: r.disabled_at,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+#[derive(AsChangeset, Default)]
+#[diesel(table_name = webhook_destinations)]
+struct ChangeRow<'a> {
+    url: Option<&'a str>,
+    platform: Option<&'a str>,
+    events: Option<&'a [String]>,
+    active: Option<bool>,
+}
+
+#[async_trait]
+impl WebhookRepository for PgWebhookRepository {
+    async fn insert(&self, ws: WorkspaceId, new: &NewDestination) -> Result<WebhookDestination, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let row: DestinationRow = diesel::insert_into(webhook_destinations::table)
+            .values((
+                webhook_destinations::workspace_id.eq(ws.0),
+                webhook_destinations::url.eq(&new.url),
+                webhook_destinations::platform.eq(&new.platform),
+                webhook_destinations::events.eq(&new.events),
+                webhook_destinations::active.eq(new.active),
+                webhook_destinations::secret_encrypted.eq(&new.secret_sealed),
+            ))
+            .returning(DestinationRow::as_returning())
+            .get_result(&mut conn)
+            .await
+            .map_err(repo)?;
+        Ok(row.into())
+    }
+
+    async fn list(&self, ws: WorkspaceId, page: PageRequest) -> Result<Page<WebhookDestination>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let rows: Vec<DestinationRow> = webhook_destinations::table
+            .filter(webhook_destinations::workspace_id.eq(ws.0))
+            .filter(webhook_destinations::id.gt(page.after.unwrap_or(0)))
+            .order(webhook_destinations::id.asc())
+            .limit(page.fetch())
+            .select(DestinationRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(repo)?;
+        Ok(Page::from_rows(rows, page, |r| r.id).map(Into::into))
+    }
+
+    async fn find(&self, ws: WorkspaceId, id: DestinationId) -> Result<Option<WebhookDestination>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let row: Option<DestinationRow> = webhook_destinations::table
+            .filter(webhook_destinations::workspace_id.eq(ws.0))
+            .filter(webhook_destinations::id.eq(id.0))
+            .select(DestinationRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(repo)?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn update(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        change: &DestinationChange,
+        now: OffsetDateTime,
+    ) -> Result<Option<WebhookDestination>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let row = conn
+            .transaction::<_, diesel::result::Error, _>(|conn| {
+                async move {
+                    let target = webhook_destinations::table
+                        .filter(webhook_destinations::workspace_id.eq(ws.0))
+                        .filter(webhook_destinations::id.eq(id.0));
+                    let was_active: Option<bool> = target
+                        .select(webhook_destinations::active)
+                        .for_update()
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    let Some(was_active) = was_active else { return Ok(None) };
+                    let set = ChangeRow {
+                        url: change.url.as_deref(),
+                        platform: change.platform.as_deref(),
+                        events: change.events.as_deref(),
+                        active: change.active,
+                    };
+                    let row: DestinationRow = diesel::update(target)
+                        .set((set, webhook_destinations::updated_at.eq(now)))
+                        .returning(DestinationRow::as_returning())
+                        .get_result(conn)
+                        .await?;
+                    match (was_active, change.active) {
+                        (false, Some(true)) => {
+                            // Reactivation: a fresh start; paused deliveries resume now.
+                            diesel::update(target)
+                                .set((
+                                    webhook_destinations::disabled_reason.eq(None::<String>),
+                                    webhook_destinations::disabled_at.eq(None::<OffsetDateTime>),
+                                    webhook_destinations::failing_since.eq(None::<OffsetDateTime>),
+                                ))
+                                .execute(conn)
+                                .await?;
+                            diesel::update(
+                                webhook_deliveries::table
+                                    .filter(webhook_deliveries::destination_id.eq(id.0))
+                                    .filter(webhook_deliveries::status.eq("paused")),
+                            )
+                            .set((
+                                webhook_deliveries::status.eq("pending"),
+                                webhook_deliveries::next_attempt_at.eq(now),
+                                webhook_deliveries::updated_at.eq(now),
+                            ))
+                            .execute(conn)
+                            .await?;
+                        }
+                        (true, Some(false)) => {
+                            diesel::update(target).set(webhook_destinations::disabled_at.eq(now)).execute(conn).await?;
+                            super::queue::pause_pending(conn, &[id.0], now).await?;
+                        }
+                        _ => {}
+                    }
+                    // Re-read: the reactivation branch changed the deactivation note.
+                    let row = if change.active.is_some() && change.active != Some(was_active) {
+                        target.select(DestinationRow::as_select()).first(conn).await?
+                    } else {
+                        row
+                    };
+                    Ok(Some(row))
+                }
+                .scope_boxed()
+            })
+            .await
+            .map_err(repo)?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn delete(&self, ws: WorkspaceId, id: DestinationId) -> Result<bool, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let n = diesel::delete(
+            webhook_destinations::table
+                .filter(webhook_destinations::workspace_id.eq(ws.0))
+                .filter(webhook_destinations::id.eq(id.0)),
+        )
+        .execute(&mut conn)
+        .await
+        .map_err(repo)?;
+        Ok(n > 0)
+    }
+
+    async fn secrets(&self, ws: WorkspaceId, id: DestinationId) -> Result<Option<StoredSecrets>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let row: Option<(Vec<u8>, Option<Vec<u8>>, Option<OffsetDateTime>)> = webhook_destinations::table
+            .filter(webhook_destinations::workspace_id.eq(ws.0))
+            .filter(webhook_destinations::id.eq(id.0))
+            .select((
+                webhook_destinations::secret_encrypted,
+                webhook_destinations::previous_secret_encrypted,
+                webhook_destinations::previous_secret_expires_at,
+            ))
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(repo)?;
+        Ok(row.map(|(current, prev, until)| StoredSecrets { current, previous: prev.zip(until) }))
+    }
+
+    async fn rotate_secret(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        new_sealed: &[u8],
+        previous_until: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> Result<bool, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        // One statement: the old current secret becomes the previous one (a second rotation
+        // within the overlap drops the oldest, which is what a rotation after a leak wants).
+        let n = diesel::update(
+            webhook_destinations::table
+                .filter(webhook_destinations::workspace_id.eq(ws.0))
+                .filter(webhook_destinations::id.eq(id.0)),
+        )
+        .set((
+            webhook_destinations::previous_secret_encrypted.eq(webhook_destinations::secret_encrypted.nullable()),
+            webhook_destinations::previous_secret_expires_at.eq(previous_until),
+            webhook_destinations::secret_encrypted.eq(new_sealed),
+            webhook_destinations::updated_at.eq(now),
+        ))
+        .execute(&mut conn)
+        .await
+        .map_err(repo)?;
+        Ok(n > 0)
+    }
+
+    async fn deliveries(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        page: PageRequest,
+    ) -> Result<Option<Page<Delivery>>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        log::page(&mut conn, ws, id, page).await.map_err(repo)
+    }
+
+    async fn delivery(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        delivery: DeliveryId,
+    ) -> Result<Option<Delivery>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        log::one(&mut conn, ws, id, delivery).await.map_err(repo)
+    }
+}

@@ -1,0 +1,75 @@
+//! The transactional outbox: events are written by the code path that makes the change, in the
+//! same transaction, so a change never commits without its event and an event never exists for a
+//! change that rolled back. The delivery workers read from here; nothing is ever enqueued
+//! anywhere else, so there is no second step that a crash could skip.
+
+use diesel::sql_types::{BigInt, Text};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::webhooks::payload::envelope;
+use domain::webhooks::EventType;
+use domain::workspace::WorkspaceId;
+use time::OffsetDateTime;
+
+/// Records a webhook event **inside the caller's open transaction**.
+///
+/// Call it from the transaction that makes the change (`conn.transaction(|conn| …)`), after the
+/// change itself, with the event's `data` (for example the message or channel record exactly as
+/// the REST API returns it):
+///
+/// ```ignore
+/// conn.transaction(|conn| async move {
+///     let channel = insert_channel(conn, ws, &new).await?;
+///     adapters_postgres::webhooks::outbox::record(conn, ws, EventType::ChannelCreated, &channel_json(&channel)).await?;
+///     Ok(channel)
+/// }.scope_boxed()).await
+/// ```
+///
+/// It writes the event and one pending delivery per destination of the workspace that is active
+/// and subscribes to `event`; when there is none (or the workspace's plan has no webhooks) it
+/// writes nothing, so the cost for workspaces without webhooks is one indexed lookup. Delivery
+/// starts when the transaction commits; a rollback discards the event with the change.
+///
+/// # Errors
+/// Database errors, which should fail (roll back) the caller's transaction.
+pub async fn record(
+    conn: &mut AsyncPgConnection,
+    workspace: WorkspaceId,
+    event: EventType,
+    data: &serde_json::Value,
+) -> diesel::QueryResult<()> {
+    record_at(conn, workspace, event, data, OffsetDateTime::now_utc()).await
+}
+
+/// [`record`] with the event's `timestamp` given (when the change carries its own time).
+///
+/// # Errors
+/// Database errors.
+pub async fn record_at(
+    conn: &mut AsyncPgConnection,
+    workspace: WorkspaceId,
+    event: EventType,
+    data: &serde_json::Value,
+    at: OffsetDateTime,
+) -> diesel::QueryResult<()> {
+    let payload = envelope(event, at, workspace, data);
+    diesel::sql_query(
+        "WITH subscribed AS (
+             SELECT w.id FROM webhook_destinations w JOIN workspaces ws ON ws.id = w.workspace_id
+             WHERE w.workspace_id = $1 AND w.active AND $2 = ANY (w.events)
+               AND ws.plan IN ('growth', 'advanced')
+         ), ev AS (
+             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload)
+             SELECT $1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $3
+             WHERE EXISTS (SELECT 1 FROM subscribed)
+             RETURNING id, created_at
+         )
+         INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, next_attempt_at, created_at, updated_at)
+         SELECT $1, s.id, ev.id, clock_timestamp(), ev.created_at, ev.created_at FROM ev CROSS JOIN subscribed s",
+    )
+    .bind::<BigInt, _>(workspace.0)
+    .bind::<Text, _>(event.as_str())
+    .bind::<Text, _>(&payload)
+    .execute(conn)
+    .await?;
+    Ok(())
+}

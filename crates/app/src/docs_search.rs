@@ -1,0 +1,101 @@
+//! Builds the documentation search and ingest from settings, and ingests a directory of pages.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use adapters_http::outbound::embeddings::HttpEmbedder;
+use adapters_http::outbound::rerank::HttpReranker;
+use adapters_postgres::docs::PgDocsIndex;
+use adapters_postgres::Db;
+use anyhow::Context;
+use domain::docs::{DocsSearchService, Embedder, HybridProviders, IngestReport, Reranker, SourcePage};
+
+use crate::config::Settings;
+
+/// The default documentation directory, relative to the working directory.
+pub const DEFAULT_DOCS_DIR: &str = "docs/product";
+
+/// How long the ingest waits for the embeddings of one page's chunks: a batch, not one query, so
+/// longer than a search's limit.
+const INGEST_EMBED_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The embeddings provider of the settings, if one is configured.
+pub fn embedder(settings: &Settings, timeout: Duration) -> Option<HttpEmbedder> {
+    let e = &settings.embeddings;
+    let url = e.url.as_deref().filter(|u| !u.trim().is_empty())?;
+    Some(HttpEmbedder::new(url, e.model.as_deref().unwrap_or_default(), e.api_key.as_deref(), timeout))
+}
+
+/// The rerank provider of the settings, if one is configured.
+pub fn reranker(settings: &Settings) -> Option<HttpReranker> {
+    let r = &settings.rerank;
+    let url = r.url.as_deref().filter(|u| !u.trim().is_empty())?;
+    Some(HttpReranker::new(url, r.model.as_deref(), r.api_key.as_deref(), Duration::from_millis(r.timeout_ms)))
+}
+
+/// Spec 4.3 rules 1 and 2: hybrid when an embeddings provider is configured and
+/// `CO_ADMIN_RAG_HYBRID` is not `0`, else full-text.
+pub fn search_service(settings: &Settings, db: &Db) -> DocsSearchService {
+    let index = Arc::new(PgDocsIndex::new(db.clone()));
+    let hybrid = settings.co_admin.rag_hybrid;
+    match embedder(settings, Duration::from_millis(settings.embeddings.timeout_ms)).filter(|_| hybrid) {
+        Some(embedder) => {
+            let reranker = reranker(settings).map(|r| Arc::new(r) as Arc<dyn Reranker>);
+            DocsSearchService::hybrid(index, HybridProviders { embedder: Arc::new(embedder), reranker })
+        }
+        None => DocsSearchService::full_text(index),
+    }
+}
+
+/// Reads every `*.md` file of `dir` (sorted, not recursive) and ingests them, with vectors when an
+/// embeddings provider is configured (whatever the hybrid switch says, so turning it on later
+/// needs no new ingest).
+///
+/// # Errors
+/// When the directory cannot be read or holds no page, or the database fails.
+pub async fn ingest_dir(settings: &Settings, db: &Db, dir: &Path) -> anyhow::Result<IngestReport> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read the documentation directory {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "md") && p.is_file())
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        anyhow::bail!("no *.md page in {}", dir.display());
+    }
+    let pages = paths
+        .iter()
+        .map(|p| {
+            let bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
+            Ok(SourcePage { path: p.display().to_string(), bytes })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let store = PgDocsIndex::new(db.clone());
+    let embedder = embedder(settings, INGEST_EMBED_TIMEOUT);
+    let report = domain::docs::ingest(&store, embedder.as_ref().map(|e| e as &dyn Embedder), &pages).await?;
+    for (path, reason) in &report.failed {
+        tracing::warn!(path, reason, "documentation page not ingested");
+    }
+    for e in &report.embedding_errors {
+        tracing::warn!(error = %e, "page ingested without vectors; full-text search still finds it");
+    }
+    Ok(report)
+}
+
+/// One line about an ingest, for people.
+pub fn summary(report: &IngestReport) -> String {
+    format!(
+        "docs: {} added, {} updated, {} unchanged, {} failed, {} removed{}",
+        report.added.len(),
+        report.updated.len(),
+        report.unchanged,
+        report.failed.len(),
+        report.removed,
+        if report.embedding_errors.is_empty() {
+            String::new()
+        } else {
+            format!(", {} without vectors", report.embedding_errors.len())
+        }
+    )
+}

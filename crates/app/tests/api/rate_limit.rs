@@ -1,0 +1,146 @@
+//! The shared `/v1` rate limit: exact across instances, reported on every authenticated response.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use domain::workspace::PlanTier;
+use serde_json::json;
+
+use crate::credentials::{admin_token, channels, channels_with, header, sql};
+use crate::helpers::{problem, TestApp};
+
+#[tokio::test]
+async fn every_authenticated_response_carries_the_headers() {
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+
+    let res = channels(&app, &key).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "ratelimit-policy").as_deref(), Some(r#""hourly";q=1000;w=3600"#));
+    assert_eq!(header(&res, "ratelimit").as_deref(), Some(r#""hourly";r=999;t=3601"#));
+    assert_eq!(header(&res, "x-ratelimit-limit").as_deref(), Some("1000"));
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("999"));
+    let reset: i64 = header(&res, "x-ratelimit-reset").and_then(|v| v.parse().ok()).expect("reset");
+    assert!((now + 3599..=now + 3603).contains(&reset), "{reset} vs {now}");
+
+    // Errors of authenticated requests count and carry them too.
+    let res = app.authed(reqwest::Method::GET, "/v1/channels/987654", &key).send().await.expect("request");
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("998"));
+    problem(res, 404, "not_found").await;
+    let res = app.authed(reqwest::Method::GET, "/v1/channels?limit=0", &key).send().await.expect("request");
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("997"));
+    problem(res, 422, "validation_failed").await;
+    let res = app.authed(reqwest::Method::GET, "/v1/no-such-thing", &key).send().await.expect("request");
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("996"));
+    problem(res, 404, "not_found").await;
+}
+
+#[tokio::test]
+async fn over_the_limit_is_429_with_retry_after() {
+    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 3).await;
+    let (_, key) = app.advanced_with_key().await;
+    for remaining in ["2", "1", "0"] {
+        let res = channels(&app, &key).await;
+        assert_eq!(res.status(), 200);
+        assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some(remaining));
+    }
+    let res = channels(&app, &key).await;
+    let retry: u64 = header(&res, "retry-after").and_then(|v| v.parse().ok()).expect("Retry-After");
+    assert!((3599..=3601).contains(&retry), "{retry}");
+    assert_eq!(header(&res, "ratelimit").as_deref(), Some(format!(r#""hourly";r=0;t={retry}"#).as_str()));
+    assert_eq!(header(&res, "ratelimit-policy").as_deref(), Some(r#""hourly";q=3;w=3600"#));
+    problem(res, 429, "rate_limited").await;
+}
+
+#[tokio::test]
+async fn the_window_slides_and_limits_are_per_credential() {
+    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 2).await;
+    let (ws, key) = app.advanced_with_key().await;
+    let other = app.api_key(&ws).await;
+    for _ in 0..2 {
+        assert_eq!(channels(&app, &key).await.status(), 200);
+    }
+    problem(channels(&app, &key).await, 429, "rate_limited").await;
+    assert_eq!(channels(&app, &other).await.status(), 200, "another key has its own window");
+
+    // An hour and a second pass for the first key's admissions (moved back, not waited for).
+    sql(&app, "UPDATE rate_limit_windows SET bucket_seconds = ARRAY(SELECT s - 3601 FROM unnest(bucket_seconds) s)")
+        .await;
+    let res = channels(&app, &key).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("1"));
+}
+
+#[tokio::test]
+async fn login_tokens_are_limited_like_keys() {
+    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 2).await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let token = admin_token(&app, &ws).await;
+    for remaining in ["1", "0"] {
+        let res = channels(&app, &token).await;
+        assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some(remaining));
+    }
+    problem(channels(&app, &token).await, 429, "rate_limited").await;
+    // Signing out is never held back by the limit.
+    let res = app.client.post(app.url("/v1/auth/logout")).bearer_auth(&token).send().await.expect("request");
+    assert_eq!(res.status(), 204);
+    problem(channels(&app, &token).await, 401, "token_revoked").await;
+}
+
+#[tokio::test]
+async fn two_instances_and_64_clients_admit_exactly_the_limit() {
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let bases = Arc::new([app.address.clone(), app.spawn_instance()]);
+    let sent = Arc::new(AtomicUsize::new(0));
+    let admitted = Arc::new(AtomicUsize::new(0));
+    let limited = Arc::new(AtomicUsize::new(0));
+    let client = reqwest::Client::builder().pool_max_idle_per_host(64).build().expect("client");
+    let mut tasks = Vec::new();
+    for _ in 0..64 {
+        let (bases, sent, admitted, limited, client, key) =
+            (bases.clone(), sent.clone(), admitted.clone(), limited.clone(), client.clone(), key.clone());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let n = sent.fetch_add(1, Ordering::SeqCst);
+                if n >= 1200 {
+                    break;
+                }
+                let res = client
+                    .get(format!("{}/v1/channels", bases[n % 2]))
+                    .bearer_auth(&key)
+                    .send()
+                    .await
+                    .expect("request");
+                match res.status().as_u16() {
+                    200 => admitted.fetch_add(1, Ordering::SeqCst),
+                    429 => limited.fetch_add(1, Ordering::SeqCst),
+                    other => panic!("unexpected status {other}"),
+                };
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("client task");
+    }
+    assert_eq!(admitted.load(Ordering::SeqCst), 1000);
+    assert_eq!(limited.load(Ordering::SeqCst), 200);
+    let res = channels_with(&app, &bases[1], &format!("Bearer {key}")).await;
+    problem(res, 429, "rate_limited").await;
+}
+
+#[tokio::test]
+async fn unauthenticated_and_member_responses_have_no_rate_headers() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let res = app.get("/v1/channels").await;
+    assert!(header(&res, "ratelimit").is_none());
+    let res = app.client.post(app.url("/v1/auth/login")).json(&json!({"email": "x@y.z", "password": "p"})).send();
+    assert!(header(&res.await.expect("request"), "ratelimit").is_none());
+    let token = admin_token(&app, &ws).await;
+    let res = app.client.get(app.url(&format!("/api/workspaces/{}/api-keys", ws.id))).bearer_auth(&token).send();
+    let res = res.await.expect("request");
+    assert_eq!(res.status(), 200);
+    assert!(header(&res, "ratelimit").is_none());
+}

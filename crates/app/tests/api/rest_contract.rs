@@ -1,0 +1,32 @@
+//! Contract test with a tool nobody here wrote: schemathesis generates requests from
+//! `/v1/openapi.json` for every operation and checks the live server's answers against it.
+
+use crate::helpers::TestApp;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemathesis_finds_nothing() {
+    let Some(python) = std::env::var_os("WMS_TEST_PYTHON") else {
+        panic!("WMS_TEST_PYTHON is not set: run the tests through scripts/test, which installs schemathesis");
+    };
+    let schemathesis = std::path::Path::new(&python).with_file_name("schemathesis");
+    // The limit is not under test here; generated traffic must not be cut short by it.
+    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 1_000_000).await;
+    let (ws, key) = app.advanced_with_key().await;
+    let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
+    app::commands::seed_demo(&app.db, cipher.as_ref(), Some(domain::workspace::WorkspaceId(ws.id))).await.expect("seed");
+
+    let out = tokio::process::Command::new(&schemathesis)
+        .args(["run", &app.url("/v1/openapi.json"), "--url", &app.address])
+        .args(["--header", &format!("Authorization: Bearer {key}")])
+        .args([
+            "--checks",
+            "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
+        ])
+        .args(["--max-examples", "20", "--seed", "20261120", "--no-color"])
+        .env("SCHEMATHESIS_HOOKS", "")
+        .output()
+        .await
+        .expect("run schemathesis");
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "schemathesis found problems:\n{report}");
+}

@@ -1,0 +1,48 @@
+//! `GET /v1/openapi.json`
+
+use crate::helpers::TestApp;
+
+#[tokio::test]
+async fn the_document_is_openapi_3_1_and_covers_every_v1_operation() {
+    let app = TestApp::spawn().await;
+    let res = app.get("/v1/openapi.json").await;
+    assert_eq!(res.status(), 200);
+    let doc: serde_json::Value = res.json().await.expect("json");
+    assert!(doc["openapi"].as_str().is_some_and(|v| v.starts_with("3.1")));
+    for (path, methods) in [
+        ("/v1/channels", &["get", "post"][..]),
+        ("/v1/channels/{channel_id}", &["get"]),
+        ("/v1/messages", &["get", "post"]),
+        ("/v1/messages/{message_id}", &["get"]),
+        ("/v1/users/{user_id}", &["get", "patch", "delete"]),
+    ] {
+        for m in methods {
+            let op = &doc["paths"][path][m];
+            assert!(op.is_object(), "{m} {path} missing");
+            assert!(op["responses"]["401"].is_object() && op["responses"]["429"].is_object(), "{m} {path} problems");
+        }
+    }
+    assert_eq!(doc["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
+    assert!(doc["components"]["schemas"]["Problem"].is_object());
+    let headers = &doc["paths"]["/v1/channels"]["get"]["responses"]["200"]["headers"];
+    for h in ["RateLimit", "RateLimit-Policy", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] {
+        assert!(headers[h].is_object(), "{h} missing");
+    }
+}
+
+#[tokio::test]
+async fn the_document_passes_openapi_spec_validator() {
+    let Some(python) = std::env::var_os("WMS_TEST_PYTHON") else {
+        panic!("WMS_TEST_PYTHON is not set: run the tests through scripts/test, which installs openapi-spec-validator");
+    };
+    let app = TestApp::spawn().await;
+    let doc = app.get("/v1/openapi.json").await.text().await.expect("body");
+    let file = std::env::temp_dir().join(format!("wms-openapi-{}.json", std::process::id()));
+    std::fs::write(&file, doc).expect("write");
+    let out = std::process::Command::new(python)
+        .args(["-m", "openapi_spec_validator"])
+        .arg(&file)
+        .output()
+        .expect("run openapi-spec-validator");
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}

@@ -1,0 +1,118 @@
+//! `/v1/users/{user_id}`
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::helpers::{error_fields, problem, TestApp};
+
+async fn add_member(app: &TestApp, ws: i64, role: &str) -> i64 {
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Id {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        id: i64,
+    }
+    let mut conn = app.db.conn().await.expect("conn");
+    let email = format!("member-{}-{}@test.wms", ws, rand_suffix());
+    let id: Id = diesel::sql_query("INSERT INTO users (email, name, password_hash) VALUES ($1, 'Member', 'x') RETURNING id")
+        .bind::<diesel::sql_types::Text, _>(&email)
+        .get_result(&mut conn)
+        .await
+        .expect("user");
+    diesel::sql_query("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, $3)")
+        .bind::<diesel::sql_types::BigInt, _>(ws)
+        .bind::<diesel::sql_types::BigInt, _>(id.id)
+        .bind::<diesel::sql_types::Text, _>(role)
+        .execute(&mut conn)
+        .await
+        .expect("member");
+    id.id
+}
+
+fn rand_suffix() -> u64 {
+    use rand::RngCore;
+    rand::rngs::OsRng.next_u64()
+}
+
+async fn patch(app: &TestApp, key: &str, id: i64, body: serde_json::Value) -> reqwest::Response {
+    app.authed(Method::PATCH, &format!("/v1/users/{id}"), key).json(&body).send().await.expect("request")
+}
+
+#[tokio::test]
+async fn a_member_profile_is_shown_and_updated() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let (status, me) = app.get_json(&format!("/v1/users/{}", ws.admin_id), &key).await;
+    assert_eq!(status, 200);
+    assert_eq!((me["email"].as_str(), me["role"].as_str(), me["active"].as_bool()), (Some(ws.admin_email.as_str()), Some("admin"), Some(true)));
+    assert!(me.get("password_hash").is_none());
+
+    let agent = add_member(&app, ws.id, "agent").await;
+    let res = patch(&app, &key, agent, json!({"name": "Ana Costa", "role": "admin"})).await;
+    assert_eq!(res.status(), 200);
+    let updated: serde_json::Value = res.json().await.expect("json");
+    assert_eq!((updated["name"].as_str(), updated["role"].as_str()), (Some("Ana Costa"), Some("admin")));
+    let res = patch(&app, &key, agent, json!({"active": false})).await;
+    assert_eq!(res.json::<serde_json::Value>().await.expect("json")["active"], false);
+}
+
+#[tokio::test]
+async fn the_last_admin_cannot_be_demoted_deactivated_or_removed() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    problem(patch(&app, &key, ws.admin_id, json!({"role": "agent"})).await, 409, "conflict").await;
+    problem(patch(&app, &key, ws.admin_id, json!({"active": false})).await, 409, "conflict").await;
+    let res = app.authed(Method::DELETE, &format!("/v1/users/{}", ws.admin_id), &key).send().await.expect("request");
+    problem(res, 409, "conflict").await;
+    // With a second admin, the first may step down.
+    let second = add_member(&app, ws.id, "admin").await;
+    assert_eq!(patch(&app, &key, ws.admin_id, json!({"role": "agent"})).await.status(), 200);
+    problem(patch(&app, &key, second, json!({"role": "agent"})).await, 409, "conflict").await;
+}
+
+#[tokio::test]
+async fn removing_a_member_keeps_the_user_elsewhere() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let agent = add_member(&app, ws.id, "agent").await;
+    let res = app.authed(Method::DELETE, &format!("/v1/users/{agent}"), &key).send().await.expect("request");
+    assert_eq!(res.status(), 204);
+    let res = app.authed(Method::GET, &format!("/v1/users/{agent}"), &key).send().await.expect("request");
+    problem(res, 404, "not_found").await;
+    let res = app.authed(Method::DELETE, &format!("/v1/users/{agent}"), &key).send().await.expect("request");
+    problem(res, 404, "not_found").await;
+}
+
+#[tokio::test]
+async fn someone_outside_the_workspace_is_not_found() {
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let other = app.create_workspace(domain::workspace::PlanTier::Advanced).await;
+    let res = app.authed(Method::GET, &format!("/v1/users/{}", other.admin_id), &key).send().await.expect("request");
+    problem(res, 404, "not_found").await;
+    problem(patch(&app, &key, other.admin_id, json!({"name": "Hijacked"})).await, 404, "not_found").await;
+    let res = app.authed(Method::DELETE, &format!("/v1/users/{}", other.admin_id), &key).send().await.expect("request");
+    problem(res, 404, "not_found").await;
+}
+
+#[tokio::test]
+async fn invalid_updates_name_the_field() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    for (body, field) in [
+        (json!({"role": "owner"}), "role"),
+        (json!({"name": ""}), "name"),
+        (json!({"active": "yes"}), "active"),
+        (json!({"email": "new@x.io"}), "email"),
+        (json!({}), "body"),
+    ] {
+        let p = problem(patch(&app, &key, ws.admin_id, body.clone()).await, 422, "validation_failed").await;
+        assert_eq!(error_fields(&p), [field], "{body}");
+    }
+}
+
+#[tokio::test]
+async fn users_need_credentials() {
+    let app = TestApp::spawn().await;
+    problem(app.get("/v1/users/1").await, 401, "unauthenticated").await;
+}

@@ -1,0 +1,72 @@
+//! Crash safety: the real `wms serve` binary is killed with SIGKILL while it is delivering; a new
+//! one is started and every event reaches the receiver (duplicates allowed, losses not).
+
+use std::collections::HashSet;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use domain::webhooks::EventType;
+use serde_json::json;
+
+use crate::helpers::TestApp;
+use crate::webhooks_delivery::{destination, emit, loopback};
+use crate::webhooks_receiver::{Answer, Receiver};
+
+fn serve(app: &TestApp) -> Child {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wms"));
+    cmd.args(["serve", "--bind", "127.0.0.1:0"]);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("WMS") || k == "DATABASE_URL" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("DATABASE_URL", &app.database.url)
+        .env("WMS__SECRETS__ENCRYPTION_KEY", app.settings.secrets.encryption_key.as_deref().unwrap_or(""))
+        .env("WMS__WEBHOOKS__ALLOWED_SUBNETS", "127.0.0.0/8")
+        .env("WMS__WEBHOOKS__TIMEOUT_SECS", "5")
+        .env("WMS__WEBHOOKS__LEASE_SECS", "10")
+        .env("WMS__WEBHOOKS__MAX_IN_FLIGHT_PER_DESTINATION", "8")
+        .env("WMS__WEBHOOKS__POLL_INTERVAL_MS", "50")
+        .env("WMS__DATABASE__POOL_SIZE", "4")
+        .env("WMS__HTTP__WORKERS", "1")
+        .stdout(Stdio::null());
+    if std::env::var_os("TEST_LOG").is_none() {
+        cmd.stderr(Stdio::null());
+    }
+    cmd.spawn().expect("start wms serve")
+}
+
+#[tokio::test]
+async fn sigkill_mid_delivery_loses_no_event() {
+    const EVENTS: usize = 60;
+    let app = TestApp::spawn_with(loopback).await;
+    let receiver = Receiver::start().await;
+    // Slow answers keep several deliveries in flight when the process dies.
+    receiver.answer_always(Answer { delay: Duration::from_millis(250), ..Answer::status(204) });
+    let (ws, key) = app.advanced_with_key().await;
+    destination(&app, &key, &receiver.url("/"), &["message.created"]).await;
+    for i in 0..EVENTS {
+        emit(&app, ws.id, EventType::MessageCreated, json!({"id": i})).await;
+    }
+
+    let mut first = serve(&app);
+    receiver.wait_for(10, Duration::from_secs(30)).await;
+    first.kill().expect("SIGKILL"); // Child::kill is SIGKILL on Unix.
+    let _ = first.wait();
+    let at_kill = receiver.received().len();
+    assert!(at_kill < EVENTS, "killed mid-delivery ({at_kill} delivered)");
+
+    let mut second = serve(&app);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let ids = loop {
+        let ids: HashSet<String> = receiver.received().iter().map(|r| r.header("webhook-id").to_owned()).collect();
+        if ids.len() >= EVENTS || std::time::Instant::now() > deadline {
+            break ids;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let _ = second.kill();
+    let _ = second.wait();
+    assert_eq!(ids.len(), EVENTS, "every event arrived (received {} requests)", receiver.received().len());
+    assert!(receiver.received().len() >= EVENTS);
+}

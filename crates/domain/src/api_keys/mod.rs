@@ -1,0 +1,10 @@
+//! Workspace API keys (spec 2.1 and 3.1): created on the `advanced` plan by admins, shown in full
+//! once, stored as a digest, revoked (the record stays) or deleted.
+
+pub mod model;
+pub mod ports;
+pub mod service;
+
+pub use model::*;
+pub use ports::*;
+pub use service::*;

@@ -1,0 +1,60 @@
+//! Storage port for API keys.
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use super::model::{ApiKey, ApiKeyId, ApiKeyName};
+use crate::auth::TokenDigest;
+use crate::common::error::RepoError;
+use crate::common::page::{Page, PageRequest};
+use crate::users::UserId;
+use crate::workspace::WorkspaceId;
+
+/// What is stored for a new key: its digest and masked form, never the key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewApiKey {
+    /// The workspace.
+    pub workspace_id: WorkspaceId,
+    /// Its label.
+    pub name: ApiKeyName,
+    /// SHA-256 of the full key.
+    pub digest: TokenDigest,
+    /// `wmsk_…` and the last four characters.
+    pub masked_key: String,
+    /// When it stops working, if ever.
+    pub expires_at: Option<OffsetDateTime>,
+    /// The admin creating it.
+    pub created_by: UserId,
+}
+
+/// API keys of a workspace. Every method is scoped by the workspace, so another workspace's key
+/// is simply not found.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait ApiKeyRepository: Send + Sync {
+    /// One page of the workspace's keys, newest first.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn list(&self, ws: WorkspaceId, page: PageRequest) -> Result<Page<ApiKey>, RepoError>;
+
+    /// Stores a new key.
+    ///
+    /// # Errors
+    /// Infrastructure failures only (a digest collision of 256 random bits is not a case).
+    async fn insert(&self, new: &NewApiKey) -> Result<ApiKey, RepoError>;
+
+    /// Marks the key revoked at `at` unless it already is (the first revocation time is kept);
+    /// `None` when the workspace has no such key. The change is visible to the next request on
+    /// every instance: nothing caches keys.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn revoke(&self, ws: WorkspaceId, id: ApiKeyId, at: OffsetDateTime) -> Result<Option<ApiKey>, RepoError>;
+
+    /// Removes the key and its rate-limit window; `false` when the workspace has no such key.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn delete(&self, ws: WorkspaceId, id: ApiKeyId) -> Result<bool, RepoError>;
+}

@@ -1,0 +1,17 @@
+//! The workspace assistant's tools (spec 2.4–2.10, 4.2, 4.3): one registry of six read-only tools,
+//! their argument schemas and validation, the capabilities manifest, and the service that runs a
+//! tool through the live-data port (and the documentation search of [`crate::docs`]).
+
+pub mod manifest;
+pub mod model;
+pub mod ports;
+pub mod pricing;
+pub mod registry;
+pub mod schema;
+pub mod service;
+
+pub use manifest::{guidance_prompt, manifest, Manifest};
+pub use model::*;
+pub use ports::*;
+pub use registry::{ContactQuery, ToolCall, ToolGroup, ToolName, ToolSpec, TOOLS};
+pub use service::{Assistant, AssistantSettings, ToolError, MAX_CONVERSATIONS, OVERVIEW_COMPRESS_BYTES};

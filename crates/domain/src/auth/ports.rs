@@ -1,0 +1,185 @@
+//! Storage ports of authentication: verifying credentials (with the rate limit), login tokens,
+//! users for sign-in, the sign-in throttle and the settings sessions.
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use super::model::{Identity, WorkspaceMember};
+use super::throttle::{ThrottleRecord, ThrottleSubject};
+use super::token::{PresentedToken, TokenDigest};
+use crate::common::error::RepoError;
+use crate::common::ports::PasswordHash;
+use crate::rate_limit::{RateLimitPolicy, RateLimitStatus};
+use crate::users::{Email, Role, UserId};
+use crate::workspace::{PlanTier, WorkspaceId};
+
+/// What a request needs from its credential besides being valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Requirements {
+    /// The lowest plan the workspace must be on; `None` for any plan.
+    pub plan: Option<PlanTier>,
+    /// The rate limit to count the request against; `None` for no counting.
+    pub rate_limit: Option<RateLimitPolicy>,
+}
+
+/// The verdict on a presented credential, reached in one atomic step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CredentialCheck {
+    /// No credential has this digest.
+    Unknown,
+    /// The credential was revoked.
+    Revoked,
+    /// The credential is past its expiry.
+    Expired,
+    /// The user's membership was deactivated.
+    MemberInactive,
+    /// The workspace was deactivated.
+    WorkspaceInactive,
+    /// Valid, but the workspace's plan is below the requirement; the request was not counted.
+    PlanRequired {
+        /// Whose credential.
+        identity: Identity,
+        /// The window as it stands, when rate limited.
+        rate: Option<RateLimitStatus>,
+    },
+    /// Valid, but the rate limit refused the request.
+    Limited {
+        /// Whose credential.
+        identity: Identity,
+        /// The window, with the retry delay.
+        rate: RateLimitStatus,
+    },
+    /// Valid and admitted (and counted, when rate limited).
+    Admitted {
+        /// Whose credential.
+        identity: Identity,
+        /// The window after counting, when rate limited.
+        rate: Option<RateLimitStatus>,
+    },
+}
+
+/// A login token to store: its digest, never the token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewUserToken {
+    /// The membership's workspace.
+    pub workspace_id: WorkspaceId,
+    /// The membership's user.
+    pub user_id: UserId,
+    /// SHA-256 of the token.
+    pub digest: TokenDigest,
+    /// When it stops working.
+    pub expires_at: OffsetDateTime,
+}
+
+/// Verification of API keys and login tokens.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait CredentialStore: Send + Sync {
+    /// Looks the credential up by digest and decides, in one round trip and atomically across
+    /// instances: validity, the plan, the rate limit (admitting or refusing this request) and the
+    /// credential's last-used time. Nothing is cached: a revocation applies to the next request.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn verify(&self, token: &PresentedToken, needs: &Requirements) -> Result<CredentialCheck, RepoError>;
+
+    /// Stores a new login token.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn insert_user_token(&self, new: &NewUserToken) -> Result<(), RepoError>;
+
+    /// Revokes the login token with this digest (keeping the first revocation time).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn revoke_user_token(&self, digest: &TokenDigest, at: OffsetDateTime) -> Result<(), RepoError>;
+}
+
+/// A user as needed to sign in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginUser {
+    /// The user.
+    pub id: UserId,
+    /// Their e-mail.
+    pub email: String,
+    /// Their display name.
+    pub name: String,
+    /// Their password hash.
+    pub password_hash: PasswordHash,
+}
+
+/// One of a user's usable memberships.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Membership {
+    /// The workspace.
+    pub workspace_id: WorkspaceId,
+    /// Its plan.
+    pub plan: PlanTier,
+    /// The user's role there.
+    pub role: Role,
+}
+
+/// Users and memberships, for sign-in and sessions.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait UserDirectory: Send + Sync {
+    /// The user with this (normalised) e-mail.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn find_by_email(&self, email: &Email) -> Result<Option<LoginUser>, RepoError>;
+
+    /// The user's active memberships in active workspaces, by workspace id.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn memberships(&self, user: UserId) -> Result<Vec<Membership>, RepoError>;
+}
+
+/// Failed sign-ins per subject, shared by every instance.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait LoginThrottleStore: Send + Sync {
+    /// The current records of these subjects (absent ones are omitted).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn records(&self, subjects: &[ThrottleSubject]) -> Result<Vec<ThrottleRecord>, RepoError>;
+
+    /// Counts one failure for each subject at `now`, starting a new window for a subject whose
+    /// window began `window` or longer ago.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn record_failure(
+        &self,
+        subjects: &[ThrottleSubject],
+        now: OffsetDateTime,
+        window: time::Duration,
+    ) -> Result<(), RepoError>;
+
+    /// Forgets a subject's failures (after a successful sign-in).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn clear(&self, subject: &ThrottleSubject) -> Result<(), RepoError>;
+}
+
+/// The settings web app's sessions (cookie `wms_session`), owned by the settings work. Hook for
+/// [`super::authenticate_member`]: when no implementation is wired, cookies authenticate nobody.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait SessionLookup: Send + Sync {
+    /// The user signed in with this session cookie value, if the session is valid now.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn user_for_session(&self, cookie_value: &str) -> Result<Option<UserId>, RepoError>;
+
+    /// The user's membership in `ws` when it is active in an active workspace.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn member(&self, ws: WorkspaceId, user: UserId) -> Result<Option<WorkspaceMember>, RepoError>;
+}

@@ -1,0 +1,136 @@
+//! The sign-in throttle: too many failed sign-ins for one e-mail address, or from one client
+//! network, refuse further attempts (429) until the window that began with the first failure ends.
+//! Checked before the password hash is computed, so a flood of guesses costs no hashing either.
+
+use std::net::IpAddr;
+
+use time::{Duration, OffsetDateTime};
+
+use crate::users::Email;
+
+/// What is throttled: an e-mail address or a client network.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ThrottleSubject(String);
+
+impl ThrottleSubject {
+    /// Failures for one account, whether or not it exists.
+    pub fn email(email: &Email) -> Self {
+        Self(format!("email:{}", email.as_str()))
+    }
+
+    /// Failures from one client: an IPv4 address, or the /64 of an IPv6 address (one host
+    /// usually owns a whole /64, so single addresses would be free to rotate).
+    pub fn client(ip: IpAddr) -> Self {
+        match ip {
+            IpAddr::V4(v4) => Self(format!("ip:{v4}")),
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => Self(format!("ip:{v4}")),
+                None => {
+                    let s = v6.segments();
+                    Self(format!("ip:{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3]))
+                }
+            },
+        }
+    }
+
+    /// Wraps a stored key.
+    pub fn from_stored(key: String) -> Self {
+        Self(key)
+    }
+
+    /// The stored key.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    fn is_email(&self) -> bool {
+        self.0.starts_with("email:")
+    }
+}
+
+/// A subject's failures in its current window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThrottleRecord {
+    /// Whose.
+    pub subject: ThrottleSubject,
+    /// Failures since the window started.
+    pub failures: u32,
+    /// When the first failure of the window happened.
+    pub window_started_at: OffsetDateTime,
+}
+
+/// Limits of the throttle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThrottlePolicy {
+    /// Failed sign-ins per e-mail address per window before refusing.
+    pub per_email: u32,
+    /// Failed sign-ins per client network per window before refusing.
+    pub per_client: u32,
+    /// The window.
+    pub window: Duration,
+}
+
+impl Default for ThrottlePolicy {
+    /// 5 failures per address and 30 per client network in 15 minutes: far above what a person
+    /// mistypes, far below what guessing needs (OWASP authentication cheat sheet).
+    fn default() -> Self {
+        Self { per_email: 5, per_client: 30, window: Duration::minutes(15) }
+    }
+}
+
+impl ThrottlePolicy {
+    /// Whole seconds until the longest of the exhausted windows among `records` ends, or `None`
+    /// when attempts are allowed now.
+    pub fn retry_after(&self, records: &[ThrottleRecord], now: OffsetDateTime) -> Option<u64> {
+        records
+            .iter()
+            .filter(|r| r.failures >= if r.subject.is_email() { self.per_email } else { self.per_client })
+            .map(|r| r.window_started_at + self.window - now)
+            .filter(|left| left.is_positive())
+            .max()
+            .map(|left| u64::try_from(left.whole_seconds()).unwrap_or(0) + u64::from(left.subsec_nanoseconds() > 0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    const NOW: OffsetDateTime = datetime!(2026-11-20 12:00 UTC);
+
+    fn record(subject: ThrottleSubject, failures: u32, minutes_ago: i64) -> ThrottleRecord {
+        ThrottleRecord { subject, failures, window_started_at: NOW - Duration::minutes(minutes_ago) }
+    }
+
+    fn email() -> ThrottleSubject {
+        ThrottleSubject::email(&Email::new("email", "ann@example.com").expect("email"))
+    }
+
+    #[test]
+    fn subjects_name_the_address_and_the_network() {
+        assert_eq!(email().as_str(), "email:ann@example.com");
+        assert_eq!(ThrottleSubject::client("10.1.2.3".parse().expect("ip")).as_str(), "ip:10.1.2.3");
+        assert_eq!(
+            ThrottleSubject::client("2001:db8:1:2:aaaa::1".parse().expect("ip")).as_str(),
+            ThrottleSubject::client("2001:db8:1:2:bbbb::9".parse().expect("ip")).as_str()
+        );
+        assert_eq!(ThrottleSubject::client("::ffff:10.1.2.3".parse().expect("ip")).as_str(), "ip:10.1.2.3");
+    }
+
+    #[test]
+    fn refuses_after_the_limit_until_the_window_ends() {
+        let p = ThrottlePolicy::default();
+        assert_eq!(p.retry_after(&[record(email(), 4, 1)], NOW), None);
+        assert_eq!(p.retry_after(&[record(email(), 5, 1)], NOW), Some(14 * 60));
+        assert_eq!(p.retry_after(&[record(email(), 9, 15)], NOW), None);
+    }
+
+    #[test]
+    fn clients_have_their_own_limit() {
+        let p = ThrottlePolicy::default();
+        let client = ThrottleSubject::client("10.0.0.1".parse().expect("ip"));
+        assert_eq!(p.retry_after(&[record(client.clone(), 29, 0)], NOW), None);
+        assert_eq!(p.retry_after(&[record(client, 30, 5), record(email(), 5, 1)], NOW), Some(14 * 60));
+    }
+}

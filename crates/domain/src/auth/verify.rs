@@ -1,0 +1,414 @@
+//! Authenticating a request: the `Authorization: Bearer` header for `/v1` (keys and login tokens,
+//! with the plan and the rate limit), and member credentials for the workspace-scoped endpoints.
+
+use super::model::{CredentialOwner, Identity, WorkspaceMember};
+use super::ports::{CredentialCheck, CredentialStore, Requirements, SessionLookup};
+use super::token::{parse, PresentedToken, TokenFormatError, TokenKind};
+use crate::common::error::RepoError;
+use crate::rate_limit::RateLimitStatus;
+use crate::workspace::{PlanTier, WorkspaceId};
+
+/// Why a presented credential is not a credential at all (401 `invalid_token`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidToken {
+    /// `Authorization` uses another scheme than `Bearer`.
+    #[error("the Authorization header must be `Bearer <token>`")]
+    WrongScheme,
+    /// Not a `wmsk_`/`wmsu_` token of the right shape.
+    #[error("the token is malformed")]
+    Malformed,
+    /// The checksum does not match: mistyped or made up (refused without a database query).
+    #[error("the token's checksum does not match: it was mistyped or truncated")]
+    BadChecksum,
+    /// Well-formed but no credential has it.
+    #[error("the token is not valid")]
+    Unknown,
+}
+
+impl From<TokenFormatError> for InvalidToken {
+    fn from(e: TokenFormatError) -> Self {
+        match e {
+            TokenFormatError::Malformed => InvalidToken::Malformed,
+            TokenFormatError::BadChecksum => InvalidToken::BadChecksum,
+        }
+    }
+}
+
+/// Why a `/v1` request is not authenticated or not admitted.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthenticateError {
+    /// No `Authorization` header (401 `unauthenticated`).
+    #[error("no credentials were sent")]
+    Missing,
+    /// 401 `invalid_token`.
+    #[error(transparent)]
+    InvalidToken(#[from] InvalidToken),
+    /// The credential was revoked, or the member removed from the workspace (401 `token_revoked`).
+    #[error("the token has been revoked")]
+    Revoked,
+    /// Past its expiry (401 `token_expired`).
+    #[error("the token has expired")]
+    Expired,
+    /// The workspace was deactivated (403 `forbidden`).
+    #[error("the workspace is deactivated")]
+    WorkspaceInactive,
+    /// The workspace's plan does not include the REST API (403 `plan_required`).
+    #[error("this needs the {required} plan; the workspace is on {current}")]
+    PlanRequired {
+        /// The plan needed.
+        required: PlanTier,
+        /// The workspace's plan.
+        current: PlanTier,
+        /// The window as it stands, for the response headers.
+        rate: Option<RateLimitStatus>,
+    },
+    /// The rate limit refused the request (429 `rate_limited`).
+    #[error("rate limit exceeded")]
+    Limited {
+        /// The window, with the retry delay.
+        rate: RateLimitStatus,
+    },
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
+
+impl AuthenticateError {
+    /// The window to report in the response headers, when the credential was valid.
+    pub fn rate(&self) -> Option<&RateLimitStatus> {
+        match self {
+            AuthenticateError::PlanRequired { rate, .. } => rate.as_ref(),
+            AuthenticateError::Limited { rate } => Some(rate),
+            _ => None,
+        }
+    }
+}
+
+/// An admitted `/v1` request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Authenticated {
+    /// Whose credential.
+    pub identity: Identity,
+    /// The window after counting this request, when rate limited.
+    pub rate: Option<RateLimitStatus>,
+}
+
+/// The token of an `Authorization` header value: `Bearer`, in any case, then the token.
+///
+/// # Errors
+/// [`InvalidToken::WrongScheme`] for another scheme or a value that is not text.
+pub fn bearer_token(value: &[u8]) -> Result<&str, InvalidToken> {
+    let value = std::str::from_utf8(value).map_err(|_| InvalidToken::Malformed)?.trim();
+    let (scheme, token) = value.split_once([' ', '\t']).ok_or(InvalidToken::WrongScheme)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(InvalidToken::WrongScheme);
+    }
+    let token = token.trim_start_matches([' ', '\t']);
+    if token.is_empty() {
+        return Err(InvalidToken::Malformed);
+    }
+    Ok(token)
+}
+
+/// The offline checks of an `Authorization` header: scheme, shape and checksum. Nothing here
+/// touches storage, so garbage costs no query.
+///
+/// # Errors
+/// [`AuthenticateError::Missing`] or [`AuthenticateError::InvalidToken`].
+pub fn presented_token(authorization: Option<&[u8]>) -> Result<PresentedToken, AuthenticateError> {
+    let value = authorization.ok_or(AuthenticateError::Missing)?;
+    Ok(parse(bearer_token(value)?).map_err(InvalidToken::from)?)
+}
+
+/// Authenticates a `/v1` request from its `Authorization` header value and counts it against the
+/// credential's rate limit, in one storage round trip.
+///
+/// # Errors
+/// [`AuthenticateError`].
+pub async fn authenticate(
+    store: &dyn CredentialStore,
+    authorization: Option<&[u8]>,
+    needs: &Requirements,
+) -> Result<Authenticated, AuthenticateError> {
+    let token = presented_token(authorization)?;
+    let check = store.verify(&token, needs).await?;
+    admitted(check, needs)
+}
+
+/// The verdict as a result.
+///
+/// # Errors
+/// [`AuthenticateError`] for every verdict but [`CredentialCheck::Admitted`].
+pub fn admitted(check: CredentialCheck, needs: &Requirements) -> Result<Authenticated, AuthenticateError> {
+    match check {
+        CredentialCheck::Admitted { identity, rate } => Ok(Authenticated { identity, rate }),
+        CredentialCheck::Unknown => Err(InvalidToken::Unknown.into()),
+        CredentialCheck::Revoked | CredentialCheck::MemberInactive => Err(AuthenticateError::Revoked),
+        CredentialCheck::Expired => Err(AuthenticateError::Expired),
+        CredentialCheck::WorkspaceInactive => Err(AuthenticateError::WorkspaceInactive),
+        CredentialCheck::PlanRequired { identity, rate } => Err(AuthenticateError::PlanRequired {
+            required: needs.plan.unwrap_or(PlanTier::Advanced),
+            current: identity.plan,
+            rate,
+        }),
+        CredentialCheck::Limited { rate, .. } => Err(AuthenticateError::Limited { rate }),
+    }
+}
+
+/// The credential a workspace-scoped (member) request carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberCredential<'a> {
+    /// An `Authorization` header value.
+    Authorization(&'a [u8]),
+    /// The settings session cookie's value.
+    Session(&'a str),
+    /// Nothing.
+    None,
+}
+
+/// Why a request is not from a member of the workspace.
+#[derive(Debug, thiserror::Error)]
+pub enum MemberAuthError {
+    /// No credentials (401 `unauthenticated`), or a session that is not valid.
+    #[error("no credentials were sent")]
+    Missing,
+    /// 401 `invalid_token`.
+    #[error(transparent)]
+    InvalidToken(#[from] InvalidToken),
+    /// 401 `token_revoked`.
+    #[error("the token has been revoked")]
+    Revoked,
+    /// 401 `token_expired`.
+    #[error("the token has expired")]
+    Expired,
+    /// An API key: keys act for a workspace, not a member (403 `forbidden`).
+    #[error("API keys cannot be used here: sign in as a workspace member")]
+    ApiKey,
+    /// Not an active member of this workspace, or the credential belongs to another one (404).
+    #[error("workspace not found")]
+    NotMember,
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
+
+/// Authenticates a member of workspace `ws` by login token (bound to one membership) or by the
+/// settings session cookie. Login tokens here are not rate limited: the limit is the REST API's.
+///
+/// # Errors
+/// [`MemberAuthError`].
+pub async fn authenticate_member(
+    store: &dyn CredentialStore,
+    sessions: Option<&dyn SessionLookup>,
+    credential: MemberCredential<'_>,
+    ws: WorkspaceId,
+) -> Result<WorkspaceMember, MemberAuthError> {
+    match credential {
+        MemberCredential::None => Err(MemberAuthError::Missing),
+        MemberCredential::Session(cookie) => {
+            let Some(sessions) = sessions else { return Err(MemberAuthError::Missing) };
+            let user = sessions.user_for_session(cookie).await?.ok_or(MemberAuthError::Missing)?;
+            sessions.member(ws, user).await?.ok_or(MemberAuthError::NotMember)
+        }
+        MemberCredential::Authorization(value) => {
+            let token = parse(bearer_token(value)?).map_err(InvalidToken::from)?;
+            if token.kind == TokenKind::ApiKey {
+                return Err(MemberAuthError::ApiKey);
+            }
+            let identity = match store.verify(&token, &Requirements::default()).await? {
+                CredentialCheck::Admitted { identity, .. }
+                | CredentialCheck::PlanRequired { identity, .. }
+                | CredentialCheck::Limited { identity, .. } => identity,
+                CredentialCheck::Unknown => return Err(InvalidToken::Unknown.into()),
+                CredentialCheck::Revoked => return Err(MemberAuthError::Revoked),
+                CredentialCheck::Expired => return Err(MemberAuthError::Expired),
+                CredentialCheck::MemberInactive | CredentialCheck::WorkspaceInactive => {
+                    return Err(MemberAuthError::NotMember)
+                }
+            };
+            match identity.owner {
+                CredentialOwner::User { user_id, role } if identity.workspace_id == ws => {
+                    Ok(WorkspaceMember { workspace_id: ws, plan: identity.plan, user_id, role })
+                }
+                CredentialOwner::User { .. } => Err(MemberAuthError::NotMember),
+                CredentialOwner::ApiKey { .. } => Err(MemberAuthError::ApiKey),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::{MockCredentialStore, MockSessionLookup, NewToken};
+    use crate::common::ports::MockRandomSource;
+    use crate::rate_limit::RateLimitPolicy;
+    use crate::users::{Role, UserId};
+
+    fn token(kind: TokenKind) -> String {
+        let mut r = MockRandomSource::new();
+        r.expect_fill().returning(|b| b.fill(0x33));
+        NewToken::generate(kind, &r).secret
+    }
+
+    fn header(kind: TokenKind) -> Vec<u8> {
+        format!("Bearer {}", token(kind)).into_bytes()
+    }
+
+    fn key_identity(plan: PlanTier) -> Identity {
+        Identity { workspace_id: WorkspaceId(1), plan, owner: CredentialOwner::ApiKey { key_id: 9 } }
+    }
+
+    fn rate(remaining: u32, retry: Option<u32>) -> RateLimitStatus {
+        RateLimitStatus {
+            policy: RateLimitPolicy::per_hour(1000),
+            remaining,
+            reset_after_secs: 3601,
+            retry_after_secs: retry,
+            now_epoch: 1,
+        }
+    }
+
+    fn v1() -> Requirements {
+        Requirements { plan: Some(PlanTier::Advanced), rate_limit: Some(RateLimitPolicy::per_hour(1000)) }
+    }
+
+    #[test]
+    fn scheme_is_case_insensitive_and_others_are_refused() {
+        assert_eq!(bearer_token(b"bEaReR  abc"), Ok("abc"));
+        assert_eq!(bearer_token(b"Basic YWJj"), Err(InvalidToken::WrongScheme));
+        assert_eq!(bearer_token(b"Bearer"), Err(InvalidToken::WrongScheme));
+        assert_eq!(bearer_token(b"Bearer   "), Err(InvalidToken::WrongScheme));
+        assert_eq!(bearer_token(b"wmsk_abc"), Err(InvalidToken::WrongScheme));
+        assert_eq!(bearer_token(&[0x42, 0xff, 0x20, 0x41]), Err(InvalidToken::Malformed));
+    }
+
+    #[tokio::test]
+    async fn garbage_never_reaches_the_store() {
+        let store = MockCredentialStore::new(); // any call would panic
+        let mut typo = token(TokenKind::ApiKey);
+        typo.replace_range(10..11, if &typo[10..11] == "a" { "b" } else { "a" });
+        let typo = format!("Bearer {typo}");
+        let cases: [(Option<&[u8]>, &str); 4] = [
+            (None, "Missing"),
+            (Some(b"Token abc"), "InvalidToken(WrongScheme)"),
+            (Some(b"Bearer wmsk_short"), "InvalidToken(Malformed)"),
+            (Some(typo.as_bytes()), "InvalidToken(BadChecksum)"),
+        ];
+        for (value, expected) in cases {
+            let err = authenticate(&store, value, &v1()).await.expect_err("refused");
+            assert_eq!(format!("{err:?}"), expected);
+        }
+    }
+
+    #[tokio::test]
+    async fn verdicts_map_to_errors() {
+        let cases = [
+            (CredentialCheck::Unknown, "InvalidToken(Unknown)"),
+            (CredentialCheck::Revoked, "Revoked"),
+            (CredentialCheck::MemberInactive, "Revoked"),
+            (CredentialCheck::Expired, "Expired"),
+            (CredentialCheck::WorkspaceInactive, "WorkspaceInactive"),
+        ];
+        for (check, expected) in cases {
+            let mut store = MockCredentialStore::new();
+            store.expect_verify().return_once(move |_, _| Ok(check));
+            let err = authenticate(&store, Some(&header(TokenKind::ApiKey)), &v1()).await.expect_err("refused");
+            assert_eq!(format!("{err:?}"), expected);
+        }
+    }
+
+    #[tokio::test]
+    async fn plan_and_limit_refusals_carry_the_window() {
+        let mut store = MockCredentialStore::new();
+        store.expect_verify().return_once(|_, _| {
+            Ok(CredentialCheck::PlanRequired { identity: key_identity(PlanTier::Growth), rate: Some(rate(5, None)) })
+        });
+        let err = authenticate(&store, Some(&header(TokenKind::ApiKey)), &v1()).await.expect_err("refused");
+        assert!(matches!(
+            err,
+            AuthenticateError::PlanRequired { required: PlanTier::Advanced, current: PlanTier::Growth, rate: Some(_) }
+        ));
+
+        let mut store = MockCredentialStore::new();
+        store.expect_verify().return_once(|_, _| {
+            Ok(CredentialCheck::Limited { identity: key_identity(PlanTier::Advanced), rate: rate(0, Some(42)) })
+        });
+        let err = authenticate(&store, Some(&header(TokenKind::ApiKey)), &v1()).await.expect_err("refused");
+        assert_eq!(err.rate().and_then(|r| r.retry_after_secs), Some(42));
+    }
+
+    #[tokio::test]
+    async fn an_admitted_request_passes_the_requirements_to_the_store() {
+        let mut store = MockCredentialStore::new();
+        store.expect_verify().withf(|t, needs| t.kind == TokenKind::User && *needs == v1()).return_once(|_, _| {
+            Ok(CredentialCheck::Admitted { identity: key_identity(PlanTier::Advanced), rate: Some(rate(999, None)) })
+        });
+        let ok = authenticate(&store, Some(&header(TokenKind::User)), &v1()).await.expect("admitted");
+        assert_eq!(ok.rate.map(|r| r.remaining), Some(999));
+    }
+
+    #[tokio::test]
+    async fn api_keys_are_not_member_credentials() {
+        let store = MockCredentialStore::new();
+        let err = authenticate_member(
+            &store,
+            None,
+            MemberCredential::Authorization(&header(TokenKind::ApiKey)),
+            WorkspaceId(1),
+        )
+        .await
+        .expect_err("refused");
+        assert!(matches!(err, MemberAuthError::ApiKey));
+    }
+
+    #[tokio::test]
+    async fn a_token_of_another_workspace_is_not_a_member() {
+        let mut store = MockCredentialStore::new();
+        store.expect_verify().withf(|_, needs| *needs == Requirements::default()).returning(|_, _| {
+            Ok(CredentialCheck::Admitted {
+                identity: Identity {
+                    workspace_id: WorkspaceId(1),
+                    plan: PlanTier::Free,
+                    owner: CredentialOwner::User { user_id: UserId(5), role: Role::Agent },
+                },
+                rate: None,
+            })
+        });
+        let h = header(TokenKind::User);
+        let member = authenticate_member(&store, None, MemberCredential::Authorization(&h), WorkspaceId(1))
+            .await
+            .expect("member");
+        assert_eq!((member.user_id, member.role, member.plan), (UserId(5), Role::Agent, PlanTier::Free));
+        let err = authenticate_member(&store, None, MemberCredential::Authorization(&h), WorkspaceId(2))
+            .await
+            .expect_err("other workspace");
+        assert!(matches!(err, MemberAuthError::NotMember));
+    }
+
+    #[tokio::test]
+    async fn sessions_need_the_hook_and_a_membership() {
+        let store = MockCredentialStore::new();
+        let err = authenticate_member(&store, None, MemberCredential::Session("abc"), WorkspaceId(1))
+            .await
+            .expect_err("no hook");
+        assert!(matches!(err, MemberAuthError::Missing));
+
+        let mut sessions = MockSessionLookup::new();
+        sessions.expect_user_for_session().returning(|_| Ok(Some(UserId(5))));
+        sessions.expect_member().returning(|ws, user| {
+            Ok((ws == WorkspaceId(1)).then_some(WorkspaceMember {
+                workspace_id: ws,
+                plan: PlanTier::Growth,
+                user_id: user,
+                role: Role::Admin,
+            }))
+        });
+        let m = authenticate_member(&store, Some(&sessions), MemberCredential::Session("abc"), WorkspaceId(1)).await;
+        assert!(m.is_ok());
+        let err = authenticate_member(&store, Some(&sessions), MemberCredential::Session("abc"), WorkspaceId(2))
+            .await
+            .expect_err("not a member");
+        assert!(matches!(err, MemberAuthError::NotMember));
+    }
+}

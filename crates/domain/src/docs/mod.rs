@@ -1,0 +1,18 @@
+//! Product documentation and `search_product_docs` (spec 2.9, 4.3): pages split into chunks by
+//! heading, full-text search, hybrid search with vectors, fusion and rerank, and its evaluation.
+
+pub mod eval;
+pub mod ingest;
+pub mod model;
+pub mod ports;
+pub mod query;
+pub mod service;
+pub mod vectors;
+
+#[cfg(test)]
+mod service_tests;
+
+pub use ingest::{embedding_text, ingest, IngestReport, SourcePage};
+pub use model::*;
+pub use ports::*;
+pub use service::{DocsSearchService, HybridProviders, DEFAULT_LIMIT, MAX_LIMIT};

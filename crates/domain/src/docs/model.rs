@@ -1,0 +1,330 @@
+//! Documentation pages, their chunks, and the shape of a search result (spec 2.9).
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// Ingest status of a page. Spec 3.2: only `ready` documents are searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DocStatus {
+    /// Stored, chunks not yet written.
+    Pending,
+    /// Chunked and indexed: searchable.
+    Ready,
+    /// Could not be ingested; the reason is stored beside it.
+    Failed,
+}
+
+impl DocStatus {
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DocStatus::Pending => "pending",
+            DocStatus::Ready => "ready",
+            DocStatus::Failed => "failed",
+        }
+    }
+
+    /// Parses the stored spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "pending" => Some(DocStatus::Pending),
+            "ready" => Some(DocStatus::Ready),
+            "failed" => Some(DocStatus::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// The front matter of a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageMeta {
+    /// Stable identifier, also the file name (`api-keys-create`).
+    pub slug: String,
+    /// Human title.
+    pub title: String,
+    /// Grouping such as `webhooks`.
+    pub category: String,
+}
+
+/// One section of a page: what is indexed and searched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// The section's heading (`Verification checklist`); the page title for the introduction.
+    pub heading: String,
+    /// The section's text, markdown as written.
+    pub body: String,
+}
+
+/// A page parsed from its markdown source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedPage {
+    /// Front matter.
+    pub meta: PageMeta,
+    /// Sections in page order.
+    pub chunks: Vec<Chunk>,
+}
+
+/// Why a page cannot be ingested; stored as the document's failure reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PageError {
+    /// The file does not start with a `---` front matter block.
+    #[error("the page has no front matter (a `---` block with slug, title and category)")]
+    NoFrontMatter,
+    /// A front matter field is absent or empty.
+    #[error("the front matter has no `{0}`")]
+    MissingField(&'static str),
+    /// The slug is not lowercase words joined by hyphens.
+    #[error("the slug `{0}` must be lowercase letters and digits joined by hyphens")]
+    BadSlug(String),
+    /// Nothing but front matter.
+    #[error("the page has no text")]
+    Empty,
+    /// Not UTF-8.
+    #[error("the page is not valid UTF-8")]
+    NotUtf8,
+}
+
+/// Longest chunk body in characters; longer sections are split at paragraph breaks so that each
+/// chunk stays within what small embedding models read (about 256 tokens) and snippets stay local.
+pub const MAX_CHUNK_CHARS: usize = 1_600;
+
+/// SHA-256 of the page's bytes in hex: an unchanged page is skipped on re-ingest.
+pub fn content_hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `s` is a valid slug (`a-z0-9` words joined by single hyphens).
+pub fn is_valid_slug(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+        && !s.contains("--")
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// Parses a page: front matter, then sections split at `##` and `###` headings (never inside code
+/// fences, where `#` starts a shell or Python comment).
+///
+/// # Errors
+/// A [`PageError`] saying what is wrong with the page.
+pub fn parse_page(bytes: &[u8]) -> Result<ParsedPage, PageError> {
+    let text = std::str::from_utf8(bytes).map_err(|_| PageError::NotUtf8)?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text).replace("\r\n", "\n");
+    let rest = text.strip_prefix("---\n").ok_or(PageError::NoFrontMatter)?;
+    let end = rest.find("\n---").ok_or(PageError::NoFrontMatter)?;
+    let (front, body) = (&rest[..end], &rest[end + 4..]);
+    let field = |name: &'static str| -> Result<String, PageError> {
+        front
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim() == name)
+            .map(|(_, v)| v.trim().trim_matches(|c| c == '"' || c == '\'').trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .ok_or(PageError::MissingField(name))
+    };
+    let meta = PageMeta { slug: field("slug")?, title: field("title")?, category: field("category")? };
+    if !is_valid_slug(&meta.slug) {
+        return Err(PageError::BadSlug(meta.slug));
+    }
+    let chunks = split_sections(body, &meta.title);
+    if chunks.is_empty() {
+        return Err(PageError::Empty);
+    }
+    Ok(ParsedPage { meta, chunks })
+}
+
+fn split_sections(body: &str, title: &str) -> Vec<Chunk> {
+    let mut sections: Vec<(String, String)> = Vec::new();
+    let mut heading = title.to_owned();
+    let mut parent = String::new();
+    let mut text = String::new();
+    let mut in_fence = false;
+    for line in body.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        let level = if in_fence { 0 } else { heading_level(line) };
+        match level {
+            1 => {} // the page title, already in the front matter
+            2 | 3 => {
+                sections.push((std::mem::take(&mut heading), std::mem::take(&mut text)));
+                let h = line.trim_start_matches('#').trim().to_owned();
+                // A subsection keeps its section's name, so "Node.js" under "Verify" stays findable.
+                heading = if level == 3 && !parent.is_empty() { format!("{parent}: {h}") } else { h.clone() };
+                if level == 2 {
+                    parent = h;
+                }
+            }
+            _ => {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+    }
+    sections.push((heading, text));
+    sections
+        .into_iter()
+        .filter(|(_, t)| !t.trim().is_empty())
+        .flat_map(|(h, t)| split_long(t.trim()).into_iter().map(move |body| Chunk { heading: h.clone(), body }))
+        .collect()
+}
+
+/// `#` count of an ATX heading line, 0 when the line is not one.
+fn heading_level(line: &str) -> usize {
+    let hashes = line.bytes().take_while(|b| *b == b'#').count();
+    if (1..=6).contains(&hashes) && line[hashes..].starts_with(' ') {
+        hashes
+    } else {
+        0
+    }
+}
+
+/// Splits a section longer than [`MAX_CHUNK_CHARS`] at blank lines outside code fences.
+fn split_long(text: &str) -> Vec<String> {
+    if text.chars().count() <= MAX_CHUNK_CHARS {
+        return vec![text.to_owned()];
+    }
+    let mut paragraphs: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut in_fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        }
+        if line.trim().is_empty() && !in_fence {
+            if !current.trim().is_empty() {
+                paragraphs.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        current.push_str(line);
+        current.push('\n');
+    }
+    if !current.trim().is_empty() {
+        paragraphs.push(current);
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut acc = String::new();
+    for p in paragraphs {
+        if !acc.is_empty() && acc.chars().count() + p.chars().count() > MAX_CHUNK_CHARS {
+            out.push(std::mem::take(&mut acc).trim().to_owned());
+        }
+        if !acc.is_empty() {
+            acc.push('\n');
+        }
+        acc.push_str(&p);
+    }
+    if !acc.trim().is_empty() {
+        out.push(acc.trim().to_owned());
+    }
+    out
+}
+
+/// Which engine answered a search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    /// PostgreSQL full-text search alone.
+    FullText,
+    /// Vector and full-text lists fused by Reciprocal Rank Fusion (and reranked when configured).
+    Hybrid,
+}
+
+/// One matching page (spec 2.9).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// The page's slug.
+    pub slug: String,
+    /// The page's title.
+    pub title: String,
+    /// The page's category.
+    pub category: String,
+    /// The best-matching passage, with matched terms in `**bold**`.
+    pub snippet: String,
+    /// Relevance, higher is better; comparable only within one result.
+    pub score: f64,
+}
+
+/// A settings page the assistant can point to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SettingsPage {
+    /// Its name in the navigation.
+    pub title: String,
+    /// Its path on the wms host.
+    pub path: String,
+}
+
+/// What to offer when nothing matched (spec 4.3 rule 4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Suggestion {
+    /// A sentence the assistant can pass on.
+    pub message: String,
+    /// The settings page closest to the question, when one relates to it.
+    pub settings_page: Option<SettingsPage>,
+    /// A shorter query worth trying, when one can be derived.
+    pub rephrased_query: Option<String>,
+}
+
+/// The result of `search_product_docs` (spec 2.9) plus how it was produced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResult {
+    /// The query as searched (trimmed, control characters removed, at most 500 characters).
+    pub query: String,
+    /// Best first, at most one per page.
+    pub hits: Vec<SearchHit>,
+    /// Number of hits returned.
+    pub total: usize,
+    /// Which engine answered.
+    pub mode: SearchMode,
+    /// Whether the rerank provider ordered the hits.
+    pub reranked: bool,
+    /// Why hybrid search was configured but full-text answered; null otherwise.
+    pub fallback_reason: Option<String>,
+    /// Set when `hits` is empty.
+    pub suggestion: Option<Suggestion>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = "---\nslug: webhooks-verify\ntitle: Verify signatures\ncategory: webhooks\n---\n\n# Verify \
+                        signatures\n\nIntro text.\n\n## Python\n\n```python\n# not a heading\nprint(1)\n```\n\n### \
+                        Flask\n\nUse the raw body.\n\n## Empty\n\n## Node\n\nnode text\n";
+
+    #[test]
+    fn splits_by_heading_outside_code_fences() {
+        let page = parse_page(PAGE.as_bytes()).expect("parses");
+        assert_eq!(page.meta.slug, "webhooks-verify");
+        let headings: Vec<&str> = page.chunks.iter().map(|c| c.heading.as_str()).collect();
+        assert_eq!(headings, ["Verify signatures", "Python", "Python: Flask", "Node"]);
+        assert!(page.chunks[1].body.contains("# not a heading"));
+    }
+
+    #[test]
+    fn missing_front_matter_fields_are_named() {
+        assert_eq!(parse_page(b"# hi\n\ntext"), Err(PageError::NoFrontMatter));
+        assert_eq!(parse_page(b"---\nslug: a\ntitle: b\n---\ntext"), Err(PageError::MissingField("category")));
+        assert_eq!(parse_page(b"---\nslug: A b\ntitle: b\ncategory: c\n---\nx"), Err(PageError::BadSlug("A b".into())));
+        assert_eq!(parse_page(b"---\nslug: a\ntitle: b\ncategory: c\n---\n# Title\n\n"), Err(PageError::Empty));
+    }
+
+    #[test]
+    fn long_sections_are_split_at_paragraphs() {
+        let para = "word ".repeat(100);
+        let body =
+            format!("---\nslug: a\ntitle: T\ncategory: c\n---\n## Long\n\n{para}\n\n{para}\n\n{para}\n\n{para}\n");
+        let page = parse_page(body.as_bytes()).expect("parses");
+        assert!(page.chunks.len() >= 2);
+        assert!(page.chunks.iter().all(|c| c.heading == "Long" && c.body.chars().count() <= MAX_CHUNK_CHARS));
+    }
+
+    #[test]
+    fn hash_changes_with_content() {
+        assert_eq!(content_hash(b"a"), content_hash(b"a"));
+        assert_ne!(content_hash(b"a"), content_hash(b"b"));
+        assert_eq!(content_hash(b"").len(), 64);
+    }
+}

@@ -1,0 +1,82 @@
+//! Member profile and changes.
+
+use time::OffsetDateTime;
+
+use crate::common::error::{FieldError, ValidationErrors};
+use crate::users::{PersonName, Role, UserId};
+
+/// A user as a member of one workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberProfile {
+    /// The user.
+    pub user_id: UserId,
+    /// Their e-mail.
+    pub email: String,
+    /// Their name.
+    pub name: String,
+    /// Role in this workspace.
+    pub role: Role,
+    /// Whether the membership is active.
+    pub active: bool,
+    /// When they joined the workspace.
+    pub created_at: OffsetDateTime,
+}
+
+/// A validated change to a member; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemberChange {
+    /// New display name.
+    pub name: Option<PersonName>,
+    /// New role.
+    pub role: Option<Role>,
+    /// Activate or deactivate.
+    pub active: Option<bool>,
+}
+
+impl MemberChange {
+    /// Validates raw values.
+    ///
+    /// # Errors
+    /// [`ValidationErrors`] naming each invalid field.
+    pub fn new(name: Option<&str>, role: Option<&str>, active: Option<bool>) -> Result<Self, ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        let name = name.and_then(|n| errors.check(PersonName::new("name", n)));
+        let role = role.and_then(|r| errors.check(r.parse::<Role>()));
+        errors.clone().into_result()?;
+        Ok(Self { name, role, active })
+    }
+
+    /// Whether this change takes admin rights away (demotion or deactivation).
+    pub fn removes_admin_rights(&self) -> bool {
+        self.role == Some(Role::Agent) || self.active == Some(false)
+    }
+
+    /// `true` when nothing would change.
+    pub fn is_empty(&self) -> bool {
+        self.name.is_none() && self.role.is_none() && self.active.is_none()
+    }
+}
+
+/// The error for an empty change.
+pub fn empty_change() -> ValidationErrors {
+    ValidationErrors(vec![FieldError::new("body", "give at least one of name, role, active")])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demotion_and_deactivation_remove_admin_rights() {
+        assert!(MemberChange::new(None, Some("agent"), None).map(|c| c.removes_admin_rights()).unwrap_or(false));
+        assert!(MemberChange::new(None, None, Some(false)).map(|c| c.removes_admin_rights()).unwrap_or(false));
+        assert!(!MemberChange::new(Some("Ann"), Some("admin"), Some(true)).map(|c| c.removes_admin_rights()).unwrap_or(true));
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let e = MemberChange::new(Some(""), Some("owner"), None).expect_err("invalid");
+        let fields: Vec<&str> = e.0.iter().map(|f| f.field.as_str()).collect();
+        assert_eq!(fields, ["name", "role"]);
+    }
+}

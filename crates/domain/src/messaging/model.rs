@@ -1,0 +1,124 @@
+//! Message values and entities.
+
+use std::str::FromStr;
+
+use time::OffsetDateTime;
+
+use crate::channels::ChannelId;
+use crate::common::error::FieldError;
+
+/// A message's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MessageId(pub i64);
+
+/// A thread's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThreadId(pub i64);
+
+/// Which way a message went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// From the contact.
+    Inbound,
+    /// To the contact.
+    Outbound,
+}
+
+impl Direction {
+    /// Wire and stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Inbound => "inbound",
+            Direction::Outbound => "outbound",
+        }
+    }
+}
+
+impl FromStr for Direction {
+    type Err = FieldError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "inbound" => Ok(Direction::Inbound),
+            "outbound" => Ok(Direction::Outbound),
+            _ => Err(FieldError::new("direction", "must be `inbound` or `outbound`")),
+        }
+    }
+}
+
+/// Delivery status. The order is the order of progress; `failed` is terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MessageStatus {
+    /// Accepted, waiting to be sent.
+    Queued,
+    /// Handed to the platform.
+    Sent,
+    /// Reached the contact's device.
+    Delivered,
+    /// Read by the contact.
+    Read,
+    /// The platform refused or could not deliver it.
+    Failed,
+}
+
+impl MessageStatus {
+    /// Every status.
+    pub const ALL: [MessageStatus; 5] =
+        [MessageStatus::Queued, MessageStatus::Sent, MessageStatus::Delivered, MessageStatus::Read, MessageStatus::Failed];
+
+    /// Wire and stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageStatus::Queued => "queued",
+            MessageStatus::Sent => "sent",
+            MessageStatus::Delivered => "delivered",
+            MessageStatus::Read => "read",
+            MessageStatus::Failed => "failed",
+        }
+    }
+}
+
+impl FromStr for MessageStatus {
+    type Err = FieldError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        MessageStatus::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| FieldError::new("status", "must be one of queued, sent, delivered, read, failed"))
+    }
+}
+
+/// A message as the API shows it (`decisions.md`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// Its id.
+    pub id: MessageId,
+    /// The channel it went through.
+    pub channel_id: ChannelId,
+    /// Its thread.
+    pub thread_id: ThreadId,
+    /// Which way.
+    pub direction: Direction,
+    /// The text.
+    pub content: String,
+    /// Delivery status.
+    pub status: MessageStatus,
+    /// When it was created.
+    pub created_at: OffsetDateTime,
+}
+
+/// Filters of a message listing; all optional.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MessageFilter {
+    /// Only this channel.
+    pub channel_id: Option<ChannelId>,
+    /// Only this thread.
+    pub thread_id: Option<ThreadId>,
+    /// Only this status.
+    pub status: Option<MessageStatus>,
+    /// Only this direction.
+    pub direction: Option<Direction>,
+    /// Created at or after.
+    pub since: Option<OffsetDateTime>,
+    /// Created before.
+    pub until: Option<OffsetDateTime>,
+}

@@ -1,0 +1,111 @@
+//! Storage port for messages.
+
+use async_trait::async_trait;
+
+use super::model::{Message, MessageFilter, MessageId, ThreadId};
+use crate::channels::ChannelId;
+use crate::common::error::RepoError;
+use crate::common::page::{Page, PageRequest};
+use crate::users::UserId;
+use crate::workspace::WorkspaceId;
+
+/// Who receives an outbound message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recipient {
+    /// The contact of this thread (already checked to be on the message's channel).
+    Thread(ThreadId),
+    /// A phone number (E.164, WhatsApp) or platform user id: its contact and thread on the
+    /// channel are found or created.
+    Address(String),
+}
+
+/// A validated outbound message, ready to store as `queued`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewOutboundMessage {
+    /// The channel.
+    pub channel_id: ChannelId,
+    /// Who receives it.
+    pub recipient: Recipient,
+    /// 1..=4096 characters.
+    pub content: String,
+    /// The member who sent it (user tokens); `None` for API keys.
+    pub author: Option<UserId>,
+    /// `Idempotency-Key` and the fingerprint of the request it was first used with.
+    pub idempotency: Option<IdempotencyKey>,
+}
+
+/// An idempotency key and the SHA-256 fingerprint of the request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyKey {
+    /// The client's key (1..=255 visible ASCII characters).
+    pub key: String,
+    /// Fingerprint of the request body.
+    pub fingerprint: [u8; 32],
+}
+
+/// The stored message and whether it is a replay of an earlier request with the same key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    /// The message.
+    pub message: Message,
+    /// `true` when nothing new was stored.
+    pub replayed: bool,
+}
+
+/// A thread as far as sending needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadRef {
+    /// Its id.
+    pub id: ThreadId,
+    /// Its channel.
+    pub channel_id: ChannelId,
+}
+
+/// Why a message could not be stored.
+#[derive(Debug, thiserror::Error)]
+pub enum InsertMessageError {
+    /// The idempotency key was used before with a different request.
+    #[error("the Idempotency-Key was already used with a different request")]
+    IdempotencyMismatch,
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
+
+/// Messages of a workspace. Every method is scoped by the workspace.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait MessageRepository: Send + Sync {
+    /// Matching messages, newest first, one page.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn list(&self, ws: WorkspaceId, filter: MessageFilter, page: PageRequest) -> Result<Page<Message>, RepoError>;
+
+    /// One message.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn find(&self, ws: WorkspaceId, id: MessageId) -> Result<Option<Message>, RepoError>;
+
+    /// One thread.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn find_thread(&self, ws: WorkspaceId, id: ThreadId) -> Result<Option<ThreadRef>, RepoError>;
+
+    /// The message stored earlier under this idempotency key with this fingerprint, if any.
+    ///
+    /// # Errors
+    /// [`InsertMessageError::IdempotencyMismatch`] when the key was used with another request.
+    async fn replay(&self, ws: WorkspaceId, key: &IdempotencyKey) -> Result<Option<Message>, InsertMessageError>;
+
+    /// Stores a `queued` outbound message in one transaction: the contact and thread when new
+    /// (with `contact.created` / `thread.created`), the message (`message.created`), the thread's
+    /// last activity and the idempotency record. A concurrent request with the same key gets the
+    /// first one's message.
+    ///
+    /// # Errors
+    /// [`InsertMessageError::IdempotencyMismatch`] when the key was used with another request.
+    async fn insert_outbound(&self, ws: WorkspaceId, new: &NewOutboundMessage) -> Result<Stored, InsertMessageError>;
+}

@@ -1,0 +1,467 @@
+//! Webhook destinations, the event catalog and the delivery log, as validated values.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::str::FromStr;
+
+use time::OffsetDateTime;
+
+use crate::common::error::{FieldError, ValidationErrors};
+use crate::common::text::bounded;
+use crate::workspace::WorkspaceId;
+
+/// A webhook destination's database id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct DestinationId(pub i64);
+
+impl fmt::Display for DestinationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A delivery's database id (one event to one destination).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct DeliveryId(pub i64);
+
+impl fmt::Display for DeliveryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The kinds of event a destination can receive (`decisions.md`, "Webhook events").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EventType {
+    /// A message was created (outbound through the API, or inbound from a platform).
+    MessageCreated,
+    /// An outbound message changed status.
+    MessageStatusUpdated,
+    /// A thread started.
+    ThreadCreated,
+    /// A thread's status changed.
+    ThreadStatusChanged,
+    /// A thread was assigned or reassigned.
+    ThreadAssigned,
+    /// A contact was created.
+    ContactCreated,
+    /// A contact's details changed.
+    ContactUpdated,
+    /// A channel was added.
+    ChannelCreated,
+    /// A channel changed.
+    ChannelUpdated,
+    /// Sent only on request to check an endpoint; not part of the catalog.
+    WebhookTest,
+}
+
+impl EventType {
+    /// The catalog: every event a destination may subscribe to.
+    pub const CATALOG: [EventType; 9] = [
+        EventType::MessageCreated,
+        EventType::MessageStatusUpdated,
+        EventType::ThreadCreated,
+        EventType::ThreadStatusChanged,
+        EventType::ThreadAssigned,
+        EventType::ContactCreated,
+        EventType::ContactUpdated,
+        EventType::ChannelCreated,
+        EventType::ChannelUpdated,
+    ];
+
+    /// The wire name (`message.created`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::MessageCreated => "message.created",
+            EventType::MessageStatusUpdated => "message.status_updated",
+            EventType::ThreadCreated => "thread.created",
+            EventType::ThreadStatusChanged => "thread.status_changed",
+            EventType::ThreadAssigned => "thread.assigned",
+            EventType::ContactCreated => "contact.created",
+            EventType::ContactUpdated => "contact.updated",
+            EventType::ChannelCreated => "channel.created",
+            EventType::ChannelUpdated => "channel.updated",
+            EventType::WebhookTest => "webhook.test",
+        }
+    }
+
+    /// Whether a destination may subscribe to it (everything but `webhook.test`).
+    pub fn is_subscribable(self) -> bool {
+        self != EventType::WebhookTest
+    }
+}
+
+impl fmt::Display for EventType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for EventType {
+    type Err = FieldError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::CATALOG
+            .into_iter()
+            .chain([EventType::WebhookTest])
+            .find(|e| e.as_str() == s)
+            .ok_or_else(|| FieldError::new("events", format!("`{s}` is not an event type")))
+    }
+}
+
+/// A non-empty, duplicate-free list of subscribable events, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventList(Vec<EventType>);
+
+impl EventList {
+    /// Validates the `events` input.
+    ///
+    /// # Errors
+    /// One [`FieldError`] per unknown name (`events[2]`), naming it; or one on `events` when empty.
+    pub fn new(raw: &[String]) -> Result<Self, ValidationErrors> {
+        if raw.is_empty() {
+            return Err(ValidationErrors::one("events", "must list at least one event type"));
+        }
+        let catalog: Vec<&str> = EventType::CATALOG.iter().map(|e| e.as_str()).collect();
+        let mut errors = ValidationErrors::default();
+        let mut events = Vec::with_capacity(raw.len());
+        for (i, name) in raw.iter().enumerate() {
+            match name.trim().parse::<EventType>() {
+                Ok(e) if e.is_subscribable() => {
+                    if !events.contains(&e) {
+                        events.push(e);
+                    }
+                }
+                Ok(_) => errors.0.push(FieldError::new(
+                    format!("events[{i}]"),
+                    "`webhook.test` cannot be subscribed to; it is sent only on request",
+                )),
+                Err(_) => errors.0.push(FieldError::new(
+                    format!("events[{i}]"),
+                    format!("unknown event type `{name}`; the catalog is {}", catalog.join(", ")),
+                )),
+            }
+        }
+        errors.into_result()?;
+        Ok(Self(events))
+    }
+
+    /// The events.
+    pub fn as_slice(&self) -> &[EventType] {
+        &self.0
+    }
+
+    /// The wire names, for storage.
+    pub fn names(&self) -> Vec<String> {
+        self.0.iter().map(|e| e.as_str().to_owned()).collect()
+    }
+}
+
+/// The host part of a destination URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlHost {
+    /// A literal IP address.
+    Ip(IpAddr),
+    /// A DNS name, lowercase, without a trailing dot.
+    Name(String),
+}
+
+/// The longest destination URL accepted.
+pub const MAX_URL_CHARS: usize = 2048;
+
+/// A syntactically valid destination URL: absolute, `http` or `https`, with a host, at most 2048
+/// characters. Whether `http` and the host's addresses are allowed is the service's decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DestinationUrl {
+    url: String,
+    host: UrlHost,
+    port: u16,
+    https: bool,
+}
+
+impl DestinationUrl {
+    /// Parses `raw`.
+    ///
+    /// # Errors
+    /// A [`FieldError`] on `url`.
+    pub fn parse(raw: &str) -> Result<Self, FieldError> {
+        let t = raw.trim();
+        if t.is_empty() {
+            return Err(FieldError::new("url", "must not be empty"));
+        }
+        if t.chars().count() > MAX_URL_CHARS {
+            return Err(FieldError::new("url", format!("must have at most {MAX_URL_CHARS} characters")));
+        }
+        let parsed =
+            url::Url::parse(t).map_err(|e| FieldError::new("url", format!("must be an absolute URL ({e})")))?;
+        let https = match parsed.scheme() {
+            "https" => true,
+            "http" => false,
+            other => return Err(FieldError::new("url", format!("must use https, not `{other}`"))),
+        };
+        let host = match parsed.host() {
+            Some(url::Host::Ipv4(a)) => UrlHost::Ip(IpAddr::V4(a)),
+            Some(url::Host::Ipv6(a)) => UrlHost::Ip(IpAddr::V6(a)),
+            Some(url::Host::Domain(d)) if !d.is_empty() => {
+                UrlHost::Name(d.trim_end_matches('.').to_ascii_lowercase())
+            }
+            _ => return Err(FieldError::new("url", "must name a host")),
+        };
+        let port = parsed.port_or_known_default().unwrap_or(if https { 443 } else { 80 });
+        // The normalised form (punycode, lowercase host) is what is stored and requested.
+        let url = parsed.to_string();
+        if url.chars().count() > MAX_URL_CHARS {
+            return Err(FieldError::new("url", format!("must have at most {MAX_URL_CHARS} characters")));
+        }
+        Ok(Self { url, host, port, https })
+    }
+
+    /// The URL as stored and requested.
+    pub fn as_str(&self) -> &str {
+        &self.url
+    }
+
+    /// Its host.
+    pub fn host(&self) -> &UrlHost {
+        &self.host
+    }
+
+    /// Its port (explicit or the scheme's default).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Whether the scheme is `https`.
+    pub fn is_https(&self) -> bool {
+        self.https
+    }
+}
+
+/// The free label of what receives the events (`custom`, `zapier`, `make`, `n8n`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Platform(String);
+
+impl Platform {
+    /// The label when none is given.
+    pub const DEFAULT: &'static str = "custom";
+
+    /// Validates a label: 1 to 50 characters, no control characters.
+    ///
+    /// # Errors
+    /// A [`FieldError`] on `platform`.
+    pub fn new(raw: &str) -> Result<Self, FieldError> {
+        bounded("platform", raw, 1, 50).map(Self)
+    }
+
+    /// The label.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A webhook destination as clients see it (the secret is never part of it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookDestination {
+    /// Its id.
+    pub id: DestinationId,
+    /// Its workspace.
+    pub workspace_id: WorkspaceId,
+    /// Where deliveries go.
+    pub url: String,
+    /// Free label.
+    pub platform: String,
+    /// Subscribed event names.
+    pub events: Vec<String>,
+    /// Whether deliveries are sent.
+    pub active: bool,
+    /// Why wms deactivated it (410, days of failures); `None` when active or paused by a person.
+    pub disabled_reason: Option<String>,
+    /// When it was deactivated.
+    pub disabled_at: Option<OffsetDateTime>,
+    /// Creation time.
+    pub created_at: OffsetDateTime,
+    /// Last change.
+    pub updated_at: OffsetDateTime,
+}
+
+/// Where a delivery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeliveryStatus {
+    /// Waiting for its next attempt.
+    Pending,
+    /// An attempt is in progress (leased by a worker).
+    Sending,
+    /// Its destination is inactive; it resumes when the destination is reactivated.
+    Paused,
+    /// A 2xx answer was received.
+    Succeeded,
+    /// Every attempt failed (or the destination answered 410).
+    Failed,
+}
+
+impl DeliveryStatus {
+    /// Every status.
+    pub const ALL: [DeliveryStatus; 5] = [
+        DeliveryStatus::Pending,
+        DeliveryStatus::Sending,
+        DeliveryStatus::Paused,
+        DeliveryStatus::Succeeded,
+        DeliveryStatus::Failed,
+    ];
+
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryStatus::Pending => "pending",
+            DeliveryStatus::Sending => "sending",
+            DeliveryStatus::Paused => "paused",
+            DeliveryStatus::Succeeded => "succeeded",
+            DeliveryStatus::Failed => "failed",
+        }
+    }
+}
+
+impl FromStr for DeliveryStatus {
+    type Err = FieldError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|d| d.as_str() == s)
+            .ok_or_else(|| FieldError::new("status", "must be one of pending, sending, paused, succeeded, failed"))
+    }
+}
+
+/// What caused an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttemptTrigger {
+    /// The first attempt or an automatic retry.
+    Scheduled,
+    /// A person asked for a redelivery.
+    Manual,
+    /// A `webhook.test` event sent on request.
+    Test,
+}
+
+impl AttemptTrigger {
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptTrigger::Scheduled => "scheduled",
+            AttemptTrigger::Manual => "manual",
+            AttemptTrigger::Test => "test",
+        }
+    }
+}
+
+impl FromStr for AttemptTrigger {
+    type Err = FieldError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [AttemptTrigger::Scheduled, AttemptTrigger::Manual, AttemptTrigger::Test]
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| FieldError::new("trigger", "unknown trigger"))
+    }
+}
+
+/// One logged attempt of a delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryAttempt {
+    /// 1 for the first attempt.
+    pub attempt_number: i32,
+    /// Why it was made.
+    pub trigger: AttemptTrigger,
+    /// When it started.
+    pub attempted_at: OffsetDateTime,
+    /// The endpoint's HTTP status, when it answered.
+    pub status_code: Option<u16>,
+    /// The transport error, when it did not.
+    pub error: Option<String>,
+    /// How long it took.
+    pub duration_ms: i64,
+    /// The start of the response body (lossy UTF-8).
+    pub response_excerpt: String,
+    /// When the next attempt was planned after this one, if any.
+    pub next_attempt_at: Option<OffsetDateTime>,
+}
+
+/// A delivery with its attempts, for the delivery log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    /// Its id.
+    pub id: DeliveryId,
+    /// The destination.
+    pub destination_id: DestinationId,
+    /// The `webhook-id` header value, the same on every attempt.
+    pub message_id: String,
+    /// The event type.
+    pub event_type: String,
+    /// The exact body sent.
+    pub payload: String,
+    /// Where it stands.
+    pub status: DeliveryStatus,
+    /// Attempts made so far.
+    pub attempt_count: i32,
+    /// When the next attempt is planned.
+    pub next_attempt_at: Option<OffsetDateTime>,
+    /// When the event was recorded.
+    pub created_at: OffsetDateTime,
+    /// Every attempt, oldest first.
+    pub attempts: Vec<DeliveryAttempt>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_names_round_trip_and_test_is_not_subscribable() {
+        for e in EventType::CATALOG {
+            assert_eq!(e.as_str().parse::<EventType>(), Ok(e));
+            assert!(e.is_subscribable());
+        }
+        assert_eq!("webhook.test".parse::<EventType>(), Ok(EventType::WebhookTest));
+        assert!(!EventType::WebhookTest.is_subscribable());
+    }
+
+    #[test]
+    fn event_list_names_every_unknown_event() {
+        let raw = vec!["message.created".to_owned(), "message.deleted".into(), "thread.moved".into()];
+        let err = EventList::new(&raw).err().map(|e| e.0).unwrap_or_default();
+        assert_eq!(err.len(), 2);
+        assert_eq!(err[0].field, "events[1]");
+        assert!(err[0].message.contains("message.deleted"));
+        assert!(err[1].message.contains("thread.moved"));
+    }
+
+    #[test]
+    fn event_list_refuses_empty_and_test_and_dedupes() {
+        assert!(EventList::new(&[]).is_err());
+        assert!(EventList::new(&["webhook.test".to_owned()]).is_err());
+        let l = EventList::new(&["thread.created".to_owned(), "thread.created".into()]).ok();
+        assert_eq!(l.map(|l| l.names()), Some(vec!["thread.created".to_owned()]));
+    }
+
+    #[test]
+    fn urls_must_be_absolute_http_or_https_and_bounded() {
+        let u = DestinationUrl::parse(" https://Hooks.Example.com/wms ").ok();
+        assert_eq!(u.as_ref().map(DestinationUrl::as_str), Some("https://hooks.example.com/wms"));
+        assert_eq!(u.as_ref().map(DestinationUrl::host), Some(&UrlHost::Name("hooks.example.com".into())));
+        assert_eq!(u.map(|u| u.port()), Some(443));
+        assert!(DestinationUrl::parse("/relative").is_err());
+        assert!(DestinationUrl::parse("ftp://example.com/").is_err());
+        assert!(DestinationUrl::parse("").is_err());
+        let long = format!("https://example.com/{}", "a".repeat(MAX_URL_CHARS));
+        assert!(DestinationUrl::parse(&long).is_err());
+        let ip = DestinationUrl::parse("http://[::1]:8080/x").ok();
+        assert_eq!(ip.as_ref().map(DestinationUrl::host), Some(&UrlHost::Ip("::1".parse().unwrap_or(IpAddr::from([0; 4])))));
+        assert_eq!(ip.map(|u| (u.port(), u.is_https())), Some((8080, false)));
+    }
+
+    #[test]
+    fn platform_is_a_bounded_label() {
+        assert_eq!(Platform::new(" zapier ").map(|p| p.as_str().to_owned()), Ok("zapier".into()));
+        assert!(Platform::new("").is_err());
+        assert!(Platform::new(&"x".repeat(51)).is_err());
+    }
+}

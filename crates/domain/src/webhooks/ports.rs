@@ -1,0 +1,346 @@
+//! Ports of the webhooks area: destination storage, the delivery queue, name resolution and the
+//! HTTP transport.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use super::model::{AttemptTrigger, Delivery, DeliveryId, DeliveryStatus, DestinationId, WebhookDestination};
+use crate::common::error::RepoError;
+use crate::common::page::{Page, PageRequest};
+use crate::workspace::WorkspaceId;
+
+/// A destination to store, validated, with its secret already sealed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewDestination {
+    /// Normalised URL.
+    pub url: String,
+    /// Free label.
+    pub platform: String,
+    /// Subscribed event names.
+    pub events: Vec<String>,
+    /// Whether deliveries are sent.
+    pub active: bool,
+    /// The sealed `whsec_` secret.
+    pub secret_sealed: Vec<u8>,
+}
+
+/// A validated partial update; `None` leaves a member unchanged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DestinationChange {
+    /// New URL.
+    pub url: Option<String>,
+    /// New label.
+    pub platform: Option<String>,
+    /// New subscriptions.
+    pub events: Option<Vec<String>>,
+    /// Activate (clears the deactivation note and resumes paused deliveries) or pause.
+    pub active: Option<bool>,
+}
+
+/// A destination's sealed secrets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSecrets {
+    /// The current secret.
+    pub current: Vec<u8>,
+    /// The secret before the last rotation and until when it still signs.
+    pub previous: Option<(Vec<u8>, OffsetDateTime)>,
+}
+
+/// Destinations and their delivery log. Every method is scoped by the workspace, so another
+/// workspace's destination is simply not found.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait WebhookRepository: Send + Sync {
+    /// Stores a destination.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn insert(&self, ws: WorkspaceId, new: &NewDestination) -> Result<WebhookDestination, RepoError>;
+
+    /// One page of destinations, oldest first.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn list(&self, ws: WorkspaceId, page: PageRequest) -> Result<Page<WebhookDestination>, RepoError>;
+
+    /// One destination.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn find(&self, ws: WorkspaceId, id: DestinationId) -> Result<Option<WebhookDestination>, RepoError>;
+
+    /// Applies `change` at `now`; reactivation clears the deactivation note and resumes paused
+    /// deliveries, deactivation pauses pending ones.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn update(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        change: &DestinationChange,
+        now: OffsetDateTime,
+    ) -> Result<Option<WebhookDestination>, RepoError>;
+
+    /// Deletes a destination with its deliveries; `false` when there was none.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn delete(&self, ws: WorkspaceId, id: DestinationId) -> Result<bool, RepoError>;
+
+    /// The sealed secrets.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn secrets(&self, ws: WorkspaceId, id: DestinationId) -> Result<Option<StoredSecrets>, RepoError>;
+
+    /// Makes `new_sealed` the current secret; the old one keeps signing until `previous_until`.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn rotate_secret(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        new_sealed: &[u8],
+        previous_until: OffsetDateTime,
+        now: OffsetDateTime,
+    ) -> Result<bool, RepoError>;
+
+    /// One page of the destination's deliveries, newest first, with their attempts; `None` when
+    /// the destination does not exist.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn deliveries(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        page: PageRequest,
+    ) -> Result<Option<Page<Delivery>>, RepoError>;
+
+    /// One delivery with its attempts.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn delivery(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        delivery: DeliveryId,
+    ) -> Result<Option<Delivery>, RepoError>;
+}
+
+/// A delivery taken by one worker for one attempt, with everything needed to send it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedDelivery {
+    /// The delivery.
+    pub delivery_id: DeliveryId,
+    /// Its workspace.
+    pub workspace_id: WorkspaceId,
+    /// Its destination.
+    pub destination_id: DestinationId,
+    /// Where to send it.
+    pub url: String,
+    /// The `webhook-id`.
+    pub message_id: String,
+    /// The exact body.
+    pub payload: String,
+    /// The sealed current secret.
+    pub secret_sealed: Vec<u8>,
+    /// The sealed previous secret, only while it still signs.
+    pub previous_secret_sealed: Option<Vec<u8>>,
+    /// The number this attempt gets.
+    pub attempt_number: i32,
+    /// Why it is made.
+    pub trigger: AttemptTrigger,
+    /// Whether a failure schedules the next retry (false for one-off manual and test attempts
+    /// on deliveries that had finished).
+    pub retries_on_failure: bool,
+}
+
+/// The per-destination limits that claiming enforces, across every instance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClaimLimits {
+    /// How long a claim lasts; a worker that dies leaves its claims to expire after this.
+    pub lease: Duration,
+    /// Deliveries in flight to one destination at once.
+    pub max_in_flight: u32,
+    /// Sustained deliveries per second to one destination.
+    pub rate_per_sec: f64,
+    /// Deliveries that may be sent at once after a quiet period.
+    pub burst: f64,
+}
+
+/// Why a manual redelivery could not be claimed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManualClaim {
+    /// Claimed for an attempt now.
+    Claimed(Box<ClaimedDelivery>),
+    /// No such delivery of this destination.
+    NotFound,
+    /// A worker is attempting it right now.
+    InProgress,
+}
+
+/// What an attempt did to its destination's health.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DestinationEffect {
+    /// 2xx: the destination is healthy; the failure clock stops.
+    Healthy,
+    /// A failure: the failure clock starts (if not running) and may deactivate the destination.
+    Failing,
+    /// 410: deactivate now.
+    Gone,
+}
+
+/// The outcome of one attempt, to be written to the log and the delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptRecord {
+    /// The delivery.
+    pub delivery_id: DeliveryId,
+    /// Its workspace.
+    pub workspace_id: WorkspaceId,
+    /// Its destination.
+    pub destination_id: DestinationId,
+    /// 1 for the first attempt.
+    pub attempt_number: i32,
+    /// Why it was made.
+    pub trigger: AttemptTrigger,
+    /// When it started.
+    pub attempted_at: OffsetDateTime,
+    /// The HTTP status, when there was an answer.
+    pub status_code: Option<u16>,
+    /// The transport error, when there was none.
+    pub error: Option<String>,
+    /// Duration in milliseconds.
+    pub duration_ms: i64,
+    /// The start of the answer's body.
+    pub response_excerpt: String,
+    /// The next attempt, when one is scheduled.
+    pub next_attempt_at: Option<OffsetDateTime>,
+    /// The delivery's new status: succeeded, pending (retry scheduled) or failed.
+    pub status: DeliveryStatus,
+    /// What it means for the destination.
+    pub effect: DestinationEffect,
+}
+
+/// The delivery queue in storage, shared by every instance.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait DeliveryQueue: Send + Sync {
+    /// Claims up to `max` due deliveries of active destinations, respecting each destination's
+    /// in-flight and rate limits; deliveries held back by a limit are rescheduled when the
+    /// limit allows them, so they do not block other destinations.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn claim_due(
+        &self,
+        now: OffsetDateTime,
+        max: usize,
+        limits: ClaimLimits,
+    ) -> Result<Vec<ClaimedDelivery>, RepoError>;
+
+    /// Claims one delivery for a manual redelivery now, whatever its status (unless a worker
+    /// holds it).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn claim_manual(
+        &self,
+        ws: WorkspaceId,
+        destination: DestinationId,
+        delivery: DeliveryId,
+        now: OffsetDateTime,
+        lease: Duration,
+    ) -> Result<ManualClaim, RepoError>;
+
+    /// Records a `webhook.test` event with one delivery to `destination`, claimed for an attempt
+    /// now; `None` when the destination does not exist.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn create_test(
+        &self,
+        ws: WorkspaceId,
+        destination: DestinationId,
+        payload: &str,
+        now: OffsetDateTime,
+        lease: Duration,
+    ) -> Result<Option<ClaimedDelivery>, RepoError>;
+
+    /// Writes attempts: the log rows, the deliveries' new state and the destinations' health
+    /// (410 and `auto_disable_after` of failures deactivate, with a note).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn record(&self, records: &[AttemptRecord], auto_disable_after: Duration) -> Result<(), RepoError>;
+
+    /// Deletes attempts, finished deliveries and their events older than `before`, in batches;
+    /// returns how many rows went.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn prune(&self, before: OffsetDateTime) -> Result<u64, RepoError>;
+}
+
+/// Why a host name could not be resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// The name does not exist or has no addresses.
+    #[error("the host name does not resolve")]
+    NotFound,
+    /// The resolver failed or timed out.
+    #[error("name resolution failed: {0}")]
+    Failed(String),
+}
+
+/// DNS resolution, for the creation-time SSRF check.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait HostResolver: Send + Sync {
+    /// The addresses of `host`.
+    ///
+    /// # Errors
+    /// [`ResolveError`] when there are none or the lookup fails.
+    async fn resolve(&self, host: &str, port: u16) -> Result<Vec<IpAddr>, ResolveError>;
+}
+
+/// A signed request, ready to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboundRequest {
+    /// The destination URL.
+    pub url: String,
+    /// Header names (lowercase) and values.
+    pub headers: Vec<(&'static str, String)>,
+    /// The body.
+    pub body: String,
+}
+
+/// What came back from one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransportOutcome {
+    /// The HTTP status, when the endpoint answered.
+    pub status: Option<u16>,
+    /// The `Retry-After` header, if any.
+    pub retry_after: Option<String>,
+    /// The start of the body, lossy UTF-8.
+    pub excerpt: String,
+    /// The transport error (timeout, refused, TLS, DNS, forbidden address), when it did not.
+    pub error: Option<String>,
+    /// How long the attempt took.
+    pub duration: Duration,
+}
+
+/// The HTTP client that sends deliveries (timeouts, no redirects, bounded reads, SSRF checks at
+/// connect time).
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait WebhookTransport: Send + Sync {
+    /// Sends `request`; never fails, a failure is an outcome.
+    async fn send(&self, request: OutboundRequest) -> TransportOutcome;
+}

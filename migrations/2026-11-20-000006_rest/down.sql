@@ -1,0 +1,2 @@
+DROP INDEX IF EXISTS messages_workspace_idx;
+DROP TABLE IF EXISTS idempotency_keys;
