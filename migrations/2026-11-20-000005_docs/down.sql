@@ -1,3 +1,4 @@
+DROP TABLE docs_lexemes;
 DROP TABLE docs_index_state;
 DROP TABLE docs_chunks;
 DROP TABLE docs_documents;

@@ -38,9 +38,19 @@ CREATE TABLE docs_chunks (
 CREATE INDEX docs_chunks_search_idx ON docs_chunks USING gin (search);
 
 -- Bumped by every ingest that changes anything, so running servers know to reload their vectors.
+-- `chunks` counts the chunks of ready documents, for the lexeme weights below.
 CREATE TABLE docs_index_state (
     id         boolean     PRIMARY KEY DEFAULT true CHECK (id),
     generation bigint      NOT NULL DEFAULT 0,
+    chunks     integer     NOT NULL DEFAULT 0,
     changed_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- How many ready chunks contain each lexeme (from ts_stat), refreshed by every ingest that changes
+-- the index: the search weighs rare words above common ones, and words in most chunks do not
+-- select candidates on their own.
+CREATE TABLE docs_lexemes (
+    lexeme text    PRIMARY KEY,
+    chunks integer NOT NULL
 );
 INSERT INTO docs_index_state DEFAULT VALUES;

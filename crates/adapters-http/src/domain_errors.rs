@@ -1,7 +1,7 @@
 //! Domain errors in HTTP terms. `ApiError` holds the one status/code mapping; this is where each
 //! domain operation's error enum is translated into it.
 
-use domain::channels::CreateChannelError;
+use domain::channels::{CreateChannelError, UpdateChannelError};
 use domain::members::ChangeMemberError;
 use domain::messaging::SendMessageError;
 use domain::webhooks::WebhookError;
@@ -21,8 +21,12 @@ impl From<SendMessageError> for ApiError {
     fn from(e: SendMessageError) -> Self {
         match e {
             SendMessageError::Invalid(v) => ApiError::Validation(v),
-            SendMessageError::ChannelNotFound(_) | SendMessageError::ThreadNotFound(_) => ApiError::NotFound(e.to_string()),
-            SendMessageError::ChannelNotActive { .. } | SendMessageError::IdempotencyMismatch => ApiError::Conflict(e.to_string()),
+            SendMessageError::ChannelNotFound(_) | SendMessageError::ThreadNotFound(_) => {
+                ApiError::NotFound(e.to_string())
+            }
+            SendMessageError::ChannelNotActive { .. } | SendMessageError::IdempotencyMismatch => {
+                ApiError::Conflict(e.to_string())
+            }
             SendMessageError::Unknown(e) => e.into(),
         }
     }
@@ -64,6 +68,16 @@ impl From<domain::assistant::ToolError> for ApiError {
             }
             ToolError::Unavailable(m) => ApiError::ServiceUnavailable(m),
             ToolError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<UpdateChannelError> for ApiError {
+    fn from(e: UpdateChannelError) -> Self {
+        match e {
+            UpdateChannelError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            UpdateChannelError::AccountInUse => ApiError::Conflict(e.to_string()),
+            UpdateChannelError::Unknown(e) => e.into(),
         }
     }
 }

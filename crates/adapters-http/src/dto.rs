@@ -266,6 +266,67 @@ pub struct UserRecord {
 
 impl From<MemberProfile> for UserRecord {
     fn from(m: MemberProfile) -> Self {
-        Self { id: m.user_id.0, email: m.email, name: m.name, role: m.role.into(), active: m.active, created_at: m.created_at }
+        Self {
+            id: m.user_id.0,
+            email: m.email,
+            name: m.name,
+            role: m.role.into(),
+            active: m.active,
+            created_at: m.created_at,
+        }
+    }
+}
+
+/// Platform credentials of a channel. Write-only: stored encrypted and never returned.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CredentialsBody {
+    /// WhatsApp: the Cloud API phone number id (required for WhatsApp).
+    #[schema(max_length = 64, example = "109876543210987")]
+    pub phone_number_id: Option<String>,
+    /// Messenger: the Facebook page id; Instagram: the Instagram account id (required for those).
+    #[schema(max_length = 64)]
+    pub page_id: Option<String>,
+    /// System-user token (WhatsApp) or page access token (Messenger, Instagram).
+    #[schema(min_length = 8, max_length = 512)]
+    pub access_token: Option<String>,
+    /// The Meta app secret that signs callbacks (`X-Hub-Signature-256`); needed to receive them.
+    #[schema(min_length = 8, max_length = 512)]
+    pub app_secret: Option<String>,
+    /// The token you enter as "Verify token" in the app dashboard.
+    #[schema(min_length = 8, max_length = 512)]
+    pub verify_token: Option<String>,
+}
+
+impl From<CredentialsBody> for domain::connectors::ChannelCredentials {
+    fn from(c: CredentialsBody) -> Self {
+        Self {
+            phone_number_id: c.phone_number_id,
+            page_id: c.page_id,
+            access_token: c.access_token,
+            app_secret: c.app_secret,
+            verify_token: c.verify_token,
+        }
+    }
+}
+
+/// A WhatsApp template send.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateBody {
+    /// The approved template's name.
+    #[schema(example = "order_shipped")]
+    pub name: String,
+    /// Its language code.
+    #[schema(example = "en_US")]
+    pub language: String,
+    /// Body parameters in order.
+    #[serde(default)]
+    pub parameters: Vec<String>,
+}
+
+impl From<TemplateBody> for domain::connectors::Template {
+    fn from(t: TemplateBody) -> Self {
+        Self { name: t.name, language: t.language, parameters: t.parameters }
     }
 }

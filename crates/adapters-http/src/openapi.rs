@@ -24,9 +24,12 @@ use crate::handlers::{channels, messages, users, webhooks};
     ),
     paths(
         openapi_json,
+        crate::handlers::auth::login::login,
+        crate::handlers::auth::logout::logout,
         channels::list::list,
         channels::create::create,
         channels::get::get,
+        channels::update::update,
         messages::list::list,
         messages::create::create,
         messages::get::get,
@@ -48,6 +51,7 @@ use crate::handlers::{channels, messages, users, webhooks};
     modifiers(&BearerAuth, &StandardResponses),
     security(("bearer" = [])),
     tags(
+        (name = "auth", description = "Sign in for a user token, sign out"),
         (name = "channels", description = "WhatsApp, Messenger and Instagram channels"),
         (name = "messages", description = "Messages: list and send"),
         (name = "users", description = "Members of the workspace"),
@@ -119,7 +123,10 @@ fn problem_response(description: &str) -> RefOr<utoipa::openapi::Response> {
     RefOr::T(
         ResponseBuilder::new()
             .description(description)
-            .content("application/problem+json", ContentBuilder::new().schema(Some(Ref::from_schema_name("Problem"))).build())
+            .content(
+                "application/problem+json",
+                ContentBuilder::new().schema(Some(Ref::from_schema_name("Problem"))).build(),
+            )
             .build(),
     )
 }
@@ -163,12 +170,16 @@ impl Modify for StandardResponses {
         for item in openapi.paths.paths.values_mut() {
             for op in operations(item) {
                 // `security(())` marks a public operation: no credentials, no rate-limit headers.
-                let public = op.security.as_ref().is_some_and(|s| s.iter().all(|r| serde_json::to_value(r).map(|v| v == serde_json::json!({})).unwrap_or(false)));
+                let public = op.security.as_ref().is_some_and(|s| {
+                    s.iter().all(|r| serde_json::to_value(r).map(|v| v == serde_json::json!({})).unwrap_or(false))
+                });
                 if public {
                     continue;
                 }
                 let has_body = op.request_body.is_some();
-                for (status, description) in AUTHENTICATED.iter().chain(if has_body { WITH_BODY.iter() } else { [].iter() }) {
+                for (status, description) in
+                    AUTHENTICATED.iter().chain(if has_body { WITH_BODY.iter() } else { [].iter() })
+                {
                     op.responses.responses.entry((*status).to_owned()).or_insert_with(|| problem_response(description));
                 }
                 for (status, response) in op.responses.responses.iter_mut() {
@@ -183,7 +194,10 @@ impl Modify for StandardResponses {
                     }
                     if status == "429" {
                         response.headers.entry("Retry-After".to_owned()).or_insert_with(|| {
-                            HeaderBuilder::new().description(Some("Seconds to wait before retrying")).schema(String::schema_ref()).build()
+                            HeaderBuilder::new()
+                                .description(Some("Seconds to wait before retrying"))
+                                .schema(String::schema_ref())
+                                .build()
                         });
                     }
                 }

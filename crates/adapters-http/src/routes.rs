@@ -4,6 +4,7 @@ use actix_web::middleware::from_fn;
 use actix_web::web::{self, ServiceConfig};
 
 use crate::extract::{json_config, path_config, query_config};
+use crate::handlers;
 use crate::handlers::{api_keys, auth, channels, co_admin, fallback, health, messages, users, webhooks};
 
 /// Registers every route; the binary wraps it with middleware and state.
@@ -21,9 +22,18 @@ pub fn configure(cfg: &mut ServiceConfig) {
                 .route(web::get().to(health::readyz))
                 .default_service(web::to(fallback::method_not_allowed)),
         )
+        .service(
+            web::resource("/platform-webhooks/{platform}")
+                // Callbacks batch many events; Meta's bodies stay well under 1 MiB.
+                .app_data(web::PayloadConfig::new(1024 * 1024))
+                .route(web::get().to(handlers::platform_webhooks::verify::verify))
+                .route(web::post().to(handlers::platform_webhooks::receive::receive))
+                .default_service(web::to(fallback::method_not_allowed)),
+        )
         .service(v1())
         .service(settings_api())
         .service(co_admin_routes())
+        .service(pages())
         .default_service(web::to(fallback::not_found));
 }
 
@@ -62,6 +72,7 @@ fn v1() -> actix_web::Scope<
         .service(
             web::resource("/channels/{channel_id}")
                 .route(web::get().to(channels::get::get))
+                .route(web::patch().to(channels::update::update))
                 .default_service(web::to(fallback::method_not_allowed)),
         )
         .service(
@@ -81,7 +92,8 @@ fn v1() -> actix_web::Scope<
                 .route(web::patch().to(users::update::update))
                 .route(web::delete().to(users::delete::delete))
                 .default_service(web::to(fallback::method_not_allowed)),
-        )        .service(
+        )
+        .service(
             web::resource("/webhooks")
                 .route(web::get().to(webhooks::list::v1))
                 .route(web::post().to(webhooks::create::v1))
@@ -149,7 +161,8 @@ fn settings_api() -> actix_web::Scope<
             web::resource("/api-keys/{key_id}/revoke")
                 .route(web::post().to(api_keys::revoke::revoke))
                 .default_service(web::to(fallback::method_not_allowed)),
-        )        .service(
+        )
+        .service(
             web::resource("/webhooks")
                 .route(web::get().to(webhooks::list::settings))
                 .route(web::post().to(webhooks::create::settings))
@@ -208,4 +221,70 @@ fn co_admin_routes() -> actix_web::Scope {
                 .route(web::post().to(co_admin::mcp::post))
                 .default_service(web::to(co_admin::mcp::not_allowed)),
         )
+}
+
+/// The settings web app (`crate::pages`): HTML pages, their form actions and embedded assets. The
+/// scope has no prefix, so it is registered after every other scope; its middleware adds the
+/// security headers and refuses cross-site state changes.
+fn pages() -> actix_web::Scope<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    use crate::pages::{analytics, api_keys as keys, assets, login, logout, rest_api, webhooks as hooks};
+    let get = web::get;
+    let post = web::post;
+    let resource = |path: &str| web::resource(path).default_service(web::to(fallback::method_not_allowed));
+    web::scope("")
+        .wrap(from_fn(crate::pages::guard::guard))
+        .service(resource("/").route(get().to(crate::pages::home)))
+        .service(resource("/assets/app.css").route(get().to(assets::css)))
+        .service(resource("/assets/app.js").route(get().to(assets::js)))
+        .service(resource("/assets/icon.svg").route(get().to(assets::icon)))
+        .service(resource("/login").route(get().to(login::show)).route(post().to(login::submit)))
+        .service(resource("/login/workspace").route(get().to(login::choose)).route(post().to(login::chosen)))
+        .service(resource("/logout").route(post().to(logout::logout)))
+        .service(
+            resource("/settings/workspace/api-keys")
+                .route(get().to(keys::page::show))
+                .route(post().to(keys::create::create)),
+        )
+        .service(resource("/settings/workspace/api-keys/{key_id}/revoke").route(post().to(keys::revoke::revoke)))
+        .service(resource("/settings/workspace/api-keys/{key_id}/delete").route(post().to(keys::delete::delete)))
+        .service(resource("/settings/workspace/rest-api").route(get().to(rest_api::show)))
+        .service(
+            resource("/settings/integrations/webhooks")
+                .route(get().to(hooks::list::show))
+                .route(post().to(hooks::create::create)),
+        )
+        .service(
+            resource("/settings/integrations/webhooks/{webhook_id}")
+                .route(get().to(hooks::detail::show))
+                .route(post().to(hooks::update::update)),
+        )
+        .service(
+            resource("/settings/integrations/webhooks/{webhook_id}/active").route(post().to(hooks::active::set_active)),
+        )
+        .service(
+            resource("/settings/integrations/webhooks/{webhook_id}/delete").route(post().to(hooks::delete::delete)),
+        )
+        .service(
+            resource("/settings/integrations/webhooks/{webhook_id}/secret").route(post().to(hooks::secret::reveal)),
+        )
+        .service(
+            resource("/settings/integrations/webhooks/{webhook_id}/secret/rotate")
+                .route(post().to(hooks::secret::rotate)),
+        )
+        .service(resource("/settings/integrations/webhooks/{webhook_id}/test").route(post().to(hooks::test::send)))
+        .service(
+            resource("/settings/integrations/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
+                .route(post().to(hooks::retry::retry)),
+        )
+        .service(resource("/analytics").route(get().to(analytics::page::show)))
+        .service(resource("/analytics/daily.csv").route(get().to(analytics::export::daily)))
+        .service(resource("/analytics/top-countries.csv").route(get().to(analytics::export::countries)))
 }

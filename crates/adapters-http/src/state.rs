@@ -26,6 +26,12 @@ pub struct AppState {
     pub auth: crate::auth::AuthState,
     /// The assistant's tools (execute, capabilities, MCP).
     pub co_admin: crate::handlers::co_admin::CoAdminState,
+    /// The settings web app: sessions, analytics data and cookie settings.
+    pub pages: crate::pages::PagesState,
+    /// Encrypts channel credentials (and opens them to check platform callbacks).
+    pub cipher: Arc<dyn domain::common::ports::SecretCipher>,
+    /// Channels by platform account, and what the platforms' callbacks report.
+    pub callbacks: Arc<dyn domain::connectors::CallbackStore>,
 }
 
 impl std::fmt::Debug for AppState {

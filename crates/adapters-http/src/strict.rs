@@ -122,7 +122,10 @@ mod tests {
         match r {
             Err(e) => {
                 let p = e.problem();
-                (e.status_code().as_u16(), p.errors.and_then(|v| v.first().map(|f| f.field.clone())).unwrap_or_default())
+                (
+                    e.status_code().as_u16(),
+                    p.errors.and_then(|v| v.first().map(|f| f.field.clone())).unwrap_or_default(),
+                )
             }
             Ok(_) => (200, String::new()),
         }

@@ -5,7 +5,8 @@ use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::channels::{
-    Channel, ChannelFilter, ChannelId, ChannelRepository, ChannelStatus, ChannelType, CreateChannelError, NewChannel,
+    Channel, ChannelChange, ChannelFilter, ChannelId, ChannelRepository, ChannelStatus, ChannelType,
+    CreateChannelError, NewChannel, UpdateChannelError,
 };
 use domain::common::page::{Page, PageRequest};
 use domain::workspace::WorkspaceId;
@@ -13,10 +14,10 @@ use domain::RepoError;
 use time::OffsetDateTime;
 
 use crate::error::{repo, unique_violation};
-use crate::webhooks::outbox;
-use domain::webhooks::EventType;
 use crate::pool::Db;
 use crate::schema::channels;
+use crate::webhooks::outbox;
+use domain::webhooks::EventType;
 
 /// [`ChannelRepository`] on PostgreSQL.
 #[derive(Debug, Clone)]
@@ -46,7 +47,10 @@ impl ChannelRow {
     fn into_domain(self) -> Result<Channel, RepoError> {
         Ok(Channel {
             id: ChannelId(self.id),
-            channel_type: self.channel_type.parse::<ChannelType>().map_err(|e| repo(anyhow::anyhow!("{}", e.message)))?,
+            channel_type: self
+                .channel_type
+                .parse::<ChannelType>()
+                .map_err(|e| repo(anyhow::anyhow!("{}", e.message)))?,
             status: self.status.parse::<ChannelStatus>().map_err(|e| repo(anyhow::anyhow!("{}", e.message)))?,
             display_name: self.display_name,
             identifier: self.identifier,
@@ -69,6 +73,7 @@ pub fn channel_json(c: &Channel) -> serde_json::Value {
 
 enum TxError {
     Duplicate,
+    NotFound,
     Db(diesel::result::Error),
 }
 
@@ -80,7 +85,12 @@ impl From<diesel::result::Error> for TxError {
 
 #[async_trait]
 impl ChannelRepository for PgChannelRepository {
-    async fn list(&self, ws: WorkspaceId, filter: ChannelFilter, page: PageRequest) -> Result<Page<Channel>, RepoError> {
+    async fn list(
+        &self,
+        ws: WorkspaceId,
+        filter: ChannelFilter,
+        page: PageRequest,
+    ) -> Result<Page<Channel>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let mut q = channels::table
             .filter(channels::workspace_id.eq(ws.0))
@@ -125,12 +135,20 @@ impl ChannelRepository for PgChannelRepository {
                             channels::display_name.eq(&new.display_name),
                             channels::identifier.eq(&new.identifier),
                             channels::status.eq(new.status.as_str()),
+                            channels::credentials_encrypted.eq(new.credentials.as_ref().map(|c| c.sealed.clone())),
+                            channels::platform_account_id.eq(new.credentials.as_ref().map(|c| c.account_id.clone())),
+                            channels::verify_token_digest
+                                .eq(new.credentials.as_ref().and_then(|c| c.verify_token_digest.map(|d| d.to_vec()))),
                         ))
                         .returning(ChannelRow::as_returning())
                         .get_result(conn)
                         .await
-                        .map_err(|e| if unique_violation(&e).is_some() { TxError::Duplicate } else { TxError::Db(e) })?;
-                    let channel = row.into_domain().map_err(|e| TxError::Db(diesel::result::Error::QueryBuilderError(e.0.into())))?;
+                        .map_err(
+                            |e| if unique_violation(&e).is_some() { TxError::Duplicate } else { TxError::Db(e) },
+                        )?;
+                    let channel = row
+                        .into_domain()
+                        .map_err(|e| TxError::Db(diesel::result::Error::QueryBuilderError(e.0.into())))?;
                     outbox::record(conn, ws, EventType::ChannelCreated, &channel_json(&channel)).await?;
                     Ok(channel)
                 }
@@ -142,7 +160,69 @@ impl ChannelRepository for PgChannelRepository {
                 channel_type: new.channel_type.as_str().to_owned(),
                 identifier: new.identifier.clone(),
             },
+            TxError::NotFound => CreateChannelError::Unknown(repo(anyhow::anyhow!("channel vanished"))),
             TxError::Db(e) => CreateChannelError::Unknown(repo(e)),
+        })
+    }
+
+    async fn update(
+        &self,
+        ws: WorkspaceId,
+        id: ChannelId,
+        change: &ChannelChange,
+    ) -> Result<Channel, UpdateChannelError> {
+        let mut conn = self.db.conn().await.map_err(|e| UpdateChannelError::Unknown(repo(e)))?;
+        let result = conn
+            .transaction::<_, TxError, _>(|conn| {
+                async move {
+                    let target = channels::table.filter(channels::workspace_id.eq(ws.0)).filter(channels::id.eq(id.0));
+                    // One statement per field keeps the types simple; the row lock taken by the first
+                    // makes the change atomic.
+                    let found: Option<i64> = diesel::update(target)
+                        .set(channels::updated_at.eq(diesel::dsl::now))
+                        .returning(channels::id)
+                        .get_result(conn)
+                        .await
+                        .optional()?;
+                    found.ok_or(TxError::NotFound)?;
+                    if let Some(name) = &change.display_name {
+                        diesel::update(target).set(channels::display_name.eq(name)).execute(conn).await?;
+                    }
+                    if let Some(status) = change.status {
+                        diesel::update(target).set(channels::status.eq(status.as_str())).execute(conn).await?;
+                    }
+                    if let Some(c) = &change.credentials {
+                        diesel::update(target)
+                            .set((
+                                channels::credentials_encrypted.eq(Some(c.sealed.clone())),
+                                channels::platform_account_id.eq(Some(c.account_id.clone())),
+                                channels::verify_token_digest.eq(c.verify_token_digest.map(|d| d.to_vec())),
+                                channels::send_paused_until.eq(None::<OffsetDateTime>),
+                            ))
+                            .execute(conn)
+                            .await
+                            .map_err(|e| {
+                                if unique_violation(&e).is_some() {
+                                    TxError::Duplicate
+                                } else {
+                                    TxError::Db(e)
+                                }
+                            })?;
+                    }
+                    let row: ChannelRow = target.select(ChannelRow::as_select()).first(conn).await?;
+                    let channel = row
+                        .into_domain()
+                        .map_err(|e| TxError::Db(diesel::result::Error::QueryBuilderError(e.0.into())))?;
+                    outbox::record(conn, ws, EventType::ChannelUpdated, &channel_json(&channel)).await?;
+                    Ok(channel)
+                }
+                .scope_boxed()
+            })
+            .await;
+        result.map_err(|e| match e {
+            TxError::Duplicate => UpdateChannelError::AccountInUse,
+            TxError::NotFound => UpdateChannelError::NotFound(id),
+            TxError::Db(e) => UpdateChannelError::Unknown(repo(e)),
         })
     }
 }

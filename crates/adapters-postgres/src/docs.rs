@@ -29,41 +29,53 @@ impl PgDocsIndex {
     }
 }
 
-/// Ranks every chunk of a ready document against the query and keeps each document's best chunk.
+/// Ranks the chunks of ready documents against the query and keeps each document's best chunk.
 ///
-/// Documents and queries use the `english` configuration (stemming and stop words), so "revoking
-/// keys" finds "revoke a key". `strict` is the user's query in web-search syntax (every term, phrases in quotes, `-` to
-/// exclude; never a syntax error). `relaxed` is any of its terms, built from the stemmed lexemes,
-/// so paraphrases that miss one word still find the page; strict matches always rank first.
-/// `ts_rank_cd` weights: body (C) 0.2, heading (B) 0.4, title (A) 1.0; normalisation 32 maps the
-/// rank into 0..1. The relaxed rank is scaled by the share of query terms the chunk covers, since
-/// cover density alone does not reward matching more of the question.
+/// Documents and queries use the `english` configuration (stemming, stop words), so "revoking keys"
+/// finds "revoke a key". `strict` is the user's text as a web-search query (every term, quoted
+/// phrases, `-` to exclude; never a syntax error); `relaxed` is any of its stemmed terms, so a
+/// paraphrase that misses one word still finds the page. A chunk's score adds:
+/// - 0.3 when it matches the strict query (all terms);
+/// - `ts_rank_cd` against the relaxed query with weights title (A) 1.0, heading (B) 0.4, body (C)
+///   0.2, normalised by log length and into 0..1 (`1 | 32`);
+/// - the share of the query's terms it contains, each weighted by its inverse chunk frequency
+///   (`docs_lexemes`), since cover density alone rewards neither matching more of the question nor
+///   matching its rare words.
+///
+/// Candidates are the chunks matching the strict query or any selective term (one found in some but
+/// at most a fifth of the chunks; all terms when no term is): a word like "api" alone would select
+/// most of the corpus and make every search rank thousands of chunks for no better answer.
 const FULL_TEXT_SQL: &str = r"
 WITH lex AS (
-    SELECT '''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || '''' AS quoted
-      FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme
+    SELECT '''' || replace(replace(l.lexeme, '\', '\\'), '''', '''''') || '''' AS quoted,
+           ln((st.chunks + 1)::float8 / (coalesce(s.chunks, 0) + 1)) + 1 AS weight,
+           coalesce(s.chunks BETWEEN 1 AND st.chunks * 0.2, false) AS selective
+      FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS l (lexeme)
+     CROSS JOIN docs_index_state st
+      LEFT JOIN docs_lexemes s ON s.lexeme = l.lexeme
 ), q AS (
     SELECT websearch_to_tsquery('english', $1) AS strict,
            coalesce((SELECT string_agg(quoted, ' | ') FROM lex), '')::tsquery AS relaxed,
-           coalesce((SELECT array_agg(quoted::tsquery) FROM lex), '{}') AS terms
+           coalesce((SELECT string_agg(quoted, ' | ') FROM lex WHERE selective),
+                    (SELECT string_agg(quoted, ' | ') FROM lex), '')::tsquery AS candidates,
+           coalesce((SELECT array_agg(quoted::tsquery) FROM lex), '{}') AS terms,
+           coalesce((SELECT array_agg(weight) FROM lex), '{}') AS weights,
+           coalesce((SELECT sum(weight) FROM lex), 1) AS total_weight
 ), scored AS (
     SELECT c.id AS chunk_id, c.document_id,
-           (c.search @@ q.strict) AS strict,
-           CASE WHEN c.search @@ q.strict
-                THEN ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', c.search, q.strict, 32)
-                ELSE ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', c.search, q.relaxed, 32)
-                     * (SELECT count(*)::float8 FROM unnest(q.terms) t WHERE c.search @@ t)
-                     / greatest(cardinality(q.terms), 1)
-           END::float8 AS rank
+           CASE WHEN c.search @@ q.strict THEN 0.3 ELSE 0 END
+           + ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', c.search, q.relaxed, 1 | 32)
+           + (SELECT sum(w) FROM unnest(q.terms, q.weights) AS t (term, w) WHERE c.search @@ t.term) / q.total_weight
+               AS score
       FROM q, docs_chunks c
       JOIN docs_documents d ON d.id = c.document_id AND d.status = 'ready'
-     WHERE c.search @@ q.strict OR c.search @@ q.relaxed
+     WHERE c.search @@ q.strict OR c.search @@ q.candidates
 ), best AS (
-    SELECT DISTINCT ON (document_id) chunk_id, document_id, strict, rank
+    SELECT DISTINCT ON (document_id) chunk_id, document_id, score
       FROM scored
-     ORDER BY document_id, strict DESC, rank DESC, chunk_id
+     ORDER BY document_id, score DESC, chunk_id
 )
-SELECT chunk_id, document_id, rank AS score FROM best ORDER BY strict DESC, rank DESC, document_id LIMIT $2
+SELECT chunk_id, document_id, score::float8 AS score FROM best ORDER BY score DESC, document_id LIMIT $2
 ";
 
 /// `ts_headline` for the returned chunks only (it re-parses the text, so it is the costly part),

@@ -1,18 +1,21 @@
 //! PostgreSQL adapters: the connection pool, the embedded migrations and one repository per area.
 
+pub mod analytics;
 pub mod api_keys;
 pub mod assistant;
 pub mod auth;
-pub mod docs;
 pub mod channels;
+pub mod connectors;
+pub mod docs;
+pub mod error;
 pub mod members;
 pub mod messages;
-pub mod error;
 pub mod migrate;
 pub mod pool;
 pub mod schema;
 pub mod seed;
 pub mod service_keys;
+pub mod sessions;
 pub mod webhooks;
 pub mod workspace;
 

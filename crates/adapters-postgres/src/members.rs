@@ -60,7 +60,11 @@ async fn load(conn: &mut AsyncPgConnection, ws: WorkspaceId, user: UserId) -> di
 
 /// Locks the workspace's active admin memberships and counts the ones other than `user`, so two
 /// concurrent demotions serialise and cannot both leave the workspace without an admin.
-async fn other_active_admins(conn: &mut AsyncPgConnection, ws: WorkspaceId, user: UserId) -> diesel::QueryResult<usize> {
+async fn other_active_admins(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    user: UserId,
+) -> diesel::QueryResult<usize> {
     let admins: Vec<i64> = workspace_members::table
         .filter(workspace_members::workspace_id.eq(ws.0))
         .filter(workspace_members::role.eq("admin"))
@@ -97,25 +101,40 @@ impl MemberRepository for PgMemberRepository {
         load(&mut conn, ws, user).await.map_err(repo)?.map(profile).transpose()
     }
 
-    async fn update(&self, ws: WorkspaceId, user: UserId, change: &MemberChange) -> Result<MemberProfile, ChangeMemberError> {
+    async fn update(
+        &self,
+        ws: WorkspaceId,
+        user: UserId,
+        change: &MemberChange,
+    ) -> Result<MemberProfile, ChangeMemberError> {
         let mut conn = self.db.conn().await.map_err(|e| ChangeMemberError::Unknown(repo(e)))?;
         let row = conn
             .transaction::<_, TxError, _>(|conn| {
                 async move {
-                    let current = load(conn, ws, user).await?.ok_or(TxError::Change(ChangeMemberError::NotFound(user)))?;
+                    let current =
+                        load(conn, ws, user).await?.ok_or(TxError::Change(ChangeMemberError::NotFound(user)))?;
                     let is_active_admin = current.3 == "admin" && current.4;
-                    if is_active_admin && change.removes_admin_rights() && other_active_admins(conn, ws, user).await? == 0 {
+                    if is_active_admin
+                        && change.removes_admin_rights()
+                        && other_active_admins(conn, ws, user).await? == 0
+                    {
                         return Err(TxError::Change(ChangeMemberError::LastAdmin));
                     }
                     if let Some(role) = change.role {
                         diesel::update(workspace_members::table.find((ws.0, user.0)))
-                            .set((workspace_members::role.eq(role.as_str()), workspace_members::updated_at.eq(diesel::dsl::now)))
+                            .set((
+                                workspace_members::role.eq(role.as_str()),
+                                workspace_members::updated_at.eq(diesel::dsl::now),
+                            ))
                             .execute(conn)
                             .await?;
                     }
                     if let Some(active) = change.active {
                         diesel::update(workspace_members::table.find((ws.0, user.0)))
-                            .set((workspace_members::is_active.eq(active), workspace_members::updated_at.eq(diesel::dsl::now)))
+                            .set((
+                                workspace_members::is_active.eq(active),
+                                workspace_members::updated_at.eq(diesel::dsl::now),
+                            ))
                             .execute(conn)
                             .await?;
                     }
@@ -138,7 +157,8 @@ impl MemberRepository for PgMemberRepository {
         let r = conn
             .transaction::<_, TxError, _>(|conn| {
                 async move {
-                    let current = load(conn, ws, user).await?.ok_or(TxError::Change(ChangeMemberError::NotFound(user)))?;
+                    let current =
+                        load(conn, ws, user).await?.ok_or(TxError::Change(ChangeMemberError::NotFound(user)))?;
                     if current.3 == "admin" && current.4 && other_active_admins(conn, ws, user).await? == 0 {
                         return Err(TxError::Change(ChangeMemberError::LastAdmin));
                     }

@@ -7,19 +7,19 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::channels::ChannelId;
 use domain::common::page::{Page, PageRequest};
 use domain::messaging::{
-    Direction, IdempotencyKey, InsertMessageError, Message, MessageFilter, MessageId, MessageRepository,
-    MessageStatus, NewOutboundMessage, Recipient, Stored, ThreadId, ThreadRef,
+    Direction, IdempotencyKey, InsertMessageError, Message, MessageFilter, MessageId, MessageRepository, MessageStatus,
+    NewOutboundMessage, Recipient, Stored, ThreadId, ThreadRef,
 };
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
 
 use crate::error::repo;
-use crate::webhooks::outbox;
-use domain::webhooks::EventType;
 use crate::pool::Db;
 use crate::rfc3339;
 use crate::schema::{channels, contacts, idempotency_keys, messages, threads};
+use crate::webhooks::outbox;
+use domain::webhooks::EventType;
 
 /// [`MessageRepository`] on PostgreSQL.
 #[derive(Debug, Clone)]
@@ -190,7 +190,11 @@ async fn thread_for_address(
         return Ok(id);
     }
     let (id, status, created_at): (i64, String, OffsetDateTime) = diesel::insert_into(threads::table)
-        .values((threads::workspace_id.eq(ws.0), threads::contact_id.eq(contact_id), threads::channel_id.eq(channel_id.0)))
+        .values((
+            threads::workspace_id.eq(ws.0),
+            threads::contact_id.eq(contact_id),
+            threads::channel_id.eq(channel_id.0),
+        ))
         .returning((threads::id, threads::status, threads::created_at))
         .get_result(conn)
         .await?;
@@ -292,7 +296,8 @@ impl MessageRepository for PgMessageRepository {
                                 Some((fp, _)) if fp != key.fingerprint => Err(TxError::Mismatch),
                                 Some((_, Some(id))) => {
                                     let m = load_message(conn, ws, id).await.map_err(into_db)?;
-                                    m.map(|message| Stored { message, replayed: true }).ok_or(TxError::Db(diesel::result::Error::NotFound))
+                                    m.map(|message| Stored { message, replayed: true })
+                                        .ok_or(TxError::Db(diesel::result::Error::NotFound))
                                 }
                                 _ => Err(TxError::Db(diesel::result::Error::NotFound)),
                             };
@@ -308,7 +313,8 @@ impl MessageRepository for PgMessageRepository {
                             messages::thread_id.eq(thread_id),
                             messages::channel_id.eq(new.channel_id.0),
                             messages::direction.eq("outbound"),
-                            messages::sender_kind.eq("human"),
+                            messages::sender_kind.eq(if new.template.is_some() { "template" } else { "human" }),
+                            messages::template.eq(new.template.as_ref().and_then(|t| serde_json::to_value(t).ok())),
                             messages::author_user_id.eq(new.author.map(|u| u.0)),
                             messages::content.eq(&new.content),
                             messages::status.eq("queued"),
@@ -318,10 +324,12 @@ impl MessageRepository for PgMessageRepository {
                         .get_result(conn)
                         .await?;
                     let message = row.into_domain().map_err(into_db)?;
-                    diesel::update(threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq(thread_id)))
-                        .set((threads::last_message_at.eq(message.created_at), threads::updated_at.eq(diesel::dsl::now)))
-                        .execute(conn)
-                        .await?;
+                    diesel::update(
+                        threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq(thread_id)),
+                    )
+                    .set((threads::last_message_at.eq(message.created_at), threads::updated_at.eq(diesel::dsl::now)))
+                    .execute(conn)
+                    .await?;
                     if let Some(key) = &new.idempotency {
                         diesel::update(
                             idempotency_keys::table

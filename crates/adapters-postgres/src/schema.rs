@@ -43,6 +43,9 @@ diesel::table! {
         credentials_encrypted -> Nullable<Bytea>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        platform_account_id -> Nullable<Text>,
+        verify_token_digest -> Nullable<Bytea>,
+        send_paused_until -> Nullable<Timestamptz>,
     }
 }
 
@@ -101,7 +104,15 @@ diesel::table! {
     docs_index_state (id) {
         id -> Bool,
         generation -> Int8,
+        chunks -> Int4,
         changed_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    docs_lexemes (lexeme) {
+        lexeme -> Text,
+        chunks -> Int4,
     }
 }
 
@@ -167,6 +178,9 @@ diesel::table! {
         platform_message_id -> Nullable<Text>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        template -> Nullable<Jsonb>,
+        dispatch_attempts -> Int4,
+        next_dispatch_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -186,6 +200,18 @@ diesel::table! {
         name -> Text,
         key -> Bytea,
         created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    sessions (id) {
+        id -> Int8,
+        token_digest -> Bytea,
+        user_id -> Int8,
+        workspace_id -> Nullable<Int8>,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+        revoked_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -372,6 +398,8 @@ diesel::joinable!(messages -> ai_agents (author_ai_agent_id));
 diesel::joinable!(messages -> users (author_user_id));
 diesel::joinable!(rate_limit_windows -> api_keys (api_key_id));
 diesel::joinable!(rate_limit_windows -> user_tokens (user_token_id));
+diesel::joinable!(sessions -> users (user_id));
+diesel::joinable!(sessions -> workspaces (workspace_id));
 diesel::joinable!(teams -> workspaces (workspace_id));
 diesel::joinable!(thread_status_stats -> workspaces (workspace_id));
 diesel::joinable!(threads -> workspaces (workspace_id));
@@ -389,6 +417,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     docs_chunks,
     docs_documents,
     docs_index_state,
+    docs_lexemes,
     idempotency_keys,
     labels,
     login_throttle,
@@ -396,6 +425,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     messages,
     rate_limit_windows,
     service_keys,
+    sessions,
     team_members,
     teams,
     thread_labels,

@@ -30,6 +30,8 @@ pub struct Settings {
     pub rerank: ProviderSettings,
     /// Secrets at rest.
     pub secrets: SecretSettings,
+    /// Sending through WhatsApp, Messenger and Instagram.
+    pub connectors: ConnectorSettings,
     /// `wms dev` only.
     pub dev: DevSettings,
 }
@@ -60,6 +62,9 @@ pub struct HttpSettings {
     pub shutdown_timeout_secs: u64,
     /// The public base URL (`https://wms.example.com`), used in links; default derived from the bind address.
     pub public_url: Option<String>,
+    /// Whether the settings pages' cookies carry `Secure` (sent over HTTPS only). Default true,
+    /// false in `wms dev` (plain HTTP on a laptop).
+    pub secure_cookies: Option<bool>,
 }
 
 /// `log.*`
@@ -96,6 +101,8 @@ pub struct RateLimitSettings {
 pub struct AuthSettings {
     /// Lifetime of login tokens, in hours.
     pub token_ttl_hours: u32,
+    /// Lifetime of a settings session (the `wms_session` cookie) after sign-in, in hours.
+    pub session_ttl_hours: u32,
 }
 
 /// `webhooks.*`
@@ -154,6 +161,24 @@ pub struct ProviderSettings {
     pub timeout_ms: u64,
 }
 
+/// `connectors.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectorSettings {
+    /// Base URL of Meta's Graph API (a local stand-in in tests and staging).
+    pub graph_base_url: String,
+    /// Graph API version in the path.
+    pub graph_version: String,
+    /// Timeout of one send, in seconds.
+    pub timeout_secs: u64,
+    /// Dispatcher loops per instance (0 disables sending from this instance).
+    pub workers: usize,
+    /// Messages claimed per loop iteration.
+    pub batch_size: i64,
+    /// How often an idle dispatcher looks for queued messages, in milliseconds.
+    pub poll_interval_ms: u64,
+}
+
 /// `secrets.*`
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -202,6 +227,7 @@ requests_per_hour = 1000
 
 [auth]
 token_ttl_hours = 24
+session_ttl_hours = 12
 
 [webhooks]
 retry_schedule = "5,300,1800,7200,18000,36000,36000"
@@ -228,6 +254,14 @@ timeout_ms = 2000
 
 [secrets]
 
+[connectors]
+graph_base_url = "https://graph.facebook.com"
+graph_version = "v21.0"
+timeout_secs = 15
+workers = 2
+batch_size = 20
+poll_interval_ms = 500
+
 [dev]
 data_dir = ".wms"
 "#;
@@ -252,8 +286,11 @@ impl Settings {
         }
         builder = builder.add_source(config::Environment::with_prefix("WMS").prefix_separator("__").separator("__"));
         // Spec 4.3 names this switch without the WMS__ prefix.
-        if let Some(v) = std::env::var("CO_ADMIN_RAG_HYBRID").ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
-            builder = builder.set_override("co_admin.rag_hybrid", v != "0").map_err(|e| named("co_admin.rag_hybrid", &e))?;
+        if let Some(v) =
+            std::env::var("CO_ADMIN_RAG_HYBRID").ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+        {
+            builder =
+                builder.set_override("co_admin.rag_hybrid", v != "0").map_err(|e| named("co_admin.rag_hybrid", &e))?;
         }
         if let Some(url) = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()) {
             if std::env::var_os("WMS__DATABASE__URL").is_none() {
@@ -298,6 +335,9 @@ impl Settings {
         }
         if self.auth.token_ttl_hours == 0 || self.auth.token_ttl_hours > 24 * 365 {
             return bad("auth.token_ttl_hours", "must be between 1 and 8760");
+        }
+        if self.auth.session_ttl_hours == 0 || self.auth.session_ttl_hours > 24 * 30 {
+            return bad("auth.session_ttl_hours", "must be between 1 and 720");
         }
         for (name, p) in [("embeddings", &self.embeddings), ("rerank", &self.rerank)] {
             if p.timeout_ms == 0 || p.timeout_ms > 60_000 {
@@ -344,6 +384,22 @@ impl Settings {
                     );
                 }
             }
+        }
+        let graph = &self.connectors.graph_base_url;
+        if !(graph.starts_with("https://") || graph.starts_with("http://")) || graph.len() < 10 {
+            return bad("connectors.graph_base_url", "must be an http(s) URL such as https://graph.facebook.com");
+        }
+        if !self.connectors.graph_version.starts_with('v') || self.connectors.graph_version.len() > 10 {
+            return bad("connectors.graph_version", "must be a Graph API version such as v21.0");
+        }
+        if self.connectors.timeout_secs == 0 || self.connectors.timeout_secs > 120 {
+            return bad("connectors.timeout_secs", "must be between 1 and 120");
+        }
+        if !(1..=500).contains(&self.connectors.batch_size) {
+            return bad("connectors.batch_size", "must be between 1 and 500");
+        }
+        if self.connectors.workers > 64 {
+            return bad("connectors.workers", "must be at most 64");
         }
         if let Some(k) = &self.secrets.encryption_key {
             use base64::Engine;

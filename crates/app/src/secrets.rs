@@ -67,3 +67,14 @@ pub fn cipher_of(settings: &Settings) -> Option<Arc<dyn SecretCipher>> {
     let key: [u8; 32] = base64::engine::general_purpose::STANDARD.decode(raw.trim()).ok()?.try_into().ok()?;
     Some(Arc::new(XChaChaCipher::new(&key)))
 }
+
+/// The cipher the wiring uses: from the resolved key; if a command forgot to resolve it (a bug),
+/// a temporary key with a loud error, since secrets sealed with it would not open after a restart.
+pub fn wired_cipher(settings: &Settings) -> Arc<dyn SecretCipher> {
+    cipher_of(settings).unwrap_or_else(|| {
+        tracing::error!("secrets.encryption_key was not resolved before wiring; using a temporary key");
+        let mut key = [0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut key);
+        Arc::new(XChaChaCipher::new(&key))
+    })
+}

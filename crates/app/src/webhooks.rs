@@ -81,22 +81,17 @@ impl WebhookTransport for BrokenTransport {
 
 /// The delivery engine on `db` with `clock` (the system clock in production; tests inject one).
 pub fn engine(settings: &Settings, db: &Db, clock: Arc<dyn Clock>) -> Arc<DeliveryEngine> {
-    let transport: Arc<dyn WebhookTransport> =
-        match HttpWebhookTransport::new(address_policy(settings), Duration::from_secs(settings.webhooks.timeout_secs)) {
-            Ok(t) => Arc::new(t),
-            Err(e) => {
-                tracing::error!(error = %e, "cannot build the webhook HTTP client");
-                Arc::new(BrokenTransport(e.to_string()))
-            }
-        };
-    let cipher = crate::secrets::cipher_of(settings).unwrap_or_else(|| {
-        // Every command resolves the key before wiring; reaching this is a bug, and secrets
-        // sealed now would not open after a restart, so say so loudly.
-        tracing::error!("secrets.encryption_key was not resolved before wiring; using a temporary key");
-        let mut key = [0u8; 32];
-        domain::common::ports::RandomSource::fill(&OsRandom, &mut key);
-        Arc::new(crate::platform::XChaChaCipher::new(&key))
-    });
+    let transport: Arc<dyn WebhookTransport> = match HttpWebhookTransport::new(
+        address_policy(settings),
+        Duration::from_secs(settings.webhooks.timeout_secs),
+    ) {
+        Ok(t) => Arc::new(t),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot build the webhook HTTP client");
+            Arc::new(BrokenTransport(e.to_string()))
+        }
+    };
+    let cipher = crate::secrets::wired_cipher(settings);
     Arc::new(DeliveryEngine {
         queue: Arc::new(PgDeliveryQueue::new(db.clone())),
         transport,

@@ -76,14 +76,18 @@ impl HealthCheck for DbHealth {
 
 /// The handlers' shared state.
 pub fn state(settings: &Settings, db: &Db) -> AppState {
+    let pages = crate::pages::state(settings, db);
     AppState {
         health: Arc::new(DbHealth { db: db.clone(), latest: adapters_postgres::migrate::latest_embedded_version() }),
         channels: Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone())),
         messages: Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
         members: Arc::new(adapters_postgres::members::PgMemberRepository::new(db.clone())),
-        auth: crate::auth::auth_state(settings, db),
+        auth: crate::pages::with_sessions(crate::auth::auth_state(settings, db), &pages),
+        pages,
         webhooks: crate::webhooks::service(settings, db),
         co_admin: crate::co_admin::state(settings, db),
+        cipher: crate::secrets::wired_cipher(settings),
+        callbacks: Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
     }
 }
 

@@ -1,16 +1,19 @@
 //! The pure core of wms: entities, validated values, business rules and the port traits that the
 //! adapters implement. Nothing here knows about HTTP, SQL, an async runtime or configuration files.
 
+pub mod analytics;
 pub mod api_keys;
 pub mod assistant;
 pub mod auth;
 pub mod channels;
 pub mod common;
+pub mod connectors;
 pub mod contacts;
 pub mod docs;
 pub mod members;
 pub mod messaging;
 pub mod rate_limit;
+pub mod sessions;
 pub mod users;
 pub mod webhooks;
 pub mod workspace;

@@ -54,6 +54,16 @@ pub async fn authenticate(req: &HttpRequest) -> Result<Member, ApiError> {
     let auth = &state.auth;
     let member: Member =
         authenticate_member(auth.credentials.as_ref(), auth.sessions.as_deref(), credential, ws).await?.into();
+    // A cookie is sent by the browser on its own: a state change made with it must also carry
+    // the session's anti-forgery token (a bearer token is not sent on its own, so needs none).
+    if let MemberCredential::Session(value) = credential {
+        if !crate::pages::session::csrf_header_ok(req, value) {
+            return Err(ApiError::Forbidden(
+                "send the session's anti-forgery token in the X-CSRF-Token header (state changes with the session cookie)"
+                    .into(),
+            ));
+        }
+    }
     req.extensions_mut().insert(member);
     Ok(member)
 }

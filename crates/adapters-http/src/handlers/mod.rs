@@ -7,5 +7,6 @@ pub mod co_admin;
 pub mod fallback;
 pub mod health;
 pub mod messages;
+pub mod platform_webhooks;
 pub mod users;
 pub mod webhooks;

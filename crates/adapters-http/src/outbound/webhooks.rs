@@ -125,7 +125,13 @@ impl HttpWebhookTransport {
 }
 
 fn failure(error: String, started: Instant) -> TransportOutcome {
-    TransportOutcome { status: None, retry_after: None, excerpt: String::new(), error: Some(error), duration: started.elapsed() }
+    TransportOutcome {
+        status: None,
+        retry_after: None,
+        excerpt: String::new(),
+        error: Some(error),
+        duration: started.elapsed(),
+    }
 }
 
 /// The error and its causes, `outer: inner: innermost`.

@@ -70,7 +70,7 @@ pub(super) fn load(
         .await?;
         let channels = rows.into_iter().map(ChannelRow::into_summary).collect::<Result<Vec<_>, _>>()?;
         let asked = match channel {
-            Some(_) => match channels.iter().next() {
+            Some(_) => match <[_]>::first(&channels) {
                 None => return Ok(None),
                 Some(ch) if ch.channel_type != ChannelType::Whatsapp => {
                     return Ok(Some(ChannelStats::OtherPlatform(ch.clone())))

@@ -216,7 +216,7 @@ pub(super) fn facts(
                         .bind::<Text, _>(name)
                         .load(c)
                         .await?;
-                match row.iter().next().and_then(|r| r.id) {
+                match <[_]>::first(&row).and_then(|r| r.id) {
                     Some(id) => Some(id),
                     None => {
                         let (time_zone, today) = (clock.time_zone, clock.today);

@@ -37,6 +37,18 @@ VALUES ($1, $2, $3, $4,
             || setweight(to_tsvector('english', $4), 'C'),
         $6, $7, $8)";
 
+/// The lexeme frequencies the ranking weighs terms by, and the planner's statistics: a fresh or
+/// rewritten table has none, and the planner then prefers nested loops to the GIN index.
+pub(crate) const REFRESH_STATISTICS_SQL: &[&str] = &[
+    "DELETE FROM docs_lexemes",
+    "INSERT INTO docs_lexemes (lexeme, chunks)
+     SELECT word, ndoc FROM ts_stat('SELECT c.search FROM docs_chunks c
+                                       JOIN docs_documents d ON d.id = c.document_id AND d.status = ''ready''')",
+    "UPDATE docs_index_state SET chunks = (SELECT count(*) FROM docs_chunks c
+                                             JOIN docs_documents d ON d.id = c.document_id AND d.status = 'ready')",
+    "ANALYZE docs_documents, docs_chunks, docs_lexemes",
+];
+
 /// Tells running servers that the index changed, so they reload their vectors.
 async fn bump_generation(conn: &mut AsyncPgConnection) -> Result<(), diesel::result::Error> {
     diesel::sql_query("UPDATE docs_index_state SET generation = generation + 1, changed_at = now()")
@@ -198,9 +210,16 @@ impl DocsStore for PgDocsIndex {
 
     async fn refresh_statistics(&self) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        // A fresh or rewritten table has no statistics, and the planner then picks nested loops
-        // over the GIN index.
-        diesel::sql_query("ANALYZE docs_documents, docs_chunks").execute(&mut conn).await.map_err(repo)?;
-        Ok(())
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                for statement in REFRESH_STATISTICS_SQL {
+                    diesel::sql_query(*statement).execute(conn).await?;
+                }
+                Ok(())
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(repo)
     }
 }

@@ -133,12 +133,8 @@ impl WebhookRepository for PgWebhookRepository {
                     let target = webhook_destinations::table
                         .filter(webhook_destinations::workspace_id.eq(ws.0))
                         .filter(webhook_destinations::id.eq(id.0));
-                    let was_active: Option<bool> = target
-                        .select(webhook_destinations::active)
-                        .for_update()
-                        .first(conn)
-                        .await
-                        .optional()?;
+                    let was_active: Option<bool> =
+                        target.select(webhook_destinations::active).for_update().first(conn).await.optional()?;
                     let Some(was_active) = was_active else { return Ok(None) };
                     let set = ChangeRow {
                         url: change.url.as_deref(),

@@ -442,8 +442,11 @@ async fn record_tx(
         .execute(conn)
         .await?;
     }
-    let mut disable: Vec<(i64, String, OffsetDateTime)> =
-        v.gone.iter().map(|(id, at)| (*id, format!("the endpoint answered 410 Gone at {}", rfc3339(*at)), *at)).collect();
+    let mut disable: Vec<(i64, String, OffsetDateTime)> = v
+        .gone
+        .iter()
+        .map(|(id, at)| (*id, format!("the endpoint answered 410 Gone at {}", rfc3339(*at)), *at))
+        .collect();
     if !v.failing.is_empty() {
         let ids: Vec<i64> = v.failing.iter().map(|f| f.0).collect();
         let firsts: Vec<OffsetDateTime> = v.failing.iter().map(|f| f.1).collect();

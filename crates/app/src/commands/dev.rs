@@ -31,6 +31,8 @@ pub(super) async fn run(mut settings: Settings, args: DevArgs) -> Result<(), Com
     if settings.webhooks.allowed_subnets.is_none() {
         settings.webhooks.allowed_subnets = Some(DEV_ALLOWED_SUBNETS.to_owned());
     }
+    // The settings pages are served over plain HTTP in dev: `Secure` cookies would not come back.
+    settings.http.secure_cookies.get_or_insert(false);
 
     let cluster = match &settings.database.url {
         Some(_) => None,
@@ -85,13 +87,16 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     );
     println!("  API key         {}   (new for this run)", key.secret);
     println!("  Try             curl -H 'Authorization: Bearer {}' {base}/v1/channels", key.secret);
+    println!("  Platforms       sends go to {} (WMS__CONNECTORS__GRAPH_BASE_URL; scripts/platform-stand-in plays Meta locally)", settings.connectors.graph_base_url);
     println!("  Stop            Ctrl-C");
     println!();
     let server = crate::wiring::server(settings, crate::wiring::state(settings, &db), listener)?;
     let clock = std::sync::Arc::new(crate::platform::SystemClock);
     let workers = crate::webhooks::start(settings, crate::webhooks::engine(settings, &db, clock));
+    let dispatchers = crate::connectors::start(settings, &db)?;
     let result = server.await.context("server failed");
-    workers.stop(Duration::from_secs(settings.http.shutdown_timeout_secs)).await;
+    let grace = Duration::from_secs(settings.http.shutdown_timeout_secs);
+    tokio::join!(workers.stop(grace), dispatchers.stop(grace));
     result?;
     Ok(())
 }

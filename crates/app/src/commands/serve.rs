@@ -27,9 +27,11 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     tracing::info!(%addr, "wms serve listening");
     let server = crate::wiring::server(&settings, crate::wiring::state(&settings, &db), listener)?;
     let workers = crate::webhooks::start(&settings, crate::webhooks::engine(&settings, &db, Arc::new(SystemClock)));
+    let dispatchers = crate::connectors::start(&settings, &db)?;
     let result = server.await.context("server failed");
     // The server has stopped taking requests (SIGTERM or SIGINT); let deliveries in flight finish.
-    workers.stop(Duration::from_secs(settings.http.shutdown_timeout_secs)).await;
+    let grace = Duration::from_secs(settings.http.shutdown_timeout_secs);
+    tokio::join!(workers.stop(grace), dispatchers.stop(grace));
     result?;
     tracing::info!("wms serve stopped");
     Ok(())

@@ -90,7 +90,9 @@ async fn one_whatsapp_channel_matches_its_messages() {
 async fn messenger_and_instagram_channels_get_a_note_pointing_to_analytics() {
     let demo = Demo::new().await;
     for t in ["messenger", "instagram"] {
-        let id = demo.sql_json(&format!("SELECT id::text AS j FROM channels WHERE workspace_id = $1 AND channel_type = '{t}'")).await;
+        let id = demo
+            .sql_json(&format!("SELECT id::text AS j FROM channels WHERE workspace_id = $1 AND channel_type = '{t}'"))
+            .await;
         let r = demo.tool("get_channel_analytics", json!({"channel_id": id, "range": "90d"})).await;
         assert!(r.get("analytics").is_some_and(Value::is_null), "{r}");
         let note = r["note"].as_str().unwrap_or_default();
@@ -104,11 +106,31 @@ async fn daily_rollup_follows_status_changes_inserts_and_deletes() {
     let demo = Demo::new().await;
     let ws = demo.ws;
     // Status callbacks: queued → sent → delivered → read, and failures.
-    exec(&demo.app, "UPDATE messages SET status = 'sent' WHERE workspace_id = $1 AND status = 'queued' AND id % 2 = 0", ws).await;
-    exec(&demo.app, "UPDATE messages SET status = 'read' WHERE workspace_id = $1 AND status = 'delivered' AND id % 3 = 0", ws).await;
-    exec(&demo.app, "UPDATE messages SET status = 'failed' WHERE workspace_id = $1 AND status = 'sent' AND id % 5 = 0", ws).await;
+    exec(
+        &demo.app,
+        "UPDATE messages SET status = 'sent' WHERE workspace_id = $1 AND status = 'queued' AND id % 2 = 0",
+        ws,
+    )
+    .await;
+    exec(
+        &demo.app,
+        "UPDATE messages SET status = 'read' WHERE workspace_id = $1 AND status = 'delivered' AND id % 3 = 0",
+        ws,
+    )
+    .await;
+    exec(
+        &demo.app,
+        "UPDATE messages SET status = 'failed' WHERE workspace_id = $1 AND status = 'sent' AND id % 5 = 0",
+        ws,
+    )
+    .await;
     // A message moved to another day and one touched without any change.
-    exec(&demo.app, "UPDATE messages SET created_at = created_at - interval '2 days' WHERE workspace_id = $1 AND id % 7 = 0", ws).await;
+    exec(
+        &demo.app,
+        "UPDATE messages SET created_at = created_at - interval '2 days' WHERE workspace_id = $1 AND id % 7 = 0",
+        ws,
+    )
+    .await;
     exec(&demo.app, "UPDATE messages SET updated_at = now() WHERE workspace_id = $1 AND id % 11 = 0", ws).await;
     // New messages today and deleted ones.
     exec(

@@ -117,7 +117,10 @@ async fn every_section_matches_independent_figures() {
     assert_eq!(cost["template_count"], templates);
     assert_eq!(cost["pricing_country"], country);
     assert_eq!(cost["rate_per_template_usd"], json!(per));
-    assert_eq!(cost["estimated_outbound_cost_usd"], json!(domain::assistant::pricing::estimate(templates.as_i64().unwrap_or(0), per)));
+    assert_eq!(
+        cost["estimated_outbound_cost_usd"],
+        json!(domain::assistant::pricing::estimate(templates.as_i64().unwrap_or(0), per))
+    );
     assert!(cost["disclaimer"].as_str().is_some_and(|d| d.contains("Estimate")));
 
     // labels
@@ -202,8 +205,14 @@ async fn email_lookup_range_and_label_filter() {
                  ORDER BY ct.id LIMIT 1) x",
         )
         .await;
-    let (id, email, label) = (c["id"].clone(), c["email"].as_str().expect("email"), c["label"].as_str().expect("label"));
-    let r = demo.tool("get_contact_analytics", json!({"email": email.to_uppercase(), "range": "90d", "label": label.to_uppercase()})).await;
+    let (id, email, label) =
+        (c["id"].clone(), c["email"].as_str().expect("email"), c["label"].as_str().expect("label"));
+    let r = demo
+        .tool(
+            "get_contact_analytics",
+            json!({"email": email.to_uppercase(), "range": "90d", "label": label.to_uppercase()}),
+        )
+        .await;
     assert_eq!(r["contact"]["id"], id);
     assert_eq!(r["lookup"]["by"], "email");
     assert_eq!(r["time_based"]["daily"].as_array().map(Vec::len), Some(90));
@@ -213,11 +222,16 @@ async fn email_lookup_range_and_label_filter() {
              AND EXISTS (SELECT 1 FROM thread_labels tl JOIN labels l ON l.id = tl.label_id WHERE tl.thread_id = t.id AND l.name = '{label}')"
         ))
         .await;
-    let mut got: Vec<i64> = r["conversations"].as_array().map(|a| a.iter().filter_map(|c| c["thread_id"].as_i64()).collect()).unwrap_or_default();
+    let mut got: Vec<i64> = r["conversations"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["thread_id"].as_i64()).collect())
+        .unwrap_or_default();
     got.sort_unstable();
     assert_eq!(json!(got), labelled);
     assert_eq!(r["summary"]["threads_total"], json!(got.len()));
-    assert!(r["conversations"].as_array().is_some_and(|a| a.iter().all(|c| c["labels"].as_array().is_some_and(|l| l.contains(&json!(label))))));
+    assert!(r["conversations"]
+        .as_array()
+        .is_some_and(|a| a.iter().all(|c| c["labels"].as_array().is_some_and(|l| l.contains(&json!(label))))));
 
     let none = demo.tool("get_contact_analytics", json!({"email": email, "label": "no-such-label"})).await;
     assert_eq!(none["summary"]["threads_total"], 0);

@@ -32,7 +32,8 @@ async fn only_members_of_the_workspace_may_call_the_tools() {
     problem(app.client.get(app.url(&caps)).bearer_auth(&key).send().await.expect("request"), 403, "forbidden").await;
     let outsider = crate::credentials::admin_token(&app, &other).await;
     problem(post(&app, ws.id, Some(&outsider), &body).await, 404, "not_found").await;
-    problem(app.client.get(app.url(&caps)).bearer_auth(&outsider).send().await.expect("request"), 404, "not_found").await;
+    problem(app.client.get(app.url(&caps)).bearer_auth(&outsider).send().await.expect("request"), 404, "not_found")
+        .await;
 
     // Any member, not only admins, and on any plan.
     let (email, password) = crate::credentials::add_member(&app, ws.id, "agent").await;
@@ -58,7 +59,10 @@ async fn invalid_calls_are_422_naming_the_tool_or_argument() {
         (json!({"tool": "get_channel_analytics", "arguments": {"channel_id": 0}}), "arguments.channel_id"),
         (json!({"tool": "get_contact_analytics", "arguments": {"phone_number": "555-0101"}}), "arguments.phone_number"),
         (json!({"tool": "get_contact_analytics", "arguments": {"email": "not an email"}}), "arguments.email"),
-        (json!({"tool": "get_contact_analytics", "arguments": {"email": "a@b.co", "range": "120d"}}), "arguments.range"),
+        (
+            json!({"tool": "get_contact_analytics", "arguments": {"email": "a@b.co", "range": "120d"}}),
+            "arguments.range",
+        ),
         (json!({"tool": "search_product_docs", "arguments": {}}), "arguments.query"),
         (json!({"tool": "search_product_docs", "arguments": {"query": "keys", "limit": 9}}), "arguments.limit"),
         (json!({"tool": "get_workspace_overview", "arguments": [1, 2]}), "arguments"),
@@ -88,8 +92,10 @@ async fn a_member_of_one_workspace_gets_nothing_of_another() {
         async move { crate::assistant_helpers::sql_json(app, sql, b).await }
     };
     // B's channels, contacts and e-mails, asked for with A's credentials.
-    let b_whatsapp = ids("SELECT min(id)::text AS j FROM channels WHERE workspace_id = $1 AND channel_type = 'whatsapp'").await;
-    let b_messenger = ids("SELECT min(id)::text AS j FROM channels WHERE workspace_id = $1 AND channel_type = 'messenger'").await;
+    let b_whatsapp =
+        ids("SELECT min(id)::text AS j FROM channels WHERE workspace_id = $1 AND channel_type = 'whatsapp'").await;
+    let b_messenger =
+        ids("SELECT min(id)::text AS j FROM channels WHERE workspace_id = $1 AND channel_type = 'messenger'").await;
     for id in [b_whatsapp, b_messenger] {
         let body = json!({"tool": "get_channel_analytics", "arguments": {"channel_id": id}});
         let p = problem(demo.execute_raw(&body).await, 422, "validation_failed").await;
@@ -100,7 +106,8 @@ async fn a_member_of_one_workspace_gets_nothing_of_another() {
     assert_eq!(r["contact"], Value::Null, "B's contact found through A");
     // Both demo workspaces have a contact +15550000001: A's answer is A's contact.
     let r = demo.tool("get_contact_analytics", json!({"phone_number": "+15550000001", "range": "90d"})).await;
-    let a_contact = demo.sql_json("SELECT id::text AS j FROM contacts WHERE workspace_id = $1 AND phone = '+15550000001'").await;
+    let a_contact =
+        demo.sql_json("SELECT id::text AS j FROM contacts WHERE workspace_id = $1 AND phone = '+15550000001'").await;
     assert_eq!(r["contact"]["id"], a_contact);
     let b_threads = ids("SELECT json_agg(id)::text AS j FROM threads WHERE workspace_id = $1").await;
     for c in r["conversations"].as_array().cloned().unwrap_or_default() {
@@ -108,8 +115,10 @@ async fn a_member_of_one_workspace_gets_nothing_of_another() {
     }
     // Lists and counts are A's alone.
     let channels = demo.tool("list_channels", json!({})).await;
-    let a_channels = demo.sql_json("SELECT json_agg(id ORDER BY id)::text AS j FROM channels WHERE workspace_id = $1").await;
-    let got: Vec<Value> = channels["channels"].as_array().map(|a| a.iter().map(|c| c["id"].clone()).collect()).unwrap_or_default();
+    let a_channels =
+        demo.sql_json("SELECT json_agg(id ORDER BY id)::text AS j FROM channels WHERE workspace_id = $1").await;
+    let got: Vec<Value> =
+        channels["channels"].as_array().map(|a| a.iter().map(|c| c["id"].clone()).collect()).unwrap_or_default();
     assert_eq!(json!(got), a_channels);
     let o = demo.tool("get_workspace_overview", json!({})).await;
     let threads = demo.sql_json("SELECT count(*)::text AS j FROM threads WHERE workspace_id = $1").await;
@@ -138,7 +147,9 @@ async fn tools_run_in_a_transaction_that_refuses_writes() {
     .await
     .expect_err("a write inside a tool's transaction must fail");
     assert!(format!("{err:#}").contains("read-only transaction"), "{err:#}");
-    let labels = crate::assistant_helpers::sql_json(&app, "SELECT count(*)::text AS j FROM labels WHERE workspace_id = $1", id).await;
+    let labels =
+        crate::assistant_helpers::sql_json(&app, "SELECT count(*)::text AS j FROM labels WHERE workspace_id = $1", id)
+            .await;
     assert_eq!(labels, 0);
 }
 
@@ -155,10 +166,18 @@ async fn capabilities_manifest_describes_every_tool() {
         .expect("request");
     assert_eq!(res.status(), 200);
     let m: Value = res.json().await.expect("json");
-    let names: Vec<&str> = m["tools"].as_array().map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect()).unwrap_or_default();
+    let names: Vec<&str> =
+        m["tools"].as_array().map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect()).unwrap_or_default();
     assert_eq!(
         names,
-        ["get_workspace_overview", "list_channels", "list_webhooks", "get_channel_analytics", "get_contact_analytics", "search_product_docs"]
+        [
+            "get_workspace_overview",
+            "list_channels",
+            "list_webhooks",
+            "get_channel_analytics",
+            "get_contact_analytics",
+            "search_product_docs"
+        ]
     );
     assert_eq!(m["live_data"], json!(names[..5]));
     assert_eq!(m["product_docs"], json!(["search_product_docs"]));
@@ -174,10 +193,17 @@ async fn capabilities_manifest_describes_every_tool() {
             }
         }
     }
-    let tool = |n: &str| m["tools"].as_array().and_then(|t| t.iter().find(|t| t["name"] == n).cloned()).unwrap_or_default();
-    assert_eq!(tool("get_channel_analytics")["input_schema"]["properties"]["range"]["enum"], json!(["7d", "14d", "30d", "60d", "90d"]));
+    let tool =
+        |n: &str| m["tools"].as_array().and_then(|t| t.iter().find(|t| t["name"] == n).cloned()).unwrap_or_default();
+    assert_eq!(
+        tool("get_channel_analytics")["input_schema"]["properties"]["range"]["enum"],
+        json!(["7d", "14d", "30d", "60d", "90d"])
+    );
     assert_eq!(tool("search_product_docs")["input_schema"]["required"], json!(["query"]));
-    assert_eq!(tool("search_product_docs")["input_schema"]["properties"]["limit"], json!({"type": "integer", "minimum": 1, "maximum": 8, "default": 5, "description": "How many pages at most."}));
+    assert_eq!(
+        tool("search_product_docs")["input_schema"]["properties"]["limit"],
+        json!({"type": "integer", "minimum": 1, "maximum": 8, "default": 5, "description": "How many pages at most."})
+    );
     assert!(m["can"].as_array().is_some_and(|c| c.len() >= 5));
     let cannot = m["cannot"].to_string();
     for must in ["webhooks", "/settings/integrations/webhooks", "CSV", "transcripts"] {

@@ -49,7 +49,14 @@ impl Demo {
 
     /// `POST …/tools/execute` with `body`.
     pub async fn execute_raw(&self, body: &Value) -> reqwest::Response {
-        self.app.client.post(self.app.url(&execute_path(self.ws))).bearer_auth(&self.token).json(body).send().await.expect("request")
+        self.app
+            .client
+            .post(self.app.url(&execute_path(self.ws)))
+            .bearer_auth(&self.token)
+            .json(body)
+            .send()
+            .await
+            .expect("request")
     }
 
     /// Runs `tool` and returns its result, after checking the envelope.
@@ -77,7 +84,11 @@ struct J {
 /// The JSON that `sql` (one row, one text column `j`, `$1` = `ws`) returns.
 pub async fn sql_json(app: &TestApp, sql: &str, ws: i64) -> Value {
     let mut conn = app.db.conn().await.expect("conn");
-    let row: J = diesel::sql_query(sql).bind::<BigInt, _>(ws).get_result(&mut conn).await.unwrap_or_else(|e| panic!("{e}: {sql}"));
+    let row: J = diesel::sql_query(sql)
+        .bind::<BigInt, _>(ws)
+        .get_result(&mut conn)
+        .await
+        .unwrap_or_else(|e| panic!("{e}: {sql}"));
     serde_json::from_str(&row.j).expect("json from sql")
 }
 

@@ -40,7 +40,9 @@ async fn python_sdk_lists_and_calls_every_tool() {
         .json()
         .await
         .expect("json");
-    let whatsapp = demo.sql_json("SELECT min(id)::text AS j FROM channels WHERE workspace_id = $1 AND channel_type = 'whatsapp'").await;
+    let whatsapp = demo
+        .sql_json("SELECT min(id)::text AS j FROM channels WHERE workspace_id = $1 AND channel_type = 'whatsapp'")
+        .await;
     let phone = demo.sql_json("SELECT to_json(min(phone))::text AS j FROM contacts WHERE workspace_id = $1").await;
     let calls = json!([
         ["get_workspace_overview", {}],
@@ -65,7 +67,11 @@ async fn python_sdk_lists_and_calls_every_tool() {
     assert!(out.status.success(), "python failed:\n{}", String::from_utf8_lossy(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).expect("report json");
 
-    assert!(domain_versions().contains(&report["protocol_version"].as_str().unwrap_or_default()), "{}", report["protocol_version"]);
+    assert!(
+        domain_versions().contains(&report["protocol_version"].as_str().unwrap_or_default()),
+        "{}",
+        report["protocol_version"]
+    );
     assert_eq!(report["server_name"], "wms");
     assert_eq!(report["has_instructions"], true);
 
@@ -78,7 +84,9 @@ async fn python_sdk_lists_and_calls_every_tool() {
         assert_eq!(l["name"], m["name"]);
         assert_eq!(l["description"], m["description"]);
         assert_eq!(l["input_schema"], m["input_schema"], "{}", m["name"]);
-        for (k, v) in [("readOnlyHint", true), ("destructiveHint", false), ("idempotentHint", true), ("openWorldHint", false)] {
+        for (k, v) in
+            [("readOnlyHint", true), ("destructiveHint", false), ("idempotentHint", true), ("openWorldHint", false)]
+        {
             assert_eq!(l["annotations"][k], v, "{} {k}", m["name"]);
         }
     }
@@ -124,13 +132,34 @@ async fn transport_rules() {
         assert_eq!(res.headers().get("allow").and_then(|v| v.to_str().ok()), Some("POST"));
         problem(res, 405, "method_not_allowed").await;
     }
-    let res = c.post(&url).bearer_auth(&demo.token).header("origin", "https://evil.example").json(&ping).send().await.expect("request");
+    let res = c
+        .post(&url)
+        .bearer_auth(&demo.token)
+        .header("origin", "https://evil.example")
+        .json(&ping)
+        .send()
+        .await
+        .expect("request");
     problem(res, 403, "forbidden").await;
-    let res = c.post(&url).bearer_auth(&demo.token).header("origin", "http://localhost:6274").json(&ping).send().await.expect("request");
+    let res = c
+        .post(&url)
+        .bearer_auth(&demo.token)
+        .header("origin", "http://localhost:6274")
+        .json(&ping)
+        .send()
+        .await
+        .expect("request");
     assert_eq!(res.status(), 200);
     problem(c.post(&url).json(&ping).send().await.expect("request"), 401, "unauthenticated").await;
 
-    let res = c.post(&url).bearer_auth(&demo.token).header("mcp-protocol-version", "2024-01-01").json(&ping).send().await.expect("request");
+    let res = c
+        .post(&url)
+        .bearer_auth(&demo.token)
+        .header("mcp-protocol-version", "2024-01-01")
+        .json(&ping)
+        .send()
+        .await
+        .expect("request");
     assert_eq!(res.status(), 400);
     let res = c
         .post(&url)
@@ -142,10 +171,20 @@ async fn transport_rules() {
         .await
         .expect("request");
     assert_eq!(res.status(), 200);
-    assert!(res.headers().get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|t| t.starts_with("application/json")));
+    assert!(res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json")));
     assert_eq!(res.json::<Value>().await.expect("json"), json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
 
-    let res = c.post(&url).bearer_auth(&demo.token).json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).send().await.expect("request");
+    let res = c
+        .post(&url)
+        .bearer_auth(&demo.token)
+        .json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .send()
+        .await
+        .expect("request");
     assert_eq!(res.status(), 202);
     let res = c.post(&url).bearer_auth(&demo.token).body("{oops").send().await.expect("request");
     assert_eq!(res.status(), 400);

@@ -29,7 +29,8 @@ async fn overview_matches_independent_counts_field_by_field() {
         .await;
     assert_eq!(o["channels"]["by_type"], by_type);
     assert_eq!(o["channels"]["by_type"].as_object().map(|m| m.len()), Some(3), "only types with channels");
-    let total: i64 = by_type.as_object().map(|m| m.values().map(|v| v["total"].as_i64().unwrap_or(0)).sum()).unwrap_or(0);
+    let total: i64 =
+        by_type.as_object().map(|m| m.values().map(|v| v["total"].as_i64().unwrap_or(0)).sum()).unwrap_or(0);
     assert_eq!(o["channels"]["total"], total);
 
     let hooks = demo
@@ -83,12 +84,18 @@ async fn overview_matches_independent_counts_field_by_field() {
     assert_eq!(o["labels"], json!({"total": misc["labels"]}));
     assert_eq!(o["team_members"], json!({"active": misc["members"]}));
 
-    let at = time::OffsetDateTime::parse(o["generated_at"].as_str().unwrap_or_default(), &time::format_description::well_known::Rfc3339)
-        .expect("generated_at is RFC 3339");
+    let at = time::OffsetDateTime::parse(
+        o["generated_at"].as_str().unwrap_or_default(),
+        &time::format_description::well_known::Rfc3339,
+    )
+    .expect("generated_at is RFC 3339");
     assert!(at >= before - time::Duration::seconds(1) && at <= time::OffsetDateTime::now_utc());
     let mut keys: Vec<&str> = o.as_object().map(|m| m.keys().map(String::as_str).collect()).unwrap_or_default();
     keys.sort_unstable();
-    assert_eq!(keys, ["ai_agents", "channels", "generated_at", "inbox", "labels", "team_members", "webhooks", "workspace"]);
+    assert_eq!(
+        keys,
+        ["ai_agents", "channels", "generated_at", "inbox", "labels", "team_members", "webhooks", "workspace"]
+    );
     assert!(!o.to_string().contains("Support (US)"), "no channel names in the overview (spec 2.6)");
 }
 
@@ -102,7 +109,12 @@ async fn overview_follows_thread_changes() {
         demo.ws,
     )
     .await;
-    crate::assistant_helpers::exec(&demo.app, "DELETE FROM threads WHERE workspace_id = $1 AND status = 'pending'", demo.ws).await;
+    crate::assistant_helpers::exec(
+        &demo.app,
+        "DELETE FROM threads WHERE workspace_id = $1 AND status = 'pending'",
+        demo.ws,
+    )
+    .await;
     let o = demo.tool("get_workspace_overview", json!({})).await;
     let want = demo
         .sql_json(
@@ -135,7 +147,8 @@ async fn large_overview_is_compressed_when_enabled_and_loses_only_zeros() {
     // Many resolved-like statuses without unread messages make the overview larger than 2 KB.
     crate::assistant_helpers::exec(
         &demo.app,
-        "UPDATE threads SET status = 'archived_batch_' || (id % 60), unread_count = 0
+        "UPDATE threads SET status = 'archived_batch_' || chr(97 + (id % 26)::int) || chr(97 + ((id / 26) % 3)::int),
+                unread_count = 0
          WHERE workspace_id = $1 AND status = 'resolved'",
         demo.ws,
     )
@@ -184,7 +197,9 @@ async fn list_channels_returns_spec_fields_and_filters_by_type() {
     assert_eq!(wa["filter"], "whatsapp");
     let wa: Vec<Value> = wa["channels"].as_array().cloned().unwrap_or_default();
     assert_eq!(wa.len(), 4);
-    assert!(wa.iter().all(|c| c["channel_type"] == "whatsapp" && c["identifier"].as_str().is_some_and(|i| i.starts_with('+'))));
+    assert!(wa
+        .iter()
+        .all(|c| c["channel_type"] == "whatsapp" && c["identifier"].as_str().is_some_and(|i| i.starts_with('+'))));
     assert!(wa.iter().any(|c| c["status"] == "disconnected"));
     let ig = demo.tool("list_channels", json!({"channel_type": "instagram"})).await;
     assert_eq!(ig["channels"].as_array().map(Vec::len), Some(1));

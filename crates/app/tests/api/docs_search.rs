@@ -334,3 +334,48 @@ async fn embeddings_are_stored_with_model_and_dimension() {
     .expect("count");
     assert!(row.n >= 3);
 }
+
+// ---- through the execute endpoint -------------------------------------------------------------
+
+async fn execute(app: &TestApp, ws: i64, token: &str, arguments: serde_json::Value) -> (u16, serde_json::Value) {
+    let body = serde_json::json!({"tool": "search_product_docs", "arguments": arguments});
+    let res = app
+        .client
+        .post(app.url(&format!("/workspaces/{ws}/co-admin/tools/execute")))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    (res.status().as_u16(), res.json().await.expect("json"))
+}
+
+#[tokio::test]
+async fn the_execute_endpoint_answers_with_the_spec_shape() {
+    let (app, _dir) = corpus_app(|_| {}).await;
+    let ws = app.create_workspace(domain::workspace::PlanTier::Free).await;
+    let token = crate::credentials::token_for(&app, &ws.admin_email, &ws.admin_password, Some(ws.id)).await;
+
+    let (status, body) = execute(&app, ws.id, &token, serde_json::json!({"query": "garage car"})).await;
+    assert_eq!(status, 200, "{body}");
+    let r = &body["result"];
+    assert_eq!(r["query"], "garage car");
+    assert_eq!(r["total"], 1);
+    assert_eq!(r["mode"], "full_text");
+    let hit = &r["hits"][0];
+    assert_eq!(
+        (hit["slug"].as_str(), hit["title"].as_str(), hit["category"].as_str()),
+        (Some("cars"), Some("Parking the car"), Some("testing"))
+    );
+    assert!(hit["snippet"].as_str().is_some_and(|s| s.contains("**garage**")), "{hit}");
+    assert!(hit["score"].as_f64().is_some_and(|s| s > 0.0));
+
+    // The tool schema caps `query` at 500 characters (longer is a 422 naming it); the port itself
+    // truncates, see `malformed_queries_return_results_or_none_never_an_error`.
+    for q in ["&|!():*", "🦀", "\"", "-", "x".repeat(500).as_str()] {
+        let (status, body) = execute(&app, ws.id, &token, serde_json::json!({"query": q, "limit": 8})).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body["result"]["hits"].as_array().is_some_and(Vec::is_empty));
+        assert!(body["result"]["suggestion"]["message"].is_string());
+    }
+}

@@ -132,13 +132,15 @@ impl TestApp {
         use diesel_async::RunQueryDsl;
         let token = domain::auth::NewToken::generate(domain::auth::TokenKind::ApiKey, &app::platform::OsRandom);
         let mut conn = self.db.conn().await.expect("conn");
-        diesel::sql_query("INSERT INTO api_keys (workspace_id, name, key_digest, masked_key) VALUES ($1, 'test key', $2, $3)")
-            .bind::<diesel::sql_types::BigInt, _>(ws.id)
-            .bind::<diesel::sql_types::Bytea, _>(token.digest().0.to_vec())
-            .bind::<diesel::sql_types::Text, _>(token.masked())
-            .execute(&mut conn)
-            .await
-            .expect("insert key");
+        diesel::sql_query(
+            "INSERT INTO api_keys (workspace_id, name, key_digest, masked_key) VALUES ($1, 'test key', $2, $3)",
+        )
+        .bind::<diesel::sql_types::BigInt, _>(ws.id)
+        .bind::<diesel::sql_types::Bytea, _>(token.digest().0.to_vec())
+        .bind::<diesel::sql_types::Text, _>(token.masked())
+        .execute(&mut conn)
+        .await
+        .expect("insert key");
         token.secret
     }
 
@@ -177,5 +179,8 @@ impl TestApp {
 
 /// The `field`s named in a problem's `errors`.
 pub fn error_fields(problem: &serde_json::Value) -> Vec<String> {
-    problem["errors"].as_array().map(|a| a.iter().filter_map(|e| e["field"].as_str().map(str::to_owned)).collect()).unwrap_or_default()
+    problem["errors"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|e| e["field"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
 }

@@ -9,7 +9,13 @@ use crate::helpers::{error_fields, problem, TestApp};
 async fn create_then_get_and_list_a_channel() {
     let app = TestApp::spawn().await;
     let (_, key) = app.advanced_with_key().await;
-    let res = app.post_json("/v1/channels", &key, &json!({"channel_type": "whatsapp", "display_name": " Support ", "identifier": "+1 415 555 0101"})).await;
+    let res = app
+        .post_json(
+            "/v1/channels",
+            &key,
+            &json!({"channel_type": "whatsapp", "display_name": " Support ", "identifier": "+1 415 555 0101"}),
+        )
+        .await;
     assert_eq!(res.status(), 201);
     let location = res.headers()["location"].to_str().expect("ascii").to_owned();
     let created: serde_json::Value = res.json().await.expect("json");
@@ -55,14 +61,34 @@ async fn list_filters_and_paginates() {
 async fn every_invalid_field_is_named() {
     let app = TestApp::spawn().await;
     let (_, key) = app.advanced_with_key().await;
-    let res = app.post_json("/v1/channels", &key, &json!({"channel_type": "sms", "display_name": "", "identifier": "", "status": "on"})).await;
+    let res = app
+        .post_json(
+            "/v1/channels",
+            &key,
+            &json!({"channel_type": "sms", "display_name": "", "identifier": "", "status": "on"}),
+        )
+        .await;
     let p = problem(res, 422, "validation_failed").await;
     assert_eq!(error_fields(&p), ["channel_type", "display_name", "identifier", "status"]);
-    let res = app.post_json("/v1/channels", &key, &json!({"channel_type": "whatsapp", "display_name": "x", "identifier": "12345"})).await;
+    let res = app
+        .post_json(
+            "/v1/channels",
+            &key,
+            &json!({"channel_type": "whatsapp", "display_name": "x", "identifier": "12345"}),
+        )
+        .await;
     assert_eq!(error_fields(&problem(res, 422, "validation_failed").await), ["identifier"]);
-    let res = app.post_json("/v1/channels", &key, &json!({"channel_type": "whatsapp", "display_name": "x", "identifier": "+14155550101", "colour": "red"})).await;
+    let res = app
+        .post_json(
+            "/v1/channels",
+            &key,
+            &json!({"channel_type": "whatsapp", "display_name": "x", "identifier": "+14155550101", "colour": "red"}),
+        )
+        .await;
     assert_eq!(error_fields(&problem(res, 422, "validation_failed").await), ["colour"]);
-    let res = app.post_json("/v1/channels", &key, &json!({"channel_type": 3, "display_name": "x", "identifier": "+14155550101"})).await;
+    let res = app
+        .post_json("/v1/channels", &key, &json!({"channel_type": 3, "display_name": "x", "identifier": "+14155550101"}))
+        .await;
     assert_eq!(error_fields(&problem(res, 422, "validation_failed").await), ["channel_type"]);
     let (status, p) = app.get_json("/v1/channels?limit=0", &key).await;
     assert_eq!((status, error_fields(&p)), (422, vec!["limit".to_owned()]));
@@ -79,7 +105,13 @@ async fn a_duplicate_identifier_is_a_conflict_but_other_workspaces_may_reuse_it(
     let app = TestApp::spawn().await;
     let (_, key) = app.advanced_with_key().await;
     app.channel(&key, "whatsapp", "+14155550101", "active").await;
-    let res = app.post_json("/v1/channels", &key, &json!({"channel_type": "whatsapp", "display_name": "Again", "identifier": "+14155550101"})).await;
+    let res = app
+        .post_json(
+            "/v1/channels",
+            &key,
+            &json!({"channel_type": "whatsapp", "display_name": "Again", "identifier": "+14155550101"}),
+        )
+        .await;
     problem(res, 409, "conflict").await;
     let (_, other) = app.advanced_with_key().await;
     app.channel(&other, "whatsapp", "+14155550101", "active").await;
@@ -89,11 +121,23 @@ async fn a_duplicate_identifier_is_a_conflict_but_other_workspaces_may_reuse_it(
 async fn bodies_must_be_json_well_formed_and_small() {
     let app = TestApp::spawn().await;
     let (_, key) = app.advanced_with_key().await;
-    let res = app.authed(Method::POST, "/v1/channels", &key).header("content-type", "text/plain").body("{}").send().await.expect("request");
+    let res = app
+        .authed(Method::POST, "/v1/channels", &key)
+        .header("content-type", "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .expect("request");
     problem(res, 415, "unsupported_media_type").await;
     let res = app.authed(Method::POST, "/v1/channels", &key).body("{}").send().await.expect("request");
     problem(res, 415, "unsupported_media_type").await;
-    let res = app.authed(Method::POST, "/v1/channels", &key).header("content-type", "application/json").body("{\"channel_type\":").send().await.expect("request");
+    let res = app
+        .authed(Method::POST, "/v1/channels", &key)
+        .header("content-type", "application/json")
+        .body("{\"channel_type\":")
+        .send()
+        .await
+        .expect("request");
     problem(res, 400, "bad_request").await;
     let big = json!({"channel_type": "whatsapp", "display_name": "x".repeat(300 * 1024), "identifier": "+14155550101"});
     let res = app.post_json("/v1/channels", &key, &big).await;

@@ -13,7 +13,9 @@ async fn schemathesis_finds_nothing() {
     let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 1_000_000).await;
     let (ws, key) = app.advanced_with_key().await;
     let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
-    app::commands::seed_demo(&app.db, cipher.as_ref(), Some(domain::workspace::WorkspaceId(ws.id))).await.expect("seed");
+    app::commands::seed_demo(&app.db, cipher.as_ref(), Some(domain::workspace::WorkspaceId(ws.id)))
+        .await
+        .expect("seed");
 
     let out = tokio::process::Command::new(&schemathesis)
         .args(["run", &app.url("/v1/openapi.json"), "--url", &app.address])

@@ -16,11 +16,16 @@ async fn sending_to_a_new_number_queues_the_message_in_a_new_thread() {
     let app = TestApp::spawn().await;
     let (_, key) = app.advanced_with_key().await;
     let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
-    let res = app.post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": "Hello!", "to": "+1 (415) 555-0123"})).await;
+    let res = app
+        .post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": "Hello!", "to": "+1 (415) 555-0123"}))
+        .await;
     assert_eq!(res.status(), 201);
     let location = res.headers()["location"].to_str().expect("ascii").to_owned();
     let m: serde_json::Value = res.json().await.expect("json");
-    assert_eq!((m["status"].as_str(), m["direction"].as_str(), m["content"].as_str()), (Some("queued"), Some("outbound"), Some("Hello!")));
+    assert_eq!(
+        (m["status"].as_str(), m["direction"].as_str(), m["content"].as_str()),
+        (Some("queued"), Some("outbound"), Some("Hello!"))
+    );
     assert_eq!(location, format!("/v1/messages/{}", m["id"]));
     let keys: Vec<&String> = m.as_object().expect("object").keys().collect();
     assert_eq!(keys, ["channel_id", "content", "created_at", "direction", "id", "status", "thread_id"]);
@@ -30,7 +35,8 @@ async fn sending_to_a_new_number_queues_the_message_in_a_new_thread() {
     // The same recipient again lands in the same thread; a reply by thread_id too.
     let (_, again) = send(&app, &key, json!({"channel_id": ch, "content": "Still there?", "to": "+14155550123"})).await;
     assert_eq!(again["thread_id"], m["thread_id"]);
-    let (status, reply) = send(&app, &key, json!({"channel_id": ch, "content": "Reply", "thread_id": m["thread_id"]})).await;
+    let (status, reply) =
+        send(&app, &key, json!({"channel_id": ch, "content": "Reply", "thread_id": m["thread_id"]})).await;
     assert_eq!((status, &reply["thread_id"]), (201, &m["thread_id"]));
     // A different number gets its own thread.
     let (_, other) = send(&app, &key, json!({"channel_id": ch, "content": "Hi", "to": "+14155550124"})).await;
@@ -63,7 +69,11 @@ async fn invalid_sends_name_the_field() {
         (json!({"channel_id": ch, "content": "Hi", "to": "+14155550123", "priority": "high"}), vec!["priority"]),
     ] {
         let (status, p) = send(&app, &key, body.clone()).await;
-        assert_eq!((status, error_fields(&p)), (422, fields.iter().map(|f| (*f).to_owned()).collect::<Vec<_>>()), "{body}");
+        assert_eq!(
+            (status, error_fields(&p)),
+            (422, fields.iter().map(|f| (*f).to_owned()).collect::<Vec<_>>()),
+            "{body}"
+        );
     }
 }
 
@@ -72,16 +82,21 @@ async fn an_inactive_channel_is_a_conflict_and_a_foreign_one_not_found() {
     let app = TestApp::spawn().await;
     let (_, key) = app.advanced_with_key().await;
     let off = app.channel(&key, "whatsapp", "+14155550101", "disconnected").await;
-    let res = app.post_json("/v1/messages", &key, &json!({"channel_id": off, "content": "Hi", "to": "+14155550123"})).await;
+    let res =
+        app.post_json("/v1/messages", &key, &json!({"channel_id": off, "content": "Hi", "to": "+14155550123"})).await;
     problem(res, 409, "conflict").await;
     let (_, other) = app.advanced_with_key().await;
     let foreign = app.channel(&other, "whatsapp", "+14155550101", "active").await;
-    let res = app.post_json("/v1/messages", &key, &json!({"channel_id": foreign, "content": "Hi", "to": "+14155550123"})).await;
+    let res = app
+        .post_json("/v1/messages", &key, &json!({"channel_id": foreign, "content": "Hi", "to": "+14155550123"}))
+        .await;
     problem(res, 404, "not_found").await;
     // A thread of another workspace is not found either.
     let (_, m) = send(&app, &other, json!({"channel_id": foreign, "content": "Hi", "to": "+14155550123"})).await;
     let mine = app.channel(&key, "whatsapp", "+14155550102", "active").await;
-    let res = app.post_json("/v1/messages", &key, &json!({"channel_id": mine, "content": "Hi", "thread_id": m["thread_id"]})).await;
+    let res = app
+        .post_json("/v1/messages", &key, &json!({"channel_id": mine, "content": "Hi", "thread_id": m["thread_id"]}))
+        .await;
     problem(res, 404, "not_found").await;
     let res = app.authed(Method::GET, &format!("/v1/messages/{}", m["id"]), &key).send().await.expect("request");
     problem(res, 404, "not_found").await;
@@ -107,7 +122,8 @@ async fn a_retried_post_with_the_same_idempotency_key_sends_once() {
     let (_, list) = app.get_json(&format!("/v1/messages?channel_id={ch}"), &key).await;
     assert_eq!(list["data"].as_array().map(Vec::len), Some(1), "sent once");
 
-    let changed = post("otp-1", json!({"channel_id": ch, "content": "Different", "to": "+14155550123"})).await.expect("request");
+    let changed =
+        post("otp-1", json!({"channel_id": ch, "content": "Different", "to": "+14155550123"})).await.expect("request");
     problem(changed, 409, "conflict").await;
 
     // Concurrent retries: exactly one message.
@@ -131,13 +147,16 @@ async fn listing_is_newest_first_filtered_and_stable_under_inserts() {
     let ig = app.channel(&key, "instagram", "1784", "active").await;
     let mut sent = Vec::new();
     for i in 0..5 {
-        let (_, m) = send(&app, &key, json!({"channel_id": wa, "content": format!("m{i}"), "to": "+14155550123"})).await;
+        let (_, m) =
+            send(&app, &key, json!({"channel_id": wa, "content": format!("m{i}"), "to": "+14155550123"})).await;
         sent.push(m["id"].as_i64().expect("id"));
     }
     send(&app, &key, json!({"channel_id": ig, "content": "ig", "to": "u1"})).await;
 
     let (_, p1) = app.get_json(&format!("/v1/messages?channel_id={wa}&limit=2"), &key).await;
-    let ids = |p: &serde_json::Value| p["data"].as_array().expect("data").iter().filter_map(|m| m["id"].as_i64()).collect::<Vec<_>>();
+    let ids = |p: &serde_json::Value| {
+        p["data"].as_array().expect("data").iter().filter_map(|m| m["id"].as_i64()).collect::<Vec<_>>()
+    };
     assert_eq!(ids(&p1), [sent[4], sent[3]]);
     // A message arriving between pages does not shift the next page.
     send(&app, &key, json!({"channel_id": wa, "content": "late", "to": "+14155550123"})).await;

@@ -14,11 +14,12 @@ async fn add_member(app: &TestApp, ws: i64, role: &str) -> i64 {
     }
     let mut conn = app.db.conn().await.expect("conn");
     let email = format!("member-{}-{}@test.wms", ws, rand_suffix());
-    let id: Id = diesel::sql_query("INSERT INTO users (email, name, password_hash) VALUES ($1, 'Member', 'x') RETURNING id")
-        .bind::<diesel::sql_types::Text, _>(&email)
-        .get_result(&mut conn)
-        .await
-        .expect("user");
+    let id: Id =
+        diesel::sql_query("INSERT INTO users (email, name, password_hash) VALUES ($1, 'Member', 'x') RETURNING id")
+            .bind::<diesel::sql_types::Text, _>(&email)
+            .get_result(&mut conn)
+            .await
+            .expect("user");
     diesel::sql_query("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, $3)")
         .bind::<diesel::sql_types::BigInt, _>(ws)
         .bind::<diesel::sql_types::BigInt, _>(id.id)
@@ -44,7 +45,10 @@ async fn a_member_profile_is_shown_and_updated() {
     let (ws, key) = app.advanced_with_key().await;
     let (status, me) = app.get_json(&format!("/v1/users/{}", ws.admin_id), &key).await;
     assert_eq!(status, 200);
-    assert_eq!((me["email"].as_str(), me["role"].as_str(), me["active"].as_bool()), (Some(ws.admin_email.as_str()), Some("admin"), Some(true)));
+    assert_eq!(
+        (me["email"].as_str(), me["role"].as_str(), me["active"].as_bool()),
+        (Some(ws.admin_email.as_str()), Some("admin"), Some(true))
+    );
     assert!(me.get("password_hash").is_none());
 
     let agent = add_member(&app, ws.id, "agent").await;

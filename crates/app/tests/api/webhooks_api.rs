@@ -77,7 +77,8 @@ async fn agents_cannot_manage_webhooks() {
     let ws = app.create_workspace(PlanTier::Advanced).await;
     let (email, password) = add_member(&app, ws.id, "agent").await;
     let token = token_for(&app, &email, &password, Some(ws.id)).await;
-    let res = app.authed(Method::GET, &format!("/api/workspaces/{}/webhooks", ws.id), &token).send().await.expect("req");
+    let res =
+        app.authed(Method::GET, &format!("/api/workspaces/{}/webhooks", ws.id), &token).send().await.expect("req");
     problem(res, 403, "forbidden").await;
     let res = app.authed(Method::GET, "/v1/webhooks", &token).send().await.expect("request");
     problem(res, 403, "forbidden").await;
@@ -97,7 +98,18 @@ async fn create_returns_the_record_and_a_secret_that_can_be_revealed() {
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["active", "created_at", "disabled_at", "disabled_reason", "events", "id", "platform", "secret", "updated_at", "url"]
+        [
+            "active",
+            "created_at",
+            "disabled_at",
+            "disabled_reason",
+            "events",
+            "id",
+            "platform",
+            "secret",
+            "updated_at",
+            "url"
+        ]
     );
     assert_eq!(created["url"], PUBLIC_URL);
     assert_eq!(created["events"], json!(["message.created", "thread.assigned"]));
@@ -215,11 +227,15 @@ async fn update_changes_only_the_given_members_and_delete_removes() {
     let path = format!("/v1/webhooks/{id}");
     let patch = |b: Value| app.authed(Method::PATCH, &path, &key).json(&b).send();
 
-    let res = patch(json!({"events": ["contact.created", "channel.updated"], "platform": "zapier"})).await.expect("req");
+    let res =
+        patch(json!({"events": ["contact.created", "channel.updated"], "platform": "zapier"})).await.expect("req");
     assert_eq!(res.status(), 200);
     let d: Value = res.json().await.expect("json");
     assert_eq!(d["events"], json!(["contact.created", "channel.updated"]));
-    assert_eq!((d["platform"].as_str(), d["url"].as_str(), d["active"].as_bool()), (Some("zapier"), Some(PUBLIC_URL), Some(true)));
+    assert_eq!(
+        (d["platform"].as_str(), d["url"].as_str(), d["active"].as_bool()),
+        (Some("zapier"), Some(PUBLIC_URL), Some(true))
+    );
 
     let res = patch(json!({"active": false})).await.expect("req");
     let d: Value = res.json().await.expect("json");

@@ -72,7 +72,8 @@ fn engine(app: &TestApp, clock: &TestClock) -> Arc<DeliveryEngine> {
 }
 
 fn at(v: &Value) -> OffsetDateTime {
-    OffsetDateTime::parse(v.as_str().expect("timestamp"), &time::format_description::well_known::Rfc3339).expect("rfc3339")
+    OffsetDateTime::parse(v.as_str().expect("timestamp"), &time::format_description::well_known::Rfc3339)
+        .expect("rfc3339")
 }
 
 #[tokio::test]
@@ -126,7 +127,10 @@ async fn failures_follow_the_retry_schedule_with_jitter_then_fail() {
         let d = &deliveries(&app, &key, id).await[0];
         assert_eq!((d["status"].as_str(), d["attempt_count"].as_i64()), (Some("pending"), Some(attempt)));
         let last = &d["attempts"][attempt as usize - 1];
-        assert_eq!((last["status_code"].as_i64(), last["response_excerpt"].as_str()), (Some(500), Some("database is down")));
+        assert_eq!(
+            (last["status_code"].as_i64(), last["response_excerpt"].as_str()),
+            (Some(500), Some("database is down"))
+        );
         let waited = (at(&last["next_attempt_at"]) - at(&last["attempted_at"])).as_seconds_f64();
         assert!((0.8 * delay..=1.2 * delay).contains(&waited), "attempt {attempt}: waited {waited} s");
         clock.advance(time::Duration::seconds_f64(1.2 * delay + 1.0));
@@ -300,7 +304,8 @@ async fn test_event_is_sent_now_signed_and_logged() {
 
     // An endpoint that fails is reported, not retried.
     receiver.answer_always(Answer::status(401));
-    let d: Value = app.post_json(&format!("/v1/webhooks/{id}/test"), &key, &json!({})).await.json().await.expect("json");
+    let d: Value =
+        app.post_json(&format!("/v1/webhooks/{id}/test"), &key, &json!({})).await.json().await.expect("json");
     assert_eq!((d["status"].as_str(), d["attempts"][0]["status_code"].as_i64()), (Some("failed"), Some(401)));
 }
 
@@ -353,8 +358,14 @@ async fn per_destination_concurrency_limit_is_enforced_across_workers() {
         emit(&app, ws.id, EventType::MessageCreated, json!({"id": i})).await;
     }
     // Two instances' worth of workers on the same database.
-    let a = app::webhooks::start(&app.settings, app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock)));
-    let b = app::webhooks::start(&app.settings, app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock)));
+    let a = app::webhooks::start(
+        &app.settings,
+        app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock)),
+    );
+    let b = app::webhooks::start(
+        &app.settings,
+        app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock)),
+    );
     let got = receiver.wait_for(15, Duration::from_secs(20)).await;
     a.stop(Duration::from_secs(5)).await;
     b.stop(Duration::from_secs(5)).await;
@@ -377,7 +388,10 @@ async fn per_destination_rate_limit_is_enforced() {
     for i in 0..25 {
         emit(&app, ws.id, EventType::MessageCreated, json!({"id": i})).await;
     }
-    let w = app::webhooks::start(&app.settings, app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock)));
+    let w = app::webhooks::start(
+        &app.settings,
+        app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock)),
+    );
     let got = receiver.wait_for(25, Duration::from_secs(20)).await;
     w.stop(Duration::from_secs(5)).await;
     // A burst of 10, then 10 per second: the 25th no sooner than ~1.5 s after the first.

@@ -31,9 +31,8 @@ for case in json.load(sys.stdin):
 /// if it is not yet).
 fn python() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let candidate = std::env::var_os("WMS_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join(".venv-tests/bin/python"));
+    let candidate =
+        std::env::var_os("WMS_TEST_PYTHON").map(PathBuf::from).unwrap_or_else(|| root.join(".venv-tests/bin/python"));
     let importable = |p: &PathBuf| {
         Command::new(p).args(["-c", "import standardwebhooks"]).output().is_ok_and(|o| o.status.success())
     };

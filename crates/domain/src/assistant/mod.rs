@@ -14,4 +14,6 @@ pub use manifest::{guidance_prompt, manifest, Manifest};
 pub use model::*;
 pub use ports::*;
 pub use registry::{ContactQuery, ToolCall, ToolGroup, ToolName, ToolSpec, TOOLS};
-pub use service::{Assistant, AssistantSettings, ToolError, MAX_CONVERSATIONS, OVERVIEW_COMPRESS_BYTES};
+pub use service::{
+    channel_analytics, Assistant, AssistantSettings, ToolError, MAX_CONVERSATIONS, OVERVIEW_COMPRESS_BYTES,
+};

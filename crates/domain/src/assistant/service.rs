@@ -249,7 +249,9 @@ const DEFINITIONS: &[(&str, &str)] = &[
     ("day", "each message counts on the calendar day it was created, in the period's time zone"),
 ];
 
-fn channel_analytics(stats: ChannelStats, range: String, days: u16) -> ChannelAnalytics {
+/// Shapes stored figures into the `get_channel_analytics` result: one zero-filled point per day,
+/// totals and rates. Public so that the Analytics page shows exactly what the tool answers.
+pub fn channel_analytics(stats: ChannelStats, range: String, days: u16) -> ChannelAnalytics {
     match stats {
         ChannelStats::OtherPlatform(channel) => ChannelAnalytics::OtherPlatform {
             note: format!(

@@ -113,6 +113,34 @@ pub enum LoginError {
 /// # Errors
 /// [`LoginError`].
 pub async fn login(ports: LoginPorts<'_>, settings: &LoginSettings, req: LoginRequest) -> Result<LoggedIn, LoginError> {
+    let wanted = req.workspace_id;
+    let user = check_credentials(ports, settings, req).await?;
+    let membership = choose_membership(ports.users.memberships(user.id).await?, wanted)?;
+    let token = NewToken::generate(TokenKind::User, ports.random);
+    let expires_at = ports.clock.now() + settings.token_ttl;
+    ports
+        .credentials
+        .insert_user_token(&NewUserToken {
+            workspace_id: membership.workspace_id,
+            user_id: user.id,
+            digest: token.digest(),
+            expires_at,
+        })
+        .await?;
+    Ok(LoggedIn { token, expires_at, membership, user })
+}
+
+/// The password check of every sign-in (the login API and the settings pages): validation, the
+/// throttle, user lookup and argon2id verification (against a dummy hash for unknown e-mails).
+/// A failure is counted against the e-mail and the client; a success clears the e-mail's count.
+///
+/// # Errors
+/// [`LoginError::Invalid`], [`LoginError::Throttled`], [`LoginError::InvalidCredentials`].
+pub async fn check_credentials(
+    ports: LoginPorts<'_>,
+    settings: &LoginSettings,
+    req: LoginRequest,
+) -> Result<LoginUser, LoginError> {
     let mut errors = ValidationErrors::default();
     let email = if req.email.trim().is_empty() {
         errors.0.push(FieldError::new("email", "must not be empty"));
@@ -146,20 +174,7 @@ pub async fn login(ports: LoginPorts<'_>, settings: &LoginSettings, req: LoginRe
         return Err(LoginError::InvalidCredentials);
     };
     ports.throttle.clear(&email_subject).await?;
-
-    let membership = choose_membership(ports.users.memberships(user.id).await?, req.workspace_id)?;
-    let token = NewToken::generate(TokenKind::User, ports.random);
-    let expires_at = now + settings.token_ttl;
-    ports
-        .credentials
-        .insert_user_token(&NewUserToken {
-            workspace_id: membership.workspace_id,
-            user_id: user.id,
-            digest: token.digest(),
-            expires_at,
-        })
-        .await?;
-    Ok(LoggedIn { token, expires_at, membership, user })
+    Ok(user)
 }
 
 fn choose_membership(mut all: Vec<Membership>, wanted: Option<WorkspaceId>) -> Result<Membership, LoginError> {

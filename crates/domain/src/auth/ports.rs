@@ -166,7 +166,16 @@ pub trait LoginThrottleStore: Send + Sync {
     async fn clear(&self, subject: &ThrottleSubject) -> Result<(), RepoError>;
 }
 
-/// The settings web app's sessions (cookie `wms_session`), owned by the settings work. Hook for
+/// Who a valid settings session belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionUser {
+    /// The signed-in user.
+    pub user_id: UserId,
+    /// The one workspace the session works in; `None` until a member of several picks one.
+    pub workspace_id: Option<WorkspaceId>,
+}
+
+/// The settings web app's sessions (cookie `wms_session`, `crate::sessions`). Hook for
 /// [`super::authenticate_member`]: when no implementation is wired, cookies authenticate nobody.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
@@ -175,7 +184,7 @@ pub trait SessionLookup: Send + Sync {
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn user_for_session(&self, cookie_value: &str) -> Result<Option<UserId>, RepoError>;
+    async fn user_for_session(&self, cookie_value: &str) -> Result<Option<SessionUser>, RepoError>;
 
     /// The user's membership in `ws` when it is active in an active workspace.
     ///

@@ -207,8 +207,12 @@ pub async fn authenticate_member(
         MemberCredential::None => Err(MemberAuthError::Missing),
         MemberCredential::Session(cookie) => {
             let Some(sessions) = sessions else { return Err(MemberAuthError::Missing) };
-            let user = sessions.user_for_session(cookie).await?.ok_or(MemberAuthError::Missing)?;
-            sessions.member(ws, user).await?.ok_or(MemberAuthError::NotMember)
+            let session = sessions.user_for_session(cookie).await?.ok_or(MemberAuthError::Missing)?;
+            // A session works in the one workspace it was opened for.
+            if session.workspace_id != Some(ws) {
+                return Err(MemberAuthError::NotMember);
+            }
+            sessions.member(ws, session.user_id).await?.ok_or(MemberAuthError::NotMember)
         }
         MemberCredential::Authorization(value) => {
             let token = parse(bearer_token(value)?).map_err(InvalidToken::from)?;
@@ -395,9 +399,12 @@ mod tests {
         assert!(matches!(err, MemberAuthError::Missing));
 
         let mut sessions = MockSessionLookup::new();
-        sessions.expect_user_for_session().returning(|_| Ok(Some(UserId(5))));
+        sessions.expect_user_for_session().returning(|cookie| {
+            let workspace_id = Some(WorkspaceId(if cookie == "abc" { 1 } else { 3 }));
+            Ok(Some(crate::auth::SessionUser { user_id: UserId(5), workspace_id }))
+        });
         sessions.expect_member().returning(|ws, user| {
-            Ok((ws == WorkspaceId(1)).then_some(WorkspaceMember {
+            Ok((ws != WorkspaceId(2)).then_some(WorkspaceMember {
                 workspace_id: ws,
                 plan: PlanTier::Growth,
                 user_id: user,
@@ -409,6 +416,11 @@ mod tests {
         let err = authenticate_member(&store, Some(&sessions), MemberCredential::Session("abc"), WorkspaceId(2))
             .await
             .expect_err("not a member");
+        assert!(matches!(err, MemberAuthError::NotMember));
+        // A member of workspace 1 whose session works in workspace 3 is not let into 1 with it.
+        let err = authenticate_member(&store, Some(&sessions), MemberCredential::Session("xyz"), WorkspaceId(1))
+            .await
+            .expect_err("session of another workspace");
         assert!(matches!(err, MemberAuthError::NotMember));
     }
 }

@@ -162,6 +162,18 @@ pub struct Channel {
     pub created_at: time::OffsetDateTime,
 }
 
+/// Platform credentials ready for storage: encrypted, plus the non-secret parts that route the
+/// platform's callbacks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealedCredentials {
+    /// The encrypted credentials.
+    pub sealed: Vec<u8>,
+    /// Phone number id or page/account id.
+    pub account_id: String,
+    /// SHA-256 of the verify token, when one is set.
+    pub verify_token_digest: Option<[u8; 32]>,
+}
+
 /// A validated new channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewChannel {
@@ -173,6 +185,19 @@ pub struct NewChannel {
     pub identifier: String,
     /// Default `active`.
     pub status: ChannelStatus,
+    /// Platform credentials, if given.
+    pub credentials: Option<SealedCredentials>,
+}
+
+/// A validated change to a channel; `None` keeps a field.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChannelChange {
+    /// New display name.
+    pub display_name: Option<String>,
+    /// New status.
+    pub status: Option<ChannelStatus>,
+    /// New credentials (replace the old ones whole).
+    pub credentials: Option<SealedCredentials>,
 }
 
 /// Filters of a channel listing.

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use super::model::{Channel, ChannelFilter, ChannelId, NewChannel};
+use super::model::{Channel, ChannelChange, ChannelFilter, ChannelId, NewChannel};
 use crate::common::error::RepoError;
 use crate::common::page::{Page, PageRequest};
 use crate::workspace::WorkspaceId;
@@ -10,14 +10,29 @@ use crate::workspace::WorkspaceId;
 /// Why a channel could not be created.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateChannelError {
-    /// The workspace already has a channel of this type with this identifier.
-    #[error("a {channel_type} channel with identifier {identifier} already exists")]
+    /// The workspace already has a channel of this type with this identifier, or another channel
+    /// is connected to the same platform account.
+    #[error("a {channel_type} channel with identifier {identifier} (or its platform account) already exists")]
     Duplicate {
         /// Platform name.
         channel_type: String,
         /// The identifier.
         identifier: String,
     },
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
+
+/// Why a channel could not be changed.
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateChannelError {
+    /// Not a channel of this workspace.
+    #[error("channel {0} not found")]
+    NotFound(ChannelId),
+    /// Another channel already uses this platform account.
+    #[error("another channel is connected to this platform account")]
+    AccountInUse,
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),
@@ -31,7 +46,8 @@ pub trait ChannelRepository: Send + Sync {
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn list(&self, ws: WorkspaceId, filter: ChannelFilter, page: PageRequest) -> Result<Page<Channel>, RepoError>;
+    async fn list(&self, ws: WorkspaceId, filter: ChannelFilter, page: PageRequest)
+        -> Result<Page<Channel>, RepoError>;
 
     /// One channel, `None` when it is not this workspace's.
     ///
@@ -44,4 +60,15 @@ pub trait ChannelRepository: Send + Sync {
     /// # Errors
     /// [`CreateChannelError::Duplicate`] for an identifier already used by this type in the workspace.
     async fn create(&self, ws: WorkspaceId, new: &NewChannel) -> Result<Channel, CreateChannelError>;
+
+    /// Applies a change and records `channel.updated` in the same transaction.
+    ///
+    /// # Errors
+    /// [`UpdateChannelError`].
+    async fn update(
+        &self,
+        ws: WorkspaceId,
+        id: ChannelId,
+        change: &ChannelChange,
+    ) -> Result<Channel, UpdateChannelError>;
 }

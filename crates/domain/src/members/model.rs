@@ -70,7 +70,9 @@ mod tests {
     fn demotion_and_deactivation_remove_admin_rights() {
         assert!(MemberChange::new(None, Some("agent"), None).map(|c| c.removes_admin_rights()).unwrap_or(false));
         assert!(MemberChange::new(None, None, Some(false)).map(|c| c.removes_admin_rights()).unwrap_or(false));
-        assert!(!MemberChange::new(Some("Ann"), Some("admin"), Some(true)).map(|c| c.removes_admin_rights()).unwrap_or(true));
+        assert!(!MemberChange::new(Some("Ann"), Some("admin"), Some(true))
+            .map(|c| c.removes_admin_rights())
+            .unwrap_or(true));
     }
 
     #[test]

@@ -36,7 +36,12 @@ pub trait MemberRepository: Send + Sync {
     ///
     /// # Errors
     /// [`ChangeMemberError`].
-    async fn update(&self, ws: WorkspaceId, user: UserId, change: &MemberChange) -> Result<MemberProfile, ChangeMemberError>;
+    async fn update(
+        &self,
+        ws: WorkspaceId,
+        user: UserId,
+        change: &MemberChange,
+    ) -> Result<MemberProfile, ChangeMemberError>;
 
     /// Removes the membership (the user keeps their other workspaces); refuses removing the last
     /// active admin.

@@ -62,8 +62,13 @@ pub enum MessageStatus {
 
 impl MessageStatus {
     /// Every status.
-    pub const ALL: [MessageStatus; 5] =
-        [MessageStatus::Queued, MessageStatus::Sent, MessageStatus::Delivered, MessageStatus::Read, MessageStatus::Failed];
+    pub const ALL: [MessageStatus; 5] = [
+        MessageStatus::Queued,
+        MessageStatus::Sent,
+        MessageStatus::Delivered,
+        MessageStatus::Read,
+        MessageStatus::Failed,
+    ];
 
     /// Wire and stored name.
     pub fn as_str(self) -> &'static str {
@@ -121,4 +126,40 @@ pub struct MessageFilter {
     pub since: Option<OffsetDateTime>,
     /// Created before.
     pub until: Option<OffsetDateTime>,
+}
+
+impl MessageStatus {
+    /// Whether a platform callback may move a message from `self` to `next`. Statuses only move
+    /// forward (queued → sent → delivered → read), so late or repeated callbacks change nothing;
+    /// `failed` replaces only a status the contact has not reached (queued or sent).
+    pub fn can_advance_to(self, next: MessageStatus) -> bool {
+        match (self, next) {
+            (_, MessageStatus::Queued) => false,
+            (MessageStatus::Failed, _) => false,
+            (MessageStatus::Queued | MessageStatus::Sent, MessageStatus::Failed) => true,
+            (_, MessageStatus::Failed) => false,
+            (current, next) => next > current,
+        }
+    }
+}
+
+#[cfg(test)]
+mod advance_tests {
+    use super::MessageStatus::{self, *};
+
+    #[test]
+    fn statuses_only_move_forward() {
+        assert!(Queued.can_advance_to(Sent) && Sent.can_advance_to(Delivered) && Delivered.can_advance_to(Read));
+        assert!(Queued.can_advance_to(Read), "a read receipt may arrive first");
+        assert!(!Read.can_advance_to(Delivered) && !Delivered.can_advance_to(Sent) && !Read.can_advance_to(Read));
+    }
+
+    #[test]
+    fn failure_only_before_delivery_and_is_final() {
+        assert!(Sent.can_advance_to(Failed) && Queued.can_advance_to(Failed));
+        assert!(!Delivered.can_advance_to(Failed) && !Read.can_advance_to(Failed));
+        for s in MessageStatus::ALL {
+            assert!(!Failed.can_advance_to(s));
+        }
+    }
 }

@@ -28,6 +28,8 @@ pub struct NewOutboundMessage {
     pub recipient: Recipient,
     /// 1..=4096 characters.
     pub content: String,
+    /// A WhatsApp template to send instead of free text (`content` is then its preview).
+    pub template: Option<crate::connectors::Template>,
     /// The member who sent it (user tokens); `None` for API keys.
     pub author: Option<UserId>,
     /// `Idempotency-Key` and the fingerprint of the request it was first used with.
@@ -80,7 +82,8 @@ pub trait MessageRepository: Send + Sync {
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn list(&self, ws: WorkspaceId, filter: MessageFilter, page: PageRequest) -> Result<Page<Message>, RepoError>;
+    async fn list(&self, ws: WorkspaceId, filter: MessageFilter, page: PageRequest)
+        -> Result<Page<Message>, RepoError>;
 
     /// One message.
     ///

@@ -23,6 +23,8 @@ pub struct SendInput {
     pub thread_id: Option<i64>,
     /// Phone number (WhatsApp, E.164) or platform user id (Messenger, Instagram).
     pub to: Option<String>,
+    /// A WhatsApp template (outside the 24-hour customer-service window only templates are delivered).
+    pub template: Option<crate::connectors::Template>,
 }
 
 /// Why a message was not sent.
@@ -92,8 +94,19 @@ pub async fn send_message(
         }
         None => None,
     };
+    let template = match input.template.clone().map(crate::connectors::Template::validate) {
+        Some(Ok(t)) => Some(t),
+        Some(Err(e)) => {
+            errors.0.extend(e.0);
+            None
+        }
+        None => None,
+    };
     if input.thread_id.is_none() && input.to.is_none() {
-        errors.0.push(FieldError::new("to", "is required when thread_id is not given: the recipient's phone number or platform id"));
+        errors.0.push(FieldError::new(
+            "to",
+            "is required when thread_id is not given: the recipient's phone number or platform id",
+        ));
     }
     errors.clone().into_result()?;
 
@@ -102,22 +115,33 @@ pub async fn send_message(
             return Ok(Stored { message, replayed: true });
         }
     }
-    let channel = channels.find(ws, ChannelId(input.channel_id)).await?.ok_or(SendMessageError::ChannelNotFound(input.channel_id))?;
+    let channel = channels
+        .find(ws, ChannelId(input.channel_id))
+        .await?
+        .ok_or(SendMessageError::ChannelNotFound(input.channel_id))?;
     if channel.status != ChannelStatus::Active {
         return Err(SendMessageError::ChannelNotActive { id: input.channel_id, status: channel.status.as_str() });
+    }
+    if template.is_some() && channel.channel_type != ChannelType::Whatsapp {
+        return Err(ValidationErrors::one("template", "templates can only be sent through WhatsApp channels").into());
     }
     let recipient = match (input.thread_id, &input.to) {
         (Some(tid), _) => {
             let thread = messages.find_thread(ws, ThreadId(tid)).await?.ok_or(SendMessageError::ThreadNotFound(tid))?;
             if thread.channel_id != channel.id {
-                return Err(ValidationErrors::one("thread_id", format!("thread {tid} is on channel {}, not {}", thread.channel_id, channel.id)).into());
+                return Err(ValidationErrors::one(
+                    "thread_id",
+                    format!("thread {tid} is on channel {}, not {}", thread.channel_id, channel.id),
+                )
+                .into());
             }
             Recipient::Thread(thread.id)
         }
         (None, Some(to)) => Recipient::Address(address(channel.channel_type, to)?),
         (None, None) => return Err(ValidationErrors::one("to", "is required").into()),
     };
-    let new = NewOutboundMessage { channel_id: channel.id, recipient, content: input.content, author, idempotency };
+    let new =
+        NewOutboundMessage { channel_id: channel.id, recipient, content: input.content, template, author, idempotency };
     Ok(messages.insert_outbound(ws, &new).await?)
 }
 
@@ -147,6 +171,9 @@ fn fingerprint(input: &SendInput) -> [u8; 32] {
         h.update(s.as_bytes());
     }
     h.update(input.thread_id.unwrap_or(-1).to_be_bytes());
+    let template = input.template.as_ref().and_then(|t| serde_json::to_string(t).ok()).unwrap_or_default();
+    h.update((template.len() as u64).to_be_bytes());
+    h.update(template.as_bytes());
     h.finalize().into()
 }
 
@@ -194,7 +221,7 @@ mod tests {
     }
 
     fn input(to: Option<&str>, thread: Option<i64>) -> SendInput {
-        SendInput { channel_id: 7, content: "hi".into(), thread_id: thread, to: to.map(Into::into) }
+        SendInput { channel_id: 7, content: "hi".into(), thread_id: thread, to: to.map(Into::into), template: None }
     }
 
     #[tokio::test]
@@ -203,13 +230,29 @@ mod tests {
         m.expect_insert_outbound()
             .withf(|_, n| n.recipient == Recipient::Address("+14155550123".into()) && n.author.is_none())
             .returning(|_, _| Ok(stored()));
-        let r = send_message(&channels(ChannelStatus::Active, ChannelType::Whatsapp), &m, WorkspaceId(1), input(Some("+1 (415) 555-0123"), None), None, None).await;
+        let r = send_message(
+            &channels(ChannelStatus::Active, ChannelType::Whatsapp),
+            &m,
+            WorkspaceId(1),
+            input(Some("+1 (415) 555-0123"), None),
+            None,
+            None,
+        )
+        .await;
         assert!(r.is_ok());
     }
 
     #[tokio::test]
     async fn without_thread_or_recipient_the_error_names_to() {
-        let r = send_message(&MockChannelRepository::new(), &MockMessageRepository::new(), WorkspaceId(1), input(None, None), None, None).await;
+        let r = send_message(
+            &MockChannelRepository::new(),
+            &MockMessageRepository::new(),
+            WorkspaceId(1),
+            input(None, None),
+            None,
+            None,
+        )
+        .await;
         let Err(SendMessageError::Invalid(v)) = r else { panic!("expected validation error") };
         assert_eq!(v.0[0].field, "to");
     }
@@ -218,18 +261,43 @@ mod tests {
     async fn empty_and_oversized_content_is_refused() {
         for content in ["  ".to_owned(), "x".repeat(4097)] {
             let i = SendInput { content, ..input(Some("+14155550123"), None) };
-            let r = send_message(&MockChannelRepository::new(), &MockMessageRepository::new(), WorkspaceId(1), i, None, None).await;
+            let r = send_message(
+                &MockChannelRepository::new(),
+                &MockMessageRepository::new(),
+                WorkspaceId(1),
+                i,
+                None,
+                None,
+            )
+            .await;
             assert!(matches!(r, Err(SendMessageError::Invalid(v)) if v.0[0].field == "content"));
         }
         let i = SendInput { content: "é".repeat(4096), ..input(Some("+14155550123"), None) };
         let mut m = MockMessageRepository::new();
         m.expect_insert_outbound().returning(|_, _| Ok(stored()));
-        assert!(send_message(&channels(ChannelStatus::Active, ChannelType::Whatsapp), &m, WorkspaceId(1), i, None, None).await.is_ok());
+        assert!(send_message(
+            &channels(ChannelStatus::Active, ChannelType::Whatsapp),
+            &m,
+            WorkspaceId(1),
+            i,
+            None,
+            None
+        )
+        .await
+        .is_ok());
     }
 
     #[tokio::test]
     async fn an_inactive_channel_is_a_conflict() {
-        let r = send_message(&channels(ChannelStatus::Disconnected, ChannelType::Whatsapp), &MockMessageRepository::new(), WorkspaceId(1), input(Some("+14155550123"), None), None, None).await;
+        let r = send_message(
+            &channels(ChannelStatus::Disconnected, ChannelType::Whatsapp),
+            &MockMessageRepository::new(),
+            WorkspaceId(1),
+            input(Some("+14155550123"), None),
+            None,
+            None,
+        )
+        .await;
         assert!(matches!(r, Err(SendMessageError::ChannelNotActive { id: 7, status: "disconnected" })));
     }
 
@@ -237,7 +305,15 @@ mod tests {
     async fn a_thread_on_another_channel_is_refused() {
         let mut m = MockMessageRepository::new();
         m.expect_find_thread().returning(|_, id| Ok(Some(ThreadRef { id, channel_id: ChannelId(99) })));
-        let r = send_message(&channels(ChannelStatus::Active, ChannelType::Whatsapp), &m, WorkspaceId(1), input(None, Some(3)), None, None).await;
+        let r = send_message(
+            &channels(ChannelStatus::Active, ChannelType::Whatsapp),
+            &m,
+            WorkspaceId(1),
+            input(None, Some(3)),
+            None,
+            None,
+        )
+        .await;
         assert!(matches!(r, Err(SendMessageError::Invalid(v)) if v.0[0].field == "thread_id"));
     }
 
@@ -246,7 +322,15 @@ mod tests {
         let mut m = MockMessageRepository::new();
         m.expect_replay().returning(|_, _| Ok(Some(stored().message)));
         m.expect_insert_outbound().never();
-        let r = send_message(&MockChannelRepository::new(), &m, WorkspaceId(1), input(Some("+14155550123"), None), None, Some("order-1")).await;
+        let r = send_message(
+            &MockChannelRepository::new(),
+            &m,
+            WorkspaceId(1),
+            input(Some("+14155550123"), None),
+            None,
+            Some("order-1"),
+        )
+        .await;
         assert!(matches!(r, Ok(Stored { replayed: true, .. })));
     }
 

@@ -234,7 +234,8 @@ mod tests {
         let h = |n: &str| req.headers.iter().find(|(k, _)| *k == n).map(|(_, v)| v.clone()).unwrap_or_default();
         assert_eq!(h("webhook-id"), "msg_abc");
         assert_eq!(h("webhook-timestamp"), NOW.unix_timestamp().to_string());
-        let expected = SigningSecret::parse(SECRET).map(|s| s.sign("msg_abc", NOW.unix_timestamp(), req.body.as_bytes()));
+        let expected =
+            SigningSecret::parse(SECRET).map(|s| s.sign("msg_abc", NOW.unix_timestamp(), req.body.as_bytes()));
         assert_eq!(Some(h("webhook-signature")), expected.ok());
         assert_eq!(h("content-type"), "application/json");
         assert!(h("user-agent").starts_with("wms-webhooks/"));
@@ -246,7 +247,8 @@ mod tests {
         let mut c = claim(1);
         c.previous_secret_sealed = Some(b"sealed:previous".to_vec());
         let req = e.request(&c, NOW).expect("request");
-        let sig = req.headers.iter().find(|(k, _)| *k == "webhook-signature").map(|(_, v)| v.clone()).unwrap_or_default();
+        let sig =
+            req.headers.iter().find(|(k, _)| *k == "webhook-signature").map(|(_, v)| v.clone()).unwrap_or_default();
         assert_eq!(sig.split(' ').count(), 2);
         assert!(sig.split(' ').all(|s| s.starts_with("v1,")));
     }
@@ -255,7 +257,10 @@ mod tests {
     fn success_finishes_the_delivery() {
         let e = engine(MockWebhookTransport::new());
         let r = e.conclude(&claim(1), NOW, &answer(204, None));
-        assert_eq!((r.status, r.effect, r.next_attempt_at), (DeliveryStatus::Succeeded, DestinationEffect::Healthy, None));
+        assert_eq!(
+            (r.status, r.effect, r.next_attempt_at),
+            (DeliveryStatus::Succeeded, DestinationEffect::Healthy, None)
+        );
         assert_eq!(r.duration_ms, 12);
     }
 
@@ -266,7 +271,12 @@ mod tests {
         for (i, secs) in expected.iter().enumerate() {
             let r = e.conclude(&claim(i as i32 + 1), NOW, &answer(500, None));
             assert_eq!(r.status, DeliveryStatus::Pending);
-            assert!(near(r.next_attempt_at, NOW + time::Duration::seconds(*secs)), "attempt {}: {:?}", i + 1, r.next_attempt_at);
+            assert!(
+                near(r.next_attempt_at, NOW + time::Duration::seconds(*secs)),
+                "attempt {}: {:?}",
+                i + 1,
+                r.next_attempt_at
+            );
         }
         let last = e.conclude(&claim(8), NOW, &answer(500, None));
         assert_eq!((last.status, last.next_attempt_at), (DeliveryStatus::Failed, None));

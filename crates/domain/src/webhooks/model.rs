@@ -203,9 +203,7 @@ impl DestinationUrl {
         let host = match parsed.host() {
             Some(url::Host::Ipv4(a)) => UrlHost::Ip(IpAddr::V4(a)),
             Some(url::Host::Ipv6(a)) => UrlHost::Ip(IpAddr::V6(a)),
-            Some(url::Host::Domain(d)) if !d.is_empty() => {
-                UrlHost::Name(d.trim_end_matches('.').to_ascii_lowercase())
-            }
+            Some(url::Host::Domain(d)) if !d.is_empty() => UrlHost::Name(d.trim_end_matches('.').to_ascii_lowercase()),
             _ => return Err(FieldError::new("url", "must name a host")),
         };
         let port = parsed.port_or_known_default().unwrap_or(if https { 443 } else { 80 });
@@ -454,7 +452,10 @@ mod tests {
         let long = format!("https://example.com/{}", "a".repeat(MAX_URL_CHARS));
         assert!(DestinationUrl::parse(&long).is_err());
         let ip = DestinationUrl::parse("http://[::1]:8080/x").ok();
-        assert_eq!(ip.as_ref().map(DestinationUrl::host), Some(&UrlHost::Ip("::1".parse().unwrap_or(IpAddr::from([0; 4])))));
+        assert_eq!(
+            ip.as_ref().map(DestinationUrl::host),
+            Some(&UrlHost::Ip("::1".parse().unwrap_or(IpAddr::from([0; 4]))))
+        );
         assert_eq!(ip.map(|u| (u.port(), u.is_https())), Some((8080, false)));
     }
 

@@ -46,7 +46,12 @@ mod tests {
             body,
             r#"{"type":"message.created","timestamp":"2026-05-02T08:16:03.123Z","workspace_id":42,"data":{"id":7}}"#
         );
-        let whole = envelope(EventType::WebhookTest, datetime!(2026-05-02 08:16:03 UTC), WorkspaceId(1), &serde_json::json!({}));
+        let whole = envelope(
+            EventType::WebhookTest,
+            datetime!(2026-05-02 08:16:03 UTC),
+            WorkspaceId(1),
+            &serde_json::json!({}),
+        );
         assert!(whole.contains(r#""timestamp":"2026-05-02T08:16:03Z""#), "{whole}");
     }
 }

@@ -253,7 +253,9 @@ impl WebhookService {
         let refused = |ip: IpAddr| {
             FieldError::new(
                 "url",
-                format!("points at {ip}, a private, loopback or otherwise reserved address that webhooks may not reach"),
+                format!(
+                    "points at {ip}, a private, loopback or otherwise reserved address that webhooks may not reach"
+                ),
             )
         };
         let need_https = || FieldError::new("url", "must use https (plain http only for hosts in the allowed subnets)");
@@ -332,7 +334,12 @@ mod tests {
                 schedule: RetrySchedule::standard(),
                 retry_after: RetryAfterBounds::default(),
                 auto_disable_after: Duration::from_secs(5 * 86400),
-                limits: ClaimLimits { lease: Duration::from_secs(60), max_in_flight: 4, rate_per_sec: 10.0, burst: 10.0 },
+                limits: ClaimLimits {
+                    lease: Duration::from_secs(60),
+                    max_in_flight: 4,
+                    rate_per_sec: 10.0,
+                    burst: 10.0,
+                },
             },
         };
         WebhookService {
@@ -375,7 +382,10 @@ mod tests {
             Ok(destination(&new.url))
         });
         let s = service(repo, resolver_to(&["93.184.215.14"]), &[]);
-        let (d, secret) = s.create(WorkspaceId(1), input("https://hooks.example.com/a", &["message.created"])).await.expect("created");
+        let (d, secret) = s
+            .create(WorkspaceId(1), input("https://hooks.example.com/a", &["message.created"]))
+            .await
+            .expect("created");
         assert_eq!(d.url, "https://hooks.example.com/a");
         assert!(secret.expose().starts_with("whsec_"));
     }
@@ -392,11 +402,21 @@ mod tests {
     #[tokio::test]
     async fn names_resolving_to_loopback_are_refused_unless_allowed() {
         let s = service(MockWebhookRepository::new(), resolver_to(&["127.0.0.1"]), &[]);
-        let f = fields(s.create(WorkspaceId(1), input("https://sneaky.example.com/", &["thread.created"])).await.expect_err("refused"));
+        let f = fields(
+            s.create(WorkspaceId(1), input("https://sneaky.example.com/", &["thread.created"]))
+                .await
+                .expect_err("refused"),
+        );
         assert_eq!(f, ["url"]);
-        let f = fields(s.create(WorkspaceId(1), input("https://localhost/", &["thread.created"])).await.expect_err("refused"));
+        let f = fields(
+            s.create(WorkspaceId(1), input("https://localhost/", &["thread.created"])).await.expect_err("refused"),
+        );
         assert_eq!(f, ["url"]);
-        let f = fields(s.create(WorkspaceId(1), input("https://169.254.169.254/", &["thread.created"])).await.expect_err("refused"));
+        let f = fields(
+            s.create(WorkspaceId(1), input("https://169.254.169.254/", &["thread.created"]))
+                .await
+                .expect_err("refused"),
+        );
         assert_eq!(f, ["url"]);
 
         let mut repo = MockWebhookRepository::new();
@@ -408,7 +428,9 @@ mod tests {
     #[tokio::test]
     async fn plain_http_only_for_allowed_subnets() {
         let s = service(MockWebhookRepository::new(), resolver_to(&["93.184.215.14"]), &["127.0.0.0/8"]);
-        let f = fields(s.create(WorkspaceId(1), input("http://hooks.example.com/", &["thread.created"])).await.expect_err("http"));
+        let f = fields(
+            s.create(WorkspaceId(1), input("http://hooks.example.com/", &["thread.created"])).await.expect_err("http"),
+        );
         assert_eq!(f, ["url"]);
     }
 
@@ -442,7 +464,10 @@ mod tests {
         repo.expect_delete().returning(|_, _| Ok(false));
         let s = service(repo, resolver_to(&[]), &[]);
         assert!(matches!(s.get(WorkspaceId(1), DestinationId(9)).await, Err(WebhookError::NotFound)));
-        assert!(matches!(s.update(WorkspaceId(1), DestinationId(9), DestinationPatch::default()).await, Err(WebhookError::NotFound)));
+        assert!(matches!(
+            s.update(WorkspaceId(1), DestinationId(9), DestinationPatch::default()).await,
+            Err(WebhookError::NotFound)
+        ));
         assert!(matches!(s.delete(WorkspaceId(1), DestinationId(9)).await, Err(WebhookError::NotFound)));
     }
 }

@@ -113,9 +113,9 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         let v4 = Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8);
         return is_public_v4(v4);
     }
-    let reserved = (s[0] == 0x2001 && s[1] < 0x0200)        // 2001::/23 IETF protocol assignments (Teredo, ORCHID…)
-        || (s[0] == 0x2001 && s[1] == 0x0db8)                // 2001:db8::/32 documentation
-        || (s[0] == 0x3fff && s[1] < 0x1000); // 3fff::/20 documentation
+    // 2001::/23 IETF protocol assignments (Teredo, ORCHID…), 2001:db8::/32 and 3fff::/20
+    // documentation.
+    let reserved = (s[0] == 0x2001 && (s[1] < 0x0200 || s[1] == 0x0db8)) || (s[0] == 0x3fff && s[1] < 0x1000);
     !reserved
 }
 
@@ -162,7 +162,8 @@ impl AddressPolicy {
 
     /// Whether a local host name (`localhost`) may be used: only when loopback is allowed.
     pub fn permits_local_name(&self) -> bool {
-        self.is_allowed_subnet(IpAddr::V4(Ipv4Addr::LOCALHOST)) || self.is_allowed_subnet(IpAddr::V6(Ipv6Addr::LOCALHOST))
+        self.is_allowed_subnet(IpAddr::V4(Ipv4Addr::LOCALHOST))
+            || self.is_allowed_subnet(IpAddr::V6(Ipv6Addr::LOCALHOST))
     }
 }
 

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::auth::V1Caller;
-use crate::dto::{ChannelRecord, ChannelStatusDto, ChannelTypeDto};
+use crate::dto::{ChannelRecord, ChannelStatusDto, ChannelTypeDto, CredentialsBody};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;
@@ -29,6 +29,8 @@ pub struct CreateChannelBody {
     /// `active` (default), `pending` or `disconnected`.
     #[schema(value_type = Option<ChannelStatusDto>, example = "active")]
     status: Option<String>,
+    /// Platform credentials for sending and receiving (write-only, stored encrypted).
+    credentials: Option<CredentialsBody>,
 }
 
 /// Creates a channel. The identifier must be unique per platform in the workspace.
@@ -54,8 +56,9 @@ pub async fn create(
         display_name: body.display_name,
         identifier: body.identifier,
         status: body.status,
+        credentials: body.credentials.map(Into::into),
     };
-    let new = validate_new_channel(&input)?;
+    let new = validate_new_channel(&input, state.cipher.as_ref())?;
     let channel = state.channels.create(caller.workspace_id, &new).await?;
     Ok(HttpResponse::Created()
         .insert_header((LOCATION, format!("/v1/channels/{}", channel.id)))

@@ -46,6 +46,8 @@ pub async fn list(
     let page = PageRequest::new(q.limit, q.cursor.as_deref()).map_err(|e| ApiError::Validation(ValidationErrors(e)))?;
     let filter = ChannelFilter { channel_type: q.channel_type.map(Into::into), status: q.status.map(Into::into) };
     let page = state.channels.list(caller.workspace_id, filter, page).await?;
-    Ok(HttpResponse::Ok()
-        .json(ChannelList { data: page.data.into_iter().map(ChannelRecord::from).collect(), next_cursor: page.next_cursor }))
+    Ok(HttpResponse::Ok().json(ChannelList {
+        data: page.data.into_iter().map(ChannelRecord::from).collect(),
+        next_cursor: page.next_cursor,
+    }))
 }

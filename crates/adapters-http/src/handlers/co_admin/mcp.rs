@@ -54,7 +54,7 @@ pub async fn not_allowed() -> HttpResponse {
 /// The service's own public origin, or any loopback origin (a local client or inspector).
 fn origin_allowed(co_admin: &CoAdminState, origin: &HeaderValue) -> bool {
     let Some(origin) = origin.to_str().ok().and_then(super::origin_of) else { return false };
-    if co_admin.allowed_origins.iter().any(|o| *o == origin) {
+    if co_admin.allowed_origins.contains(&origin) {
         return true;
     }
     let host = url::Url::parse(&origin).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default();

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::auth::{Principal, V1Caller};
-use crate::dto::MessageRecord;
+use crate::dto::{MessageRecord, TemplateBody};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;
@@ -28,6 +28,9 @@ pub struct SendMessageBody {
     /// (`+14155550123`), the platform's user id for Messenger and Instagram.
     #[schema(max_length = 64, example = "+14155550123")]
     to: Option<String>,
+    /// WhatsApp only: send this approved template (outside the 24-hour customer-service window only
+    /// templates are delivered); `content` is kept as its preview.
+    template: Option<TemplateBody>,
 }
 
 /// Queues an outbound message. With an `Idempotency-Key`, retrying the same request returns the
@@ -60,7 +63,13 @@ pub async fn create(
         Principal::User { user_id, .. } => Some(user_id),
         Principal::ApiKey { .. } => None,
     };
-    let input = SendInput { channel_id: body.channel_id, content: body.content, thread_id: body.thread_id, to: body.to };
+    let input = SendInput {
+        channel_id: body.channel_id,
+        content: body.content,
+        thread_id: body.thread_id,
+        to: body.to,
+        template: body.template.map(Into::into),
+    };
     let stored =
         send_message(state.channels.as_ref(), state.messages.as_ref(), caller.workspace_id, input, author, key).await?;
     let mut res = HttpResponse::Created();

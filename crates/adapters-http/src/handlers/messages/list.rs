@@ -84,6 +84,8 @@ pub async fn list(
         until,
     };
     let page = state.messages.list(caller.workspace_id, filter, page).await?;
-    Ok(HttpResponse::Ok()
-        .json(MessageList { data: page.data.into_iter().map(MessageRecord::from).collect(), next_cursor: page.next_cursor }))
+    Ok(HttpResponse::Ok().json(MessageList {
+        data: page.data.into_iter().map(MessageRecord::from).collect(),
+        next_cursor: page.next_cursor,
+    }))
 }

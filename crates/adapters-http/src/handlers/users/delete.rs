@@ -20,7 +20,11 @@ use crate::state::AppState;
         (status = 409, description = "The workspace would have no active admin left", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn delete(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i64>) -> Result<HttpResponse, ApiError> {
+pub async fn delete(
+    caller: V1Caller,
+    state: web::Data<AppState>,
+    path: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
     state.members.remove(caller.workspace_id, UserId(path.into_inner())).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -25,17 +25,24 @@ use crate::state::AppState;
         (status = 409, description = "An attempt is in progress", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn v1(caller: V1Caller, state: web::Data<AppState>, path: web::Path<DeliveryPath>) -> Result<HttpResponse, ApiError> {
+pub async fn v1(
+    caller: V1Caller,
+    state: web::Data<AppState>,
+    path: web::Path<DeliveryPath>,
+) -> Result<HttpResponse, ApiError> {
     run(caller.webhook_workspace()?, &state, &path).await
 }
 
 /// The settings API's twin of [`v1`].
-pub async fn settings(member: Member, state: web::Data<AppState>, path: web::Path<DeliveryPath>) -> Result<HttpResponse, ApiError> {
+pub async fn settings(
+    member: Member,
+    state: web::Data<AppState>,
+    path: web::Path<DeliveryPath>,
+) -> Result<HttpResponse, ApiError> {
     run(member.webhook_workspace()?, &state, &path).await
 }
 
 async fn run(ws: WorkspaceId, state: &AppState, path: &DeliveryPath) -> Result<HttpResponse, ApiError> {
-    let delivery =
-        state.webhooks.redeliver(ws, DestinationId(path.webhook_id), DeliveryId(path.delivery_id)).await?;
+    let delivery = state.webhooks.redeliver(ws, DestinationId(path.webhook_id), DeliveryId(path.delivery_id)).await?;
     Ok(HttpResponse::Ok().json(DeliveryRecord::from(delivery)))
 }

@@ -19,12 +19,20 @@ use crate::state::AppState;
     params(("webhook_id" = i64, Path, description = "Destination id")),
     responses((status = 200, description = "The test delivery and its attempt", body = DeliveryRecord))
 )]
-pub async fn v1(caller: V1Caller, state: web::Data<AppState>, path: web::Path<WebhookPath>) -> Result<HttpResponse, ApiError> {
+pub async fn v1(
+    caller: V1Caller,
+    state: web::Data<AppState>,
+    path: web::Path<WebhookPath>,
+) -> Result<HttpResponse, ApiError> {
     run(caller.webhook_workspace()?, &state, &path).await
 }
 
 /// The settings API's twin of [`v1`].
-pub async fn settings(member: Member, state: web::Data<AppState>, path: web::Path<WebhookPath>) -> Result<HttpResponse, ApiError> {
+pub async fn settings(
+    member: Member,
+    state: web::Data<AppState>,
+    path: web::Path<WebhookPath>,
+) -> Result<HttpResponse, ApiError> {
     run(member.webhook_workspace()?, &state, &path).await
 }
 

@@ -55,7 +55,12 @@ pub async fn settings(
     run(member.webhook_workspace()?, &state, &path, body).await
 }
 
-async fn run(ws: WorkspaceId, state: &AppState, path: &WebhookPath, body: UpdateWebhookBody) -> Result<HttpResponse, ApiError> {
+async fn run(
+    ws: WorkspaceId,
+    state: &AppState,
+    path: &WebhookPath,
+    body: UpdateWebhookBody,
+) -> Result<HttpResponse, ApiError> {
     let patch = DestinationPatch { url: body.url, platform: body.platform, events: body.events, active: body.active };
     let webhook = state.webhooks.update(ws, DestinationId(path.webhook_id), patch).await?;
     Ok(HttpResponse::Ok().json(WebhookRecord::from(webhook)))

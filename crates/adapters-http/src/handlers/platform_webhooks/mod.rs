@@ -1,0 +1,15 @@
+//! `/platform-webhooks/{whatsapp,messenger,instagram}`: the platforms' callbacks (subscription
+//! handshake, delivery statuses, inbound messages).
+
+pub mod payload;
+pub mod receive;
+pub mod verify;
+
+use domain::channels::ChannelType;
+
+use crate::error::ApiError;
+
+/// The platform named in the path.
+fn platform(name: &str) -> Result<ChannelType, ApiError> {
+    name.parse::<ChannelType>().map_err(|_| ApiError::NotFound(format!("no platform `{name}`")))
+}

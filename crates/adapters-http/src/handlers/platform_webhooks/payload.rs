@@ -1,0 +1,245 @@
+//! The platforms' callback payloads, turned into [`PlatformEvents`] per platform account. Only
+//! the parts wms uses are read; anything else is ignored, never an error.
+
+use domain::channels::ChannelType;
+use domain::connectors::{from_unix, InboundMessage, PlatformEvents, StatusUpdate, WatermarkUpdate};
+use domain::messaging::MessageStatus;
+use serde_json::Value;
+use time::OffsetDateTime;
+
+/// The events of a callback body, grouped by the platform account they are for.
+pub fn parse(channel_type: ChannelType, body: &Value) -> Vec<(String, PlatformEvents)> {
+    let expected = match channel_type {
+        ChannelType::Whatsapp => "whatsapp_business_account",
+        ChannelType::Messenger => "page",
+        ChannelType::Instagram => "instagram",
+    };
+    if body["object"].as_str() != Some(expected) {
+        return Vec::new();
+    }
+    let entries = body["entry"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut out: Vec<(String, PlatformEvents)> = Vec::new();
+    for entry in entries {
+        let parsed = match channel_type {
+            ChannelType::Whatsapp => whatsapp_entry(entry),
+            ChannelType::Messenger | ChannelType::Instagram => messaging_entry(entry),
+        };
+        for (account, events) in parsed {
+            match out.iter_mut().find(|(a, _)| *a == account) {
+                Some((_, e)) => {
+                    e.statuses.extend(events.statuses);
+                    e.watermarks.extend(events.watermarks);
+                    e.inbound.extend(events.inbound);
+                }
+                None => out.push((account, events)),
+            }
+        }
+    }
+    out
+}
+
+fn secs(v: &Value) -> Option<OffsetDateTime> {
+    let n = v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))?;
+    from_unix(n)
+}
+
+fn millis(v: &Value) -> Option<OffsetDateTime> {
+    from_unix(v.as_i64()? / 1000)
+}
+
+fn status(s: &str) -> Option<MessageStatus> {
+    match s {
+        "sent" => Some(MessageStatus::Sent),
+        "delivered" => Some(MessageStatus::Delivered),
+        "read" => Some(MessageStatus::Read),
+        "failed" => Some(MessageStatus::Failed),
+        _ => None,
+    }
+}
+
+/// WhatsApp Cloud API: `entry[].changes[].value` with `metadata.phone_number_id`, `messages[]`,
+/// `contacts[]` and `statuses[]`.
+fn whatsapp_entry(entry: &Value) -> Vec<(String, PlatformEvents)> {
+    let mut out = Vec::new();
+    for change in entry["changes"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        let value = &change["value"];
+        let Some(account) = value["metadata"]["phone_number_id"].as_str() else { continue };
+        let mut events = PlatformEvents::default();
+        let contacts = value["contacts"].as_array().map(Vec::as_slice).unwrap_or_default();
+        for m in value["messages"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            let (Some(from), Some(id), Some(at)) = (m["from"].as_str(), m["id"].as_str(), secs(&m["timestamp"])) else {
+                continue;
+            };
+            let Ok(phone) = domain::contacts::E164Phone::new("from", &format!("+{}", from.trim_start_matches('+')))
+            else {
+                continue;
+            };
+            let kind = m["type"].as_str().unwrap_or("unknown");
+            let text = match kind {
+                "text" => m["text"]["body"].as_str().map(str::to_owned),
+                "button" => m["button"]["text"].as_str().map(str::to_owned),
+                "interactive" => m["interactive"]["button_reply"]["title"]
+                    .as_str()
+                    .or_else(|| m["interactive"]["list_reply"]["title"].as_str())
+                    .map(str::to_owned),
+                _ => None,
+            }
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| format!("[{kind}]"));
+            let name = contacts
+                .iter()
+                .find(|c| c["wa_id"].as_str() == Some(from))
+                .and_then(|c| c["profile"]["name"].as_str())
+                .map(|n| n.chars().take(200).collect());
+            events.inbound.push(InboundMessage {
+                platform_message_id: id.to_owned(),
+                from: phone.as_str().to_owned(),
+                name,
+                text: text.chars().take(4096).collect(),
+                at,
+            });
+        }
+        for s in value["statuses"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            let (Some(id), Some(st), Some(at)) =
+                (s["id"].as_str(), s["status"].as_str().and_then(status), secs(&s["timestamp"]))
+            else {
+                continue;
+            };
+            let error = s["errors"][0].as_object().map(|e| {
+                let code = e.get("code").and_then(Value::as_i64).map(|c| format!("{c}: ")).unwrap_or_default();
+                let title = e.get("title").and_then(Value::as_str).unwrap_or("failed");
+                let detail = e
+                    .get("error_data")
+                    .and_then(|d| d["details"].as_str())
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default();
+                format!("{code}{title}{detail}")
+            });
+            events.statuses.push(StatusUpdate { platform_message_id: id.to_owned(), status: st, at, error });
+        }
+        out.push((account.to_owned(), events));
+    }
+    out
+}
+
+/// Messenger and Instagram: `entry[].id` is the page/account, `entry[].messaging[]` holds
+/// messages, deliveries (by message ids and a watermark) and reads (a watermark, or a message id on
+/// Instagram). Echoes of our own messages are skipped.
+fn messaging_entry(entry: &Value) -> Vec<(String, PlatformEvents)> {
+    let Some(account) = entry["id"].as_str() else { return Vec::new() };
+    let mut events = PlatformEvents::default();
+    for m in entry["messaging"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        let Some(sender) = m["sender"]["id"].as_str() else { continue };
+        let at = millis(&m["timestamp"]).unwrap_or_else(OffsetDateTime::now_utc);
+        if let Some(msg) = m["message"].as_object() {
+            if msg.get("is_echo").and_then(Value::as_bool) == Some(true) {
+                continue;
+            }
+            let Some(mid) = msg.get("mid").and_then(Value::as_str) else { continue };
+            let text = msg
+                .get("text")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+                .unwrap_or_else(|| "[attachment]".to_owned());
+            events.inbound.push(InboundMessage {
+                platform_message_id: mid.to_owned(),
+                from: sender.to_owned(),
+                name: None,
+                text: text.chars().take(4096).collect(),
+                at,
+            });
+        }
+        if let Some(d) = m["delivery"].as_object() {
+            for mid in d.get("mids").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+                if let Some(mid) = mid.as_str() {
+                    events.statuses.push(StatusUpdate {
+                        platform_message_id: mid.to_owned(),
+                        status: MessageStatus::Delivered,
+                        at,
+                        error: None,
+                    });
+                }
+            }
+            if let Some(w) = d.get("watermark").and_then(millis) {
+                events.watermarks.push(WatermarkUpdate {
+                    contact: sender.to_owned(),
+                    status: MessageStatus::Delivered,
+                    watermark: w,
+                });
+            }
+        }
+        if let Some(r) = m["read"].as_object() {
+            if let Some(mid) = r.get("mid").and_then(Value::as_str) {
+                events.statuses.push(StatusUpdate {
+                    platform_message_id: mid.to_owned(),
+                    status: MessageStatus::Read,
+                    at,
+                    error: None,
+                });
+            }
+            if let Some(w) = r.get("watermark").and_then(millis) {
+                events.watermarks.push(WatermarkUpdate {
+                    contact: sender.to_owned(),
+                    status: MessageStatus::Read,
+                    watermark: w,
+                });
+            }
+        }
+    }
+    vec![(account.to_owned(), events)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn whatsapp_messages_and_statuses_are_read() {
+        let body = json!({"object": "whatsapp_business_account", "entry": [{"id": "waba", "changes": [{"field": "messages", "value": {
+            "metadata": {"phone_number_id": "pn1"},
+            "contacts": [{"profile": {"name": "Ann"}, "wa_id": "14155550123"}],
+            "messages": [{"from": "14155550123", "id": "wamid.in", "timestamp": "1700000000", "type": "text", "text": {"body": "hi"}},
+                         {"from": "14155550123", "id": "wamid.img", "timestamp": "1700000001", "type": "image", "image": {}}],
+            "statuses": [{"id": "wamid.out", "status": "failed", "timestamp": "1700000002", "recipient_id": "14155550123",
+                          "errors": [{"code": 131026, "title": "Message undeliverable"}]}]}}]}]});
+        let parsed = parse(ChannelType::Whatsapp, &body);
+        assert_eq!(parsed.len(), 1);
+        let (account, e) = &parsed[0];
+        assert_eq!(account, "pn1");
+        assert_eq!(e.inbound[0].from, "+14155550123");
+        assert_eq!(e.inbound[0].name.as_deref(), Some("Ann"));
+        assert_eq!(e.inbound[1].text, "[image]");
+        assert_eq!(e.statuses[0].status, MessageStatus::Failed);
+        assert_eq!(e.statuses[0].error.as_deref(), Some("131026: Message undeliverable"));
+    }
+
+    #[test]
+    fn messenger_deliveries_reads_and_echoes() {
+        let body = json!({"object": "page", "entry": [{"id": "page1", "time": 1, "messaging": [
+            {"sender": {"id": "psid1"}, "recipient": {"id": "page1"}, "timestamp": 1700000000000i64, "message": {"mid": "m1", "text": "yo"}},
+            {"sender": {"id": "page1"}, "recipient": {"id": "psid1"}, "timestamp": 1700000000000i64, "message": {"mid": "m2", "text": "echo", "is_echo": true}},
+            {"sender": {"id": "psid1"}, "recipient": {"id": "page1"}, "timestamp": 1700000001000i64, "delivery": {"mids": ["m3"], "watermark": 1700000001000i64}},
+            {"sender": {"id": "psid1"}, "recipient": {"id": "page1"}, "timestamp": 1700000002000i64, "read": {"watermark": 1700000002000i64}}]}]});
+        let parsed = parse(ChannelType::Messenger, &body);
+        let e = &parsed[0].1;
+        assert_eq!(e.inbound.len(), 1);
+        assert_eq!(e.statuses.len(), 1);
+        assert_eq!(
+            e.watermarks.iter().map(|w| w.status).collect::<Vec<_>>(),
+            [MessageStatus::Delivered, MessageStatus::Read]
+        );
+    }
+
+    #[test]
+    fn other_objects_and_junk_give_nothing() {
+        assert!(parse(ChannelType::Whatsapp, &json!({"object": "page", "entry": []})).is_empty());
+        assert!(parse(ChannelType::Instagram, &json!([1, 2])).is_empty());
+        assert!(parse(
+            ChannelType::Whatsapp,
+            &json!({"object": "whatsapp_business_account", "entry": [{"changes": [{"value": {}}]}]})
+        )
+        .is_empty());
+    }
+}

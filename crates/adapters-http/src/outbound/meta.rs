@@ -1,0 +1,117 @@
+//! The platforms' send APIs, all on Meta's Graph API:
+//! - WhatsApp Cloud API: `POST {graph}/{version}/{phone_number_id}/messages`, bearer system-user token.
+//! - Messenger Send API and Instagram messaging: `POST {graph}/{version}/me/messages`, bearer page token.
+//!
+//! The base URL is configurable so tests and staging can point at a stand-in.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use domain::channels::ChannelType;
+use domain::connectors::{ChannelGateway, GatewayError, OutboundContent, OutboundRequest};
+use serde_json::{json, Value};
+
+/// Graph API error codes that mean "slow down" rather than "this message is wrong".
+const RATE_LIMIT_CODES: [i64; 8] = [4, 17, 32, 613, 80007, 130429, 131048, 131056];
+/// Graph API error codes for temporary failures on Meta's side.
+const TRANSIENT_CODES: [i64; 3] = [1, 2, 131000];
+
+/// [`ChannelGateway`] over Meta's Graph API.
+#[derive(Debug, Clone)]
+pub struct MetaGateway {
+    client: reqwest::Client,
+    base_url: String,
+    version: String,
+}
+
+impl MetaGateway {
+    /// A gateway to `base_url` (`https://graph.facebook.com`) and API `version` (`v21.0`).
+    ///
+    /// # Errors
+    /// When the HTTP client cannot be built.
+    pub fn new(base_url: &str, version: &str, timeout: Duration) -> anyhow::Result<Self> {
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("wms/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Self { client, base_url: base_url.trim_end_matches('/').to_owned(), version: version.to_owned() })
+    }
+
+    fn request(&self, r: &OutboundRequest) -> Result<(String, Value), GatewayError> {
+        let missing =
+            |what: &str| GatewayError::Rejected { reason: format!("the channel has no {what}; set its credentials") };
+        match r.channel_type {
+            ChannelType::Whatsapp => {
+                let id = r.credentials.phone_number_id.as_deref().ok_or_else(|| missing("phone number id"))?;
+                let to = r.to.trim_start_matches('+');
+                let body = match &r.content {
+                    OutboundContent::Text(text) => json!({
+                        "messaging_product": "whatsapp", "recipient_type": "individual", "to": to,
+                        "type": "text", "text": { "preview_url": false, "body": text },
+                    }),
+                    OutboundContent::Template(t) => {
+                        let mut template = json!({ "name": t.name, "language": { "code": t.language } });
+                        if !t.parameters.is_empty() {
+                            let params: Vec<Value> =
+                                t.parameters.iter().map(|p| json!({"type": "text", "text": p})).collect();
+                            template["components"] = json!([{ "type": "body", "parameters": params }]);
+                        }
+                        json!({ "messaging_product": "whatsapp", "recipient_type": "individual", "to": to,
+                                "type": "template", "template": template })
+                    }
+                };
+                Ok((format!("{}/{}/{}/messages", self.base_url, self.version, id), body))
+            }
+            ChannelType::Messenger | ChannelType::Instagram => {
+                let OutboundContent::Text(text) = &r.content else {
+                    return Err(GatewayError::Rejected { reason: "templates are a WhatsApp feature".into() });
+                };
+                let body =
+                    json!({ "recipient": { "id": r.to }, "messaging_type": "RESPONSE", "message": { "text": text } });
+                Ok((format!("{}/{}/me/messages", self.base_url, self.version), body))
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl ChannelGateway for MetaGateway {
+    async fn send(&self, r: &OutboundRequest) -> Result<String, GatewayError> {
+        let (url, body) = self.request(r)?;
+        let token = r.credentials.access_token.as_deref().ok_or_else(|| GatewayError::Rejected {
+            reason: "the channel has no access token; set its credentials".into(),
+        })?;
+        let res = self.client.post(&url).bearer_auth(token).json(&body).send().await.map_err(|e| {
+            GatewayError::Transient(if e.is_timeout() {
+                "the platform did not answer in time".into()
+            } else {
+                format!("cannot reach the platform: {e}")
+            })
+        })?;
+        let status = res.status();
+        let retry_after =
+            res.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
+        let text = res.text().await.unwrap_or_default();
+        let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        if status.is_success() {
+            let id = json["messages"][0]["id"].as_str().or_else(|| json["message_id"].as_str());
+            return id.map(str::to_owned).ok_or_else(|| {
+                GatewayError::Transient(format!("the platform answered {status} without a message id"))
+            });
+        }
+        let code = json["error"]["code"].as_i64();
+        let message = json["error"]["message"].as_str().unwrap_or("no details").to_owned();
+        if status.as_u16() == 429 || code.is_some_and(|c| RATE_LIMIT_CODES.contains(&c)) {
+            return Err(GatewayError::RateLimited { retry_after_secs: retry_after });
+        }
+        if status.is_server_error() || code.is_some_and(|c| TRANSIENT_CODES.contains(&c)) {
+            return Err(GatewayError::Transient(format!("platform error {status}: {message}")));
+        }
+        let reason = match code {
+            Some(c) => format!("{c}: {message}"),
+            None => format!("{status}: {message}"),
+        };
+        Err(GatewayError::Rejected { reason })
+    }
+}

@@ -1,0 +1,31 @@
+//! `POST /settings/workspace/api-keys/{key_id}/delete` (forms cannot send `DELETE`)
+
+use actix_web::http::header;
+use actix_web::{web, HttpResponse};
+use domain::api_keys::ApiKeyId;
+
+use super::revoke::change_error;
+use super::PATH;
+use crate::pages::session::{flash_cookie, SessionForm, Signed};
+use crate::pages::PageError;
+use crate::state::AppState;
+
+/// Deletes the key and its record.
+///
+/// # Errors
+/// [`PageError::NotFound`] for another workspace's key; [`PageError::Csrf`].
+pub async fn delete(
+    s: Signed,
+    state: web::Data<AppState>,
+    path: web::Path<(i64,)>,
+    _form: SessionForm,
+) -> Result<HttpResponse, PageError> {
+    s.require_admin()?;
+    domain::api_keys::delete_api_key(state.auth.api_keys.as_ref(), &s.member, ApiKeyId(path.0))
+        .await
+        .map_err(change_error)?;
+    Ok(HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, PATH))
+        .cookie(flash_cookie(&state.pages, "The API key was deleted."))
+        .finish())
+}

@@ -1,0 +1,10 @@
+//! `/settings/workspace/api-keys`: list, create (the full key shown once), revoke and delete.
+
+pub mod create;
+pub mod delete;
+pub mod page;
+pub mod revoke;
+pub mod view;
+
+/// The page's path.
+pub const PATH: &str = "/settings/workspace/api-keys";

@@ -1,0 +1,41 @@
+//! `POST /settings/workspace/api-keys/{key_id}/revoke`
+
+use actix_web::http::header;
+use actix_web::{web, HttpResponse};
+use domain::api_keys::{ApiKeyId, ChangeApiKeyError};
+
+use super::PATH;
+use crate::pages::session::{flash_cookie, SessionForm, Signed};
+use crate::pages::PageError;
+use crate::state::AppState;
+
+/// Revokes the key: it stops working at once and stays listed as revoked.
+///
+/// # Errors
+/// [`PageError::NotFound`] for another workspace's key; [`PageError::Csrf`].
+pub async fn revoke(
+    s: Signed,
+    state: web::Data<AppState>,
+    path: web::Path<(i64,)>,
+    _form: SessionForm,
+) -> Result<HttpResponse, PageError> {
+    s.require_admin()?;
+    let auth = &state.auth;
+    let key =
+        domain::api_keys::revoke_api_key(auth.api_keys.as_ref(), auth.clock.as_ref(), &s.member, ApiKeyId(path.0))
+            .await
+            .map_err(change_error)?;
+    Ok(HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, PATH))
+        .cookie(flash_cookie(&state.pages, &format!("The key “{}” ({}) was revoked.", key.name, key.masked_key)))
+        .finish())
+}
+
+/// The page error of a revoke or delete failure.
+pub fn change_error(e: ChangeApiKeyError) -> PageError {
+    match e {
+        ChangeApiKeyError::Forbidden => PageError::Forbidden(e.to_string()),
+        ChangeApiKeyError::NotFound(_) => PageError::NotFound("This API key does not exist (any more).".into()),
+        ChangeApiKeyError::Unknown(e) => e.into(),
+    }
+}

@@ -1,0 +1,168 @@
+//! The API Keys page's markup.
+
+use actix_web::http::header::{CacheControl, CacheDirective};
+use actix_web::http::StatusCode;
+use actix_web::HttpResponse;
+use domain::api_keys::{ApiKey, ApiKeyState, API_PLAN};
+use maud::{html, Markup};
+use time::OffsetDateTime;
+
+use super::PATH;
+use crate::pages::layout::{
+    confirm_dialog, confirm_link, copy_button, csrf, field_error, invalid, page, plan_required, time, time_or,
+};
+use crate::pages::session::Signed;
+
+/// What the page shows besides the list.
+#[derive(Debug, Default)]
+pub struct KeysView {
+    /// The keys, newest first.
+    pub keys: Vec<ApiKey>,
+    /// The cursor of the next page, if any.
+    pub next_cursor: Option<String>,
+    /// A key just created: its name and the full value, shown this once.
+    pub created: Option<(String, String)>,
+    /// The name typed, when the form is shown again.
+    pub name: String,
+    /// The expiry date typed.
+    pub expires: String,
+    /// Error beside the name.
+    pub name_error: Option<String>,
+    /// Error beside the expiry.
+    pub expires_error: Option<String>,
+    /// The dialog to render open (`?confirm=`), for browsers without JavaScript.
+    pub confirm: Option<String>,
+}
+
+fn state_badge(state: ApiKeyState) -> Markup {
+    html! { span class={ "badge " (state.as_str()) } { (state.as_str()) } }
+}
+
+fn create_form(s: &Signed, v: &KeysView) -> Markup {
+    html! {
+        form.card method="post" action=(PATH) novalidate {
+            h2 { "Create an API key" }
+            (csrf(s))
+            div.row {
+                div.field {
+                    label for="key-name" { "Name" }
+                    input #key-name type="text" name="name" value=(v.name) maxlength="100" required
+                        placeholder="crm-sync-production"
+                        aria-invalid=[invalid(v.name_error.as_deref())]
+                        aria-describedby={ "key-name-hint" @if v.name_error.is_some() { " key-name-error" } };
+                    p.hint #key-name-hint { "Say which service will use it. 1 to 100 characters." }
+                    (field_error("key-name", v.name_error.as_deref()))
+                }
+                div.field {
+                    label for="key-expires" { "Expiry date " span.muted { "(optional)" } }
+                    input #key-expires type="date" name="expires" value=(v.expires)
+                        aria-invalid=[invalid(v.expires_error.as_deref())]
+                        aria-describedby={ "key-expires-hint" @if v.expires_error.is_some() { " key-expires-error" } };
+                    p.hint #key-expires-hint { "The key stops working at the end of this day (UTC). Blank: never expires." }
+                    (field_error("key-expires", v.expires_error.as_deref()))
+                }
+            }
+            button type="submit" { "Create key" }
+        }
+    }
+}
+
+fn new_key(name: &str, key: &str) -> Markup {
+    html! {
+        section.card.new-key aria-labelledby="new-key-title" {
+            h2 #new-key-title { "Your new key “" (name) "”" }
+            p.warning role="alert" {
+                strong { "Copy this key now. " }
+                "It is shown only this once: wms keeps only a digest of it and cannot show it again. "
+                "If you lose it, create a new key."
+            }
+            div.secret-box {
+                label.visually-hidden for="new-key" { "New API key" }
+                input #new-key type="text" readonly value=(key) size="60" aria-label="New API key";
+                (copy_button("new-key", "Copy key"))
+            }
+        }
+    }
+}
+
+fn key_rows(s: &Signed, v: &KeysView, now: OffsetDateTime) -> Markup {
+    html! {
+        div.table-wrap {
+            table {
+                caption.visually-hidden { "API keys of this workspace" }
+                thead { tr {
+                    th scope="col" { "Name" } th scope="col" { "Key" } th scope="col" { "State" }
+                    th scope="col" { "Created" } th scope="col" { "Expires" } th scope="col" { "Last used" }
+                    th scope="col" { span.visually-hidden { "Actions" } }
+                } }
+                tbody {
+                    @for k in &v.keys {
+                        @let state = k.state(now);
+                        @let revoke_id = format!("revoke-{}", k.id.0);
+                        @let delete_id = format!("delete-{}", k.id.0);
+                        tr data-key-id=(k.id.0) {
+                            td { (k.name) }
+                            td.mono.masked { (k.masked_key) }
+                            td { (state_badge(state)) }
+                            td { (time(k.created_at)) }
+                            td { (time_or(k.expires_at, "never")) }
+                            td { (time_or(k.last_used_at, "never")) }
+                            td {
+                                div.actions {
+                                    @if state == ApiKeyState::Active {
+                                        (confirm_link(&revoke_id, "Revoke", "button small danger-outline"))
+                                    }
+                                    (confirm_link(&delete_id, "Delete", "button small danger-outline"))
+                                }
+                                @if state == ApiKeyState::Active {
+                                    (confirm_dialog(&revoke_id, v.confirm.as_deref() == Some(revoke_id.as_str()),
+                                        &format!("Revoke the key “{}”?", k.name),
+                                        html! { "Requests with " code { (k.masked_key) } " stop working immediately. The key stays listed as revoked. This cannot be undone." },
+                                        &format!("{PATH}/{}/revoke", k.id.0), "Revoke key", s))
+                                }
+                                (confirm_dialog(&delete_id, v.confirm.as_deref() == Some(delete_id.as_str()),
+                                    &format!("Delete the key “{}”?", k.name),
+                                    html! { "The key " code { (k.masked_key) } " and its record are removed for good; an active key stops working immediately." },
+                                    &format!("{PATH}/{}/delete", k.id.0), "Delete key", s))
+                            }
+                        }
+                    }
+                    @if v.keys.is_empty() {
+                        tr { td colspan="7" .muted { "No API keys yet." } }
+                    }
+                }
+            }
+        }
+        @if let Some(c) = &v.next_cursor {
+            p { a href={ (PATH) "?cursor=" (c) } { "Older keys →" } }
+        }
+    }
+}
+
+/// The whole page.
+pub fn render(s: &Signed, v: &KeysView, now: OffsetDateTime, status: StatusCode) -> HttpResponse {
+    let body = html! {
+        h1 { "API Keys" }
+        p.lead {
+            "Keys let your services call the "
+            a href="/settings/workspace/rest-api" { "REST API" }
+            " for this workspace: send one as " code { "Authorization: Bearer <key>" } ". "
+            "Use one key per service, keep keys out of code and chat, and revoke a key when its service is retired."
+        }
+        @if let Some((name, key)) = &v.created {
+            (new_key(name, key))
+        }
+        @if s.plan().includes(API_PLAN) {
+            (create_form(s, v))
+        } @else {
+            (plan_required("API keys", API_PLAN, s.plan()))
+        }
+        h2 { "Keys" }
+        (key_rows(s, v, now))
+    };
+    HttpResponse::build(status)
+        // The page may hold a full key: no cache may keep it.
+        .insert_header(CacheControl(vec![CacheDirective::NoStore]))
+        .content_type("text/html; charset=utf-8")
+        .body(page("API Keys", PATH, s, body).into_string())
+}

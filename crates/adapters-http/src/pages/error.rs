@@ -1,0 +1,81 @@
+//! Page failures, answered as HTML pages (the JSON endpoints answer problem+json instead).
+
+use actix_web::http::header::{self, CacheControl, CacheDirective};
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use maud::html;
+
+use super::layout;
+
+/// Why a page cannot be shown.
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    /// Not signed in: to the sign-in page, then back to `next`.
+    #[error("please sign in")]
+    SignIn {
+        /// Where to return after signing in (a local path).
+        next: String,
+    },
+    /// Signed in, but the workspace is still to be picked.
+    #[error("choose a workspace")]
+    ChooseWorkspace,
+    /// A state-changing request without this session's anti-forgery token, or from another site.
+    #[error("this form has expired or was sent from another site; reload the page and try again")]
+    Csrf,
+    /// Not allowed (agents on admin pages).
+    #[error("{0}")]
+    Forbidden(String),
+    /// No such thing in this workspace.
+    #[error("{0}")]
+    NotFound(String),
+    /// A malformed request.
+    #[error("{0}")]
+    BadRequest(String),
+    /// A bug or infrastructure failure; the cause is logged, never shown.
+    #[error("something went wrong on our side")]
+    Internal(#[source] anyhow::Error),
+}
+
+impl From<domain::RepoError> for PageError {
+    fn from(e: domain::RepoError) -> Self {
+        PageError::Internal(e.0)
+    }
+}
+
+impl ResponseError for PageError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            PageError::SignIn { .. } | PageError::ChooseWorkspace => StatusCode::SEE_OTHER,
+            PageError::Csrf | PageError::Forbidden(_) => StatusCode::FORBIDDEN,
+            PageError::NotFound(_) => StatusCode::NOT_FOUND,
+            PageError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            PageError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        match self {
+            PageError::SignIn { next } => {
+                let location =
+                    format!("/login?next={}", form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>());
+                return HttpResponse::SeeOther().insert_header((header::LOCATION, location)).finish();
+            }
+            PageError::ChooseWorkspace => {
+                return HttpResponse::SeeOther().insert_header((header::LOCATION, "/login/workspace")).finish();
+            }
+            PageError::Internal(e) => tracing::error!(error = ?e, "page failed"),
+            _ => {}
+        }
+        let status = self.status_code();
+        let title = status.canonical_reason().unwrap_or("Error");
+        let body = html! {
+            h1 { (title) }
+            p.error-text role="alert" { (self.to_string()) }
+            p { a href="/settings/workspace/api-keys" { "Back to the settings" } }
+        };
+        HttpResponse::build(status)
+            .insert_header(CacheControl(vec![CacheDirective::NoStore]))
+            .content_type("text/html; charset=utf-8")
+            .body(layout::bare(title, body).into_string())
+    }
+}

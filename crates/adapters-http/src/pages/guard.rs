@@ -1,0 +1,89 @@
+//! Middleware of every page: security headers, and no state change from another site.
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue, ORIGIN, SET_COOKIE};
+use actix_web::http::Method;
+use actix_web::middleware::Next;
+use actix_web::web;
+use actix_web::HttpMessage;
+
+use super::session::FLASH_COOKIE;
+use super::PageError;
+use crate::handlers::co_admin::origin_of;
+use crate::state::AppState;
+
+/// Only this server: no script, style, font, image or frame from anywhere else can load, which
+/// also makes "the pages work offline" something the browser enforces. Inline scripts and styles
+/// are refused too, so injected markup cannot run.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                   connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const HEADERS: [(&str, &str); 5] = [
+    ("content-security-policy", CSP),
+    ("x-frame-options", "DENY"),
+    ("x-content-type-options", "nosniff"),
+    ("referrer-policy", "same-origin"),
+    ("cross-origin-opener-policy", "same-origin"),
+];
+
+/// Refuses cross-site state-changing requests and adds the security headers to every answer.
+///
+/// # Errors
+/// Only what the inner service fails with; refusals are responses.
+pub async fn guard(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let safe = matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    let mut res = if !safe && is_cross_site(&req) {
+        req.error_response(PageError::Csrf)
+    } else {
+        next.call(req).await?.map_into_boxed_body()
+    };
+    clear_shown_flash(&mut res);
+    let headers = res.headers_mut();
+    for (name, value) in HEADERS {
+        headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+    }
+    Ok(res)
+}
+
+/// Whether the browser says the request comes from another site: `Sec-Fetch-Site: cross-site`,
+/// or an `Origin` whose host is neither this request's host nor the configured public URL's.
+/// Requests without either header (not from a browser) still need the token.
+pub fn is_cross_site(req: &ServiceRequest) -> bool {
+    let fetch_site = req.headers().get("sec-fetch-site").and_then(|v| v.to_str().ok()).unwrap_or("");
+    if fetch_site.eq_ignore_ascii_case("cross-site") {
+        return true;
+    }
+    let Some(origin) = req.headers().get(ORIGIN) else { return false };
+    let origin = origin.to_str().unwrap_or("null").trim().to_ascii_lowercase();
+    if origin == "null" {
+        return true;
+    }
+    let public = req.app_data::<web::Data<AppState>>().and_then(|s| s.pages.public_url.as_deref().and_then(origin_of));
+    if public.as_deref() == Some(origin.as_str()) {
+        return false;
+    }
+    // The scheme is not compared: behind a TLS-terminating proxy the server sees plain HTTP.
+    let host = req.connection_info().host().to_ascii_lowercase();
+    origin.split_once("://").map(|(_, h)| h) != Some(host.as_str())
+}
+
+/// A flash message is shown once: the page that displayed it deletes its cookie (unless the
+/// response leaves a new message).
+fn clear_shown_flash(res: &mut ServiceResponse<BoxBody>) {
+    let had = res.request().cookie(FLASH_COOKIE).is_some();
+    let shown = res.status().is_success() || res.status().is_client_error();
+    let sets_new = res.headers().get_all(SET_COOKIE).any(|v| v.as_bytes().starts_with(FLASH_COOKIE.as_bytes()));
+    if had && shown && !sets_new {
+        let secure = res.request().app_data::<web::Data<AppState>>().is_none_or(|s| s.pages.secure_cookies);
+        let mut c =
+            actix_web::cookie::Cookie::build(FLASH_COOKIE, "").path("/").http_only(true).secure(secure).finish();
+        c.make_removal();
+        if let Ok(v) = HeaderValue::from_str(&c.to_string()) {
+            res.headers_mut().append(SET_COOKIE, v);
+        }
+    }
+}

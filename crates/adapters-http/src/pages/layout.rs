@@ -1,0 +1,184 @@
+//! The page shell and the pieces every page uses.
+
+use maud::{html, Markup, DOCTYPE};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use super::session::{Signed, CSRF_FIELD};
+use domain::workspace::PlanTier;
+
+/// The navigation: (path, label).
+const NAV: [(&str, &str); 4] = [
+    ("/settings/workspace/api-keys", "API Keys"),
+    ("/settings/integrations/webhooks", "Webhooks"),
+    ("/settings/workspace/rest-api", "REST API"),
+    ("/analytics", "Analytics"),
+];
+
+fn head(title: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) " · wms" }
+            link rel="stylesheet" href=(super::assets::CSS_PATH);
+            link rel="icon" href=(super::assets::ICON_PATH) type="image/svg+xml";
+            script src=(super::assets::JS_PATH) defer {}
+        }
+    }
+}
+
+/// A page of a signed-in member: header with the workspace and the navigation, the flash
+/// message, then `body`. `current` is the active navigation path.
+pub fn page(title: &str, current: &str, s: &Signed, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body {
+                a.skip href="#main" { "Skip to content" }
+                header.top {
+                    div.brand {
+                        span.logo aria-hidden="true" { "◆" }
+                        span { "wms" }
+                        span.workspace title="Workspace" { (s.workspace_name) }
+                        span.plan { (s.plan().as_str()) }
+                    }
+                    nav aria-label="Settings" {
+                        ul {
+                            @for (path, label) in NAV {
+                                li {
+                                    @if path == current {
+                                        a href=(path) aria-current="page" { (label) }
+                                    } @else {
+                                        a href=(path) { (label) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    form.signout method="post" action="/logout" {
+                        (csrf(s))
+                        span.user { (s.user_email) }
+                        button.link type="submit" { "Sign out" }
+                    }
+                }
+                main #main tabindex="-1" {
+                    @if let Some(msg) = &s.flash {
+                        div.flash role="status" { (msg) }
+                    }
+                    (body)
+                }
+            }
+        }
+    }
+}
+
+/// A page without the signed-in header (sign-in, errors).
+pub fn bare(title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body.bare {
+                main #main.narrow {
+                    div.brand.center { span.logo aria-hidden="true" { "◆" } span { "wms" } }
+                    (body)
+                }
+            }
+        }
+    }
+}
+
+/// The hidden anti-forgery field of a form.
+pub fn csrf(s: &Signed) -> Markup {
+    html! { input type="hidden" name=(CSRF_FIELD) value=(s.csrf); }
+}
+
+/// A box that says which plan a feature needs, instead of a form that would fail.
+pub fn plan_required(feature: &str, required: PlanTier, current: PlanTier) -> Markup {
+    html! {
+        div.notice.plan-required role="note" {
+            h2 { (feature) " needs the " strong { (required.as_str()) } " plan" }
+            p {
+                "This workspace is on the " strong { (current.as_str()) } " plan. "
+                "Ask the owner of your wms subscription to move the workspace to "
+                strong { (required.as_str()) } " or higher to use " (feature.to_lowercase()) "."
+            }
+        }
+    }
+}
+
+/// A confirmation dialog for a destructive action. Without JavaScript the page renders it open
+/// when `open` (the `?confirm=` link target); with JavaScript the trigger link opens it in place.
+pub fn confirm_dialog(
+    id: &str,
+    open: bool,
+    heading: &str,
+    text: Markup,
+    action: &str,
+    button: &str,
+    s: &Signed,
+) -> Markup {
+    html! {
+        dialog.confirm id=(id) open[open] aria-labelledby={ (id) "-title" } {
+            form method="post" action=(action) {
+                (csrf(s))
+                h2 id={ (id) "-title" } { (heading) }
+                p { (text) }
+                div.actions {
+                    a.button.secondary href="?" data-close-dialog=(id) { "Cancel" }
+                    button.danger type="submit" { (button) }
+                }
+            }
+        }
+    }
+}
+
+/// The link that opens a confirmation dialog.
+pub fn confirm_link(id: &str, label: &str, class: &str) -> Markup {
+    html! { a class=(class) href={ "?confirm=" (id) } data-dialog=(id) role="button" { (label) } }
+}
+
+/// A time for people: `2026-11-20 14:03 UTC`, in a `<time>` element with the exact instant.
+pub fn time(t: OffsetDateTime) -> Markup {
+    let utc = t.to_offset(time::UtcOffset::UTC);
+    let exact = utc.format(&Rfc3339).unwrap_or_default();
+    let shown = format!(
+        "{:04}-{:02}-{:02} {:02}:{:02} UTC",
+        utc.year(),
+        u8::from(utc.month()),
+        utc.day(),
+        utc.hour(),
+        utc.minute()
+    );
+    html! { time datetime=(exact) { (shown) } }
+}
+
+/// An optional time, or `text` when absent.
+pub fn time_or(t: Option<OffsetDateTime>, text: &str) -> Markup {
+    match t {
+        Some(t) => time(t),
+        None => html! { span.muted { (text) } },
+    }
+}
+
+/// An error message beside a field, referenced by the field's `aria-describedby`.
+pub fn field_error(id: &str, message: Option<&str>) -> Markup {
+    html! {
+        @if let Some(m) = message {
+            p.field-error id={ (id) "-error" } { (m) }
+        }
+    }
+}
+
+/// `aria-describedby` / `aria-invalid` attributes are rendered by callers; this says whether
+/// there is an error for the attribute values.
+pub fn invalid(message: Option<&str>) -> Option<&'static str> {
+    message.map(|_| "true")
+}
+
+/// A copy button for the text of element `target` (progressive: hidden without JavaScript).
+pub fn copy_button(target: &str, label: &str) -> Markup {
+    html! { button.secondary.copy type="button" data-copy=(target) hidden { (label) } }
+}

@@ -1,0 +1,61 @@
+//! The settings web app: server-rendered pages (maud) for workspace admins, served by the binary
+//! itself with every stylesheet and script embedded, so they work with no internet.
+//!
+//! - [`session`]: the session cookie, the signed-in extractor and the anti-forgery (CSRF) checks.
+//! - [`guard`]: middleware of every page: security headers (a CSP that allows only this server)
+//!   and refusal of cross-site state-changing requests.
+//! - one file per page or action, the markup beside its handler; [`layout`] holds the shell.
+//!
+//! Pages share the services of the settings API (`/api/workspaces/{id}/…`) rather than calling
+//! it over HTTP, so both enforce the same rules.
+
+pub mod analytics;
+pub mod api_keys;
+pub mod assets;
+pub mod error;
+pub mod form;
+pub mod guard;
+pub mod layout;
+pub mod login;
+pub mod logout;
+pub mod rest_api;
+pub mod session;
+pub mod webhooks;
+
+use std::sync::Arc;
+
+use domain::analytics::CountryStats;
+use domain::assistant::LiveData;
+use domain::sessions::SessionService;
+
+pub use error::PageError;
+
+/// What the pages need besides the API's state.
+#[derive(Clone)]
+pub struct PagesState {
+    /// Sign-in, sessions and sign-out.
+    pub sessions: Arc<SessionService>,
+    /// The assistant's live data: channels and the daily WhatsApp figures.
+    pub live: Arc<dyn LiveData>,
+    /// The top-countries export.
+    pub countries: Arc<dyn CountryStats>,
+    /// Whether cookies carry `Secure` (true except in `wms dev`, which serves plain HTTP).
+    pub secure_cookies: bool,
+    /// The public base URL (`https://wms.example.com`), for the REST reference and the origin
+    /// check; when unset, the request's own host is used.
+    pub public_url: Option<String>,
+}
+
+impl std::fmt::Debug for PagesState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PagesState")
+            .field("secure_cookies", &self.secure_cookies)
+            .field("public_url", &self.public_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `GET /`: the settings (or the sign-in page, for visitors).
+pub async fn home() -> actix_web::HttpResponse {
+    actix_web::HttpResponse::SeeOther().insert_header((actix_web::http::header::LOCATION, api_keys::PATH)).finish()
+}

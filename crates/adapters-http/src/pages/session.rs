@@ -1,0 +1,223 @@
+//! The session cookie, who is signed in, and the anti-forgery (CSRF) checks of the pages.
+//!
+//! CSRF defence, in layers:
+//! 1. `SameSite=Lax` on the session cookie: other sites' forms and scripts do not send it.
+//! 2. [`super::guard`] refuses any state-changing request whose `Origin` is another site, or that
+//!    the browser marks `Sec-Fetch-Site: cross-site`.
+//! 3. Every state-changing form carries the session's synchronizer token
+//!    ([`domain::sessions::SessionSecret::csrf_token`]), checked in constant time here
+//!    ([`SessionForm`]); the JSON settings API wants it in `X-CSRF-Token` when authenticated by
+//!    cookie ([`crate::auth::member`]). The sign-in form, which has no session yet, uses a
+//!    double-submit cookie ([`LOGIN_CSRF_COOKIE`]).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::dev::Payload;
+use actix_web::{web, FromRequest, HttpRequest};
+use domain::auth::WorkspaceMember;
+use domain::sessions::{SessionSecret, SessionState};
+use domain::users::Role;
+use domain::workspace::PlanTier;
+use subtle::ConstantTimeEq;
+
+use super::form::FormData;
+use super::{PageError, PagesState};
+use crate::auth::SESSION_COOKIE;
+use crate::state::AppState;
+
+/// The sign-in form's double-submit cookie.
+pub const LOGIN_CSRF_COOKIE: &str = "wms_login_csrf";
+/// A one-line message for the next page (never a secret).
+pub const FLASH_COOKIE: &str = "wms_flash";
+/// The form field and header names of the token.
+pub const CSRF_FIELD: &str = "csrf_token";
+
+/// The session cookie: `HttpOnly` (scripts cannot read it), `SameSite=Lax`, `Secure` unless
+/// configured off (plain-HTTP `wms dev`), for the whole site, ending with the session.
+pub fn session_cookie(pages: &PagesState, secret: &SessionSecret, max_age: time::Duration) -> Cookie<'static> {
+    Cookie::build(SESSION_COOKIE, secret.expose().to_owned())
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(pages.secure_cookies)
+        .max_age(max_age)
+        .finish()
+}
+
+/// A cookie that deletes `name`.
+pub fn removal(pages: &PagesState, name: &'static str) -> Cookie<'static> {
+    let mut c = Cookie::build(name, "")
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(pages.secure_cookies)
+        .finish();
+    c.make_removal();
+    c
+}
+
+/// The sign-in form's token cookie (`SameSite=Strict`: only this site's pages send it).
+pub fn login_csrf_cookie(pages: &PagesState, value: &str) -> Cookie<'static> {
+    Cookie::build(LOGIN_CSRF_COOKIE, value.to_owned())
+        .path("/login")
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(pages.secure_cookies)
+        .finish()
+}
+
+/// A message for the next page.
+pub fn flash_cookie(pages: &PagesState, message: &str) -> Cookie<'static> {
+    let value: String = form_urlencoded::byte_serialize(message.as_bytes()).collect();
+    Cookie::build(FLASH_COOKIE, value)
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(pages.secure_cookies)
+        .max_age(time::Duration::minutes(1))
+        .finish()
+}
+
+/// The message left by the previous request, if any.
+pub fn flash(req: &HttpRequest) -> Option<String> {
+    let c = req.cookie(FLASH_COOKIE)?;
+    let text: String = form_urlencoded::parse(format!("m={}", c.value()).as_bytes()).next()?.1.into_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+/// Whether two tokens are equal, in constant time.
+pub fn tokens_match(a: &str, b: &str) -> bool {
+    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+/// A signed-in member in the session's workspace.
+#[derive(Debug, Clone)]
+pub struct Signed {
+    /// The membership, with the current role and plan.
+    pub member: WorkspaceMember,
+    /// The workspace's name.
+    pub workspace_name: String,
+    /// The user's e-mail.
+    pub user_email: String,
+    /// How many workspaces the user may work in.
+    pub workspace_count: usize,
+    /// The session's anti-forgery token, for the forms of the page.
+    pub csrf: String,
+    /// A message from the previous request.
+    pub flash: Option<String>,
+}
+
+impl Signed {
+    /// Whether the member is an admin.
+    pub fn is_admin(&self) -> bool {
+        self.member.role == Role::Admin
+    }
+
+    /// The workspace's plan.
+    pub fn plan(&self) -> PlanTier {
+        self.member.plan
+    }
+
+    /// Only admins may continue.
+    ///
+    /// # Errors
+    /// [`PageError::Forbidden`].
+    pub fn require_admin(&self) -> Result<(), PageError> {
+        if self.is_admin() {
+            Ok(())
+        } else {
+            Err(PageError::Forbidden("only workspace admins can do this; ask an admin of your workspace".into()))
+        }
+    }
+}
+
+/// The pages' state.
+///
+/// # Errors
+/// 500 when the application was built without it.
+pub fn pages_state(req: &HttpRequest) -> Result<web::Data<AppState>, PageError> {
+    req.app_data::<web::Data<AppState>>()
+        .cloned()
+        .ok_or_else(|| PageError::Internal(anyhow::anyhow!("AppState is not registered")))
+}
+
+/// The local path to come back to after signing in.
+fn next_of(req: &HttpRequest) -> String {
+    match req.query_string() {
+        "" => req.path().to_owned(),
+        q => format!("{}?{q}", req.path()),
+    }
+}
+
+/// Resolves the session of a request.
+///
+/// # Errors
+/// [`PageError::SignIn`] when signed out, [`PageError::ChooseWorkspace`] before a workspace is picked.
+pub async fn signed(req: &HttpRequest) -> Result<Signed, PageError> {
+    let state = pages_state(req)?;
+    let cookie = req.cookie(SESSION_COOKIE);
+    let sign_in = || PageError::SignIn { next: next_of(req) };
+    let Some(cookie) = cookie else { return Err(sign_in()) };
+    match state.pages.sessions.state(cookie.value()).await? {
+        SessionState::SignedOut => Err(sign_in()),
+        SessionState::ChoosingWorkspace { .. } => Err(PageError::ChooseWorkspace),
+        SessionState::InWorkspace { session, member, workspace_name, workspace_count } => {
+            let csrf = SessionSecret::parse(cookie.value()).map(|s| s.csrf_token()).unwrap_or_default();
+            Ok(Signed {
+                member,
+                workspace_name,
+                user_email: session.user_email,
+                workspace_count,
+                csrf,
+                flash: flash(req),
+            })
+        }
+    }
+}
+
+impl FromRequest for Signed {
+    type Error = PageError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+
+    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move { signed(&req).await })
+    }
+}
+
+/// A state-changing form of a signed-in page, admitted only with the session's anti-forgery token.
+#[derive(Debug, Clone)]
+pub struct SessionForm(pub FormData);
+
+impl FromRequest for SessionForm {
+    type Error = PageError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let form = FormData::from_request(req, payload);
+        let secret = req.cookie(SESSION_COOKIE).and_then(|c| SessionSecret::parse(c.value()));
+        Box::pin(async move {
+            let form = form.await?;
+            let presented = form.get(CSRF_FIELD).unwrap_or("");
+            match secret {
+                Some(secret) if secret.csrf_matches(presented) => Ok(SessionForm(form)),
+                _ => Err(PageError::Csrf),
+            }
+        })
+    }
+}
+
+/// For the JSON settings API authenticated by the session cookie: safe methods pass; others need
+/// `X-CSRF-Token` with the session's token.
+pub fn csrf_header_ok(req: &HttpRequest, cookie_value: &str) -> bool {
+    if matches!(
+        *req.method(),
+        actix_web::http::Method::GET | actix_web::http::Method::HEAD | actix_web::http::Method::OPTIONS
+    ) {
+        return true;
+    }
+    let presented = req.headers().get("x-csrf-token").and_then(|v| v.to_str().ok()).unwrap_or("");
+    SessionSecret::parse(cookie_value).is_some_and(|s| s.csrf_matches(presented))
+}

@@ -1,0 +1,45 @@
+//! `POST /settings/integrations/webhooks`
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpResponse};
+use domain::webhooks::{DestinationInput, WebhookError};
+
+use super::list::all;
+use super::view::list_page;
+use super::{action_workspace, back, detail_path, page_error, DestinationForm, FormErrors};
+use crate::pages::session::{SessionForm, Signed};
+use crate::pages::PageError;
+use crate::state::AppState;
+
+/// Adds a destination, then opens its page (where the secret can be revealed); on invalid input
+/// the form comes back with the errors beside the fields.
+///
+/// # Errors
+/// [`PageError::Forbidden`] for agents and below `growth`; [`PageError::Csrf`].
+pub async fn create(
+    s: Signed,
+    state: web::Data<AppState>,
+    SessionForm(form): SessionForm,
+) -> Result<HttpResponse, PageError> {
+    let ws = action_workspace(&s)?;
+    let f = DestinationForm::read(&form);
+    let input = DestinationInput {
+        url: f.url.clone(),
+        platform: (!f.platform.is_empty()).then(|| f.platform.clone()),
+        events: f.events.clone(),
+        active: Some(f.active),
+    };
+    match state.webhooks.create(ws, input).await {
+        Ok((d, _secret)) => Ok(back(
+            &state.pages,
+            &detail_path(d.id),
+            "Destination added. Reveal its signing secret below and send a test event to check your endpoint.",
+        )),
+        Err(WebhookError::Invalid(v)) => {
+            let errors = FormErrors::from_validation(v);
+            let list = all(&state, ws).await?;
+            Ok(list_page(&s, Some(&list), &f, &errors, StatusCode::UNPROCESSABLE_ENTITY))
+        }
+        Err(e) => Err(page_error(e)),
+    }
+}

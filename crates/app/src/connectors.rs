@@ -1,0 +1,126 @@
+//! The channel dispatchers: loops inside `wms serve` and `wms dev` that send queued outbound
+//! messages through the platforms. Any number of instances share the queue safely (the claim is
+//! `FOR UPDATE SKIP LOCKED` with a lease).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use adapters_http::outbound::meta::MetaGateway;
+use adapters_postgres::connectors::PgConnectors;
+use adapters_postgres::Db;
+use domain::common::ports::SecretCipher;
+use domain::connectors::{dispatch_batch, ChannelGateway, DispatchReport};
+use domain::RepoError;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::config::Settings;
+use crate::platform::SystemClock;
+
+/// The platforms' send API as configured.
+///
+/// # Errors
+/// When the HTTP client cannot be built.
+pub fn gateway(settings: &Settings) -> anyhow::Result<Arc<dyn ChannelGateway>> {
+    let c = &settings.connectors;
+    Ok(Arc::new(MetaGateway::new(&c.graph_base_url, &c.graph_version, Duration::from_secs(c.timeout_secs))?))
+}
+
+/// One dispatch pass over due messages (tests drive sending with it).
+///
+/// # Errors
+/// Infrastructure failures of the queue.
+pub async fn run_once(settings: &Settings, db: &Db, gateway: &dyn ChannelGateway) -> Result<DispatchReport, RepoError> {
+    let cipher = crate::secrets::wired_cipher(settings);
+    dispatch_batch(
+        &PgConnectors::new(db.clone()),
+        gateway,
+        cipher.as_ref(),
+        &SystemClock,
+        settings.connectors.batch_size,
+    )
+    .await
+}
+
+/// The running dispatchers of this instance.
+#[derive(Debug)]
+pub struct Dispatchers {
+    shutdown: watch::Sender<bool>,
+    loops: Vec<JoinHandle<()>>,
+}
+
+/// Starts `connectors.workers` dispatch loops.
+///
+/// # Errors
+/// When the platform HTTP client cannot be built.
+pub fn start(settings: &Settings, db: &Db) -> anyhow::Result<Dispatchers> {
+    let gateway = gateway(settings)?;
+    let cipher = crate::secrets::wired_cipher(settings);
+    let (shutdown, rx) = watch::channel(false);
+    let c = &settings.connectors;
+    let loops = (0..c.workers)
+        .map(|_| {
+            tokio::spawn(run(
+                PgConnectors::new(db.clone()),
+                gateway.clone(),
+                cipher.clone(),
+                c.batch_size,
+                Duration::from_millis(c.poll_interval_ms),
+                rx.clone(),
+            ))
+        })
+        .collect::<Vec<_>>();
+    if !loops.is_empty() {
+        tracing::info!(workers = loops.len(), graph = %c.graph_base_url, "channel dispatchers started");
+    }
+    Ok(Dispatchers { shutdown, loops })
+}
+
+impl Dispatchers {
+    /// Stops claiming and lets sends in flight finish within `grace`; a message still in flight
+    /// after that is taken again when its lease expires.
+    pub async fn stop(self, grace: Duration) {
+        let _ = self.shutdown.send(true);
+        let deadline = tokio::time::Instant::now() + grace;
+        for l in self.loops {
+            let _ = tokio::time::timeout_at(deadline, l).await;
+        }
+    }
+}
+
+async fn run(
+    queue: PgConnectors,
+    gateway: Arc<dyn ChannelGateway>,
+    cipher: Arc<dyn SecretCipher>,
+    batch: i64,
+    poll: Duration,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut idle = poll;
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        match dispatch_batch(&queue, gateway.as_ref(), cipher.as_ref(), &SystemClock, batch).await {
+            // A full batch: there may be more right away.
+            Ok(r) if r.claimed as i64 == batch => {
+                idle = poll;
+                continue;
+            }
+            Ok(r) => {
+                if r.claimed > 0 {
+                    tracing::debug!(sent = r.sent, failed = r.failed, deferred = r.deferred, "dispatched");
+                }
+                idle = poll;
+            }
+            Err(e) => {
+                tracing::warn!(error = format!("{:#}", e.0), "dispatcher cannot reach the queue; backing off");
+                idle = (idle * 2).min(Duration::from_secs(30));
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(idle) => {}
+            _ = shutdown.changed() => return,
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! Wiring of the settings web app: sessions on PostgreSQL, the analytics data, and the cookie
+//! settings.
+
+use std::sync::Arc;
+
+use adapters_http::auth::AuthState;
+use adapters_http::pages::PagesState;
+use adapters_postgres::analytics::PgCountryStats;
+use adapters_postgres::assistant::PgLiveData;
+use adapters_postgres::sessions::PgSessionRepository;
+use adapters_postgres::Db;
+use domain::sessions::SessionService;
+
+use crate::config::Settings;
+use crate::platform::{OsRandom, SystemClock};
+
+/// The pages' state.
+pub fn state(settings: &Settings, db: &Db) -> PagesState {
+    PagesState {
+        sessions: Arc::new(SessionService {
+            repo: Arc::new(PgSessionRepository::new(db.clone())),
+            clock: Arc::new(SystemClock),
+            random: Arc::new(OsRandom),
+            ttl: time::Duration::hours(i64::from(settings.auth.session_ttl_hours)),
+        }),
+        live: Arc::new(PgLiveData::new(db.clone())),
+        countries: Arc::new(PgCountryStats::new(db.clone())),
+        // decisions: `Secure` outside `wms dev` (which sets it to false unless configured).
+        secure_cookies: settings.http.secure_cookies.unwrap_or(true),
+        public_url: settings.http.public_url.clone(),
+    }
+}
+
+/// `auth` with the session cookie accepted as a member credential (the settings API and the
+/// assistant's endpoints).
+pub fn with_sessions(mut auth: AuthState, pages: &PagesState) -> AuthState {
+    auth.sessions = Some(pages.sessions.clone());
+    auth
+}

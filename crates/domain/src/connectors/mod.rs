@@ -1,0 +1,10 @@
+//! Channel connectors: sending through WhatsApp, Messenger and Instagram, and the platforms'
+//! callbacks (delivery statuses and inbound messages).
+
+pub mod model;
+pub mod ports;
+pub mod service;
+
+pub use model::*;
+pub use ports::*;
+pub use service::*;

@@ -1,0 +1,128 @@
+//! Ports of the connectors: the platforms' send APIs, the dispatch queue and the callback store.
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use super::model::{GatewayError, OutboundContent, OutboundRequest, PlatformEvents};
+use crate::channels::{ChannelId, ChannelType};
+use crate::common::error::RepoError;
+use crate::messaging::MessageId;
+use crate::workspace::WorkspaceId;
+
+/// A platform's send API (WhatsApp Cloud API, Messenger Send API, Instagram messaging).
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait ChannelGateway: Send + Sync {
+    /// Sends one message and returns the platform's message id.
+    ///
+    /// # Errors
+    /// [`GatewayError`] classifying the failure: rejected, rate-limited or transient.
+    async fn send(&self, request: &OutboundRequest) -> Result<String, GatewayError>;
+}
+
+/// A queued outbound message claimed by a dispatcher, with everything needed to send it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dispatch {
+    /// Workspace.
+    pub workspace_id: WorkspaceId,
+    /// The message.
+    pub message_id: MessageId,
+    /// Its channel.
+    pub channel_id: ChannelId,
+    /// The channel's platform.
+    pub channel_type: ChannelType,
+    /// The channel's sealed credentials.
+    pub credentials_sealed: Vec<u8>,
+    /// The recipient's address (E.164 phone or platform user id); `None` when the contact has none
+    /// for this platform.
+    pub to: Option<String>,
+    /// Text or template.
+    pub content: OutboundContent,
+    /// Attempts including this one.
+    pub attempts: i32,
+}
+
+/// Queued outbound messages, shared safely by every dispatcher of every instance.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait DispatchQueue: Send + Sync {
+    /// Claims up to `limit` due messages of connected, unpaused channels (`FOR UPDATE SKIP
+    /// LOCKED`), leasing each for `lease_secs` so that a crashed dispatcher's message is taken again.
+    ///
+    /// # Errors
+    /// Infrastructure failures.
+    async fn claim(&self, limit: i64, lease_secs: i64) -> Result<Vec<Dispatch>, RepoError>;
+
+    /// The platform accepted the message: `sent`, with its id (emits `message.status_updated`).
+    ///
+    /// # Errors
+    /// Infrastructure failures.
+    async fn sent(&self, d: &Dispatch, platform_message_id: &str) -> Result<(), RepoError>;
+
+    /// The message cannot be delivered: `failed` with `reason` (emits `message.status_updated`).
+    ///
+    /// # Errors
+    /// Infrastructure failures.
+    async fn failed(&self, d: &Dispatch, reason: &str) -> Result<(), RepoError>;
+
+    /// Try again at `at`.
+    ///
+    /// # Errors
+    /// Infrastructure failures.
+    async fn retry_at(&self, d: &Dispatch, at: OffsetDateTime) -> Result<(), RepoError>;
+
+    /// The platform rate-limited the channel: pause it until `until`; this message waits without
+    /// the attempt counting.
+    ///
+    /// # Errors
+    /// Infrastructure failures.
+    async fn pause_channel(&self, d: &Dispatch, until: OffsetDateTime) -> Result<(), RepoError>;
+}
+
+/// The channel a callback is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackChannel {
+    /// Workspace.
+    pub workspace_id: WorkspaceId,
+    /// Channel.
+    pub channel_id: ChannelId,
+    /// Its sealed credentials (holding the app secret that signs callbacks).
+    pub credentials_sealed: Vec<u8>,
+}
+
+/// What applying a callback changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Messages whose status moved forward.
+    pub statuses: usize,
+    /// Inbound messages stored (redeliveries are not counted).
+    pub inbound: usize,
+}
+
+/// Channels by platform account, and the changes callbacks report.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait CallbackStore: Send + Sync {
+    /// The channel of `channel_type` whose platform account id is `account_id`.
+    ///
+    /// # Errors
+    /// Infrastructure failures.
+    async fn channel_for_account(
+        &self,
+        channel_type: ChannelType,
+        account_id: &str,
+    ) -> Result<Option<CallbackChannel>, RepoError>;
+
+    /// Whether any channel of `channel_type` has this verify token (by its SHA-256).
+    ///
+    /// # Errors
+    /// Infrastructure failures.
+    async fn verify_token_known(&self, channel_type: ChannelType, digest: [u8; 32]) -> Result<bool, RepoError>;
+
+    /// Applies the events of one channel, idempotently: statuses only move forward, an inbound
+    /// message already stored is skipped; every change emits its webhook event.
+    ///
+    /// # Errors
+    /// Infrastructure failures (nothing is half-applied).
+    async fn apply(&self, channel: &CallbackChannel, events: &PlatformEvents) -> Result<Applied, RepoError>;
+}

@@ -1,0 +1,429 @@
+//! Signing in to the settings pages, the state a cookie stands for, picking the workspace, and
+//! signing out. The password check and its throttle are the login API's ([`check_credentials`]).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use time::{Duration, OffsetDateTime};
+
+use super::model::{Session, SessionSecret, WorkspaceChoice};
+use super::ports::{NewSession, SessionRepository};
+use crate::auth::{
+    check_credentials, LoginError, LoginPorts, LoginRequest, LoginSettings, SessionLookup, SessionUser, WorkspaceMember,
+};
+use crate::common::error::{RepoError, ValidationErrors};
+use crate::common::ports::{Clock, RandomSource};
+use crate::users::UserId;
+use crate::workspace::WorkspaceId;
+
+/// Ended sessions are kept this long before the sweep at sign-in deletes them.
+const KEEP_ENDED: Duration = Duration::days(1);
+
+/// A successful sign-in.
+#[derive(Debug)]
+pub struct SignedIn {
+    /// The cookie value, to set once.
+    pub secret: SessionSecret,
+    /// When the session ends.
+    pub expires_at: OffsetDateTime,
+    /// The workspace it works in; `None` when the user must pick one of several.
+    pub workspace_id: Option<WorkspaceId>,
+}
+
+/// What a session cookie stands for now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionState {
+    /// No cookie, a malformed, unknown, expired or revoked one, or a user without workspaces.
+    SignedOut,
+    /// Signed in, but the workspace is still to be picked.
+    ChoosingWorkspace {
+        /// The session.
+        session: Session,
+        /// The workspaces to pick from.
+        choices: Vec<WorkspaceChoice>,
+    },
+    /// Signed in to a workspace the user is still an active member of.
+    InWorkspace {
+        /// The session.
+        session: Session,
+        /// The membership, with the current role and plan.
+        member: WorkspaceMember,
+        /// The workspace's name.
+        workspace_name: String,
+        /// How many workspaces the user may work in.
+        workspace_count: usize,
+    },
+}
+
+/// Why a workspace could not be picked.
+#[derive(Debug, thiserror::Error)]
+pub enum ChooseWorkspaceError {
+    /// The session is not valid (any more).
+    #[error("you are signed out")]
+    SignedOut,
+    /// The user is not an active member of it (or the session already works in another one).
+    #[error(transparent)]
+    Invalid(#[from] ValidationErrors),
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
+
+/// The sessions use cases.
+pub struct SessionService {
+    /// Storage.
+    pub repo: Arc<dyn SessionRepository>,
+    /// Now.
+    pub clock: Arc<dyn Clock>,
+    /// The OS CSPRNG.
+    pub random: Arc<dyn RandomSource>,
+    /// How long a session lasts after sign-in.
+    pub ttl: Duration,
+}
+
+impl std::fmt::Debug for SessionService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionService").field("ttl", &self.ttl).finish_non_exhaustive()
+    }
+}
+
+impl SessionService {
+    /// Checks e-mail and password exactly as the login API does (same throttle, same single
+    /// answer for a wrong e-mail or password) and opens a session. A member of one workspace is
+    /// signed in to it; a member of several names one (`workspace_id`) or picks one next.
+    ///
+    /// # Errors
+    /// [`LoginError`]; [`LoginError::Invalid`] on `workspace_id` for a workspace the user cannot use.
+    pub async fn sign_in(
+        &self,
+        ports: LoginPorts<'_>,
+        settings: &LoginSettings,
+        req: LoginRequest,
+    ) -> Result<SignedIn, LoginError> {
+        let wanted = req.workspace_id;
+        let user = check_credentials(ports, settings, req).await?;
+        let choices = self.repo.workspaces_of(user.id).await?;
+        let workspace_id = match (wanted, choices.as_slice()) {
+            (_, []) => return Err(LoginError::NoWorkspace),
+            (Some(ws), all) if all.iter().any(|c| c.id == ws) => Some(ws),
+            (Some(_), _) => {
+                return Err(
+                    ValidationErrors::one("workspace_id", "you are not an active member of this workspace").into()
+                )
+            }
+            (None, [only]) => Some(only.id),
+            (None, _) => None,
+        };
+        let now = self.clock.now();
+        self.repo.delete_ended(now - KEEP_ENDED).await?;
+        let secret = SessionSecret::generate(self.random.as_ref());
+        let expires_at = now + self.ttl;
+        self.repo
+            .insert(&NewSession {
+                digest: secret.digest(),
+                user_id: user.id,
+                workspace_id,
+                created_at: now,
+                expires_at,
+            })
+            .await?;
+        Ok(SignedIn { secret, expires_at, workspace_id })
+    }
+
+    /// The valid session behind a cookie value, if any.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    pub async fn session(&self, cookie: &str) -> Result<Option<(SessionSecret, Session)>, RepoError> {
+        let Some(secret) = SessionSecret::parse(cookie) else { return Ok(None) };
+        let now = self.clock.now();
+        Ok(self.repo.find(&secret.digest()).await?.filter(|s| s.is_valid(now)).map(|s| (secret, s)))
+    }
+
+    /// What a cookie value stands for now. A session whose workspace membership ended signs out.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    pub async fn state(&self, cookie: &str) -> Result<SessionState, RepoError> {
+        let Some((_, session)) = self.session(cookie).await? else { return Ok(SessionState::SignedOut) };
+        let choices = self.repo.workspaces_of(session.user_id).await?;
+        match session.workspace_id {
+            None if choices.is_empty() => Ok(SessionState::SignedOut),
+            None => Ok(SessionState::ChoosingWorkspace { session, choices }),
+            Some(ws) => match choices.iter().find(|c| c.id == ws) {
+                None => Ok(SessionState::SignedOut),
+                Some(c) => Ok(SessionState::InWorkspace {
+                    member: WorkspaceMember { workspace_id: ws, plan: c.plan, user_id: session.user_id, role: c.role },
+                    workspace_name: c.name.clone(),
+                    workspace_count: choices.len(),
+                    session,
+                }),
+            },
+        }
+    }
+
+    /// Sets the workspace of a session opened without one.
+    ///
+    /// # Errors
+    /// [`ChooseWorkspaceError`].
+    pub async fn choose_workspace(&self, cookie: &str, ws: WorkspaceId) -> Result<(), ChooseWorkspaceError> {
+        let (secret, session) = self.session(cookie).await?.ok_or(ChooseWorkspaceError::SignedOut)?;
+        let not_member = || ValidationErrors::one("workspace_id", "you are not an active member of this workspace");
+        if session.workspace_id == Some(ws) {
+            return Ok(());
+        }
+        if session.workspace_id.is_some() {
+            return Err(ValidationErrors::one("workspace_id", "sign in again to work in another workspace").into());
+        }
+        if !self.repo.workspaces_of(session.user_id).await?.iter().any(|c| c.id == ws) {
+            return Err(not_member().into());
+        }
+        if self.repo.set_workspace(&secret.digest(), ws).await? {
+            Ok(())
+        } else {
+            Err(ChooseWorkspaceError::SignedOut)
+        }
+    }
+
+    /// Ends the session on the server (not just in the browser). Unknown cookies are ignored.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    pub async fn sign_out(&self, cookie: &str) -> Result<(), RepoError> {
+        match SessionSecret::parse(cookie) {
+            Some(secret) => self.repo.revoke(&secret.digest(), self.clock.now()).await,
+            None => Ok(()),
+        }
+    }
+}
+
+#[async_trait]
+impl SessionLookup for SessionService {
+    async fn user_for_session(&self, cookie_value: &str) -> Result<Option<SessionUser>, RepoError> {
+        Ok(self
+            .session(cookie_value)
+            .await?
+            .map(|(_, s)| SessionUser { user_id: s.user_id, workspace_id: s.workspace_id }))
+    }
+
+    async fn member(&self, ws: WorkspaceId, user: UserId) -> Result<Option<WorkspaceMember>, RepoError> {
+        self.repo.member(ws, user).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use time::macros::datetime;
+
+    use super::*;
+    use crate::auth::{LoginUser, MockCredentialStore, MockLoginThrottleStore, MockUserDirectory, ThrottlePolicy};
+    use crate::common::ports::{MockClock, MockPasswordHasher, MockRandomSource, PasswordHash};
+    use crate::sessions::MockSessionRepository;
+    use crate::users::Role;
+    use crate::workspace::PlanTier;
+
+    const NOW: OffsetDateTime = datetime!(2026-11-20 12:00 UTC);
+
+    struct World {
+        users: MockUserDirectory,
+        credentials: MockCredentialStore,
+        throttle: MockLoginThrottleStore,
+        hasher: MockPasswordHasher,
+        clock: MockClock,
+        random: MockRandomSource,
+    }
+
+    impl World {
+        fn new() -> Self {
+            let mut clock = MockClock::new();
+            clock.expect_now().return_const(NOW);
+            let mut random = MockRandomSource::new();
+            random.expect_fill().returning(|b| b.fill(9));
+            let mut hasher = MockPasswordHasher::new();
+            hasher.expect_verify().returning(|pw, _| pw.expose() == "right password");
+            let mut users = MockUserDirectory::new();
+            users.expect_find_by_email().returning(|_| {
+                Ok(Some(LoginUser {
+                    id: UserId(4),
+                    email: "ann@example.com".into(),
+                    name: "Ann".into(),
+                    password_hash: PasswordHash("$real".into()),
+                }))
+            });
+            let mut throttle = MockLoginThrottleStore::new();
+            throttle.expect_records().returning(|_| Ok(vec![]));
+            throttle.expect_clear().returning(|_| Ok(()));
+            Self { users, credentials: MockCredentialStore::new(), throttle, hasher, clock, random }
+        }
+
+        fn ports(&self) -> LoginPorts<'_> {
+            LoginPorts {
+                users: &self.users,
+                credentials: &self.credentials,
+                throttle: &self.throttle,
+                hasher: &self.hasher,
+                clock: &self.clock,
+                random: &self.random,
+            }
+        }
+    }
+
+    fn settings() -> LoginSettings {
+        LoginSettings {
+            token_ttl: Duration::hours(24),
+            throttle: ThrottlePolicy::default(),
+            dummy_hash: PasswordHash("$dummy".into()),
+        }
+    }
+
+    fn choice(ws: i64) -> WorkspaceChoice {
+        WorkspaceChoice { id: WorkspaceId(ws), name: format!("W{ws}"), plan: PlanTier::Growth, role: Role::Admin }
+    }
+
+    fn service(repo: MockSessionRepository) -> SessionService {
+        let mut clock = MockClock::new();
+        clock.expect_now().return_const(NOW);
+        let mut random = MockRandomSource::new();
+        random.expect_fill().returning(|b| b.fill(3));
+        SessionService {
+            repo: Arc::new(repo),
+            clock: Arc::new(clock),
+            random: Arc::new(random),
+            ttl: Duration::hours(12),
+        }
+    }
+
+    fn req(password: &str, ws: Option<i64>) -> LoginRequest {
+        LoginRequest {
+            email: "ann@example.com".into(),
+            password: password.into(),
+            workspace_id: ws.map(WorkspaceId),
+            client: None,
+        }
+    }
+
+    fn stored(workspace_id: Option<i64>) -> Session {
+        Session {
+            id: 1,
+            user_id: UserId(4),
+            user_email: "ann@example.com".into(),
+            workspace_id: workspace_id.map(WorkspaceId),
+            created_at: NOW - Duration::hours(1),
+            expires_at: NOW + Duration::hours(11),
+            revoked_at: None,
+        }
+    }
+
+    fn cookie() -> String {
+        let mut r = MockRandomSource::new();
+        r.expect_fill().returning(|b| b.fill(3));
+        SessionSecret::generate(&r).expose().to_owned()
+    }
+
+    #[tokio::test]
+    async fn a_member_of_one_workspace_gets_a_session_there_that_expires() {
+        let w = World::new();
+        let mut repo = MockSessionRepository::new();
+        repo.expect_workspaces_of().returning(|_| Ok(vec![choice(3)]));
+        repo.expect_delete_ended().withf(|t| *t == NOW - KEEP_ENDED).returning(|_| Ok(0));
+        repo.expect_insert()
+            .withf(|s| {
+                s.user_id == UserId(4)
+                    && s.workspace_id == Some(WorkspaceId(3))
+                    && s.expires_at == NOW + Duration::hours(12)
+            })
+            .times(1)
+            .returning(|_| Ok(()));
+        let ok = service(repo).sign_in(w.ports(), &settings(), req("right password", None)).await.expect("signed in");
+        assert_eq!(ok.workspace_id, Some(WorkspaceId(3)));
+        assert_eq!(ok.secret.expose(), cookie());
+    }
+
+    #[tokio::test]
+    async fn a_member_of_several_picks_later_or_names_one_of_them() {
+        let w = World::new();
+        let mut repo = MockSessionRepository::new();
+        repo.expect_workspaces_of().returning(|_| Ok(vec![choice(3), choice(8)]));
+        repo.expect_delete_ended().returning(|_| Ok(0));
+        repo.expect_insert().returning(|_| Ok(()));
+        let svc = service(repo);
+        let later = svc.sign_in(w.ports(), &settings(), req("right password", None)).await.expect("signed in");
+        assert_eq!(later.workspace_id, None);
+        let named = svc.sign_in(w.ports(), &settings(), req("right password", Some(8))).await.expect("signed in");
+        assert_eq!(named.workspace_id, Some(WorkspaceId(8)));
+        let foreign = svc.sign_in(w.ports(), &settings(), req("right password", Some(5))).await;
+        assert!(matches!(foreign, Err(LoginError::Invalid(_))));
+    }
+
+    #[tokio::test]
+    async fn a_wrong_password_opens_nothing_and_counts_a_failure() {
+        let mut w = World::new();
+        w.throttle.expect_record_failure().times(1).returning(|_, _, _| Ok(()));
+        let repo = MockSessionRepository::new(); // any call would panic
+        let err = service(repo).sign_in(w.ports(), &settings(), req("wrong", None)).await;
+        assert!(matches!(err, Err(LoginError::InvalidCredentials)));
+    }
+
+    #[tokio::test]
+    async fn malformed_expired_and_revoked_cookies_are_signed_out() {
+        let repo = MockSessionRepository::new();
+        assert_eq!(service(repo).state("garbage").await.ok(), Some(SessionState::SignedOut));
+
+        for ended in [
+            Session { expires_at: NOW, ..stored(Some(3)) },
+            Session { revoked_at: Some(NOW - Duration::minutes(1)), ..stored(Some(3)) },
+        ] {
+            let mut repo = MockSessionRepository::new();
+            repo.expect_find().return_once(move |_| Ok(Some(ended)));
+            assert_eq!(service(repo).state(&cookie()).await.ok(), Some(SessionState::SignedOut));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_session_carries_the_current_role_and_plan_and_ends_with_the_membership() {
+        let mut repo = MockSessionRepository::new();
+        repo.expect_find().returning(|_| Ok(Some(stored(Some(3)))));
+        repo.expect_workspaces_of().return_once(|_| Ok(vec![choice(3), choice(8)]));
+        let Ok(SessionState::InWorkspace { member, workspace_name, workspace_count, .. }) =
+            service(repo).state(&cookie()).await
+        else {
+            panic!("expected a workspace session");
+        };
+        assert_eq!((member.workspace_id, member.plan, member.role), (WorkspaceId(3), PlanTier::Growth, Role::Admin));
+        assert_eq!((workspace_name.as_str(), workspace_count), ("W3", 2));
+
+        let mut repo = MockSessionRepository::new();
+        repo.expect_find().returning(|_| Ok(Some(stored(Some(3)))));
+        repo.expect_workspaces_of().return_once(|_| Ok(vec![choice(8)]));
+        assert_eq!(service(repo).state(&cookie()).await.ok(), Some(SessionState::SignedOut));
+    }
+
+    #[tokio::test]
+    async fn the_workspace_is_picked_once_among_the_users_own() {
+        let mut repo = MockSessionRepository::new();
+        repo.expect_find().returning(|_| Ok(Some(stored(None))));
+        repo.expect_workspaces_of().returning(|_| Ok(vec![choice(3), choice(8)]));
+        repo.expect_set_workspace().withf(|_, ws| *ws == WorkspaceId(8)).times(1).returning(|_, _| Ok(true));
+        let svc = service(repo);
+        assert!(svc.choose_workspace(&cookie(), WorkspaceId(8)).await.is_ok());
+        let foreign = svc.choose_workspace(&cookie(), WorkspaceId(5)).await;
+        assert!(matches!(foreign, Err(ChooseWorkspaceError::Invalid(_))));
+
+        let mut repo = MockSessionRepository::new();
+        repo.expect_find().returning(|_| Ok(Some(stored(Some(3)))));
+        let switch = service(repo).choose_workspace(&cookie(), WorkspaceId(8)).await;
+        assert!(matches!(switch, Err(ChooseWorkspaceError::Invalid(_))));
+    }
+
+    #[tokio::test]
+    async fn sign_out_revokes_on_the_server_and_the_hook_reports_the_workspace() {
+        let mut repo = MockSessionRepository::new();
+        repo.expect_revoke().withf(|_, at| *at == NOW).times(1).returning(|_, _| Ok(()));
+        repo.expect_find().returning(|_| Ok(Some(stored(Some(3)))));
+        let svc = service(repo);
+        assert!(svc.sign_out(&cookie()).await.is_ok());
+        assert!(svc.sign_out("garbage").await.is_ok());
+        let user = svc.user_for_session(&cookie()).await.ok().flatten();
+        assert_eq!(user, Some(SessionUser { user_id: UserId(4), workspace_id: Some(WorkspaceId(3)) }));
+    }
+}
