@@ -152,7 +152,7 @@ fn unique_operation_ids(openapi: &mut utoipa::openapi::OpenApi) {
         let ops = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
         for (method, op) in methods.into_iter().zip(ops) {
             let Some(op) = op else { continue };
-            let duplicate = op.operation_id.as_ref().map_or(true, |id| seen.get(id).copied().unwrap_or(0) > 1);
+            let duplicate = op.operation_id.as_ref().is_none_or(|id| seen.get(id).copied().unwrap_or(0) > 1);
             if duplicate {
                 let words: Vec<&str> = path
                     .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')

@@ -208,5 +208,23 @@ async fn main() -> anyhow::Result<()> {
         lat.last().copied().unwrap_or(0.0)
     );
     stop(&mut child);
+    #[derive(diesel::QueryableByName, Debug)]
+    struct Failure {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        what: String,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let failures: Vec<Failure> = diesel_async::RunQueryDsl::load(
+        diesel::sql_query(
+            "SELECT coalesce(error, status_code::text) AS what, count(*) AS n FROM webhook_attempts
+             WHERE status_code IS NULL OR status_code NOT BETWEEN 200 AND 299 GROUP BY 1 ORDER BY 2 DESC",
+        ),
+        &mut db.conn().await?,
+    )
+    .await?;
+    for f in failures {
+        println!("failed attempts: {} x {}", f.n, f.what);
+    }
     Ok(())
 }

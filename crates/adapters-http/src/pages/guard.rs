@@ -6,7 +6,6 @@ use actix_web::http::header::{HeaderName, HeaderValue, ORIGIN, SET_COOKIE};
 use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::web;
-use actix_web::HttpMessage;
 
 use super::session::FLASH_COOKIE;
 use super::PageError;

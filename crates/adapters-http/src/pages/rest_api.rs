@@ -136,6 +136,15 @@ fn title_case(s: &str) -> String {
     c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
 }
 
+/// The document's descriptions use Markdown backticks for code; shown as `<code>`, the rest as text.
+fn inline_code(s: &str) -> Markup {
+    html! {
+        @for (i, part) in s.split('`').enumerate() {
+            @if i % 2 == 1 { code { (part) } } @else { (part) }
+        }
+    }
+}
+
 fn text(v: &Value) -> String {
     v.as_str().unwrap_or("").to_owned()
 }
@@ -158,10 +167,10 @@ fn endpoint(doc: &Value, o: &Op<'_>, origin: &str) -> Markup {
             summary {
                 span class={ "method m-" (o.method) } { (o.method.to_uppercase()) }
                 code { (o.path) }
-                span.muted { (text(&o.op["summary"])) }
+                span.muted { (inline_code(&text(&o.op["summary"]))) }
             }
             div.body {
-                @if let Some(d) = o.op["description"].as_str() { p { (d) } }
+                @if let Some(d) = o.op["description"].as_str() { p { (inline_code(d)) } }
                 @if is_public(o) { p { span.badge { "no credentials needed" } } }
                 @if !params.is_empty() {
                     h3 { "Parameters" }
@@ -172,9 +181,9 @@ fn endpoint(doc: &Value, o: &Op<'_>, origin: &str) -> Markup {
                                 tr {
                                     td { code { (text(&p["name"])) } }
                                     td { (text(&p["in"])) }
-                                    td { code { (type_name(doc, &p["schema"])) } }
+                                    td { code { (type_name(&p["schema"])) } }
                                     td { @if p["required"].as_bool() == Some(true) { "yes" } @else { "no" } }
-                                    td { (text(&p["description"])) }
+                                    td { (inline_code(&text(&p["description"]))) }
                                 }
                             }
                         }
@@ -193,11 +202,11 @@ fn endpoint(doc: &Value, o: &Op<'_>, origin: &str) -> Markup {
                             @let content = r["content"].as_object();
                             tr {
                                 td { code { (status) } }
-                                td { (text(&r["description"])) }
+                                td { (inline_code(&text(&r["description"]))) }
                                 td {
                                     @if let Some(content) = content {
                                         @for (ct, c) in content {
-                                            code { (ct) } " " span.muted { (type_name(doc, &c["schema"])) } br;
+                                            code { (ct) } " " span.muted { (type_name(&c["schema"])) } br;
                                         }
                                     } @else { span.muted { "empty" } }
                                 }
@@ -236,13 +245,13 @@ fn ref_name(v: &Value) -> Option<&str> {
 }
 
 /// A short type for people: `string (date-time)`, `array of Channel`, `integer | null`.
-fn type_name(doc: &Value, v: &Value) -> String {
+fn type_name(v: &Value) -> String {
     if let Some(name) = ref_name(v) {
         return name.to_owned();
     }
     for key in ["oneOf", "anyOf", "allOf"] {
         if let Some(list) = v[key].as_array() {
-            let names: Vec<String> = list.iter().map(|x| type_name(doc, x)).collect();
+            let names: Vec<String> = list.iter().map(type_name).collect();
             return names.join(if key == "allOf" { " & " } else { " | " });
         }
     }
@@ -251,7 +260,7 @@ fn type_name(doc: &Value, v: &Value) -> String {
         Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" | "),
         _ => "any".to_owned(),
     };
-    let base = if base.starts_with("array") { format!("array of {}", type_name(doc, &v["items"])) } else { base };
+    let base = if base.starts_with("array") { format!("array of {}", type_name(&v["items"])) } else { base };
     let mut out = base;
     if let Some(f) = v["format"].as_str() {
         out = format!("{out} ({f})");
@@ -276,15 +285,15 @@ fn schema_table(doc: &Value, schema: &Value) -> Markup {
                     @for (name, p) in props {
                         tr {
                             td { code { (name) } }
-                            td { code { (type_name(doc, p)) } }
+                            td { code { (type_name(p)) } }
                             td { @if required.contains(&name.as_str()) { "yes" } @else { "no" } }
-                            td { (text(&resolve(doc, p)["description"])) }
+                            td { (inline_code(&text(&resolve(doc, p)["description"]))) }
                         }
                     }
                 }
             } }
         },
-        None => html! { p { code { (type_name(doc, schema)) } } },
+        None => html! { p { code { (type_name(schema)) } } },
     }
 }
 

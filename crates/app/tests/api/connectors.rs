@@ -20,11 +20,14 @@ struct Seen {
     body: Value,
 }
 
+/// A scripted answer: status, headers, JSON body.
+type Reply = (u16, Vec<(&'static str, String)>, Value);
+
 /// A stand-in Graph API: records requests and answers from a script (default: success).
 #[derive(Clone, Default)]
 struct Graph {
     seen: Arc<Mutex<Vec<Seen>>>,
-    replies: Arc<Mutex<VecDeque<(u16, Vec<(&'static str, String)>, Value)>>>,
+    replies: Arc<Mutex<VecDeque<Reply>>>,
     url: String,
 }
 

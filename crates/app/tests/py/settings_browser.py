@@ -176,6 +176,7 @@ def run(page):
     assert base_url == BASE + "/v1", base_url
     page.locator("details.endpoint", has_text="/v1/channels").first.locator("summary").click()
     expect(page.locator("details.endpoint[open] pre").first).to_contain_text("curl -X")
+    page.evaluate("() => window.scrollTo(0, 0)")
     shot(page, "rest-api", full_page=False)
 
     step("open the analytics chart")

@@ -78,7 +78,7 @@ fn new_key(name: &str, key: &str) -> Markup {
             }
             div.secret-box {
                 label.visually-hidden for="new-key" { "New API key" }
-                input #new-key type="text" readonly value=(key) size="60" aria-label="New API key";
+                input #new-key type="text" readonly value=(key) size="60";
                 (copy_button("new-key", "Copy key"))
             }
         }
