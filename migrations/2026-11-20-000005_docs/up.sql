@@ -62,16 +62,19 @@ INSERT INTO docs_index_state DEFAULT VALUES;
 -- finds "revoke a key". `strict` is the user's text as a web-search query (every term, quoted
 -- phrases, `-` to exclude; never a syntax error); `relaxed` is any of its stemmed terms, so a
 -- paraphrase that misses one word still fills the list. A chunk's score adds:
---   0.3 when it matches the strict query (all terms), so those rank first;
+--   2 when it matches the strict query (all terms): more than the rest can add up to, so strict
+--     matches come first and the relaxed ones only fill up the list;
 --   ts_rank_cd against the relaxed query, weights title (A) 1.0, heading (B) 0.4, body (C) 0.2,
 --     normalised by log length and into 0..1 (1 | 32);
 --   the share of the query's terms it contains, each weighted by its inverse chunk frequency
 --     (docs_lexemes): cover density alone rewards neither matching more of the question nor
 --     matching its rare words.
--- Candidates are the chunks matching the strict query or a selective term (found in some but at
--- most a fifth of the chunks; every term when none is), pre-ranked with the cheap ts_rank on those
--- terms; only the best 60 get the full score. Without that, a question made of common words ("how
--- do I create an API key") would score most of the corpus on every search.
+-- Candidates are the chunks containing the query's rarest terms: its terms from the rarest up, as
+-- long as their chunk counts add up to at most 300 (always the rarest one). A chunk matching the
+-- strict query contains them too. They are pre-ranked with the cheap ts_rank on those terms and
+-- only the best 60 get the full score. Without that, a question made of common words ("how do I
+-- create an API key") would score most of the corpus on every search, and the cost would grow
+-- with the corpus; with it, the work per search stays about the same at 300 or 5,000 chunks.
 --
 -- PL/pgSQL so that its plan is cached per connection: planning this statement costs more than
 -- running it. The generic plan keeps the GIN bitmap scan, since the tsqueries are computed anyway.
@@ -86,15 +89,18 @@ BEGIN
     WITH lex AS (
         SELECT '''' || replace(replace(l.lexeme, '\', '\\'), '''', '''''') || '''' AS quoted,
                ln((st.chunks + 1)::float8 / (coalesce(s.chunks, 0) + 1)) + 1 AS weight,
-               coalesce(s.chunks BETWEEN 1 AND st.chunks * 0.2, false) AS selective
+               coalesce(s.chunks, 0) AS df
           FROM unnest(tsvector_to_array(to_tsvector('english', search_text))) AS l (lexeme)
          CROSS JOIN docs_index_state st
           LEFT JOIN docs_lexemes s ON s.lexeme = l.lexeme
+    ), rare AS (
+        SELECT quoted, row_number() OVER w AS n, sum(df) OVER w AS cumulative
+          FROM lex WHERE df > 0 WINDOW w AS (ORDER BY df, quoted)
     ), q AS (
         SELECT websearch_to_tsquery('english', search_text) AS strict,
                coalesce((SELECT string_agg(quoted, ' | ') FROM lex), '')::tsquery AS relaxed,
-               coalesce((SELECT string_agg(quoted, ' | ') FROM lex WHERE selective),
-                        (SELECT string_agg(quoted, ' | ') FROM lex), '')::tsquery AS candidates,
+               coalesce((SELECT string_agg(quoted, ' | ') FROM rare WHERE n = 1 OR cumulative <= 300), '')::tsquery
+                   AS candidates,
                coalesce((SELECT array_agg(quoted::tsquery) FROM lex), '{}') AS terms,
                coalesce((SELECT array_agg(weight) FROM lex), '{}') AS weights,
                coalesce((SELECT sum(weight) FROM lex), 1) AS total_weight
@@ -102,12 +108,12 @@ BEGIN
         SELECT c.id, c.document_id, c.search
           FROM q, docs_chunks c
           JOIN docs_documents d ON d.id = c.document_id AND d.status = 'ready'
-         WHERE c.search @@ q.strict OR c.search @@ q.candidates
+         WHERE c.search @@ q.candidates
          ORDER BY ts_rank('{0.1, 0.2, 0.4, 1.0}', c.search, q.candidates, 1 | 32) DESC, c.id
          LIMIT 60
     ), scored AS (
         SELECT p.id AS chunk_id, p.document_id,
-               CASE WHEN p.search @@ q.strict THEN 0.3 ELSE 0 END
+               CASE WHEN p.search @@ q.strict THEN 2 ELSE 0 END
                + ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', p.search, q.relaxed, 1 | 32)
                + (SELECT sum(t.w) FROM unnest(q.terms, q.weights) AS t (term, w) WHERE p.search @@ t.term)
                  / q.total_weight AS score

@@ -66,6 +66,10 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     // Syntax first, so a broken document is always 400 whatever its shape.
     let value: serde_json::Value =
         serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("the body is not valid JSON: {e}")))?;
+    // serde would read a struct from an array too (`[1, "x"]`); the API takes objects only.
+    if !value.is_object() {
+        return Err(ApiError::field("body", "must be a JSON object"));
+    }
     serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
         let message = e.inner().to_string();
         ApiError::field(field_name(&e.path().to_string(), &message), clean(&message))

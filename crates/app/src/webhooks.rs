@@ -32,6 +32,8 @@ use crate::platform::{OsRandom, SystemClock};
 const CLAIM_BATCH: usize = 100;
 /// Results written in one transaction at most.
 const RECORD_BATCH: usize = 500;
+/// How soon a loop that found work looks again.
+const BUSY_POLL: Duration = Duration::from_millis(10);
 /// How often old attempts are pruned.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
 
@@ -207,11 +209,13 @@ async fn dispatch(
         }
         let room = in_flight.available_permits().min(CLAIM_BATCH);
         let mut full = false;
+        let mut busy = false;
         if room > 0 {
             match engine.queue.claim_due(engine.clock.now(), room, engine.policy.limits).await {
                 Ok(claims) => {
                     failures = 0;
                     full = claims.len() == room;
+                    busy = !claims.is_empty();
                     for claim in claims {
                         let Ok(permit) = in_flight.clone().acquire_owned().await else { return };
                         let (engine, results, wake) = (engine.clone(), results.clone(), wake.clone());
@@ -232,7 +236,15 @@ async fn dispatch(
         if full {
             continue;
         }
-        let pause = if failures > 0 { (poll * 2u32.pow(failures.min(6))).min(Duration::from_secs(10)) } else { poll };
+        // While events keep coming, look again soon: small batches keep the commit-to-receiver
+        // latency low and stay under the per-destination in-flight limit. Idle, poll slowly.
+        let pause = if failures > 0 {
+            (poll * 2u32.pow(failures.min(6))).min(Duration::from_secs(10))
+        } else if busy {
+            poll.min(BUSY_POLL)
+        } else {
+            poll
+        };
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
             _ = wake.notified(), if room == 0 => {}

@@ -133,7 +133,7 @@ struct Allotment {
 }
 
 /// How long a delivery held back by the in-flight limit waits before it is looked at again.
-const IN_FLIGHT_BACKOFF: Duration = Duration::from_millis(200);
+const IN_FLIGHT_BACKOFF: Duration = Duration::from_millis(50);
 
 fn allot(
     candidates: &[Candidate],

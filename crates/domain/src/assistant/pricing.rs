@@ -39,8 +39,8 @@ pub const TEMPLATE_RATES_USD: &[(&str, f64)] = &[
 pub const OTHER_RATE_USD: f64 = 0.0604;
 
 /// What the estimate is and is not.
-pub const DISCLAIMER: &str = "Estimate only: template messages sent on WhatsApp in the period times an approximate \
-     per-country rate (docs/assistant.md). Replies inside the 24-hour service window are free and not counted; actual \
+pub const DISCLAIMER: &str = "Estimate only: the template messages sent to this contact on WhatsApp in the period \
+     times an approximate per-country rate. Replies inside the 24-hour service window are free and not counted; actual \
      charges depend on the template category, your provider's pricing and currency, and appear only on your invoice.";
 
 /// The country whose rate applies (`other` when none) and the rate.

@@ -249,6 +249,14 @@ const DEFINITIONS: &[(&str, &str)] = &[
     ("day", "each message counts on the calendar day it was created, in the period's time zone"),
 ];
 
+fn platform_name(t: crate::channels::ChannelType) -> &'static str {
+    match t {
+        crate::channels::ChannelType::Whatsapp => "WhatsApp",
+        crate::channels::ChannelType::Messenger => "Messenger",
+        crate::channels::ChannelType::Instagram => "Instagram",
+    }
+}
+
 /// Shapes stored figures into the `get_channel_analytics` result: one zero-filled point per day,
 /// totals and rates. Public so that the Analytics page shows exactly what the tool answers.
 pub fn channel_analytics(stats: ChannelStats, range: String, days: u16) -> ChannelAnalytics {
@@ -257,7 +265,8 @@ pub fn channel_analytics(stats: ChannelStats, range: String, days: u16) -> Chann
             note: format!(
                 "Detailed delivery statistics are available for WhatsApp channels only. For the {} channel \
                  \"{}\", open the Analytics page at /analytics, which shows what is available for that platform.",
-                channel.channel_type, channel.display_name
+                platform_name(channel.channel_type),
+                channel.display_name
             ),
             channel,
             analytics: None,

@@ -64,10 +64,22 @@ pub struct LoginResponse {
     request_body = LoginBody,
     responses(
         (status = 200, description = "Signed in", body = LoginResponse),
+        (status = 400, description = "The body is not valid JSON (`bad_request`)", body = crate::error::Problem,
+         content_type = "application/problem+json"),
         (status = 401, description = "Wrong e-mail or password (`invalid_credentials`)", body = crate::error::Problem,
          content_type = "application/problem+json"),
-        (status = 429, description = "Too many failed sign-ins for this e-mail or client", body = crate::error::Problem,
-         content_type = "application/problem+json"),
+        (status = 403, description = "Right credentials but no active membership (`forbidden`)",
+         body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The body is larger than 256 KiB (`payload_too_large`)",
+         body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 415, description = "The body is not `application/json` (`unsupported_media_type`)",
+         body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Missing or invalid field, or `workspace_id` needed or not yours \
+         (`validation_failed`)", body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many failed sign-ins for this e-mail or client (`rate_limited`)",
+         body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The database is unavailable (`service_unavailable`)",
+         body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn login(
