@@ -7,28 +7,24 @@ use crate::extract::{json_config, path_config, query_config};
 use crate::handlers;
 use crate::handlers::{api_keys, auth, channels, co_admin, fallback, health, messages, users, webhooks};
 
+/// A resource that answers 405 problem+json to methods it has no route for.
+fn resource(path: &str) -> actix_web::Resource {
+    web::resource(path).default_service(web::to(fallback::method_not_allowed))
+}
+
 /// Registers every route; the binary wraps it with middleware and state.
 pub fn configure(cfg: &mut ServiceConfig) {
     cfg.app_data(json_config())
         .app_data(path_config())
         .app_data(query_config())
+        .service(resource("/healthz").route(web::get().to(health::healthz)))
+        .service(resource("/readyz").route(web::get().to(health::readyz)))
         .service(
-            web::resource("/healthz")
-                .route(web::get().to(health::healthz))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/readyz")
-                .route(web::get().to(health::readyz))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/platform-webhooks/{platform}")
+            resource("/platform-webhooks/{platform}")
                 // Callbacks batch many events; Meta's bodies stay well under 1 MiB.
                 .app_data(web::PayloadConfig::new(1024 * 1024))
                 .route(web::get().to(handlers::platform_webhooks::verify::verify))
-                .route(web::post().to(handlers::platform_webhooks::receive::receive))
-                .default_service(web::to(fallback::method_not_allowed)),
+                .route(web::post().to(handlers::platform_webhooks::receive::receive)),
         )
         .service(v1())
         .service(settings_api())
@@ -52,85 +48,48 @@ fn v1() -> actix_web::Scope<
 > {
     web::scope("/v1")
         .wrap(from_fn(crate::auth::v1::authenticate_v1))
-        .service(web::resource("/openapi.json").route(web::get().to(crate::openapi::openapi_json)))
+        .service(resource("/openapi.json").route(web::get().to(crate::openapi::openapi_json)))
+        .service(resource("/auth/login").route(web::post().to(auth::login::login)))
+        .service(resource("/auth/logout").route(web::post().to(auth::logout::logout)))
         .service(
-            web::resource("/auth/login")
-                .route(web::post().to(auth::login::login))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/auth/logout")
-                .route(web::post().to(auth::logout::logout))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/channels")
+            resource("/channels")
                 .route(web::get().to(channels::list::list))
-                .route(web::post().to(channels::create::create))
-                .default_service(web::to(fallback::method_not_allowed)),
+                .route(web::post().to(channels::create::create)),
         )
         .service(
-            web::resource("/channels/{channel_id}")
+            resource("/channels/{channel_id}")
                 .route(web::get().to(channels::get::get))
-                .route(web::patch().to(channels::update::update))
-                .default_service(web::to(fallback::method_not_allowed)),
+                .route(web::patch().to(channels::update::update)),
         )
         .service(
-            web::resource("/messages")
+            resource("/messages")
                 .route(web::get().to(messages::list::list))
-                .route(web::post().to(messages::create::create))
-                .default_service(web::to(fallback::method_not_allowed)),
+                .route(web::post().to(messages::create::create)),
         )
+        .service(resource("/messages/{message_id}").route(web::get().to(messages::get::get)))
         .service(
-            web::resource("/messages/{message_id}")
-                .route(web::get().to(messages::get::get))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/users/{user_id}")
+            resource("/users/{user_id}")
                 .route(web::get().to(users::get::get))
                 .route(web::patch().to(users::update::update))
-                .route(web::delete().to(users::delete::delete))
-                .default_service(web::to(fallback::method_not_allowed)),
+                .route(web::delete().to(users::delete::delete)),
         )
         .service(
-            web::resource("/webhooks")
-                .route(web::get().to(webhooks::list::v1))
-                .route(web::post().to(webhooks::create::v1))
-                .default_service(web::to(fallback::method_not_allowed)),
+            resource("/webhooks").route(web::get().to(webhooks::list::v1)).route(web::post().to(webhooks::create::v1)),
         )
         .service(
-            web::resource("/webhooks/{webhook_id}")
+            resource("/webhooks/{webhook_id}")
                 .route(web::get().to(webhooks::get::v1))
                 .route(web::patch().to(webhooks::update::v1))
-                .route(web::delete().to(webhooks::delete::v1))
-                .default_service(web::to(fallback::method_not_allowed)),
+                .route(web::delete().to(webhooks::delete::v1)),
         )
+        .service(resource("/webhooks/{webhook_id}/secret").route(web::get().to(webhooks::secret::v1)))
+        .service(resource("/webhooks/{webhook_id}/secret/rotate").route(web::post().to(webhooks::rotate::v1)))
+        .service(resource("/webhooks/{webhook_id}/deliveries").route(web::get().to(webhooks::deliveries::v1)))
         .service(
-            web::resource("/webhooks/{webhook_id}/secret")
-                .route(web::get().to(webhooks::secret::v1))
-                .default_service(web::to(fallback::method_not_allowed)),
+            resource("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
+                .route(web::post().to(webhooks::retry::v1)),
         )
-        .service(
-            web::resource("/webhooks/{webhook_id}/secret/rotate")
-                .route(web::post().to(webhooks::rotate::v1))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/webhooks/{webhook_id}/deliveries")
-                .route(web::get().to(webhooks::deliveries::v1))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
-                .route(web::post().to(webhooks::retry::v1))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/webhooks/{webhook_id}/test")
-                .route(web::post().to(webhooks::test::v1))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
+        .service(resource("/webhooks/{webhook_id}/test").route(web::post().to(webhooks::test::v1)))
 }
 
 /// The settings API of one workspace, in ONE scope for the same reason as `/v1`. The middleware
@@ -147,77 +106,41 @@ fn settings_api() -> actix_web::Scope<
     web::scope("/api/workspaces/{workspace_id}")
         .wrap(from_fn(crate::auth::member::authenticate_members))
         .service(
-            web::resource("/api-keys")
+            resource("/api-keys")
                 .route(web::get().to(api_keys::list::list))
-                .route(web::post().to(api_keys::create::create))
-                .default_service(web::to(fallback::method_not_allowed)),
+                .route(web::post().to(api_keys::create::create)),
         )
+        .service(resource("/api-keys/{key_id}").route(web::delete().to(api_keys::delete::delete)))
+        .service(resource("/api-keys/{key_id}/revoke").route(web::post().to(api_keys::revoke::revoke)))
         .service(
-            web::resource("/api-keys/{key_id}")
-                .route(web::delete().to(api_keys::delete::delete))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/api-keys/{key_id}/revoke")
-                .route(web::post().to(api_keys::revoke::revoke))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/webhooks")
+            resource("/webhooks")
                 .route(web::get().to(webhooks::list::settings))
-                .route(web::post().to(webhooks::create::settings))
-                .default_service(web::to(fallback::method_not_allowed)),
+                .route(web::post().to(webhooks::create::settings)),
         )
         .service(
-            web::resource("/webhooks/{webhook_id}")
+            resource("/webhooks/{webhook_id}")
                 .route(web::get().to(webhooks::get::settings))
                 .route(web::patch().to(webhooks::update::settings))
-                .route(web::delete().to(webhooks::delete::settings))
-                .default_service(web::to(fallback::method_not_allowed)),
+                .route(web::delete().to(webhooks::delete::settings)),
         )
+        .service(resource("/webhooks/{webhook_id}/secret").route(web::get().to(webhooks::secret::settings)))
+        .service(resource("/webhooks/{webhook_id}/secret/rotate").route(web::post().to(webhooks::rotate::settings)))
+        .service(resource("/webhooks/{webhook_id}/deliveries").route(web::get().to(webhooks::deliveries::settings)))
         .service(
-            web::resource("/webhooks/{webhook_id}/secret")
-                .route(web::get().to(webhooks::secret::settings))
-                .default_service(web::to(fallback::method_not_allowed)),
+            resource("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
+                .route(web::post().to(webhooks::retry::settings)),
         )
-        .service(
-            web::resource("/webhooks/{webhook_id}/secret/rotate")
-                .route(web::post().to(webhooks::rotate::settings))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/webhooks/{webhook_id}/deliveries")
-                .route(web::get().to(webhooks::deliveries::settings))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
-                .route(web::post().to(webhooks::retry::settings))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/webhooks/{webhook_id}/test")
-                .route(web::post().to(webhooks::test::settings))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
+        .service(resource("/webhooks/{webhook_id}/test").route(web::post().to(webhooks::test::settings)))
 }
 
 /// The assistant's endpoints (spec 4.2). Each handler checks the member itself (the `Member`
 /// extractor), so that GET and DELETE on the MCP endpoint answer 405 as the transport requires.
 fn co_admin_routes() -> actix_web::Scope {
     web::scope("/workspaces/{workspace_id}/co-admin")
+        .service(resource("/tools/execute").route(web::post().to(co_admin::execute::execute)))
+        .service(resource("/capabilities").route(web::get().to(co_admin::capabilities::capabilities)))
         .service(
-            web::resource("/tools/execute")
-                .route(web::post().to(co_admin::execute::execute))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/capabilities")
-                .route(web::get().to(co_admin::capabilities::capabilities))
-                .default_service(web::to(fallback::method_not_allowed)),
-        )
-        .service(
-            web::resource("/mcp")
+            resource("/mcp")
                 .route(web::post().to(co_admin::mcp::post))
                 .default_service(web::to(co_admin::mcp::not_allowed)),
         )
@@ -238,7 +161,6 @@ fn pages() -> actix_web::Scope<
     use crate::pages::{analytics, api_keys as keys, assets, login, logout, rest_api, webhooks as hooks};
     let get = web::get;
     let post = web::post;
-    let resource = |path: &str| web::resource(path).default_service(web::to(fallback::method_not_allowed));
     web::scope("")
         .wrap(from_fn(crate::pages::guard::guard))
         .service(resource("/").route(get().to(crate::pages::home)))
