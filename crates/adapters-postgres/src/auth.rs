@@ -1,9 +1,12 @@
 //! Credentials in storage: the one-round-trip verification (`wms_authenticate`, which also runs
-//! the rate limit), login tokens, users for sign-in and the sign-in throttle.
+//! the rate limit; concurrent checks of one credential share one call, see
+//! [`crate::auth_coalesce`]), login tokens, users for sign-in and the sign-in throttle.
 
 use async_trait::async_trait;
+use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bytea, Double, Integer, Nullable, Text, Timestamptz};
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::sql_types::{Array, BigInt, Bytea, Double, Integer, Nullable, Text, Timestamptz, Untyped};
 use diesel_async::RunQueryDsl;
 use domain::auth::{
     CredentialCheck, CredentialOwner, CredentialStore, Identity, LoginThrottleStore, LoginUser, Membership,
@@ -16,21 +19,29 @@ use domain::workspace::{PlanTier, WorkspaceId};
 use domain::RepoError;
 use time::OffsetDateTime;
 
+use crate::auth_coalesce::{BatchVerify, Coalescer};
 use crate::error::repo;
 use crate::pool::Db;
 use crate::schema::{user_tokens, users, workspace_members, workspaces};
 
-/// [`CredentialStore`] on PostgreSQL.
+/// [`CredentialStore`] on PostgreSQL. Concurrent checks of one credential are coalesced into one
+/// statement ([`crate::auth_coalesce`]); each statement runs `wms_authenticate` once.
 #[derive(Debug, Clone)]
 pub struct PgCredentialStore {
     db: Db,
+    checks: Coalescer<PgBatchVerify>,
 }
 
 impl PgCredentialStore {
     /// A store on `db`.
     pub fn new(db: Db) -> Self {
-        Self { db }
+        Self { checks: Coalescer::new(PgBatchVerify { db: db.clone() }), db }
     }
+}
+
+/// `wms_authenticate` for a batch of requests of one credential.
+struct PgBatchVerify {
+    db: Db,
 }
 
 #[derive(QueryableByName)]
@@ -55,10 +66,16 @@ struct Verdict {
     retry_after: Option<i32>,
     #[diesel(sql_type = BigInt)]
     now_epoch: i64,
+    #[diesel(sql_type = Integer)]
+    admitted: i32,
 }
 
 impl Verdict {
-    fn into_check(self, needs: &Requirements) -> Result<CredentialCheck, RepoError> {
+    /// The verdicts of the `count` requests the statement was asked about, in their order: the
+    /// first `admitted` are admitted, with `remaining` counting down to the window's value after
+    /// the batch (exactly what one-by-one checks would have reported); the rest are limited.
+    fn into_checks(self, needs: &Requirements, count: u32) -> Result<Vec<CredentialCheck>, RepoError> {
+        let n = usize::try_from(count).map_err(repo)?;
         let simple = match self.outcome.as_str() {
             "unknown" => Some(CredentialCheck::Unknown),
             "revoked" => Some(CredentialCheck::Revoked),
@@ -68,7 +85,7 @@ impl Verdict {
             _ => None,
         };
         if let Some(check) = simple {
-            return Ok(check);
+            return Ok(vec![check; n]);
         }
         let missing = || repo(anyhow::anyhow!("wms_authenticate returned an incomplete row"));
         let credential_id = self.credential_id.ok_or_else(missing)?;
@@ -89,23 +106,92 @@ impl Verdict {
                 policy,
                 remaining: u32::try_from(remaining).unwrap_or(0),
                 reset_after_secs: u32::try_from(reset_after).unwrap_or(0),
-                retry_after_secs: self.retry_after.map(|r| u32::try_from(r).unwrap_or(1)),
+                retry_after_secs: None,
                 now_epoch: self.now_epoch,
             }),
             _ => None,
         };
         match (self.outcome.as_str(), rate) {
-            ("ok", rate) => Ok(CredentialCheck::Admitted { identity, rate }),
-            ("plan_required", rate) => Ok(CredentialCheck::PlanRequired { identity, rate }),
-            ("limited", Some(rate)) => Ok(CredentialCheck::Limited { identity, rate }),
-            (other, _) => Err(repo(anyhow::anyhow!("wms_authenticate returned outcome `{other}`"))),
+            ("plan_required", rate) => Ok(vec![CredentialCheck::PlanRequired { identity, rate }; n]),
+            ("ok", None) if self.admitted == i32::try_from(count).unwrap_or(i32::MAX) => {
+                Ok(vec![CredentialCheck::Admitted { identity, rate: None }; n])
+            }
+            ("ok" | "limited", Some(rate)) => {
+                let admitted = u32::try_from(self.admitted).unwrap_or(0).min(count);
+                let retry = self.retry_after.map(|r| u32::try_from(r).unwrap_or(1).max(1));
+                if admitted < count && retry.is_none() {
+                    return Err(repo(anyhow::anyhow!("wms_authenticate refused requests without retry_after")));
+                }
+                Ok((0..count)
+                    .map(|i| {
+                        if i < admitted {
+                            let remaining = rate.remaining.saturating_add(admitted - 1 - i);
+                            CredentialCheck::Admitted { identity, rate: Some(RateLimitStatus { remaining, ..rate }) }
+                        } else {
+                            CredentialCheck::Limited {
+                                identity,
+                                rate: RateLimitStatus { retry_after_secs: retry, ..rate },
+                            }
+                        }
+                    })
+                    .collect())
+            }
+            (other, _) => Err(repo(anyhow::anyhow!(
+                "wms_authenticate returned outcome `{other}` admitting {} of {count}",
+                self.admitted
+            ))),
         }
     }
 }
 
+/// `SELECT * FROM wms_authenticate($1, …, $6)` as a statement the connection keeps prepared.
+/// (`diesel::sql_query` is never cached: each call would cost a Parse round trip before the
+/// execution, two round trips per check instead of one.)
+struct Authenticate<'a> {
+    kind: &'a str,
+    digest: &'a [u8],
+    plans: Option<Vec<&'a str>>,
+    limit: Option<i32>,
+    window: i32,
+    count: i32,
+}
+
+impl QueryId for Authenticate<'_> {
+    type QueryId = Authenticate<'static>;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl Query for Authenticate<'_> {
+    type SqlType = Untyped;
+}
+
+impl QueryFragment<Pg> for Authenticate<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("SELECT * FROM wms_authenticate(");
+        out.push_bind_param::<Text, _>(self.kind)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Bytea, _>(self.digest)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Array<Text>>, _>(&self.plans)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Integer>, _>(&self.limit)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Integer, _>(&self.window)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Integer, _>(&self.count)?;
+        out.push_sql(")");
+        Ok(())
+    }
+}
+
 #[async_trait]
-impl CredentialStore for PgCredentialStore {
-    async fn verify(&self, token: &PresentedToken, needs: &Requirements) -> Result<CredentialCheck, RepoError> {
+impl BatchVerify for PgBatchVerify {
+    async fn verify_batch(
+        &self,
+        token: &PresentedToken,
+        needs: &Requirements,
+        count: u32,
+    ) -> Result<Vec<CredentialCheck>, RepoError> {
         let kind = match token.kind {
             TokenKind::ApiKey => "api_key",
             TokenKind::User => "user",
@@ -117,17 +203,24 @@ impl CredentialStore for PgCredentialStore {
             Some(p) => (Some(i32::try_from(p.limit).unwrap_or(i32::MAX)), i32::try_from(p.window_secs).unwrap_or(3600)),
             None => (None, 3600),
         };
+        let query = Authenticate {
+            kind,
+            digest: token.digest.0.as_slice(),
+            plans,
+            limit,
+            window,
+            count: i32::try_from(count).map_err(repo)?,
+        };
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let verdict: Verdict = diesel::sql_query("SELECT * FROM wms_authenticate($1, $2, $3, $4, $5)")
-            .bind::<Text, _>(kind)
-            .bind::<Bytea, _>(token.digest.0.as_slice())
-            .bind::<Nullable<Array<Text>>, _>(plans)
-            .bind::<Nullable<Integer>, _>(limit)
-            .bind::<Integer, _>(window)
-            .get_result(&mut conn)
-            .await
-            .map_err(repo)?;
-        verdict.into_check(needs)
+        let verdict: Verdict = query.get_result(&mut conn).await.map_err(repo)?;
+        verdict.into_checks(needs, count)
+    }
+}
+
+#[async_trait]
+impl CredentialStore for PgCredentialStore {
+    async fn verify(&self, token: &PresentedToken, needs: &Requirements) -> Result<CredentialCheck, RepoError> {
+        self.checks.verify(token, needs).await
     }
 
     async fn insert_user_token(&self, new: &NewUserToken) -> Result<(), RepoError> {
@@ -302,5 +395,71 @@ impl LoginThrottleStore for PgLoginThrottle {
             .await
             .map_err(repo)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use domain::rate_limit::RateLimitPolicy;
+
+    use super::*;
+
+    fn verdict(outcome: &str, remaining: i32, retry_after: Option<i32>, admitted: i32) -> Verdict {
+        Verdict {
+            outcome: outcome.to_owned(),
+            credential_id: Some(7),
+            workspace_id: Some(1),
+            plan: Some("advanced".to_owned()),
+            user_id: None,
+            role: None,
+            remaining: Some(remaining),
+            reset_after: Some(3601),
+            retry_after,
+            now_epoch: 1_800_000_000,
+            admitted,
+        }
+    }
+
+    fn needs() -> Requirements {
+        Requirements { plan: Some(PlanTier::Advanced), rate_limit: Some(RateLimitPolicy::per_hour(5)) }
+    }
+
+    fn summary(checks: &[CredentialCheck]) -> Vec<(char, u32, Option<u32>)> {
+        checks
+            .iter()
+            .map(|c| match c {
+                CredentialCheck::Admitted { rate: Some(r), .. } => ('a', r.remaining, r.retry_after_secs),
+                CredentialCheck::Limited { rate, .. } => ('l', rate.remaining, rate.retry_after_secs),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_batch_reports_what_one_by_one_checks_would_have() {
+        // 3 left before the batch of 5: the first three are admitted (2, 1, 0 left), two refused.
+        let checks = verdict("ok", 0, Some(3601), 3).into_checks(&needs(), 5).expect("checks");
+        assert_eq!(
+            summary(&checks),
+            [('a', 2, None), ('a', 1, None), ('a', 0, None), ('l', 0, Some(3601)), ('l', 0, Some(3601))]
+        );
+        let checks = verdict("ok", 4, None, 1).into_checks(&needs(), 1).expect("checks");
+        assert_eq!(summary(&checks), [('a', 4, None)]);
+        let checks = verdict("limited", 0, Some(12), 0).into_checks(&needs(), 2).expect("checks");
+        assert_eq!(summary(&checks), [('l', 0, Some(12)), ('l', 0, Some(12))]);
+    }
+
+    #[test]
+    fn refusals_and_unlimited_checks_apply_to_the_whole_batch() {
+        let checks = verdict("revoked", 0, None, 0).into_checks(&needs(), 3).expect("checks");
+        assert_eq!(checks, vec![CredentialCheck::Revoked; 3]);
+        let checks = verdict("plan_required", 5, None, 0).into_checks(&needs(), 2).expect("checks");
+        assert!(checks.iter().all(|c| matches!(c, CredentialCheck::PlanRequired { rate: Some(_), .. })));
+        let mut v = verdict("ok", 0, None, 4);
+        (v.remaining, v.reset_after) = (None, None);
+        let checks = v.into_checks(&Requirements::default(), 4).expect("checks");
+        assert!(checks.iter().all(|c| matches!(c, CredentialCheck::Admitted { rate: None, .. })));
+        // A refusal without a retry delay is a broken row, not a guess.
+        assert!(verdict("ok", 0, None, 1).into_checks(&needs(), 2).is_err());
     }
 }

@@ -4,6 +4,7 @@ pub mod analytics;
 pub mod api_keys;
 pub mod assistant;
 pub mod auth;
+pub mod auth_coalesce;
 pub mod channels;
 pub mod connectors;
 pub mod docs;

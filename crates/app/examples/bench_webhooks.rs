@@ -20,7 +20,7 @@ use adapters_postgres::Db;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
 use domain::webhooks::{DestinationInput, EventType};
-use domain::workspace::{create_workspace, CreateWorkspace, PlanTier};
+use domain::workspace::{create_workspace, CreateWorkspace, PlanTier, WorkspaceId};
 use serde_json::json;
 
 type Arrivals = Arc<Mutex<HashMap<i64, Instant>>>;
@@ -172,8 +172,34 @@ async fn main() -> anyhow::Result<()> {
     // Latency at a steady 200 events per second, one instance.
     arrivals.lock().expect("lock").clear();
     let mut child = serve(&wms, &database.url, &key);
+    let result = steady(&db, latency_ws, latency_secs, &arrivals).await;
+    stop(&mut child);
+    result?;
+    #[derive(diesel::QueryableByName, Debug)]
+    struct Failure {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        what: String,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let failures: Vec<Failure> = diesel_async::RunQueryDsl::load(
+        diesel::sql_query(
+            "SELECT coalesce(error, status_code::text) AS what, count(*) AS n FROM webhook_attempts
+             WHERE status_code IS NULL OR status_code NOT BETWEEN 200 AND 299 GROUP BY 1 ORDER BY 2 DESC",
+        ),
+        &mut db.conn().await?,
+    )
+    .await?;
+    for f in failures {
+        println!("failed attempts: {} x {}", f.n, f.what);
+    }
+    Ok(())
+}
+
+/// Commits events one per transaction at 200/s and prints commit-to-arrival percentiles.
+async fn steady(db: &Db, ws: WorkspaceId, secs: u64, arrivals: &Arrivals) -> anyhow::Result<()> {
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let events = i64::try_from(latency_secs * 200)?;
+    let events = i64::try_from(secs * 200)?;
     let mut commits: HashMap<i64, Instant> = HashMap::new();
     let start = Instant::now();
     let mut conn = db.conn().await?;
@@ -182,7 +208,6 @@ async fn main() -> anyhow::Result<()> {
         if let Some(wait) = due.checked_duration_since(Instant::now()) {
             tokio::time::sleep(wait).await;
         }
-        let ws = latency_ws;
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move { outbox::record(conn, ws, EventType::MessageCreated, &json!({"seq": seq})).await }.scope_boxed()
         })
@@ -207,24 +232,5 @@ async fn main() -> anyhow::Result<()> {
         percentile(&lat, 0.99),
         lat.last().copied().unwrap_or(0.0)
     );
-    stop(&mut child);
-    #[derive(diesel::QueryableByName, Debug)]
-    struct Failure {
-        #[diesel(sql_type = diesel::sql_types::Text)]
-        what: String,
-        #[diesel(sql_type = diesel::sql_types::BigInt)]
-        n: i64,
-    }
-    let failures: Vec<Failure> = diesel_async::RunQueryDsl::load(
-        diesel::sql_query(
-            "SELECT coalesce(error, status_code::text) AS what, count(*) AS n FROM webhook_attempts
-             WHERE status_code IS NULL OR status_code NOT BETWEEN 200 AND 299 GROUP BY 1 ORDER BY 2 DESC",
-        ),
-        &mut db.conn().await?,
-    )
-    .await?;
-    for f in failures {
-        println!("failed attempts: {} x {}", f.n, f.what);
-    }
     Ok(())
 }

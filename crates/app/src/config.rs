@@ -476,6 +476,19 @@ mod tests {
     }
 
     #[test]
+    fn co_admin_rag_hybrid_zero_turns_hybrid_search_off() {
+        // The only test that touches this variable, and no other test loads settings from the
+        // environment, so setting it here cannot race.
+        std::env::set_var("CO_ADMIN_RAG_HYBRID", "0");
+        let off = Settings::load(None).map(|s| s.co_admin.rag_hybrid);
+        std::env::set_var("CO_ADMIN_RAG_HYBRID", "1");
+        let on = Settings::load(None).map(|s| s.co_admin.rag_hybrid);
+        std::env::remove_var("CO_ADMIN_RAG_HYBRID");
+        let default = Settings::load(None).map(|s| s.co_admin.rag_hybrid);
+        assert_eq!((off.ok(), on.ok(), default.ok()), (Some(false), Some(true), Some(true)));
+    }
+
+    #[test]
     fn retry_schedule_parses() {
         assert_eq!(parse_retry_schedule("5, 300,1800"), Some(vec![5, 300, 1800]));
         assert_eq!(parse_retry_schedule("5,soon"), None);

@@ -54,6 +54,32 @@ pub fn search_service(settings: &Settings, db: &Db) -> DocsSearchService {
 ///
 /// # Errors
 /// When the directory cannot be read or holds no page, or the database fails.
+/// The product documentation compiled into the binary, so `wms serve` can answer
+/// `search_product_docs` wherever it runs, without the repository beside it.
+static EMBEDDED_DOCS: include_dir::Dir<'static> = include_dir::include_dir!("$CARGO_MANIFEST_DIR/../../docs/product");
+
+/// Ingests the embedded documentation (unchanged pages are skipped by their content hash), under
+/// an advisory lock so that instances starting together do not ingest the same pages at once.
+///
+/// # Errors
+/// On database failure.
+pub async fn ingest_embedded(settings: &Settings, db: &Db) -> anyhow::Result<IngestReport> {
+    use diesel_async::RunQueryDsl;
+    let mut pages: Vec<SourcePage> = EMBEDDED_DOCS
+        .files()
+        .filter(|f| f.path().extension().is_some_and(|x| x == "md"))
+        .map(|f| SourcePage { path: format!("docs/product/{}", f.path().display()), bytes: f.contents().to_vec() })
+        .collect();
+    pages.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut lock = db.conn().await?;
+    diesel::sql_query("SELECT pg_advisory_lock(727275)").execute(&mut lock).await?;
+    let store = PgDocsIndex::new(db.clone());
+    let embedder = embedder(settings, INGEST_EMBED_TIMEOUT);
+    let result = domain::docs::ingest(&store, embedder.as_ref().map(|e| e as &dyn Embedder), &pages).await;
+    let _ = diesel::sql_query("SELECT pg_advisory_unlock(727275)").execute(&mut lock).await;
+    Ok(result?)
+}
+
 pub async fn ingest_dir(settings: &Settings, db: &Db, dir: &Path) -> anyhow::Result<IngestReport> {
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read the documentation directory {}", dir.display()))?

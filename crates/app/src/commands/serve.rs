@@ -23,6 +23,17 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
         }
     }
     crate::secrets::resolve_key(&mut settings, &db, true).await?;
+    // The documentation the binary carries, in the background: serving does not wait for it.
+    let (docs_settings, docs_db) = (settings.clone(), db.clone());
+    tokio::spawn(async move {
+        match crate::docs_search::ingest_embedded(&docs_settings, &docs_db).await {
+            Ok(report) => tracing::info!(summary = %crate::docs_search::summary(&report), "documentation ingested"),
+            Err(e) => tracing::error!(
+                error = format!("{e:#}"),
+                "documentation not ingested: search_product_docs finds nothing"
+            ),
+        }
+    });
     let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     tracing::info!(%addr, "wms serve listening");
     let server = crate::wiring::server(&settings, crate::wiring::state(&settings, &db), listener)?;

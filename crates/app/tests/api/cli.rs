@@ -227,3 +227,46 @@ async fn migrate_is_idempotent_and_reversible() {
     let o = wms(&["migrate"], &env);
     assert!(String::from_utf8_lossy(&o.stdout).contains("applied migration"), "{}", stderr(&o));
 }
+
+#[tokio::test]
+async fn serve_ingests_the_documentation_it_carries() {
+    use diesel_async::RunQueryDsl;
+    let app = TestApp::spawn().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("port");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wms"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("WMS") || k == "DATABASE_URL" {
+            cmd.env_remove(k);
+        }
+    }
+    // Run from a directory without docs/: the pages must come from the binary.
+    let mut child = cmd
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .env("DATABASE_URL", &app.database.url)
+        .current_dir(std::env::temp_dir())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve");
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut ready = 0;
+    for _ in 0..100 {
+        let mut conn = app.db.conn().await.expect("conn");
+        ready = diesel::sql_query("SELECT count(*) AS n FROM docs_documents WHERE status = 'ready'")
+            .get_result::<N>(&mut conn)
+            .await
+            .map(|r| r.n)
+            .unwrap_or(0);
+        if ready >= 30 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(ready >= 30, "only {ready} documents ingested");
+}

@@ -130,6 +130,50 @@ async fn two_instances_and_64_clients_admit_exactly_the_limit() {
     problem(res, 429, "rate_limited").await;
 }
 
+/// Concurrent requests of one key share database statements (docs/rate-limit.md,
+/// "Coalescing"); the headers must still be what one-by-one checks would report: every
+/// `remaining` value handed out exactly once, and a `Retry-After` on every refusal.
+#[tokio::test]
+async fn concurrent_requests_each_get_their_own_remaining_count() {
+    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 300).await;
+    let (_, key) = app.advanced_with_key().await;
+    let sent = Arc::new(AtomicUsize::new(0));
+    let client = reqwest::Client::builder().pool_max_idle_per_host(64).build().expect("client");
+    let mut tasks = Vec::new();
+    for _ in 0..64 {
+        let (sent, client, key, url) = (sent.clone(), client.clone(), key.clone(), app.url("/v1/channels"));
+        tasks.push(tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while sent.fetch_add(1, Ordering::SeqCst) < 400 {
+                let res = client.get(&url).bearer_auth(&key).send().await.expect("request");
+                let remaining: u32 =
+                    header(&res, "x-ratelimit-remaining").and_then(|v| v.parse().ok()).expect("remaining");
+                let retry = header(&res, "retry-after");
+                seen.push((res.status().as_u16(), remaining, retry));
+            }
+            seen
+        }));
+    }
+    let mut admitted = Vec::new();
+    let mut limited = 0;
+    for t in tasks {
+        for (status, remaining, retry) in t.await.expect("client task") {
+            match status {
+                200 => admitted.push(remaining),
+                429 => {
+                    assert_eq!(remaining, 0);
+                    assert!(retry.is_some_and(|r| r.parse::<u32>().is_ok_and(|r| (3599..=3601).contains(&r))));
+                    limited += 1;
+                }
+                other => panic!("unexpected status {other}"),
+            }
+        }
+    }
+    admitted.sort_unstable();
+    assert_eq!(admitted, (0..300).collect::<Vec<u32>>());
+    assert_eq!(limited, 100);
+}
+
 #[tokio::test]
 async fn unauthenticated_and_member_responses_have_no_rate_headers() {
     let app = TestApp::spawn().await;
