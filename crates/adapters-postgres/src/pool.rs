@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
-use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 /// A pooled connection.
@@ -38,7 +38,15 @@ impl Db {
     /// # Errors
     /// [`PoolError::Build`] when the pool cannot be configured.
     pub fn new(url: &str, max_size: usize, wait: Duration) -> Result<Self, PoolError> {
-        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url);
+        // Fast recycling: a connection handed back out is checked for a broken transaction and
+        // a closed socket (which the driver notices as soon as the server closes it, e.g. on a
+        // restart), without the default's `SELECT 1`. That ping is a database round trip on
+        // every checkout, doubling the round trips of a one-query request (docs/benchmarks.md,
+        // "auth"); the price is that a connection silently cut by the network fails the one
+        // query that finds out, instead of being replaced before it.
+        let mut config = ManagerConfig::default();
+        config.recycling_method = RecyclingMethod::Fast;
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config);
         let pool = Pool::builder(manager)
             .max_size(max_size)
             .wait_timeout(Some(wait))

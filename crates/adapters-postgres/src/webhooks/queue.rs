@@ -204,19 +204,6 @@ async fn claim_due_tx(
     dests.sort_unstable();
     dests.dedup();
 
-    let in_flight: HashMap<i64, i64> = diesel::sql_query(
-        "SELECT destination_id, count(*) AS n FROM webhook_deliveries
-         WHERE destination_id = ANY ($1) AND status = 'sending' AND next_attempt_at > $2
-         GROUP BY destination_id",
-    )
-    .bind::<Array<BigInt>, _>(&dests)
-    .bind::<Timestamptz, _>(now)
-    .load::<InFlight>(conn)
-    .await?
-    .into_iter()
-    .map(|r| (r.destination_id, r.n))
-    .collect();
-
     diesel::sql_query(
         "INSERT INTO webhook_throttles (destination_id, tokens, refilled_at)
          SELECT u.dest, $2, $3 FROM unnest($1::bigint[]) AS u(dest)
@@ -238,6 +225,21 @@ async fn claim_due_tx(
     .await?
     .into_iter()
     .map(|b| (b.destination_id, (b.tokens, b.refilled_at)))
+    .collect();
+
+    // Counted only now, under the buckets' locks: an instance claiming for the same destination
+    // at the same time has committed its claims by then, so both cannot fill the same slots.
+    let in_flight: HashMap<i64, i64> = diesel::sql_query(
+        "SELECT destination_id, count(*) AS n FROM webhook_deliveries
+         WHERE destination_id = ANY ($1) AND status = 'sending' AND next_attempt_at > $2
+         GROUP BY destination_id",
+    )
+    .bind::<Array<BigInt>, _>(&dests)
+    .bind::<Timestamptz, _>(now)
+    .load::<InFlight>(conn)
+    .await?
+    .into_iter()
+    .map(|r| (r.destination_id, r.n))
     .collect();
 
     let allotment = allot(&candidates, &in_flight, &buckets, limits, now);
