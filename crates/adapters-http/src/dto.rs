@@ -330,3 +330,58 @@ impl From<TemplateBody> for domain::connectors::Template {
         Self { name: t.name, language: t.language, parameters: t.parameters }
     }
 }
+
+/// Who handles a thread.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssigneeRecord {
+    /// `user` (a member), `team` or `ai_agent`.
+    #[serde(rename = "type")]
+    #[schema(example = "team")]
+    pub kind: String,
+    /// The user's, team's or agent's id.
+    pub id: i64,
+}
+
+/// A thread (conversation).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ThreadRecord {
+    /// Id.
+    pub id: i64,
+    /// Channel.
+    pub channel_id: i64,
+    /// Contact.
+    pub contact_id: i64,
+    /// Status (`open`, `resolved`, or another status the workspace uses).
+    pub status: String,
+    /// Inbound messages not read yet.
+    pub unread_count: i32,
+    /// Who handles it; null when unassigned.
+    pub assignee: Option<AssigneeRecord>,
+    /// `ai`, `requested` or `human` when an AI agent is involved.
+    pub handover_status: Option<String>,
+    /// Time of the last message (RFC 3339, UTC).
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub last_message_at: Option<OffsetDateTime>,
+    /// Creation time (RFC 3339, UTC).
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+}
+
+impl From<domain::threads::Thread> for ThreadRecord {
+    fn from(t: domain::threads::Thread) -> Self {
+        Self {
+            id: t.id,
+            channel_id: t.channel_id,
+            contact_id: t.contact_id,
+            status: t.status,
+            unread_count: t.unread_count,
+            assignee: t.assignee.map(|a| AssigneeRecord { kind: a.kind().to_owned(), id: a.id() }),
+            handover_status: t.handover_status,
+            last_message_at: t.last_message_at,
+            created_at: t.created_at,
+        }
+    }
+}

@@ -68,6 +68,11 @@ fn v1() -> actix_web::Scope<
         )
         .service(resource("/messages/{message_id}").route(web::get().to(messages::get::get)))
         .service(
+            resource("/threads/{thread_id}")
+                .route(web::get().to(handlers::threads::get::get))
+                .route(web::patch().to(handlers::threads::update::update)),
+        )
+        .service(
             resource("/users/{user_id}")
                 .route(web::get().to(users::get::get))
                 .route(web::patch().to(users::update::update))

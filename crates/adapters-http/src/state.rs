@@ -20,6 +20,8 @@ pub struct AppState {
     pub messages: Arc<dyn domain::messaging::MessageRepository>,
     /// Workspace members.
     pub members: Arc<dyn domain::members::MemberRepository>,
+    /// Threads: status and assignment.
+    pub threads: Arc<dyn domain::threads::ThreadRepository>,
     /// Webhook destinations, their secrets, the delivery log, manual and test deliveries.
     pub webhooks: Arc<domain::webhooks::WebhookService>,
     /// Credentials, the rate limit, sign-in and API key management.

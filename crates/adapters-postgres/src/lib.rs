@@ -17,6 +17,7 @@ pub mod schema;
 pub mod seed;
 pub mod service_keys;
 pub mod sessions;
+pub mod threads;
 pub mod webhooks;
 pub mod workspace;
 

@@ -82,6 +82,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         channels: Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone())),
         messages: Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
         members: Arc::new(adapters_postgres::members::PgMemberRepository::new(db.clone())),
+        threads: Arc::new(adapters_postgres::threads::PgThreadRepository::new(db.clone())),
         auth: crate::pages::with_sessions(crate::auth::auth_state(settings, db), &pages),
         pages,
         webhooks: crate::webhooks::service(settings, db),

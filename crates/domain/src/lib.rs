@@ -14,6 +14,7 @@ pub mod members;
 pub mod messaging;
 pub mod rate_limit;
 pub mod sessions;
+pub mod threads;
 pub mod users;
 pub mod webhooks;
 pub mod workspace;

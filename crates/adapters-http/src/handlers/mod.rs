@@ -8,5 +8,6 @@ pub mod fallback;
 pub mod health;
 pub mod messages;
 pub mod platform_webhooks;
+pub mod threads;
 pub mod users;
 pub mod webhooks;

@@ -24,6 +24,7 @@ mod rest_channels;
 mod rest_contract;
 mod rest_messages;
 mod rest_openapi;
+mod rest_threads;
 mod rest_users;
 mod seed;
 mod webhooks_api;

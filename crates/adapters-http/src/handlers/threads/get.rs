@@ -1,0 +1,27 @@
+//! `GET /v1/threads/{thread_id}`
+
+use actix_web::{web, HttpResponse};
+
+use crate::auth::V1Caller;
+use crate::dto::ThreadRecord;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// One thread of the workspace.
+#[utoipa::path(
+    get,
+    operation_id = "get_thread",
+    path = "/v1/threads/{thread_id}",
+    tag = "threads",
+    params(("thread_id" = i64, Path, description = "Thread id")),
+    responses((status = 200, description = "The thread", body = ThreadRecord))
+)]
+pub async fn get(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i64>) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner();
+    let thread = state
+        .threads
+        .find(caller.workspace_id, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("thread {id} not found")))?;
+    Ok(HttpResponse::Ok().json(ThreadRecord::from(thread)))
+}
