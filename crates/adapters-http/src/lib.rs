@@ -1,5 +1,4 @@
-//! The HTTP face of wms: actix-web routes, handlers, middleware and pages. Handlers translate
-//! requests into domain calls and domain errors into RFC 9457 problem responses.
+#![doc = include_str!("../README.md")]
 
 pub mod auth;
 pub mod domain_errors;

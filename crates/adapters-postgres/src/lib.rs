@@ -1,4 +1,4 @@
-//! PostgreSQL adapters: the connection pool, the embedded migrations and one repository per area.
+#![doc = include_str!("../README.md")]
 
 pub mod analytics;
 pub mod api_keys;

@@ -1,5 +1,4 @@
-//! The `wms` binary's library half: configuration, wiring and the commands, so integration tests
-//! can start the real server in-process.
+#![doc = include_str!("../README.md")]
 
 pub mod auth;
 pub mod cli;

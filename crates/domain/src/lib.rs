@@ -1,5 +1,4 @@
-//! The pure core of wms: entities, validated values, business rules and the port traits that the
-//! adapters implement. Nothing here knows about HTTP, SQL, an async runtime or configuration files.
+#![doc = include_str!("../README.md")]
 
 pub mod analytics;
 pub mod api_keys;

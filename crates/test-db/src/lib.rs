@@ -1,8 +1,4 @@
-//! Test support: every test gets its own PostgreSQL database, cloned from a template that is
-//! migrated once (`CREATE DATABASE … TEMPLATE`), so tests share no state and run in parallel.
-//!
-//! The server is found through `TEST_DATABASE_URL` (a URL whose user may create databases), else
-//! `postgres://postgres@127.0.0.1:5432/postgres`. `scripts/test` sets it.
+#![doc = include_str!("../README.md")]
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
