@@ -1,6 +1,6 @@
 //! Credentials in storage: the one-round-trip verification (`wms_authenticate`, which also runs
 //! the rate limit; concurrent checks of one credential share one call, see
-//! [`crate::auth_coalesce`]), login tokens, users for sign-in and the sign-in throttle.
+//! [`crate::coalesce`]), login tokens, users for sign-in and the sign-in throttle.
 
 use async_trait::async_trait;
 use diesel::pg::Pg;
@@ -19,13 +19,13 @@ use domain::workspace::{PlanTier, WorkspaceId};
 use domain::RepoError;
 use time::OffsetDateTime;
 
-use crate::auth_coalesce::{BatchVerify, Coalescer};
+use crate::coalesce::{Batch, Coalescer};
 use crate::error::repo;
 use crate::pool::Db;
 use crate::schema::{user_tokens, users, workspace_members, workspaces};
 
 /// [`CredentialStore`] on PostgreSQL. Concurrent checks of one credential are coalesced into one
-/// statement ([`crate::auth_coalesce`]); each statement runs `wms_authenticate` once.
+/// statement ([`crate::coalesce`]); each statement runs `wms_authenticate` once.
 #[derive(Debug, Clone)]
 pub struct PgCredentialStore {
     db: Db,
@@ -185,13 +185,12 @@ impl QueryFragment<Pg> for Authenticate<'_> {
 }
 
 #[async_trait]
-impl BatchVerify for PgBatchVerify {
-    async fn verify_batch(
-        &self,
-        token: &PresentedToken,
-        needs: &Requirements,
-        count: u32,
-    ) -> Result<Vec<CredentialCheck>, RepoError> {
+impl Batch for PgBatchVerify {
+    type Key = (PresentedToken, Requirements);
+    type Output = CredentialCheck;
+
+    async fn run(&self, (token, needs): &Self::Key, count: usize) -> Result<Vec<CredentialCheck>, RepoError> {
+        let count = u32::try_from(count).map_err(repo)?;
         let kind = match token.kind {
             TokenKind::ApiKey => "api_key",
             TokenKind::User => "user",
@@ -220,7 +219,7 @@ impl BatchVerify for PgBatchVerify {
 #[async_trait]
 impl CredentialStore for PgCredentialStore {
     async fn verify(&self, token: &PresentedToken, needs: &Requirements) -> Result<CredentialCheck, RepoError> {
-        self.checks.verify(token, needs).await
+        self.checks.call((*token, *needs)).await
     }
 
     async fn insert_user_token(&self, new: &NewUserToken) -> Result<(), RepoError> {

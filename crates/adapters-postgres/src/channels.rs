@@ -13,22 +13,56 @@ use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
 
+use crate::coalesce::{shared_answer, Batch, Coalescer};
 use crate::error::{repo, unique_violation};
 use crate::pool::Db;
 use crate::schema::channels;
 use crate::webhooks::outbox;
 use domain::webhooks::EventType;
 
-/// [`ChannelRepository`] on PostgreSQL.
+/// [`ChannelRepository`] on PostgreSQL. Identical concurrent listings share one query
+/// ([`crate::coalesce`]).
 #[derive(Debug, Clone)]
 pub struct PgChannelRepository {
     db: Db,
+    lists: Coalescer<ChannelLists>,
 }
 
 impl PgChannelRepository {
     /// A repository on `db`.
     pub fn new(db: Db) -> Self {
-        Self { db }
+        Self { lists: Coalescer::new(ChannelLists { db: db.clone() }), db }
+    }
+}
+
+/// The listing query, run once for a batch of identical requests.
+struct ChannelLists {
+    db: Db,
+}
+
+#[async_trait]
+impl Batch for ChannelLists {
+    type Key = (WorkspaceId, ChannelFilter, PageRequest);
+    type Output = Page<Channel>;
+
+    async fn run(&self, &(ws, filter, page): &Self::Key, count: usize) -> Result<Vec<Page<Channel>>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let mut q = channels::table
+            .filter(channels::workspace_id.eq(ws.0))
+            .filter(channels::id.gt(page.after.unwrap_or(0)))
+            .select(ChannelRow::as_select())
+            .order(channels::id.asc())
+            .limit(page.fetch())
+            .into_boxed();
+        if let Some(t) = filter.channel_type {
+            q = q.filter(channels::channel_type.eq(t.as_str()));
+        }
+        if let Some(s) = filter.status {
+            q = q.filter(channels::status.eq(s.as_str()));
+        }
+        let rows: Vec<ChannelRow> = q.load(&mut conn).await.map_err(repo)?;
+        let items = rows.into_iter().map(ChannelRow::into_domain).collect::<Result<Vec<_>, _>>()?;
+        Ok(shared_answer(Page::from_rows(items, page, |c| c.id.0), count))
     }
 }
 
@@ -91,23 +125,7 @@ impl ChannelRepository for PgChannelRepository {
         filter: ChannelFilter,
         page: PageRequest,
     ) -> Result<Page<Channel>, RepoError> {
-        let mut conn = self.db.conn().await.map_err(repo)?;
-        let mut q = channels::table
-            .filter(channels::workspace_id.eq(ws.0))
-            .filter(channels::id.gt(page.after.unwrap_or(0)))
-            .select(ChannelRow::as_select())
-            .order(channels::id.asc())
-            .limit(page.fetch())
-            .into_boxed();
-        if let Some(t) = filter.channel_type {
-            q = q.filter(channels::channel_type.eq(t.as_str()));
-        }
-        if let Some(s) = filter.status {
-            q = q.filter(channels::status.eq(s.as_str()));
-        }
-        let rows: Vec<ChannelRow> = q.load(&mut conn).await.map_err(repo)?;
-        let items = rows.into_iter().map(ChannelRow::into_domain).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_rows(items, page, |c| c.id.0))
+        self.lists.call((ws, filter, page)).await
     }
 
     async fn find(&self, ws: WorkspaceId, id: ChannelId) -> Result<Option<Channel>, RepoError> {

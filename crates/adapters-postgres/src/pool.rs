@@ -1,10 +1,20 @@
-//! The connection pool shared by every repository.
+//! The connection pools behind every repository.
+//!
+//! One [`Db`] is shared by every repository, but it is not one pool: each HTTP worker thread
+//! adopts a pool of its own ([`Db::adopt_thread`]) and every other thread (the background work:
+//! webhook delivery, connectors, documentation ingest) uses the shared pool. A connection's I/O
+//! is driven by a task on the runtime that opened it, so with one pool for everything the answers
+//! to an HTTP worker's queries arrived on another thread and had to be handed over with a wake-up
+//! across threads every time; a worker's own connections are driven by the worker itself
+//! (`docs/benchmarks.md`, "Authentication and the rate limit").
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use thread_local::ThreadLocal;
 
 /// A pooled connection.
 pub type Conn = Object<AsyncPgConnection>;
@@ -20,15 +30,25 @@ pub enum PoolError {
     Unavailable(String),
 }
 
-/// The database: a pool of async connections.
+/// The database: a pool of async connections for the threads that adopted one, and a shared
+/// pool for the others.
 #[derive(Clone)]
 pub struct Db {
-    pool: Pool<AsyncPgConnection>,
+    shared: Pool<AsyncPgConnection>,
+    threads: Arc<ThreadPools>,
+}
+
+/// What it takes to open more pools, and the pools of the threads that adopted one.
+struct ThreadPools {
+    url: String,
+    wait: Duration,
+    pools: ThreadLocal<Pool<AsyncPgConnection>>,
 }
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Db").field("status", &self.pool.status()).finish()
+        let threads: Vec<_> = self.threads.pools.iter().map(Pool::status).collect();
+        f.debug_struct("Db").field("shared", &self.shared.status()).field("threads", &threads).finish()
     }
 }
 
@@ -38,31 +58,32 @@ impl Db {
     /// # Errors
     /// [`PoolError::Build`] when the pool cannot be configured.
     pub fn new(url: &str, max_size: usize, wait: Duration) -> Result<Self, PoolError> {
-        // Fast recycling: a connection handed back out is checked for a broken transaction and
-        // a closed socket (which the driver notices as soon as the server closes it, e.g. on a
-        // restart), without the default's `SELECT 1`. That ping is a database round trip on
-        // every checkout, doubling the round trips of a one-query request (docs/benchmarks.md,
-        // "auth"); the price is that a connection silently cut by the network fails the one
-        // query that finds out, instead of being replaced before it.
-        let mut config = ManagerConfig::default();
-        config.recycling_method = RecyclingMethod::Fast;
-        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config);
-        let pool = Pool::builder(manager)
-            .max_size(max_size)
-            .wait_timeout(Some(wait))
-            .create_timeout(Some(wait))
-            .runtime(deadpool_runtime())
-            .build()
-            .map_err(|e| PoolError::Build(e.to_string()))?;
-        Ok(Self { pool })
+        Ok(Self {
+            shared: pool(url, max_size, wait)?,
+            threads: Arc::new(ThreadPools { url: url.to_owned(), wait, pools: ThreadLocal::new() }),
+        })
     }
 
-    /// Borrows a connection.
+    /// Gives the calling thread a pool of its own of at most `max_size` connections (lazily
+    /// opened, so driven by this thread's runtime): from now on [`Db::conn`] on this thread
+    /// borrows from it. For the HTTP workers, each a thread with a single-threaded runtime. A
+    /// thread that already has a pool keeps it.
+    ///
+    /// # Errors
+    /// [`PoolError::Build`] when the pool cannot be configured.
+    pub fn adopt_thread(&self, max_size: usize) -> Result<(), PoolError> {
+        let t = &self.threads;
+        t.pools.get_or_try(|| pool(&t.url, max_size, t.wait)).map(|_| ())
+    }
+
+    /// Borrows a connection: from the calling thread's pool if it adopted one, else from the
+    /// shared pool.
     ///
     /// # Errors
     /// [`PoolError::Unavailable`] when the database cannot be reached in time.
     pub async fn conn(&self) -> Result<Conn, PoolError> {
-        self.pool.get().await.map_err(|e| PoolError::Unavailable(e.to_string()))
+        let pool = self.threads.pools.get().unwrap_or(&self.shared);
+        pool.get().await.map_err(|e| PoolError::Unavailable(e.to_string()))
     }
 
     /// Whether the database answers a trivial query.
@@ -72,6 +93,26 @@ impl Db {
             Err(_) => false,
         }
     }
+}
+
+/// A pool of at most `max_size` connections to `url`, made lazily.
+fn pool(url: &str, max_size: usize, wait: Duration) -> Result<Pool<AsyncPgConnection>, PoolError> {
+    // Fast recycling: a connection handed back out is checked for a broken transaction and
+    // a closed socket (which the driver notices as soon as the server closes it, e.g. on a
+    // restart), without the default's `SELECT 1`. That ping is a database round trip on
+    // every checkout, doubling the round trips of a one-query request (docs/benchmarks.md,
+    // "auth"); the price is that a connection silently cut by the network fails the one
+    // query that finds out, instead of being replaced before it.
+    let mut config = ManagerConfig::default();
+    config.recycling_method = RecyclingMethod::Fast;
+    let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config);
+    Pool::builder(manager)
+        .max_size(max_size)
+        .wait_timeout(Some(wait))
+        .create_timeout(Some(wait))
+        .runtime(deadpool_runtime())
+        .build()
+        .map_err(|e| PoolError::Build(e.to_string()))
 }
 
 fn deadpool_runtime() -> deadpool::Runtime {

@@ -94,18 +94,30 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
 
 /// The HTTP server on `listener`; SIGINT and SIGTERM stop it gracefully.
 ///
+/// Each worker thread adopts a pool of its own on `db` (`adapters_postgres::pool`): `http.workers`
+/// pools of `database.pool_size / http.workers` connections (at least 2 each), next to the shared
+/// pool that background work uses.
+///
 /// # Errors
 /// When the listener cannot be used.
-pub fn server(settings: &Settings, state: AppState, listener: TcpListener) -> std::io::Result<Server> {
+pub fn server(settings: &Settings, db: &Db, state: AppState, listener: TcpListener) -> std::io::Result<Server> {
+    let workers = match settings.http.workers {
+        0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+        n => n,
+    };
+    let per_worker = settings.database.pool_size.div_ceil(workers).max(2);
     let data = web::Data::new(state);
-    let mut server = HttpServer::new(move || {
+    let db = db.clone();
+    let server = HttpServer::new(move || {
+        // Called on each worker's own thread, before it serves anything.
+        if let Err(e) = db.adopt_thread(per_worker) {
+            tracing::error!(error = %e, "this HTTP worker uses the shared database pool");
+        }
         App::new().app_data(data.clone()).wrap(from_fn(request_id)).configure(adapters_http::configure)
     })
+    .workers(workers)
     .shutdown_timeout(settings.http.shutdown_timeout_secs)
     .listen(listener)?;
-    if settings.http.workers > 0 {
-        server = server.workers(settings.http.workers);
-    }
     Ok(server.run())
 }
 

@@ -90,7 +90,7 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     println!("  Platforms       sends go to {} (WMS__CONNECTORS__GRAPH_BASE_URL; scripts/platform-stand-in plays Meta locally)", settings.connectors.graph_base_url);
     println!("  Stop            Ctrl-C");
     println!();
-    let server = crate::wiring::server(settings, crate::wiring::state(settings, &db), listener)?;
+    let server = crate::wiring::server(settings, &db, crate::wiring::state(settings, &db), listener)?;
     let clock = std::sync::Arc::new(crate::platform::SystemClock);
     let workers = crate::webhooks::start(settings, crate::webhooks::engine(settings, &db, clock));
     let dispatchers = crate::connectors::start(settings, &db)?;

@@ -78,7 +78,9 @@ async fn a_bad_checksum_is_refused_without_a_database_query() {
         adapters_postgres::Db::new("postgres://nobody@127.0.0.1:1/none", 1, Duration::from_millis(300)).expect("pool");
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(app::wiring::server(&app.settings, app::wiring::state(&app.settings, &db), listener).expect("server"));
+    tokio::spawn(
+        app::wiring::server(&app.settings, &db, app::wiring::state(&app.settings, &db), listener).expect("server"),
+    );
 
     let good = unknown_key();
     let mut typo: Vec<char> = good.chars().collect();

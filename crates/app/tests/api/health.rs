@@ -34,7 +34,9 @@ async fn readyz_answers_503_when_migrations_are_missing() {
         .expect("pool");
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
-    tokio::spawn(app::wiring::server(&app.settings, app::wiring::state(&app.settings, &db), listener).expect("server"));
+    tokio::spawn(
+        app::wiring::server(&app.settings, &db, app::wiring::state(&app.settings, &db), listener).expect("server"),
+    );
 
     let res = app.client.get(format!("http://127.0.0.1:{port}/readyz")).send().await.expect("request");
     let body = problem(res, 503, "service_unavailable").await;
@@ -54,7 +56,9 @@ async fn readyz_answers_503_when_the_database_is_unreachable() {
         .expect("pool");
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
-    tokio::spawn(app::wiring::server(&app.settings, app::wiring::state(&app.settings, &db), listener).expect("server"));
+    tokio::spawn(
+        app::wiring::server(&app.settings, &db, app::wiring::state(&app.settings, &db), listener).expect("server"),
+    );
     let res = app.client.get(format!("http://127.0.0.1:{port}/readyz")).send().await.expect("request");
     problem(res, 503, "service_unavailable").await;
 }

@@ -102,7 +102,7 @@ impl TestApp {
 fn start_server(settings: &Settings, db: &Db) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
-    let server = app::wiring::server(settings, app::wiring::state(settings, db), listener).expect("server");
+    let server = app::wiring::server(settings, db, app::wiring::state(settings, db), listener).expect("server");
     tokio::spawn(server);
     format!("http://127.0.0.1:{port}")
 }

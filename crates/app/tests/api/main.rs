@@ -19,6 +19,7 @@ mod docs_stand_in;
 mod health;
 mod pages;
 mod pages_browser;
+mod pool;
 mod rate_limit;
 mod rest_channels;
 mod rest_contract;

@@ -167,3 +167,66 @@ async fn channels_need_credentials() {
     let res = app.client.post(app.url("/v1/channels")).json(&json!({})).send().await.expect("request");
     problem(res, 401, "unauthenticated").await;
 }
+
+/// Identical concurrent listings share one query (`adapters_postgres::coalesce`), yet a listing
+/// sent after a channel was created always shows it, and other workspaces and other filters never
+/// get someone else's page.
+#[tokio::test]
+async fn concurrent_listings_never_miss_an_earlier_write_nor_mix_workspaces() {
+    use std::sync::{Arc, Mutex};
+
+    let app = Arc::new(TestApp::spawn().await);
+    let (_, key) = app.advanced_with_key().await;
+    let (_, other_key) = app.advanced_with_key().await;
+    let theirs = app.channel(&other_key, "whatsapp", "+14155550199", "active").await;
+    let created: Arc<Mutex<Vec<i64>>> = Arc::default();
+
+    let writer = {
+        let (app, key, created) = (app.clone(), key.clone(), created.clone());
+        tokio::spawn(async move {
+            for i in 0..20 {
+                let id = app.channel(&key, "messenger", &format!("page-{i}"), "active").await;
+                created.lock().expect("lock").push(id);
+            }
+        })
+    };
+    let reader = |path: &'static str, key: String| {
+        let (app, created) = (app.clone(), created.clone());
+        async move {
+            let mut checked = 0;
+            for _ in 0..15 {
+                let before = created.lock().expect("lock").clone();
+                let (status, page) = app.get_json(path, &key).await;
+                assert_eq!(status, 200, "{page}");
+                let ids: Vec<i64> =
+                    page["data"].as_array().expect("data").iter().filter_map(|c| c["id"].as_i64()).collect();
+                checked += 1;
+                match path {
+                    "/v1/channels?limit=100" => {
+                        for id in &before {
+                            assert!(ids.contains(id), "channel {id}, created before the request, is missing: {ids:?}");
+                        }
+                        assert!(!ids.contains(&theirs));
+                    }
+                    "/v1/channels?channel_type=whatsapp" => assert!(ids.is_empty(), "{ids:?}"),
+                    _ => assert_eq!(ids, [theirs]),
+                }
+            }
+            checked
+        }
+    };
+    let mut readers = Vec::new();
+    for _ in 0..8 {
+        readers.push(tokio::spawn(reader("/v1/channels?limit=100", key.clone())));
+        readers.push(tokio::spawn(reader("/v1/channels?channel_type=whatsapp", key.clone())));
+        readers.push(tokio::spawn(reader("/v1/channels?limit=100&status=active", other_key.clone())));
+    }
+    let mut checked = 0;
+    for r in readers {
+        checked += r.await.expect("reader");
+    }
+    writer.await.expect("writer");
+    assert_eq!(checked, 24 * 15);
+    let (_, all) = app.get_json("/v1/channels?limit=100", &key).await;
+    assert_eq!(all["data"].as_array().map(Vec::len), Some(20));
+}

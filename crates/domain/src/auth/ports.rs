@@ -14,7 +14,7 @@ use crate::users::{Email, Role, UserId};
 use crate::workspace::{PlanTier, WorkspaceId};
 
 /// What a request needs from its credential besides being valid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub struct Requirements {
     /// The lowest plan the workspace must be on; `None` for any plan.
     pub plan: Option<PlanTier>,

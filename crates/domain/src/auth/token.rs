@@ -94,7 +94,7 @@ pub enum TokenFormatError {
 }
 
 /// A presented token that passed the offline checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PresentedToken {
     /// Its kind, from the prefix.
     pub kind: TokenKind,

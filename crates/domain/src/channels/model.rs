@@ -201,7 +201,7 @@ pub struct ChannelChange {
 }
 
 /// Filters of a channel listing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct ChannelFilter {
     /// Only this platform.
     pub channel_type: Option<ChannelType>,

@@ -13,7 +13,7 @@ pub const DEFAULT_LIMIT: u16 = 25;
 pub const MAX_LIMIT: u16 = 100;
 
 /// A validated page request: at most `limit` items strictly after `after` in list order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PageRequest {
     /// Items per page.
     pub limit: u16,

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 pub const POLICY_NAME: &str = "hourly";
 
 /// How many requests one credential may make per rolling window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RateLimitPolicy {
     /// Requests admitted per window (at least 1).
     pub limit: u32,

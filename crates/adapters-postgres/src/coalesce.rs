@@ -1,138 +1,119 @@
-//! Group commit for credential checks: the concurrent `/v1` requests of one credential share one
-//! database statement instead of queueing one by one on the credential's rate-limit row lock.
+//! Group commit for statements: concurrent requests that ask the database the same thing share one
+//! statement instead of each making its own round trip (and, for credential checks, instead of
+//! queueing one by one on the credential's rate-limit row lock).
 //!
-//! While a check of a credential is in flight, later requests for the same credential (same token
-//! digest and same requirements) wait in a queue. When the statement returns, the queued requests
-//! — up to a bound — go together in ONE statement that verifies the credential and asks the limiter
-//! to admit all of them; the verdicts are handed out in arrival order. A request that finds nothing
-//! in flight is sent at once (no timer, no added latency when there is no contention).
+//! While a statement for a key is in flight, later requests with the same key wait in a queue.
+//! When the statement returns, the queued requests — up to a bound — go together in ONE statement
+//! that answers all of them; the answers are handed out in arrival order. A request that finds
+//! nothing in flight is sent at once (no timer, no added latency when there is no contention).
+//!
+//! Users: the credential check of `/v1` ([`crate::auth::PgCredentialStore`]: one
+//! `wms_authenticate` verifies the credential and asks the limiter to admit the whole batch) and
+//! the channel listing ([`crate::channels::PgChannelRepository`], what integrators poll for the
+//! state of their connections: one query, its page handed to every identical request).
 //!
 //! Freshness: a request is only ever put in a batch that is taken from the queue *after* the
-//! request joined it, so the batch's statement starts — and reads the credential — after the
-//! request arrived. A revocation, deletion, expiry or plan change committed before a request
-//! arrived is therefore always seen by that request's check; nothing is reused from a statement
-//! that started earlier (`docs/rate-limit.md`, "Coalescing").
+//! request joined it, so the batch's statement starts — and takes its snapshot — after the
+//! request arrived. Whatever was committed before a request arrived (a revocation, a plan change, a
+//! new channel) is therefore always seen by that request; nothing is reused from a statement that
+//! started earlier (`docs/rate-limit.md`, "Coalescing").
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
-use domain::auth::{CredentialCheck, PresentedToken, Requirements, TokenDigest, TokenKind};
-use domain::workspace::PlanTier;
 use domain::RepoError;
 use tokio::sync::oneshot;
 
 /// The most requests one statement carries by default.
 pub const DEFAULT_MAX_BATCH: usize = 256;
 
-/// One atomic check of a credential for several requests: the storage side of the coalescer.
+/// One statement that answers several interchangeable requests: the storage side of the
+/// coalescer.
 #[async_trait]
-pub trait BatchVerify: Send + Sync + 'static {
-    /// Verifies `token` against `needs` for `count` (≥ 1) requests at once, in one round trip and
-    /// atomically across instances, and returns exactly `count` verdicts in the requests' order
-    /// (admissions first when the limit admits only some of them).
+pub trait Batch: Send + Sync + 'static {
+    /// What makes requests interchangeable, and everything the statement needs.
+    type Key: Clone + Eq + Hash + Send + Sync + 'static;
+    /// One request's answer.
+    type Output: Send + 'static;
+
+    /// Answers `count` (≥ 1) requests for `key` in one round trip, and returns exactly `count`
+    /// answers in the requests' order.
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn verify_batch(
-        &self,
-        token: &PresentedToken,
-        needs: &Requirements,
-        count: u32,
-    ) -> Result<Vec<CredentialCheck>, RepoError>;
+    async fn run(&self, key: &Self::Key, count: usize) -> Result<Vec<Self::Output>, RepoError>;
 }
 
-/// What makes two requests interchangeable for a batch: the same credential and requirements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Key {
-    kind: TokenKind,
-    digest: TokenDigest,
-    plan: Option<PlanTier>,
-    limit: Option<(u32, u32)>,
-}
+type Reply<T> = oneshot::Sender<Result<T, RepoError>>;
 
-impl Key {
-    fn of(token: &PresentedToken, needs: &Requirements) -> Self {
-        Self {
-            kind: token.kind,
-            digest: token.digest,
-            plan: needs.plan,
-            limit: needs.rate_limit.map(|p| (p.limit, p.window_secs)),
-        }
-    }
-}
+/// The requests waiting for the next statement, per key.
+type Queues<B> = HashMap<<B as Batch>::Key, VecDeque<Reply<<B as Batch>::Output>>>;
 
-type Reply = oneshot::Sender<Result<CredentialCheck, RepoError>>;
-
-/// The requests of one credential waiting for the next statement. The entry exists exactly while
-/// a driver task runs for the key.
-struct Queue {
-    token: PresentedToken,
-    needs: Requirements,
-    waiting: VecDeque<Reply>,
-}
-
-struct Shared<B> {
-    verifier: B,
+struct Shared<B: Batch> {
+    batch: B,
     max_batch: usize,
-    queues: Mutex<HashMap<Key, Queue>>,
+    /// An entry exists exactly while a driver task runs for the key.
+    queues: Mutex<Queues<B>>,
 }
 
-impl<B> Shared<B> {
-    fn queues(&self) -> MutexGuard<'_, HashMap<Key, Queue>> {
+impl<B: Batch> Shared<B> {
+    fn queues(&self) -> MutexGuard<'_, Queues<B>> {
         // The map is consistent after any panic (every change is a single call), so a poisoned
         // lock is still usable.
         self.queues.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-/// Coalesces concurrent checks of the same credential (see the module documentation).
-pub struct Coalescer<B> {
+/// Coalesces concurrent requests with the same key (see the module documentation).
+pub struct Coalescer<B: Batch> {
     shared: Arc<Shared<B>>,
 }
 
-impl<B> Clone for Coalescer<B> {
+impl<B: Batch> Clone for Coalescer<B> {
     fn clone(&self) -> Self {
         Self { shared: self.shared.clone() }
     }
 }
 
-impl<B> std::fmt::Debug for Coalescer<B> {
+impl<B: Batch> std::fmt::Debug for Coalescer<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Coalescer")
             .field("max_batch", &self.shared.max_batch)
-            .field("credentials_in_flight", &self.shared.queues().len())
+            .field("keys_in_flight", &self.shared.queues().len())
             .finish()
     }
 }
 
-impl<B: BatchVerify> Coalescer<B> {
+impl<B: Batch> Coalescer<B> {
     /// Batches of at most [`DEFAULT_MAX_BATCH`] requests.
-    pub fn new(verifier: B) -> Self {
-        Self::with_max_batch(verifier, DEFAULT_MAX_BATCH)
+    pub fn new(batch: B) -> Self {
+        Self::with_max_batch(batch, DEFAULT_MAX_BATCH)
     }
 
-    /// Batches of at most `max_batch` (at least 1) requests.
-    pub fn with_max_batch(verifier: B, max_batch: usize) -> Self {
-        Self { shared: Arc::new(Shared { verifier, max_batch: max_batch.max(1), queues: Mutex::new(HashMap::new()) }) }
+    /// Batches of at most `max_batch` (at least 1) requests. One statement at a time per key:
+    /// allowing a second one in flight was measured to lose throughput (smaller batches, more
+    /// statements; `docs/rate-limit.md`, "Coalescing").
+    pub fn with_max_batch(batch: B, max_batch: usize) -> Self {
+        Self { shared: Arc::new(Shared { batch, max_batch: max_batch.max(1), queues: Mutex::new(HashMap::new()) }) }
     }
 
-    /// The verdict on one request: sent at once when no check of this credential is in flight,
-    /// else with the requests that arrived during that check, in the next statement.
+    /// The answer to one request: sent at once when no statement for `key` is in flight, else
+    /// with the requests that arrived during that statement, in the next one.
     ///
     /// # Errors
     /// Infrastructure failures of the statement that carried the request.
-    pub async fn verify(&self, token: &PresentedToken, needs: &Requirements) -> Result<CredentialCheck, RepoError> {
-        let key = Key::of(token, needs);
-        let (reply, verdict) = oneshot::channel();
-        let start_driver = match self.shared.queues().entry(key) {
+    pub async fn call(&self, key: B::Key) -> Result<B::Output, RepoError> {
+        let (reply, answer) = oneshot::channel();
+        let start_driver = match self.shared.queues().entry(key.clone()) {
             Entry::Occupied(mut queue) => {
-                queue.get_mut().waiting.push_back(reply);
+                queue.get_mut().push_back(reply);
                 false
             }
             Entry::Vacant(slot) => {
-                slot.insert(Queue { token: *token, needs: *needs, waiting: VecDeque::from([reply]) });
+                slot.insert(VecDeque::from([reply]));
                 true
             }
         };
@@ -141,56 +122,55 @@ impl<B: BatchVerify> Coalescer<B> {
             // never strands the requests queued behind it.
             tokio::spawn(drive(self.shared.clone(), key));
         }
-        verdict.await.unwrap_or_else(|_| Err(RepoError::new(anyhow::anyhow!("the credential check was abandoned"))))
+        answer.await.unwrap_or_else(|_| Err(RepoError::new(anyhow::anyhow!("the statement was abandoned"))))
     }
 }
 
 /// Removes the key's queue if its driver ends abnormally (panic, runtime shutdown), so later
 /// requests start a new driver and the queued ones get an error instead of waiting forever.
-struct Abandon<'a, B> {
+struct Abandon<'a, B: Batch> {
     shared: &'a Shared<B>,
-    key: Key,
+    key: &'a B::Key,
     armed: bool,
 }
 
-impl<B> Drop for Abandon<'_, B> {
+impl<B: Batch> Drop for Abandon<'_, B> {
     fn drop(&mut self) {
         if self.armed {
-            self.shared.queues().remove(&self.key);
+            self.shared.queues().remove(self.key);
         }
     }
 }
 
 /// Runs statements for `key` until its queue is empty, then removes the queue (under the lock,
 /// so a request arriving later starts a new driver).
-async fn drive<B: BatchVerify>(shared: Arc<Shared<B>>, key: Key) {
-    let mut abandon = Abandon { shared: &shared, key, armed: true };
+async fn drive<B: Batch>(shared: Arc<Shared<B>>, key: B::Key) {
+    let mut abandon = Abandon { shared: &shared, key: &key, armed: true };
     loop {
-        let (token, needs, batch) = {
+        let batch = {
             let mut queues = shared.queues();
             let Some(queue) = queues.get_mut(&key) else {
                 abandon.armed = false;
                 return;
             };
             // Requests whose caller went away are not sent (and not counted).
-            queue.waiting.retain(|reply| !reply.is_closed());
-            if queue.waiting.is_empty() {
+            queue.retain(|reply| !reply.is_closed());
+            if queue.is_empty() {
                 queues.remove(&key);
                 abandon.armed = false;
                 return;
             }
-            let n = queue.waiting.len().min(shared.max_batch);
-            (queue.token, queue.needs, queue.waiting.drain(..n).collect::<Vec<_>>())
+            let n = queue.len().min(shared.max_batch);
+            queue.drain(..n).collect::<Vec<_>>()
         };
-        let count = u32::try_from(batch.len()).unwrap_or(u32::MAX);
-        match shared.verifier.verify_batch(&token, &needs, count).await {
-            Ok(checks) if checks.len() == batch.len() => {
-                for (reply, check) in batch.into_iter().zip(checks) {
-                    let _ = reply.send(Ok(check));
+        match shared.batch.run(&key, batch.len()).await {
+            Ok(answers) if answers.len() == batch.len() => {
+                for (reply, answer) in batch.into_iter().zip(answers) {
+                    let _ = reply.send(Ok(answer));
                 }
             }
-            Ok(checks) => {
-                let message = format!("{} verdicts for a batch of {} requests", checks.len(), batch.len());
+            Ok(answers) => {
+                let message = format!("{} answers for a batch of {} requests", answers.len(), batch.len());
                 for reply in batch {
                     let _ = reply.send(Err(RepoError::new(anyhow::anyhow!("{message}"))));
                 }
@@ -207,12 +187,20 @@ async fn drive<B: BatchVerify>(shared: Arc<Shared<B>>, key: Key) {
     }
 }
 
+/// One read's result for each of the `count` requests of its batch.
+pub fn shared_answer<T: Clone>(answer: T, count: usize) -> Vec<T> {
+    std::iter::repeat_n(answer, count).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
-    use domain::auth::{CredentialOwner, Identity};
+    use domain::auth::{
+        CredentialCheck, CredentialOwner, Identity, PresentedToken, Requirements, TokenDigest, TokenKind,
+    };
     use domain::rate_limit::{RateLimitPolicy, RateLimitStatus};
+    use domain::workspace::PlanTier;
     use domain::workspace::WorkspaceId;
     use tokio::sync::Notify;
 
@@ -263,13 +251,12 @@ mod tests {
     }
 
     #[async_trait]
-    impl BatchVerify for Arc<Fake> {
-        async fn verify_batch(
-            &self,
-            _token: &PresentedToken,
-            _needs: &Requirements,
-            count: u32,
-        ) -> Result<Vec<CredentialCheck>, RepoError> {
+    impl Batch for Arc<Fake> {
+        type Key = (PresentedToken, Requirements);
+        type Output = CredentialCheck;
+
+        async fn run(&self, _key: &Self::Key, count: usize) -> Result<Vec<CredentialCheck>, RepoError> {
+            let count = u32::try_from(count).expect("small batch");
             // Like the statement's snapshot: what was committed when it started.
             let (revoked, fail) = (self.revoked.load(Ordering::SeqCst), self.fail.load(Ordering::SeqCst));
             if let Some(gate) = &self.gate {
@@ -327,7 +314,7 @@ mod tests {
 
     fn spawn_check(c: &Coalescer<Arc<Fake>>, t: PresentedToken) -> Pending {
         let c = c.clone();
-        tokio::spawn(async move { c.verify(&t, &needs()).await })
+        tokio::spawn(async move { c.call((t, needs())).await })
     }
 
     async fn verdicts(pending: Vec<Pending>) -> Vec<CredentialCheck> {
@@ -342,9 +329,9 @@ mod tests {
     async fn a_lone_request_is_sent_at_once() {
         let fake = Arc::new(Fake::new(10, false));
         let c = Coalescer::new(fake.clone());
-        let check = c.verify(&token(1), &needs()).await.expect("verdict");
+        let check = c.call((token(1), needs())).await.expect("verdict");
         assert_eq!(remaining(&check), Some(9));
-        let check = c.verify(&token(1), &needs()).await.expect("verdict");
+        let check = c.call((token(1), needs())).await.expect("verdict");
         assert_eq!(remaining(&check), Some(8));
         assert_eq!(fake.batches(), vec![1, 1]);
         assert!(c.shared.queues().is_empty(), "no queue is left behind");
@@ -473,13 +460,11 @@ mod tests {
     struct Panics;
 
     #[async_trait]
-    impl BatchVerify for Panics {
-        async fn verify_batch(
-            &self,
-            _token: &PresentedToken,
-            _needs: &Requirements,
-            _count: u32,
-        ) -> Result<Vec<CredentialCheck>, RepoError> {
+    impl Batch for Panics {
+        type Key = u8;
+        type Output = ();
+
+        async fn run(&self, _key: &u8, _count: usize) -> Result<Vec<()>, RepoError> {
             panic!("bug in the statement");
         }
     }
@@ -487,8 +472,8 @@ mod tests {
     #[tokio::test]
     async fn a_driver_that_dies_does_not_strand_the_credential() {
         let c = Coalescer::new(Panics);
-        assert!(c.verify(&token(1), &needs()).await.is_err());
+        assert!(c.call(1).await.is_err());
         assert!(c.shared.queues().is_empty());
-        assert!(c.verify(&token(1), &needs()).await.is_err(), "a new driver is started");
+        assert!(c.call(1).await.is_err(), "a new driver is started");
     }
 }
