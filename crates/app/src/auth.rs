@@ -38,6 +38,7 @@ pub fn auth_state(settings: &Settings, db: &Db) -> AuthState {
             throttle: ThrottlePolicy::default(),
             dummy_hash: PasswordHash(DUMMY_PASSWORD_HASH.to_owned()),
         },
+        admitted: Arc::default(),
     }
 }
 

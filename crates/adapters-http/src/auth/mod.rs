@@ -30,6 +30,7 @@ use domain::workspace::{PlanTier, WorkspaceId};
 
 use crate::error::ApiError;
 
+pub mod admitted;
 mod errors;
 pub mod member;
 pub mod v1;
@@ -62,6 +63,8 @@ pub struct AuthState {
     pub rate_limit: RateLimitPolicy,
     /// Token lifetime, throttle and dummy hash.
     pub login: LoginSettings,
+    /// API keys recently admitted here, for work started ahead of their checks.
+    pub admitted: Arc<admitted::AdmittedKeys>,
 }
 
 /// The credential behind a request.
@@ -83,7 +86,7 @@ pub enum Principal {
 
 /// An authenticated `/v1` caller: its workspace is on `advanced` and the request was admitted by
 /// the rate limit.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct V1Caller {
     /// The workspace every query of the request is scoped to.
     pub workspace_id: WorkspaceId,

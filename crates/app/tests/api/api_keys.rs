@@ -235,3 +235,48 @@ async fn last_use_is_recorded_and_lists_page() {
     let res = app.client.get(app.url(&format!("{}?limit=0", keys_url(ws.id)))).bearer_auth(&token).send().await;
     assert_eq!(error_fields(&problem(res.expect("request"), 422, "validation_failed").await), ["limit"]);
 }
+
+/// A `GET` with a key this instance admitted before runs its handler while its check runs
+/// (`adapters-http/src/auth/v1.rs`); what it prepared must never reach a key that the check
+/// refuses, and the refusal must win over the handler's own errors.
+#[tokio::test]
+async fn reads_prepared_ahead_of_the_check_never_reach_a_refused_key() {
+    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 4).await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let (key, created) = create_key(&app, &ws, &json!({"name": "ci"})).await;
+    let channel = app.channel(&key, "whatsapp", "+14155550101", "active").await; // 1 of 4
+    let one = format!("/v1/channels/{channel}");
+    let get = |path: &str| app.client.get(app.url(path)).bearer_auth(&key).send();
+
+    // Admitted: the key is now known here, and its handler errors come through as usual.
+    assert_eq!(get(&one).await.expect("request").status(), 200); // 2 of 4
+    let res = get("/v1/channels?limit=0").await.expect("request"); // 3 of 4
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("1"));
+    problem(res, 422, "validation_failed").await;
+    assert_eq!(get(&one).await.expect("request").status(), 200); // 4 of 4
+
+    // Over the limit: the prepared page is dropped; the 429 carries the window.
+    let res = get(&one).await.expect("request");
+    assert_eq!(res.status(), 429);
+    assert!(header(&res, "retry-after").is_some());
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("0"));
+    let body = res.text().await.expect("body");
+    assert!(!body.contains("+14155550101"), "{body}");
+    assert!(body.contains("rate_limited"), "{body}");
+
+    // Revoked after it was admitted: 401, not the handler's 422 or 200.
+    let app2 = TestApp::spawn().await;
+    let ws2 = app2.create_workspace(PlanTier::Advanced).await;
+    let (key2, created2) = create_key(&app2, &ws2, &json!({"name": "ci"})).await;
+    let channel2 = app2.channel(&key2, "whatsapp", "+14155550102", "active").await;
+    let get2 = |path: &str| app2.client.get(app2.url(path)).bearer_auth(&key2).send();
+    assert_eq!(get2(&format!("/v1/channels/{channel2}")).await.expect("request").status(), 200);
+    let token = admin_token(&app2, &ws2).await;
+    assert_eq!(revoke(&app2, ws2.id, created2["id"].as_i64().expect("id"), &token).await.status(), 200);
+    let res = get2(&format!("/v1/channels/{channel2}")).await.expect("request");
+    let body = problem(res, 401, "token_revoked").await;
+    assert!(!body.to_string().contains("+14155550102"), "{body}");
+    problem(get2("/v1/channels?limit=0").await.expect("request"), 401, "token_revoked").await;
+    problem(get2("/v1/channels").await.expect("request"), 401, "token_revoked").await;
+    assert!(created["id"].is_i64());
+}

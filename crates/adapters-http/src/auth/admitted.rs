@@ -1,0 +1,102 @@
+//! The API keys this instance recently admitted, and who they belong to: what lets a `GET` start
+//! its work while its credential check is still running ([`super::v1::authenticate_v1`]).
+//!
+//! An entry is only ever a guess about the caller; it never admits anything. The response of a
+//! request prepared on a guess is released only once that request's own check (one statement that
+//! starts after the request arrived, as always) admitted it as that very caller; otherwise the
+//! check's 401/403/429 is the answer and the prepared response is dropped unseen. Only API keys
+//! are recorded: their caller (workspace and key id) is fixed for the life of the key, so a
+//! guess is never wrong about who, only about whether.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use domain::auth::TokenDigest;
+
+use super::{Principal, V1Caller};
+
+/// At most this many keys are remembered; when full, the memory starts over.
+const CAPACITY: usize = 10_000;
+
+/// Recently admitted API keys by digest (see the module documentation).
+#[derive(Debug, Default)]
+pub struct AdmittedKeys {
+    callers: Mutex<HashMap<TokenDigest, V1Caller>>,
+}
+
+impl AdmittedKeys {
+    fn callers(&self) -> MutexGuard<'_, HashMap<TokenDigest, V1Caller>> {
+        // Every change is a single call, so the map is consistent after a panic elsewhere.
+        self.callers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Who the key was the last time it was admitted here, if it was and nothing refused it
+    /// since.
+    pub fn guess(&self, digest: &TokenDigest) -> Option<V1Caller> {
+        self.callers().get(digest).copied()
+    }
+
+    /// The key was admitted as `caller` (user tokens are not recorded).
+    pub fn admitted(&self, digest: TokenDigest, caller: V1Caller) {
+        if !matches!(caller.principal, Principal::ApiKey { .. }) {
+            return;
+        }
+        let mut callers = self.callers();
+        if callers.len() >= CAPACITY && !callers.contains_key(&digest) {
+            callers.clear();
+        }
+        callers.insert(digest, caller);
+    }
+
+    /// The key was refused (revoked, deleted, expired, plan, rate limit): no more work is done
+    /// ahead of its checks until it is admitted again.
+    pub fn refused(&self, digest: &TokenDigest) {
+        self.callers().remove(digest);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use domain::users::{Role, UserId};
+    use domain::workspace::WorkspaceId;
+
+    use super::*;
+
+    fn key(id: i64) -> V1Caller {
+        V1Caller { workspace_id: WorkspaceId(1), principal: Principal::ApiKey { key_id: id } }
+    }
+
+    #[test]
+    fn remembers_admitted_keys_until_refused() {
+        let keys = AdmittedKeys::default();
+        let d = TokenDigest([1; 32]);
+        assert_eq!(keys.guess(&d), None);
+        keys.admitted(d, key(7));
+        assert_eq!(keys.guess(&d), Some(key(7)));
+        keys.refused(&d);
+        assert_eq!(keys.guess(&d), None);
+    }
+
+    #[test]
+    fn user_tokens_are_never_guessed() {
+        let keys = AdmittedKeys::default();
+        let d = TokenDigest([2; 32]);
+        let user = V1Caller {
+            workspace_id: WorkspaceId(1),
+            principal: Principal::User { user_id: UserId(3), role: Role::Admin },
+        };
+        keys.admitted(d, user);
+        assert_eq!(keys.guess(&d), None);
+    }
+
+    #[test]
+    fn memory_is_bounded() {
+        let keys = AdmittedKeys::default();
+        for i in 0..=CAPACITY {
+            let mut bytes = [0; 32];
+            bytes[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            keys.admitted(TokenDigest(bytes), key(i as i64));
+        }
+        assert_eq!(keys.callers().len(), 1, "started over when full");
+    }
+}
