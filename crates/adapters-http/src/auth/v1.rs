@@ -15,7 +15,7 @@ use actix_web::http::header::{HeaderName, HeaderValue, AUTHORIZATION};
 use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
-use domain::auth::{presented_token, Requirements};
+use domain::auth::{authenticate_token, presented_token, AuthenticateError, PresentedToken, Requirements};
 use domain::rate_limit::RateLimitStatus;
 use domain::workspace::PlanTier;
 
@@ -37,11 +37,11 @@ pub async fn authenticate_v1(
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let public = PUBLIC_PATHS.contains(&req.path());
     let guessed = if public { None } else { guess(req.request()) };
-    if let Some((guess, state, header)) = guessed {
+    if let Some((guess, state, token)) = guessed {
         // The handler finds the guessed caller where the check would have put it. (No clone of
         // the request may be kept while the handler is routed, hence the check works on parts.)
         req.extensions_mut().insert(guess);
-        let (verdict, prepared) = futures_util::future::join(check(&state, header), next.call(req)).await;
+        let (verdict, prepared) = futures_util::future::join(check(&state, Ok(token)), next.call(req)).await;
         let prepared = match (prepared, &verdict.result) {
             (Ok(prepared), _) => prepared,
             (Err(_), Err(_)) => return Err(verdict.into_refusal().into()),
@@ -74,15 +74,14 @@ fn refusal(http: HttpRequest, e: ApiError) -> ServiceResponse<BoxBody> {
 
 /// Who a read-only request with a recently admitted API key is probably from, with what its
 /// check needs.
-fn guess(req: &HttpRequest) -> Option<(V1Caller, web::Data<AppState>, Option<Vec<u8>>)> {
+fn guess(req: &HttpRequest) -> Option<(V1Caller, web::Data<AppState>, PresentedToken)> {
     if !matches!(*req.method(), Method::GET | Method::HEAD) {
         return None;
     }
     let state = app_state(req).ok()?;
-    let header = authorization(req).ok()?;
-    let digest = presented_token(header.as_deref()).ok()?.digest;
-    let guess = state.auth.admitted.guess(&digest)?;
-    Some((guess, state, header))
+    let token = presented_token(authorization(req).ok()?.as_deref()).ok()?;
+    let guess = state.auth.admitted.guess(&token.digest)?;
+    Some((guess, state, token))
 }
 
 /// What a check found: the caller or the refusal, and the window when the request was counted.
@@ -112,12 +111,18 @@ impl Verdict {
     }
 }
 
-/// Checks the credential of `header` for `/v1` and counts the request; remembers admitted API
-/// keys and forgets refused ones ([`super::admitted`]).
-async fn check(state: &AppState, header: Option<Vec<u8>>) -> Verdict {
+/// Checks a presented credential (or reports why the `Authorization` header has none) for `/v1`
+/// and counts the request; remembers admitted API keys and forgets refused ones
+/// ([`super::admitted`]).
+async fn check(state: &AppState, token: Result<PresentedToken, AuthenticateError>) -> Verdict {
     let needs = Requirements { plan: Some(PlanTier::Advanced), rate_limit: Some(state.auth.rate_limit) };
-    let result = domain::auth::authenticate(state.auth.credentials.as_ref(), header.as_deref(), &needs).await;
-    let digest = presented_token(header.as_deref()).ok().map(|t| t.digest);
+    let (result, digest) = match token {
+        Ok(token) => {
+            let result = authenticate_token(state.auth.credentials.as_ref(), &token, &needs).await;
+            (result, Some(token.digest))
+        }
+        Err(e) => (Err(e), None),
+    };
     match result {
         Ok(ok) => {
             let caller = V1Caller::from_identity(ok.identity);
@@ -142,8 +147,8 @@ async fn check(state: &AppState, header: Option<Vec<u8>>) -> Verdict {
 /// The 401, 403 and 429 problems of `decisions.md`.
 pub async fn authenticate(req: &HttpRequest) -> Result<V1Caller, ApiError> {
     let state = app_state(req)?;
-    let header = authorization(req)?;
-    check(&state, header).await.record(req)
+    let token = presented_token(authorization(req)?.as_deref());
+    check(&state, token).await.record(req)
 }
 
 /// The handlers' state.

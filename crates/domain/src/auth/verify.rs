@@ -130,8 +130,19 @@ pub async fn authenticate(
     authorization: Option<&[u8]>,
     needs: &Requirements,
 ) -> Result<Authenticated, AuthenticateError> {
-    let token = presented_token(authorization)?;
-    let check = store.verify(&token, needs).await?;
+    authenticate_token(store, &presented_token(authorization)?, needs).await
+}
+
+/// [`authenticate`] for a token whose offline checks ([`presented_token`]) already passed.
+///
+/// # Errors
+/// [`AuthenticateError`].
+pub async fn authenticate_token(
+    store: &dyn CredentialStore,
+    token: &PresentedToken,
+    needs: &Requirements,
+) -> Result<Authenticated, AuthenticateError> {
+    let check = store.verify(token, needs).await?;
     admitted(check, needs)
 }
 
