@@ -92,3 +92,22 @@ impl From<domain::threads::UpdateThreadError> for ApiError {
         }
     }
 }
+
+impl From<domain::members::ManageMemberError> for ApiError {
+    fn from(e: domain::members::ManageMemberError) -> Self {
+        match e {
+            domain::members::ManageMemberError::Forbidden(why) => ApiError::Forbidden(why.to_owned()),
+            domain::members::ManageMemberError::Change(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::members::AddMemberFailure> for ApiError {
+    fn from(e: domain::members::AddMemberFailure) -> Self {
+        match e {
+            domain::members::AddMemberFailure::Invalid(v) => ApiError::Validation(v),
+            domain::members::AddMemberFailure::AlreadyMember(_) => ApiError::Conflict(e.to_string()),
+            domain::members::AddMemberFailure::Unknown(e) => e.into(),
+        }
+    }
+}

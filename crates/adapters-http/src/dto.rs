@@ -236,6 +236,25 @@ pub enum RoleDto {
     Agent,
 }
 
+impl RoleDto {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Admin => "admin",
+            Self::Agent => "agent",
+        }
+    }
+}
+
+/// A page of members.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserList {
+    /// The members, by user id.
+    pub data: Vec<UserRecord>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
 impl From<Role> for RoleDto {
     fn from(r: Role) -> Self {
         match r {

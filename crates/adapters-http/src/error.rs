@@ -71,6 +71,9 @@ pub enum ApiError {
     /// Authenticated but not allowed.
     #[error("{0}")]
     Forbidden(String),
+    /// An API key without the scope the route needs.
+    #[error("this API key lacks the scope `{0}`; create a key with it (docs/access.md)")]
+    InsufficientScope(domain::access::Scope),
     /// No such resource in this workspace (also for other workspaces' resources).
     #[error("{0}")]
     NotFound(String),
@@ -120,6 +123,7 @@ impl ApiError {
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::PlanRequired { .. } => "plan_required",
             ApiError::Forbidden(_) => "forbidden",
+            ApiError::InsufficientScope(_) => "insufficient_scope",
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::Validation(_) => "validation_failed",
@@ -176,7 +180,9 @@ impl ResponseError for ApiError {
             | ApiError::TokenExpired
             | ApiError::InvalidCredentials => StatusCode::UNAUTHORIZED,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::PlanRequired { .. } | ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::PlanRequired { .. } | ApiError::Forbidden(_) | ApiError::InsufficientScope(_) => {
+                StatusCode::FORBIDDEN
+            }
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -209,6 +215,13 @@ impl ResponseError for ApiError {
             }
             ApiError::InvalidCredentials => {
                 res.insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static(r#"Bearer realm="wms""#)));
+            }
+            ApiError::InsufficientScope(scope) => {
+                // RFC 6750 section 3.1: the scope the request needed.
+                res.insert_header((
+                    header::WWW_AUTHENTICATE,
+                    format!(r#"Bearer realm="wms", error="insufficient_scope", scope="{scope}""#),
+                ));
             }
             ApiError::RateLimited { retry_after } => {
                 res.insert_header((header::RETRY_AFTER, retry_after.to_string()));

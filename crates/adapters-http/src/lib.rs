@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod access;
 pub mod auth;
 pub mod domain_errors;
 pub mod dto;

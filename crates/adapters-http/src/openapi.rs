@@ -18,7 +18,7 @@ use crate::handlers::{channels, messages, users, webhooks};
         version = "1",
         description = "The Workspace Messaging Service REST API. The base URL ends in `/v1`. Authenticate with \
                        `Authorization: Bearer <API key>` (keys are created on the API Keys settings page, Advanced \
-                       plan). Each key may make 1000 requests per rolling hour; every authenticated response carries \
+                       plan; a key may be restricted to scopes, see docs/access.md). Each key may make 1000 requests per rolling hour; every authenticated response carries \
                        `RateLimit-Policy`, `RateLimit` and `X-RateLimit-*` headers, and a 429 carries `Retry-After`. \
                        Errors are RFC 9457 `application/problem+json` with a stable `code`."
     ),
@@ -35,6 +35,8 @@ use crate::handlers::{channels, messages, users, webhooks};
         messages::get::get,
         crate::handlers::threads::get::get,
         crate::handlers::threads::update::update,
+        users::list::list,
+        users::create::create,
         users::get::get,
         users::update::update,
         users::delete::delete,
@@ -101,7 +103,7 @@ struct StandardResponses;
 
 const AUTHENTICATED: [(&str, &str); 6] = [
     ("401", "Missing, malformed, unknown, revoked or expired credentials (`unauthenticated`, `invalid_token`, `token_revoked`, `token_expired`)"),
-    ("403", "The workspace's plan does not include the REST API (`plan_required`)"),
+    ("403", "The workspace's plan does not include the REST API (`plan_required`), the API key lacks the scope the operation needs (`insufficient_scope`, with `WWW-Authenticate` naming it), or the member's role does not allow it (`forbidden`); see docs/access.md"),
     ("404", "No such resource in this workspace (`not_found`)"),
     ("422", "Invalid parameters or body (`validation_failed`), one entry per field in `errors`"),
     ("429", "Rate limit exceeded (`rate_limited`); see `Retry-After`"),

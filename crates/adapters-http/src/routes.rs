@@ -2,29 +2,86 @@
 
 use actix_web::middleware::from_fn;
 use actix_web::web::{self, ServiceConfig};
+use actix_web::{FromRequest, Handler, Resource, Responder};
+use domain::access::Action as A;
 
+use crate::access::{guarded, Access};
 use crate::extract::{json_config, path_config, query_config};
 use crate::handlers;
 use crate::handlers::{api_keys, auth, channels, co_admin, fallback, health, messages, users, webhooks};
 
-/// A resource that answers 405 problem+json to methods it has no route for.
-fn resource(path: &str) -> actix_web::Resource {
-    web::resource(path).default_service(web::to(fallback::method_not_allowed))
+/// A resource under construction: every method's route is registered with its entry in the
+/// access policy ([`crate::access`]), so no route exists without one. Unregistered methods are
+/// answered 405 problem+json.
+struct Res {
+    path: String,
+    resource: Resource,
+}
+
+/// The resource at `path` inside the scope whose prefix is `scope` (`""` at the root).
+fn res(scope: &str, path: &str) -> Res {
+    Res {
+        path: format!("{scope}{path}"),
+        resource: web::resource(path).default_service(web::to(fallback::method_not_allowed)),
+    }
+}
+
+macro_rules! method {
+    ($name:ident, $route:path, $word:literal) => {
+        fn $name<F, Args>(self, access: Access, handler: F) -> Self
+        where
+            F: Handler<Args>,
+            Args: FromRequest + 'static,
+            F::Output: Responder + 'static,
+        {
+            let route = guarded($route().to(handler), $word, self.path.clone(), access);
+            Res { path: self.path, resource: self.resource.route(route) }
+        }
+    };
+}
+
+impl Res {
+    method!(get, web::get, "GET");
+    method!(post, web::post, "POST");
+    method!(patch, web::patch, "PATCH");
+    method!(delete, web::delete, "DELETE");
+
+    /// Data for this resource's handlers (a body limit, say).
+    fn data<U: 'static>(self, data: U) -> Self {
+        Res { path: self.path, resource: self.resource.app_data(data) }
+    }
+
+    /// What answers methods without a route (instead of the 405 problem).
+    fn otherwise<F, Args>(self, handler: F) -> Self
+    where
+        F: Handler<Args>,
+        Args: FromRequest + 'static,
+        F::Output: Responder + 'static,
+    {
+        Res { path: self.path, resource: self.resource.default_service(web::to(handler)) }
+    }
+
+    fn done(self) -> Resource {
+        self.resource
+    }
 }
 
 /// Registers every route; the binary wraps it with middleware and state.
 pub fn configure(cfg: &mut ServiceConfig) {
+    use Access::Public;
     cfg.app_data(json_config())
         .app_data(path_config())
         .app_data(query_config())
-        .service(resource("/healthz").route(web::get().to(health::healthz)))
-        .service(resource("/readyz").route(web::get().to(health::readyz)))
+        .service(res("", "/healthz").get(Public, health::healthz).done())
+        .service(res("", "/readyz").get(Public, health::readyz).done())
         .service(
-            resource("/platform-webhooks/{platform}")
+            res("", "/platform-webhooks/{platform}")
                 // Callbacks batch many events; Meta's bodies stay well under 1 MiB.
-                .app_data(web::PayloadConfig::new(1024 * 1024))
-                .route(web::get().to(handlers::platform_webhooks::verify::verify))
-                .route(web::post().to(handlers::platform_webhooks::receive::receive)),
+                .data(web::PayloadConfig::new(1024 * 1024))
+                // Public: each callback proves itself with the platform's signature.
+                .get(Public, handlers::platform_webhooks::verify::verify)
+                .post(Public, handlers::platform_webhooks::receive::receive)
+                .done(),
         )
         .service(v1())
         .service(settings_api())
@@ -36,7 +93,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
 /// Every `/v1` route, in ONE scope: actix matches the first scope whose prefix fits, so a second
 /// `/v1` scope would never be reached. Put new `/v1` routes here. The middleware authenticates
 /// and rate-limits every request but those of `auth::v1::PUBLIC_PATHS` before its handler runs,
-/// and adds the rate-limit headers to every response.
+/// and adds the rate-limit headers to every response; each route then asks the policy.
 fn v1() -> actix_web::Scope<
     impl actix_web::dev::ServiceFactory<
         actix_web::dev::ServiceRequest,
@@ -46,59 +103,79 @@ fn v1() -> actix_web::Scope<
         InitError = (),
     >,
 > {
+    use Access::{Public, Rest};
+    let r = |path| res("/v1", path);
     web::scope("/v1")
         .wrap(from_fn(crate::auth::v1::authenticate_v1))
-        .service(resource("/openapi.json").route(web::get().to(crate::openapi::openapi_json)))
-        .service(resource("/auth/login").route(web::post().to(auth::login::login)))
-        .service(resource("/auth/logout").route(web::post().to(auth::logout::logout)))
+        .service(r("/openapi.json").get(Public, crate::openapi::openapi_json).done())
+        .service(r("/auth/login").post(Public, auth::login::login).done())
+        // Public here: sign-out checks its own token, on every plan.
+        .service(r("/auth/logout").post(Public, auth::logout::logout).done())
         .service(
-            resource("/channels")
-                .route(web::get().to(channels::list::list))
-                .route(web::post().to(channels::create::create)),
+            r("/channels")
+                .get(Rest(A::ChannelsRead), channels::list::list)
+                .post(Rest(A::ChannelsWrite), channels::create::create)
+                .done(),
         )
         .service(
-            resource("/channels/{channel_id}")
-                .route(web::get().to(channels::get::get))
-                .route(web::patch().to(channels::update::update)),
+            r("/channels/{channel_id}")
+                .get(Rest(A::ChannelsRead), channels::get::get)
+                .patch(Rest(A::ChannelsWrite), channels::update::update)
+                .done(),
         )
         .service(
-            resource("/messages")
-                .route(web::get().to(messages::list::list))
-                .route(web::post().to(messages::create::create)),
+            r("/messages")
+                .get(Rest(A::MessagesRead), messages::list::list)
+                .post(Rest(A::MessagesWrite), messages::create::create)
+                .done(),
         )
-        .service(resource("/messages/{message_id}").route(web::get().to(messages::get::get)))
+        .service(r("/messages/{message_id}").get(Rest(A::MessagesRead), messages::get::get).done())
         .service(
-            resource("/threads/{thread_id}")
-                .route(web::get().to(handlers::threads::get::get))
-                .route(web::patch().to(handlers::threads::update::update)),
-        )
-        .service(
-            resource("/users/{user_id}")
-                .route(web::get().to(users::get::get))
-                .route(web::patch().to(users::update::update))
-                .route(web::delete().to(users::delete::delete)),
+            r("/threads/{thread_id}")
+                .get(Rest(A::ThreadsRead), handlers::threads::get::get)
+                .patch(Rest(A::ThreadsWrite), handlers::threads::update::update)
+                .done(),
         )
         .service(
-            resource("/webhooks").route(web::get().to(webhooks::list::v1)).route(web::post().to(webhooks::create::v1)),
+            r("/users")
+                .get(Rest(A::MembersRead), users::list::list)
+                .post(Rest(A::MembersManage), users::create::create)
+                .done(),
         )
         .service(
-            resource("/webhooks/{webhook_id}")
-                .route(web::get().to(webhooks::get::v1))
-                .route(web::patch().to(webhooks::update::v1))
-                .route(web::delete().to(webhooks::delete::v1)),
+            r("/users/{user_id}")
+                .get(Rest(A::MembersRead), users::get::get)
+                .patch(Rest(A::MembersUpdate), users::update::update)
+                .delete(Rest(A::MembersManage), users::delete::delete)
+                .done(),
         )
-        .service(resource("/webhooks/{webhook_id}/secret").route(web::get().to(webhooks::secret::v1)))
-        .service(resource("/webhooks/{webhook_id}/secret/rotate").route(web::post().to(webhooks::rotate::v1)))
-        .service(resource("/webhooks/{webhook_id}/deliveries").route(web::get().to(webhooks::deliveries::v1)))
         .service(
-            resource("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
-                .route(web::post().to(webhooks::retry::v1)),
+            r("/webhooks")
+                .get(Rest(A::WebhooksRead), webhooks::list::v1)
+                .post(Rest(A::WebhooksWrite), webhooks::create::v1)
+                .done(),
         )
-        .service(resource("/webhooks/{webhook_id}/test").route(web::post().to(webhooks::test::v1)))
+        .service(
+            r("/webhooks/{webhook_id}")
+                .get(Rest(A::WebhooksRead), webhooks::get::v1)
+                .patch(Rest(A::WebhooksWrite), webhooks::update::v1)
+                .delete(Rest(A::WebhooksWrite), webhooks::delete::v1)
+                .done(),
+        )
+        .service(r("/webhooks/{webhook_id}/secret").get(Rest(A::WebhooksWrite), webhooks::secret::v1).done())
+        .service(r("/webhooks/{webhook_id}/secret/rotate").post(Rest(A::WebhooksWrite), webhooks::rotate::v1).done())
+        .service(r("/webhooks/{webhook_id}/deliveries").get(Rest(A::WebhooksRead), webhooks::deliveries::v1).done())
+        .service(
+            r("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
+                .post(Rest(A::WebhooksWrite), webhooks::retry::v1)
+                .done(),
+        )
+        .service(r("/webhooks/{webhook_id}/test").post(Rest(A::WebhooksWrite), webhooks::test::v1).done())
 }
 
 /// The settings API of one workspace, in ONE scope for the same reason as `/v1`. The middleware
-/// makes every request a member's (login token or settings session) before its handler runs.
+/// makes every request a member's (login token or settings session) before its handler runs;
+/// each route then asks the policy.
 fn settings_api() -> actix_web::Scope<
     impl actix_web::dev::ServiceFactory<
         actix_web::dev::ServiceRequest,
@@ -108,52 +185,57 @@ fn settings_api() -> actix_web::Scope<
         InitError = (),
     >,
 > {
+    use Access::Settings as S;
+    let r = |path| res("/api/workspaces/{workspace_id}", path);
     web::scope("/api/workspaces/{workspace_id}")
         .wrap(from_fn(crate::auth::member::authenticate_members))
         .service(
-            resource("/api-keys")
-                .route(web::get().to(api_keys::list::list))
-                .route(web::post().to(api_keys::create::create)),
+            r("/api-keys")
+                .get(S(A::ApiKeysRead), api_keys::list::list)
+                .post(S(A::ApiKeysCreate), api_keys::create::create)
+                .done(),
         )
-        .service(resource("/api-keys/{key_id}").route(web::delete().to(api_keys::delete::delete)))
-        .service(resource("/api-keys/{key_id}/revoke").route(web::post().to(api_keys::revoke::revoke)))
+        .service(r("/api-keys/{key_id}").delete(S(A::ApiKeysWrite), api_keys::delete::delete).done())
+        .service(r("/api-keys/{key_id}/revoke").post(S(A::ApiKeysWrite), api_keys::revoke::revoke).done())
         .service(
-            resource("/webhooks")
-                .route(web::get().to(webhooks::list::settings))
-                .route(web::post().to(webhooks::create::settings)),
+            r("/webhooks")
+                .get(S(A::WebhooksRead), webhooks::list::settings)
+                .post(S(A::WebhooksWrite), webhooks::create::settings)
+                .done(),
         )
         .service(
-            resource("/webhooks/{webhook_id}")
-                .route(web::get().to(webhooks::get::settings))
-                .route(web::patch().to(webhooks::update::settings))
-                .route(web::delete().to(webhooks::delete::settings)),
+            r("/webhooks/{webhook_id}")
+                .get(S(A::WebhooksRead), webhooks::get::settings)
+                .patch(S(A::WebhooksWrite), webhooks::update::settings)
+                .delete(S(A::WebhooksWrite), webhooks::delete::settings)
+                .done(),
         )
-        .service(resource("/webhooks/{webhook_id}/secret").route(web::get().to(webhooks::secret::settings)))
-        .service(resource("/webhooks/{webhook_id}/secret/rotate").route(web::post().to(webhooks::rotate::settings)))
-        .service(resource("/webhooks/{webhook_id}/deliveries").route(web::get().to(webhooks::deliveries::settings)))
+        .service(r("/webhooks/{webhook_id}/secret").get(S(A::WebhooksWrite), webhooks::secret::settings).done())
+        .service(r("/webhooks/{webhook_id}/secret/rotate").post(S(A::WebhooksWrite), webhooks::rotate::settings).done())
+        .service(r("/webhooks/{webhook_id}/deliveries").get(S(A::WebhooksRead), webhooks::deliveries::settings).done())
         .service(
-            resource("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
-                .route(web::post().to(webhooks::retry::settings)),
+            r("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
+                .post(S(A::WebhooksWrite), webhooks::retry::settings)
+                .done(),
         )
-        .service(resource("/webhooks/{webhook_id}/test").route(web::post().to(webhooks::test::settings)))
+        .service(r("/webhooks/{webhook_id}/test").post(S(A::WebhooksWrite), webhooks::test::settings).done())
 }
 
-/// The assistant's endpoints (spec 4.2). Each handler checks the member itself (the `Member`
-/// extractor), so that GET and DELETE on the MCP endpoint answer 405 as the transport requires.
+/// The assistant's endpoints (spec 4.2): members, and API keys with `assistant:read`. The check
+/// is per route ([`Access::Assistant`]), so that GET and DELETE on the MCP endpoint, which have
+/// no route, answer 405 as the transport requires.
 fn co_admin_routes() -> actix_web::Scope {
+    use Access::Assistant;
+    let r = |path| res("/workspaces/{workspace_id}/co-admin", path);
     web::scope("/workspaces/{workspace_id}/co-admin")
-        .service(resource("/tools/execute").route(web::post().to(co_admin::execute::execute)))
-        .service(resource("/capabilities").route(web::get().to(co_admin::capabilities::capabilities)))
-        .service(
-            resource("/mcp")
-                .route(web::post().to(co_admin::mcp::post))
-                .default_service(web::to(co_admin::mcp::not_allowed)),
-        )
+        .service(r("/tools/execute").post(Assistant, co_admin::execute::execute).done())
+        .service(r("/capabilities").get(Assistant, co_admin::capabilities::capabilities).done())
+        .service(r("/mcp").post(Assistant, co_admin::mcp::post).otherwise(co_admin::mcp::not_allowed).done())
 }
 
 /// The settings web app (`crate::pages`): HTML pages, their form actions and embedded assets. The
 /// scope has no prefix, so it is registered after every other scope; its middleware adds the
-/// security headers and refuses cross-site state changes.
+/// security headers and refuses cross-site state changes; each route asks the policy.
 fn pages() -> actix_web::Scope<
     impl actix_web::dev::ServiceFactory<
         actix_web::dev::ServiceRequest,
@@ -163,55 +245,63 @@ fn pages() -> actix_web::Scope<
         InitError = (),
     >,
 > {
-    use crate::pages::{analytics, api_keys as keys, assets, login, logout, rest_api, webhooks as hooks};
-    let get = web::get;
-    let post = web::post;
+    use crate::pages::{
+        analytics, api_keys as keys, assets, invitation, login, logout, members, rest_api, webhooks as hooks,
+    };
+    use Access::{Page as P, Public};
+    let r = |path| res("", path);
+    const HOOKS: &str = "/settings/integrations/webhooks";
+    let hook = |path: &str| res("", &format!("{HOOKS}{path}"));
     web::scope("")
         .wrap(from_fn(crate::pages::guard::guard))
-        .service(resource("/").route(get().to(crate::pages::home)))
-        .service(resource("/assets/app.css").route(get().to(assets::css)))
-        .service(resource("/assets/app.js").route(get().to(assets::js)))
-        .service(resource("/assets/icon.svg").route(get().to(assets::icon)))
-        .service(resource("/login").route(get().to(login::show)).route(post().to(login::submit)))
-        .service(resource("/login/workspace").route(get().to(login::choose)).route(post().to(login::chosen)))
-        .service(resource("/logout").route(post().to(logout::logout)))
+        // The home page redirects to the settings, which ask for a session themselves.
+        .service(r("/").get(Public, crate::pages::home).done())
+        .service(r("/assets/app.css").get(Public, assets::css).done())
+        .service(r("/assets/app.js").get(Public, assets::js).done())
+        .service(r("/assets/icon.svg").get(Public, assets::icon).done())
+        .service(r("/login").get(Public, login::show).post(Public, login::submit).done())
+        .service(r("/login/workspace").get(Public, login::choose).post(Public, login::chosen).done())
+        .service(r("/logout").post(Public, logout::logout).done())
+        // Public: the one-time token in the path is the credential.
+        .service(r("/invitations/{token}").get(Public, invitation::show).post(Public, invitation::accept).done())
         .service(
-            resource("/settings/workspace/api-keys")
-                .route(get().to(keys::page::show))
-                .route(post().to(keys::create::create)),
-        )
-        .service(resource("/settings/workspace/api-keys/{key_id}/revoke").route(post().to(keys::revoke::revoke)))
-        .service(resource("/settings/workspace/api-keys/{key_id}/delete").route(post().to(keys::delete::delete)))
-        .service(resource("/settings/workspace/rest-api").route(get().to(rest_api::show)))
-        .service(
-            resource("/settings/integrations/webhooks")
-                .route(get().to(hooks::list::show))
-                .route(post().to(hooks::create::create)),
+            r("/settings/workspace/api-keys")
+                .get(P(A::ApiKeysRead), keys::page::show)
+                .post(P(A::ApiKeysCreate), keys::create::create)
+                .done(),
         )
         .service(
-            resource("/settings/integrations/webhooks/{webhook_id}")
-                .route(get().to(hooks::detail::show))
-                .route(post().to(hooks::update::update)),
+            r("/settings/workspace/api-keys/{key_id}/revoke").post(P(A::ApiKeysWrite), keys::revoke::revoke).done(),
         )
         .service(
-            resource("/settings/integrations/webhooks/{webhook_id}/active").route(post().to(hooks::active::set_active)),
+            r("/settings/workspace/api-keys/{key_id}/delete").post(P(A::ApiKeysWrite), keys::delete::delete).done(),
         )
         .service(
-            resource("/settings/integrations/webhooks/{webhook_id}/delete").route(post().to(hooks::delete::delete)),
+            r("/settings/workspace/members")
+                .get(P(A::MembersRead), members::show)
+                .post(P(A::MembersManage), members::add)
+                .done(),
+        )
+        .service(r("/settings/workspace/members/{user_id}").post(P(A::MembersManage), members::change).done())
+        .service(r("/settings/workspace/rest-api").get(P(A::RestReferenceRead), rest_api::show).done())
+        .service(
+            hook("").get(P(A::WebhooksRead), hooks::list::show).post(P(A::WebhooksWrite), hooks::create::create).done(),
         )
         .service(
-            resource("/settings/integrations/webhooks/{webhook_id}/secret").route(post().to(hooks::secret::reveal)),
+            hook("/{webhook_id}")
+                .get(P(A::WebhooksRead), hooks::detail::show)
+                .post(P(A::WebhooksWrite), hooks::update::update)
+                .done(),
         )
+        .service(hook("/{webhook_id}/active").post(P(A::WebhooksWrite), hooks::active::set_active).done())
+        .service(hook("/{webhook_id}/delete").post(P(A::WebhooksWrite), hooks::delete::delete).done())
+        .service(hook("/{webhook_id}/secret").post(P(A::WebhooksWrite), hooks::secret::reveal).done())
+        .service(hook("/{webhook_id}/secret/rotate").post(P(A::WebhooksWrite), hooks::secret::rotate).done())
+        .service(hook("/{webhook_id}/test").post(P(A::WebhooksWrite), hooks::test::send).done())
         .service(
-            resource("/settings/integrations/webhooks/{webhook_id}/secret/rotate")
-                .route(post().to(hooks::secret::rotate)),
+            hook("/{webhook_id}/deliveries/{delivery_id}/retry").post(P(A::WebhooksWrite), hooks::retry::retry).done(),
         )
-        .service(resource("/settings/integrations/webhooks/{webhook_id}/test").route(post().to(hooks::test::send)))
-        .service(
-            resource("/settings/integrations/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
-                .route(post().to(hooks::retry::retry)),
-        )
-        .service(resource("/analytics").route(get().to(analytics::page::show)))
-        .service(resource("/analytics/daily.csv").route(get().to(analytics::export::daily)))
-        .service(resource("/analytics/top-countries.csv").route(get().to(analytics::export::countries)))
+        .service(r("/analytics").get(P(A::AnalyticsRead), analytics::page::show).done())
+        .service(r("/analytics/daily.csv").get(P(A::AnalyticsRead), analytics::export::daily).done())
+        .service(r("/analytics/top-countries.csv").get(P(A::AnalyticsRead), analytics::export::countries).done())
 }

@@ -18,8 +18,8 @@ pub struct AppState {
     pub channels: Arc<dyn domain::channels::ChannelRepository>,
     /// Messages, threads and the contacts they create.
     pub messages: Arc<dyn domain::messaging::MessageRepository>,
-    /// Workspace members.
-    pub members: Arc<dyn domain::members::MemberRepository>,
+    /// Workspace members: list, add, change, remove, invitations.
+    pub members: Arc<domain::members::MembersService>,
     /// Threads: status and assignment.
     pub threads: Arc<dyn domain::threads::ThreadRepository>,
     /// Webhook destinations, their secrets, the delivery log, manual and test deliveries.

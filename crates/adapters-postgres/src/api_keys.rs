@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use domain::access::ScopeSet;
 use domain::api_keys::{ApiKey, ApiKeyId, ApiKeyRepository, NewApiKey};
 use domain::auth::NewToken;
 use domain::common::page::{Page, PageRequest};
@@ -40,6 +41,7 @@ struct ApiKeyRow {
     expires_at: Option<OffsetDateTime>,
     last_used_at: Option<OffsetDateTime>,
     revoked_at: Option<OffsetDateTime>,
+    scopes: Option<Vec<String>>,
 }
 
 impl From<ApiKeyRow> for ApiKey {
@@ -54,6 +56,10 @@ impl From<ApiKeyRow> for ApiKey {
             expires_at: r.expires_at,
             last_used_at: r.last_used_at,
             revoked_at: r.revoked_at,
+            scopes: r
+                .scopes
+                .as_ref()
+                .map_or_else(ScopeSet::full, |s| ScopeSet::from_stored(s.iter().map(String::as_str))),
         }
     }
 }
@@ -85,6 +91,8 @@ impl ApiKeyRepository for PgApiKeyRepository {
                 api_keys::masked_key.eq(&new.masked_key),
                 api_keys::expires_at.eq(new.expires_at),
                 api_keys::created_by_user_id.eq(new.created_by.0),
+                // A full-access key is stored as NULL: it also gets the scopes added later.
+                api_keys::scopes.eq((!new.scopes.is_full()).then(|| new.scopes.names())),
             ))
             .returning(ApiKeyRow::as_returning())
             .get_result(&mut conn)

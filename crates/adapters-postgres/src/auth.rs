@@ -8,6 +8,7 @@ use diesel::prelude::*;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{Array, BigInt, Bytea, Double, Integer, Nullable, Text, Timestamptz, Untyped};
 use diesel_async::RunQueryDsl;
+use domain::access::ScopeSet;
 use domain::auth::{
     CredentialCheck, CredentialOwner, CredentialStore, Identity, LoginThrottleStore, LoginUser, Membership,
     NewUserToken, PresentedToken, Requirements, ThrottleRecord, ThrottleSubject, TokenDigest, TokenKind, UserDirectory,
@@ -68,6 +69,9 @@ struct Verdict {
     now_epoch: i64,
     #[diesel(sql_type = Integer)]
     admitted: i32,
+    /// A key's granted scopes (NULL: full access, or not a key).
+    #[diesel(sql_type = Nullable<Array<Text>>)]
+    scopes: Option<Vec<String>>,
 }
 
 impl Verdict {
@@ -94,7 +98,13 @@ impl Verdict {
                 user_id: UserId(user),
                 role: role.parse::<Role>().map_err(|e| repo(anyhow::anyhow!("{e:?}")))?,
             },
-            _ => CredentialOwner::ApiKey { key_id: credential_id },
+            _ => CredentialOwner::ApiKey {
+                key_id: credential_id,
+                scopes: self
+                    .scopes
+                    .as_ref()
+                    .map_or_else(ScopeSet::full, |s| ScopeSet::from_stored(s.iter().map(String::as_str))),
+            },
         };
         let identity = Identity {
             workspace_id: WorkspaceId(self.workspace_id.ok_or_else(missing)?),
@@ -167,7 +177,9 @@ impl Query for Authenticate<'_> {
 
 impl QueryFragment<Pg> for Authenticate<'_> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql("SELECT * FROM wms_authenticate(");
+        // The key's scopes ride along in the same statement: a primary-key lookup of the row
+        // `wms_authenticate` has just read, so the check stays one round trip.
+        out.push_sql("SELECT a.*, k.scopes FROM wms_authenticate(");
         out.push_bind_param::<Text, _>(self.kind)?;
         out.push_sql(", ");
         out.push_bind_param::<Bytea, _>(self.digest)?;
@@ -179,7 +191,7 @@ impl QueryFragment<Pg> for Authenticate<'_> {
         out.push_bind_param::<Integer, _>(&self.window)?;
         out.push_sql(", ");
         out.push_bind_param::<Integer, _>(&self.count)?;
-        out.push_sql(")");
+        out.push_sql(") a LEFT JOIN api_keys k ON a.credential_id = k.id AND a.user_id IS NULL AND a.role IS NULL");
         Ok(())
     }
 }
@@ -416,6 +428,7 @@ mod tests {
             retry_after,
             now_epoch: 1_800_000_000,
             admitted,
+            scopes: None,
         }
     }
 

@@ -236,7 +236,7 @@ mod tests {
         Identity {
             workspace_id: WorkspaceId(1),
             plan: PlanTier::Advanced,
-            owner: CredentialOwner::ApiKey { key_id: 7 },
+            owner: CredentialOwner::ApiKey { key_id: 7, scopes: domain::access::ScopeSet::full() },
         }
     }
 

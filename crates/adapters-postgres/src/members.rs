@@ -4,7 +4,13 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use domain::members::{ChangeMemberError, MemberChange, MemberProfile, MemberRepository};
+use domain::auth::TokenDigest;
+use domain::common::page::{Page, PageRequest};
+use domain::common::ports::PasswordHash;
+use domain::members::{
+    AcceptedInvitation, AddMemberError, AddedRow, ChangeMemberError, MemberChange, MemberProfile, MemberRepository,
+    NewMember,
+};
 use domain::users::{Role, UserId};
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
@@ -12,7 +18,7 @@ use time::OffsetDateTime;
 
 use crate::error::repo;
 use crate::pool::Db;
-use crate::schema::{users, workspace_members};
+use crate::schema::{member_invitations, users, workspace_members};
 
 /// [`MemberRepository`] on PostgreSQL.
 #[derive(Debug, Clone)]
@@ -40,6 +46,11 @@ fn profile((user_id, email, name, role, active, created_at): ProfileRow) -> Resu
     })
 }
 
+/// The member's name in this workspace, or the account's when none was given here.
+fn member_name() -> diesel::expression::SqlLiteral<diesel::sql_types::Text> {
+    diesel::dsl::sql::<diesel::sql_types::Text>("coalesce(workspace_members.name, users.name)")
+}
+
 async fn load(conn: &mut AsyncPgConnection, ws: WorkspaceId, user: UserId) -> diesel::QueryResult<Option<ProfileRow>> {
     workspace_members::table
         .inner_join(users::table)
@@ -48,7 +59,7 @@ async fn load(conn: &mut AsyncPgConnection, ws: WorkspaceId, user: UserId) -> di
         .select((
             users::id,
             users::email,
-            users::name,
+            member_name(),
             workspace_members::role,
             workspace_members::is_active,
             workspace_members::created_at,
@@ -57,6 +68,10 @@ async fn load(conn: &mut AsyncPgConnection, ws: WorkspaceId, user: UserId) -> di
         .await
         .optional()
 }
+
+/// What an account without a password has instead of a hash: no password ever verifies against
+/// it (it is not a PHC string), so an invited person can only get in through their link.
+pub const NO_PASSWORD: &str = "!invited";
 
 /// Locks the workspace's active admin memberships and counts the ones other than `user`, so two
 /// concurrent demotions serialise and cannot both leave the workspace without an admin.
@@ -74,6 +89,17 @@ async fn other_active_admins(
         .load(conn)
         .await?;
     Ok(admins.iter().filter(|id| **id != user.0).count())
+}
+
+enum AddTxError {
+    AlreadyMember,
+    Db(diesel::result::Error),
+}
+
+impl From<diesel::result::Error> for AddTxError {
+    fn from(e: diesel::result::Error) -> Self {
+        AddTxError::Db(e)
+    }
 }
 
 enum TxError {
@@ -139,8 +165,12 @@ impl MemberRepository for PgMemberRepository {
                             .await?;
                     }
                     if let Some(name) = &change.name {
-                        diesel::update(users::table.find(user.0))
-                            .set((users::name.eq(name.as_str()), users::updated_at.eq(diesel::dsl::now)))
+                        // Per membership: other workspaces keep the name they know.
+                        diesel::update(workspace_members::table.find((ws.0, user.0)))
+                            .set((
+                                workspace_members::name.eq(name.as_str()),
+                                workspace_members::updated_at.eq(diesel::dsl::now),
+                            ))
                             .execute(conn)
                             .await?;
                     }
@@ -150,6 +180,148 @@ impl MemberRepository for PgMemberRepository {
             })
             .await;
         profile(finish(row)?).map_err(ChangeMemberError::Unknown)
+    }
+
+    async fn list(&self, ws: WorkspaceId, page: PageRequest) -> Result<Page<MemberProfile>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let mut query = workspace_members::table
+            .inner_join(users::table)
+            .filter(workspace_members::workspace_id.eq(ws.0))
+            .select((
+                users::id,
+                users::email,
+                member_name(),
+                workspace_members::role,
+                workspace_members::is_active,
+                workspace_members::created_at,
+            ))
+            .order(workspace_members::user_id.asc())
+            .limit(page.fetch())
+            .into_boxed();
+        if let Some(after) = page.after {
+            query = query.filter(workspace_members::user_id.gt(after));
+        }
+        let rows: Vec<ProfileRow> = query.load(&mut conn).await.map_err(repo)?;
+        let page = Page::from_rows(rows, page, |r| r.0);
+        let data = page.data.into_iter().map(profile).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page { data, next_cursor: page.next_cursor })
+    }
+
+    async fn add(&self, new: &NewMember) -> Result<AddedRow, AddMemberError> {
+        let mut conn = self.db.conn().await.map_err(|e| AddMemberError::Unknown(repo(e)))?;
+        let new = new.clone();
+        let r = conn
+            .transaction::<_, AddTxError, _>(|conn| {
+                async move {
+                    // An existing account joins with the password it has; a new one gets the
+                    // given password or none (and an invitation). Concurrent adds of one new
+                    // e-mail meet at the unique index and the loser reads the winner's row.
+                    diesel::insert_into(users::table)
+                        .values((
+                            users::email.eq(new.email.as_str()),
+                            users::name.eq(new.name.as_str()),
+                            users::password_hash.eq(new.password_hash.as_ref().map_or(NO_PASSWORD, |h| h.0.as_str())),
+                        ))
+                        .on_conflict_do_nothing()
+                        .execute(conn)
+                        .await?;
+                    let (user_id, hash): (i64, String) = users::table
+                        .filter(
+                            diesel::dsl::sql::<diesel::sql_types::Bool>("lower(email) = ")
+                                .bind::<diesel::sql_types::Text, _>(new.email.as_str()),
+                        )
+                        .select((users::id, users::password_hash))
+                        .for_update()
+                        .first(conn)
+                        .await?;
+                    let inserted = diesel::insert_into(workspace_members::table)
+                        .values((
+                            workspace_members::workspace_id.eq(new.workspace_id.0),
+                            workspace_members::user_id.eq(user_id),
+                            workspace_members::role.eq(new.role.as_str()),
+                            workspace_members::name.eq(new.name.as_str()),
+                        ))
+                        .on_conflict_do_nothing()
+                        .execute(conn)
+                        .await?;
+                    if inserted == 0 {
+                        return Err(AddTxError::AlreadyMember);
+                    }
+                    let invited = hash == NO_PASSWORD;
+                    if invited {
+                        diesel::insert_into(member_invitations::table)
+                            .values((
+                                member_invitations::workspace_id.eq(new.workspace_id.0),
+                                member_invitations::user_id.eq(user_id),
+                                member_invitations::token_digest.eq(new.invitation_digest.0.as_slice()),
+                                member_invitations::expires_at.eq(new.invitation_expires_at),
+                            ))
+                            .execute(conn)
+                            .await?;
+                    }
+                    let row = load(conn, new.workspace_id, UserId(user_id))
+                        .await?
+                        .ok_or(AddTxError::Db(diesel::result::Error::NotFound))?;
+                    Ok((row, invited))
+                }
+                .scope_boxed()
+            })
+            .await;
+        match r {
+            Ok((row, invited)) => Ok(AddedRow { profile: profile(row)?, invited }),
+            Err(AddTxError::AlreadyMember) => Err(AddMemberError::AlreadyMember),
+            Err(AddTxError::Db(e)) => Err(AddMemberError::Unknown(repo(e))),
+        }
+    }
+
+    async fn invitation_open(&self, digest: &TokenDigest, now: OffsetDateTime) -> Result<bool, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let n: i64 = member_invitations::table
+            .filter(member_invitations::token_digest.eq(digest.0.as_slice()))
+            .filter(member_invitations::used_at.is_null())
+            .filter(member_invitations::expires_at.gt(now))
+            .count()
+            .get_result(&mut conn)
+            .await
+            .map_err(repo)?;
+        Ok(n > 0)
+    }
+
+    async fn accept_invitation(
+        &self,
+        digest: &TokenDigest,
+        now: OffsetDateTime,
+        password: &PasswordHash,
+    ) -> Result<Option<AcceptedInvitation>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let digest = digest.0.to_vec();
+        let hash = password.0.clone();
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                // The UPDATE takes the row: of two concurrent submissions, one finds it used.
+                let used: Option<(i64, i64)> = diesel::update(
+                    member_invitations::table
+                        .filter(member_invitations::token_digest.eq(&digest))
+                        .filter(member_invitations::used_at.is_null())
+                        .filter(member_invitations::expires_at.gt(now)),
+                )
+                .set(member_invitations::used_at.eq(now))
+                .returning((member_invitations::workspace_id, member_invitations::user_id))
+                .get_result(conn)
+                .await
+                .optional()?;
+                let Some((ws, user)) = used else { return Ok(None) };
+                // Only an account still without a password takes one from a link.
+                diesel::update(users::table.find(user).filter(users::password_hash.eq(NO_PASSWORD)))
+                    .set((users::password_hash.eq(&hash), users::updated_at.eq(diesel::dsl::now)))
+                    .execute(conn)
+                    .await?;
+                Ok(Some(AcceptedInvitation { workspace_id: WorkspaceId(ws), user_id: UserId(user) }))
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(repo)
     }
 
     async fn remove(&self, ws: WorkspaceId, user: UserId) -> Result<(), ChangeMemberError> {

@@ -29,6 +29,7 @@ diesel::table! {
         expires_at -> Nullable<Timestamptz>,
         last_used_at -> Nullable<Timestamptz>,
         revoked_at -> Nullable<Timestamptz>,
+        scopes -> Nullable<Array<Text>>,
     }
 }
 
@@ -370,6 +371,7 @@ diesel::table! {
         is_active -> Bool,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        name -> Nullable<Text>,
     }
 }
 
@@ -383,6 +385,36 @@ diesel::table! {
         time_zone -> Text,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    audit_events (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        occurred_at -> Timestamptz,
+        action -> Text,
+        actor_type -> Text,
+        actor_id -> Nullable<Int8>,
+        actor_label -> Nullable<Text>,
+        target_type -> Nullable<Text>,
+        target_id -> Nullable<Int8>,
+        ip -> Nullable<Text>,
+        user_agent -> Nullable<Text>,
+        request_id -> Nullable<Text>,
+        details -> Jsonb,
+    }
+}
+
+diesel::table! {
+    member_invitations (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        user_id -> Int8,
+        token_digest -> Bytea,
+        expires_at -> Timestamptz,
+        used_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
     }
 }
 
@@ -408,8 +440,11 @@ diesel::joinable!(webhook_events -> workspaces (workspace_id));
 diesel::joinable!(webhook_throttles -> webhook_destinations (destination_id));
 diesel::joinable!(workspace_members -> users (user_id));
 diesel::joinable!(workspace_members -> workspaces (workspace_id));
+diesel::joinable!(audit_events -> workspaces (workspace_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    audit_events,
+    member_invitations,
     ai_agents,
     api_keys,
     channels,

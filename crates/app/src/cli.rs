@@ -83,6 +83,32 @@ pub enum WorkspaceCommand {
     Create(CreateWorkspaceArgs),
     /// Change a workspace's plan tier.
     SetPlan(SetPlanArgs),
+    /// Add a person to a workspace (a new account is invited unless --password is given).
+    AddMember(AddMemberArgs),
+}
+
+/// `wms workspace add-member`
+#[derive(Debug, Args)]
+pub struct AddMemberArgs {
+    /// The workspace's id.
+    #[arg(long)]
+    pub workspace_id: i64,
+    /// Their e-mail; an existing account joins with its own password.
+    #[arg(long)]
+    pub email: String,
+    /// Their role: admin or agent.
+    #[arg(long)]
+    pub role: String,
+    /// Their name in this workspace (default: the e-mail's local part).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// A password for a new account (8 to 256 characters); without it, a one-time invitation
+    /// link is printed.
+    #[arg(long)]
+    pub password: Option<String>,
+    /// Print `{"user_id", "invitation_url"}` as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `wms workspace create`

@@ -21,6 +21,10 @@ pub enum CommandError {
     /// A setting is missing or invalid: exit code 2.
     #[error(transparent)]
     Setting(#[from] config::SettingError),
+    /// A command-line argument is invalid (found after parsing, like a malformed e-mail): exit
+    /// code 2, as clap's own usage errors.
+    #[error("{0}")]
+    Usage(String),
     /// Anything else: exit code 1.
     #[error(transparent)]
     Failed(#[from] anyhow::Error),

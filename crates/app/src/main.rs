@@ -31,6 +31,10 @@ fn main() -> ExitCode {
             eprintln!("wms: {e}");
             ExitCode::from(2)
         }
+        Err(CommandError::Usage(e)) => {
+            eprintln!("wms: {e}");
+            ExitCode::from(2)
+        }
         Err(CommandError::Failed(e)) => {
             eprintln!("wms: error: {e:#}");
             ExitCode::from(1)

@@ -74,6 +74,16 @@ impl HealthCheck for DbHealth {
     }
 }
 
+/// The members use cases on `db`.
+pub fn members_service(db: &Db) -> domain::members::MembersService {
+    domain::members::MembersService::new(
+        Arc::new(adapters_postgres::members::PgMemberRepository::new(db.clone())),
+        Arc::new(crate::platform::Argon2Hasher::default()),
+        Arc::new(crate::platform::OsRandom),
+        Arc::new(crate::platform::SystemClock),
+    )
+}
+
 /// The handlers' shared state.
 pub fn state(settings: &Settings, db: &Db) -> AppState {
     let pages = crate::pages::state(settings, db);
@@ -81,7 +91,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         health: Arc::new(DbHealth { db: db.clone(), latest: adapters_postgres::migrate::latest_embedded_version() }),
         channels: Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone())),
         messages: Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
-        members: Arc::new(adapters_postgres::members::PgMemberRepository::new(db.clone())),
+        members: Arc::new(members_service(db)),
         threads: Arc::new(adapters_postgres::threads::PgThreadRepository::new(db.clone())),
         auth: crate::pages::with_sessions(crate::auth::auth_state(settings, db), &pages),
         pages,

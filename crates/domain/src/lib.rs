@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod access;
 pub mod analytics;
 pub mod api_keys;
 pub mod assistant;

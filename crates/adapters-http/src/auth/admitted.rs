@@ -63,7 +63,11 @@ mod tests {
     use super::*;
 
     fn key(id: i64) -> V1Caller {
-        V1Caller { workspace_id: WorkspaceId(1), principal: Principal::ApiKey { key_id: id } }
+        V1Caller {
+            workspace_id: WorkspaceId(1),
+            plan: domain::workspace::PlanTier::Advanced,
+            principal: Principal::ApiKey { key_id: id, scopes: domain::access::ScopeSet::full() },
+        }
     }
 
     #[test]
@@ -82,6 +86,7 @@ mod tests {
         let keys = AdmittedKeys::default();
         let d = TokenDigest([2; 32]);
         let user = V1Caller {
+            plan: domain::workspace::PlanTier::Advanced,
             workspace_id: WorkspaceId(1),
             principal: Principal::User { user_id: UserId(3), role: Role::Admin },
         };

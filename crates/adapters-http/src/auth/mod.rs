@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
+use domain::access::{Actor, Caller, ScopeSet, Surface};
 use domain::api_keys::ApiKeyRepository;
 use domain::auth::{
     CredentialOwner, CredentialStore, Identity, LoginSettings, LoginThrottleStore, SessionLookup, UserDirectory,
@@ -31,6 +32,7 @@ use domain::workspace::{PlanTier, WorkspaceId};
 use crate::error::ApiError;
 
 pub mod admitted;
+pub mod assistant;
 mod errors;
 pub mod member;
 pub mod v1;
@@ -74,6 +76,8 @@ pub enum Principal {
     ApiKey {
         /// The key's id.
         key_id: i64,
+        /// What it was granted.
+        scopes: ScopeSet,
     },
     /// A workspace member, by login token or session cookie.
     User {
@@ -90,6 +94,8 @@ pub enum Principal {
 pub struct V1Caller {
     /// The workspace every query of the request is scoped to.
     pub workspace_id: WorkspaceId,
+    /// Its plan when the request was checked.
+    pub plan: PlanTier,
     /// Key or user.
     pub principal: Principal,
 }
@@ -97,10 +103,30 @@ pub struct V1Caller {
 impl V1Caller {
     fn from_identity(identity: Identity) -> Self {
         let principal = match identity.owner {
-            CredentialOwner::ApiKey { key_id } => Principal::ApiKey { key_id },
+            CredentialOwner::ApiKey { key_id, scopes } => Principal::ApiKey { key_id, scopes },
             CredentialOwner::User { user_id, role } => Principal::User { user_id, role },
         };
-        Self { workspace_id: identity.workspace_id, principal }
+        Self { workspace_id: identity.workspace_id, plan: identity.plan, principal }
+    }
+
+    /// The caller as the access policy sees it.
+    pub fn access(&self) -> Caller {
+        Caller {
+            workspace_id: self.workspace_id,
+            plan: self.plan,
+            actor: self.principal.actor(),
+            surface: Surface::RestApi,
+        }
+    }
+}
+
+impl Principal {
+    /// The actor of the access policy.
+    pub fn actor(self) -> Actor {
+        match self {
+            Principal::ApiKey { key_id, scopes } => Actor::ApiKey { key_id, scopes },
+            Principal::User { user_id, role } => Actor::Member { user_id, role },
+        }
     }
 }
 
@@ -130,26 +156,13 @@ impl From<Member> for WorkspaceMember {
 }
 
 impl Member {
-    /// Only admins may continue.
-    ///
-    /// # Errors
-    /// 403 `forbidden` for agents.
-    pub fn require_admin(&self) -> Result<(), ApiError> {
-        match self.role {
-            Role::Admin => Ok(()),
-            Role::Agent => Err(ApiError::Forbidden("only workspace admins can do this".into())),
-        }
-    }
-
-    /// The workspace's plan must include `required`.
-    ///
-    /// # Errors
-    /// 403 `plan_required`.
-    pub fn require_plan(&self, required: PlanTier) -> Result<(), ApiError> {
-        if self.plan.includes(required) {
-            Ok(())
-        } else {
-            Err(ApiError::PlanRequired { required: required.to_string(), current: self.plan.to_string() })
+    /// The member as the access policy sees them, on `surface`.
+    pub fn access(&self, surface: Surface) -> Caller {
+        Caller {
+            workspace_id: self.workspace_id,
+            plan: self.plan,
+            actor: Actor::Member { user_id: self.user_id, role: self.role },
+            surface,
         }
     }
 }

@@ -17,7 +17,6 @@ use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
 use domain::auth::{authenticate_token, presented_token, AuthenticateError, PresentedToken, Requirements};
 use domain::rate_limit::RateLimitStatus;
-use domain::workspace::PlanTier;
 
 use super::V1Caller;
 use crate::error::ApiError;
@@ -115,7 +114,7 @@ impl Verdict {
 /// and counts the request; remembers admitted API keys and forgets refused ones
 /// ([`super::admitted`]).
 async fn check(state: &AppState, token: Result<PresentedToken, AuthenticateError>) -> Verdict {
-    let needs = Requirements { plan: Some(PlanTier::Advanced), rate_limit: Some(state.auth.rate_limit) };
+    let needs = Requirements { plan: Some(domain::access::REST_API_PLAN), rate_limit: Some(state.auth.rate_limit) };
     let (result, digest) = match token {
         Ok(token) => {
             let result = authenticate_token(state.auth.credentials.as_ref(), &token, &needs).await;

@@ -5,14 +5,16 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use super::session::{Signed, CSRF_FIELD};
+use domain::access::Action;
 use domain::workspace::PlanTier;
 
-/// The navigation: (path, label).
-const NAV: [(&str, &str); 4] = [
-    ("/settings/workspace/api-keys", "API Keys"),
-    ("/settings/integrations/webhooks", "Webhooks"),
-    ("/settings/workspace/rest-api", "REST API"),
-    ("/analytics", "Analytics"),
+/// The navigation: (path, label, what the policy must allow for the link to show).
+const NAV: [(&str, &str, Action); 5] = [
+    ("/settings/workspace/api-keys", "API Keys", Action::ApiKeysRead),
+    ("/settings/integrations/webhooks", "Webhooks", Action::WebhooksRead),
+    ("/settings/workspace/members", "Members", Action::MembersRead),
+    ("/settings/workspace/rest-api", "REST API", Action::RestReferenceRead),
+    ("/analytics", "Analytics", Action::AnalyticsRead),
 ];
 
 fn head(title: &str) -> Markup {
@@ -46,7 +48,8 @@ pub fn page(title: &str, current: &str, s: &Signed, body: Markup) -> Markup {
                     }
                     nav aria-label="Settings" {
                         ul {
-                            @for (path, label) in NAV {
+                            // A link below the plan still shows: its page explains the plan.
+                            @for (path, label, _) in NAV.into_iter().filter(|n| s.may_see(n.2)) {
                                 li {
                                     @if path == current {
                                         a href=(path) aria-current="page" { (label) }

@@ -15,9 +15,11 @@ pub mod assets;
 pub mod error;
 pub mod form;
 pub mod guard;
+pub mod invitation;
 pub mod layout;
 pub mod login;
 pub mod logout;
+pub mod members;
 pub mod rest_api;
 pub mod session;
 pub mod webhooks;
@@ -55,7 +57,10 @@ impl std::fmt::Debug for PagesState {
     }
 }
 
-/// `GET /`: the settings (or the sign-in page, for visitors).
-pub async fn home() -> actix_web::HttpResponse {
-    actix_web::HttpResponse::SeeOther().insert_header((actix_web::http::header::LOCATION, api_keys::PATH)).finish()
+/// `GET /`: the settings an admin manages, the analytics for an agent (or the sign-in page, for
+/// visitors, through the page they land on).
+pub async fn home(req: actix_web::HttpRequest) -> actix_web::HttpResponse {
+    let agent = matches!(session::signed(&req).await, Ok(s) if !s.may(domain::access::Action::ApiKeysRead));
+    let to = if agent { "/analytics" } else { api_keys::PATH };
+    actix_web::HttpResponse::SeeOther().insert_header((actix_web::http::header::LOCATION, to)).finish()
 }

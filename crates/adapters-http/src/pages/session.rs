@@ -15,10 +15,10 @@ use std::pin::Pin;
 
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::dev::Payload;
-use actix_web::{web, FromRequest, HttpRequest};
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
+use domain::access::{authorize, Action, Actor, Caller, Surface};
 use domain::auth::WorkspaceMember;
 use domain::sessions::{SessionSecret, SessionState};
-use domain::users::Role;
 use domain::workspace::PlanTier;
 use subtle::ConstantTimeEq;
 
@@ -107,29 +107,37 @@ pub struct Signed {
     pub csrf: String,
     /// A message from the previous request.
     pub flash: Option<String>,
+    /// Set when the page's feature needs a higher plan than the workspace's: the page explains
+    /// the plan instead of showing the feature ([`crate::access`]).
+    pub plan_required: Option<PlanTier>,
 }
 
 impl Signed {
-    /// Whether the member is an admin.
-    pub fn is_admin(&self) -> bool {
-        self.member.role == Role::Admin
-    }
-
     /// The workspace's plan.
     pub fn plan(&self) -> PlanTier {
         self.member.plan
     }
 
-    /// Only admins may continue.
-    ///
-    /// # Errors
-    /// [`PageError::Forbidden`].
-    pub fn require_admin(&self) -> Result<(), PageError> {
-        if self.is_admin() {
-            Ok(())
-        } else {
-            Err(PageError::Forbidden("only workspace admins can do this; ask an admin of your workspace".into()))
+    /// The member as the access policy sees them.
+    pub fn access(&self) -> Caller {
+        Caller {
+            workspace_id: self.member.workspace_id,
+            plan: self.member.plan,
+            actor: Actor::Member { user_id: self.member.user_id, role: self.member.role },
+            surface: Surface::Settings,
         }
+    }
+
+    /// Whether the policy lets the member do `action` (to show or hide a control; the route
+    /// itself is guarded by [`crate::access`]).
+    pub fn may(&self, action: Action) -> bool {
+        authorize(&self.access(), action).is_ok()
+    }
+
+    /// Like [`Signed::may`], but a feature that only the plan refuses still counts: its page
+    /// explains the plan.
+    pub fn may_see(&self, action: Action) -> bool {
+        matches!(authorize(&self.access(), action), Ok(()) | Err(domain::access::Denied::PlanRequired { .. }))
     }
 }
 
@@ -172,6 +180,7 @@ pub async fn signed(req: &HttpRequest) -> Result<Signed, PageError> {
                 workspace_count,
                 csrf,
                 flash: flash(req),
+                plan_required: None,
             })
         }
     }
@@ -182,6 +191,10 @@ impl FromRequest for Signed {
     type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
 
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        // Guarded pages resolved the session already ([`crate::access`]).
+        if let Some(s) = req.extensions().get::<Signed>().cloned() {
+            return Box::pin(async move { Ok(s) });
+        }
         let req = req.clone();
         Box::pin(async move { signed(&req).await })
     }

@@ -118,7 +118,7 @@ const THREADS: &str = "
     SELECT t.id, t.status, t.unread_count::bigint AS unread_count, t.handover_status, t.created_at, t.last_message_at,
            c.id AS channel_id, c.channel_type, c.display_name AS channel_name, t.assignee_type,
            coalesce(t.assignee_user_id, t.assignee_team_id, t.assignee_ai_agent_id) AS assignee_id,
-           CASE t.assignee_type WHEN 'user' THEN u.name WHEN 'team' THEN tm.name WHEN 'ai_agent' THEN ag.name END
+           CASE t.assignee_type WHEN 'user' THEN coalesce(wm.name, u.name) WHEN 'team' THEN tm.name WHEN 'ai_agent' THEN ag.name END
                AS assignee_name,
            coalesce((SELECT array_agg(l.name ORDER BY l.name) FROM thread_labels tl
                      JOIN labels l ON l.workspace_id = tl.workspace_id AND l.id = tl.label_id
@@ -126,6 +126,7 @@ const THREADS: &str = "
     FROM threads t
     JOIN channels c ON c.workspace_id = t.workspace_id AND c.id = t.channel_id
     LEFT JOIN users u ON t.assignee_type = 'user' AND u.id = t.assignee_user_id
+    LEFT JOIN workspace_members wm ON wm.workspace_id = t.workspace_id AND wm.user_id = u.id
     LEFT JOIN teams tm ON tm.workspace_id = t.workspace_id AND tm.id = t.assignee_team_id
     LEFT JOIN ai_agents ag ON ag.workspace_id = t.workspace_id AND ag.id = t.assignee_ai_agent_id
     WHERE t.workspace_id = $1 AND t.contact_id = $2
@@ -189,13 +190,14 @@ struct ResponderRow {
 }
 
 const RESPONDERS: &str = "
-    SELECT u.id AS user_id, u.name, count(*) AS outbound_messages
+    SELECT u.id AS user_id, coalesce(wm.name, u.name) AS name, count(*) AS outbound_messages
     FROM messages m JOIN users u ON u.id = m.author_user_id
+    LEFT JOIN workspace_members wm ON wm.workspace_id = m.workspace_id AND wm.user_id = u.id
     WHERE m.workspace_id = $1 AND m.thread_id = ANY($2) AND m.sender_kind = 'human'
       AND m.created_at >= ($3::date::timestamp AT TIME ZONE $5)
       AND m.created_at < (($4::date + 1)::timestamp AT TIME ZONE $5)
-    GROUP BY u.id, u.name
-    ORDER BY outbound_messages DESC, u.name";
+    GROUP BY u.id, coalesce(wm.name, u.name)
+    ORDER BY outbound_messages DESC, name";
 
 pub(super) fn facts(
     c: &mut AsyncPgConnection,

@@ -52,11 +52,14 @@ pub async fn record_at(
     at: OffsetDateTime,
 ) -> diesel::QueryResult<()> {
     let payload = envelope(event, at, workspace, data);
+    fn webhook_plans() -> Vec<&'static str> {
+        domain::access::plans_including(domain::access::WEBHOOKS_PLAN).into_iter().map(|p| p.as_str()).collect()
+    }
     diesel::sql_query(
         "WITH subscribed AS (
              SELECT w.id FROM webhook_destinations w JOIN workspaces ws ON ws.id = w.workspace_id
              WHERE w.workspace_id = $1 AND w.active AND $2 = ANY (w.events)
-               AND ws.plan IN ('growth', 'advanced')
+               AND ws.plan = ANY ($4)
          ), ev AS (
              INSERT INTO webhook_events (workspace_id, event_type, message_id, payload)
              SELECT $1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $3
@@ -69,6 +72,8 @@ pub async fn record_at(
     .bind::<BigInt, _>(workspace.0)
     .bind::<Text, _>(event.as_str())
     .bind::<Text, _>(&payload)
+    // The plans the access policy includes webhooks in; below them nothing is queued.
+    .bind::<diesel::sql_types::Array<Text>, _>(webhook_plans())
     .execute(conn)
     .await?;
     Ok(())

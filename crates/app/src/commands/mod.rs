@@ -28,6 +28,7 @@ pub async fn run(command: Command, settings: Settings) -> Result<(), CommandErro
         Command::Migrate(args) => migrate::run(settings, args).await,
         Command::Workspace(WorkspaceCommand::Create(args)) => workspace::create(settings, args).await,
         Command::Workspace(WorkspaceCommand::SetPlan(args)) => workspace::set_plan(settings, args).await,
+        Command::Workspace(WorkspaceCommand::AddMember(args)) => workspace::add_member(settings, args).await,
         Command::Seed(SeedCommand::Demo(args)) => seed::demo(settings, args).await,
         Command::Seed(SeedCommand::Scale(args)) => seed::scale(settings, args).await,
         Command::Docs(DocsCommand::Ingest(args)) => docs::ingest(settings, args).await,

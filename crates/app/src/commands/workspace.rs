@@ -1,11 +1,11 @@
-//! `wms workspace create` and `wms workspace set-plan`
+//! `wms workspace create`, `wms workspace set-plan` and `wms workspace add-member`
 
 use adapters_postgres::PgWorkspaceRepository;
 use domain::workspace::{
     create_workspace, CreateWorkspace, CreateWorkspaceError, SetPlanError, WorkspaceId, WorkspaceRepository,
 };
 
-use crate::cli::{CreateWorkspaceArgs, SetPlanArgs};
+use crate::cli::{AddMemberArgs, CreateWorkspaceArgs, SetPlanArgs};
 use crate::config::Settings;
 use crate::platform::{Argon2Hasher, OsRandom};
 use crate::CommandError;
@@ -47,4 +47,47 @@ pub(super) async fn set_plan(settings: Settings, args: SetPlanArgs) -> Result<()
     })?;
     println!("workspace {} is now on the {} plan", ws.id, ws.plan);
     Ok(())
+}
+
+pub(super) async fn add_member(settings: Settings, args: AddMemberArgs) -> Result<(), CommandError> {
+    use domain::access::Caller;
+    use domain::members::{AddMember, AddMemberFailure};
+    let (db, _) = super::connect_for_command(&settings).await?;
+    let ws = PgWorkspaceRepository::new(db.clone())
+        .find(WorkspaceId(args.workspace_id))
+        .await
+        .map_err(|e| e.0)?
+        .ok_or_else(|| anyhow::anyhow!("no workspace with id {}", args.workspace_id))?;
+    let members = crate::wiring::members_service(&db);
+    let cmd = AddMember { email: args.email, name: args.name, role: args.role, password: args.password };
+    let added = members.add(&Caller::operator(ws.id, ws.plan), cmd).await.map_err(|e| match e {
+        AddMemberFailure::Invalid(v) => {
+            let lines: Vec<String> = v.0.iter().map(|f| format!("--{}: {}", f.field, f.message)).collect();
+            CommandError::Usage(format!("invalid arguments:\n  {}", lines.join("\n  ")))
+        }
+        AddMemberFailure::AlreadyMember(email) => {
+            CommandError::Failed(anyhow::anyhow!("{email} is already a member of workspace {}", ws.id))
+        }
+        AddMemberFailure::Unknown(e) => CommandError::Failed(e.0),
+    })?;
+    let url = added.invitation.as_ref().map(|i| format!("{}/invitations/{}", public_origin(&settings), i.token));
+    if args.json {
+        println!("{}", serde_json::json!({ "user_id": added.profile.user_id.0, "invitation_url": url }));
+    } else {
+        println!("added {} to workspace {} as {}", added.profile.email, ws.id, added.profile.role.as_str());
+        if let Some(url) = url {
+            println!("invitation link (works once, for 7 days): {url}");
+        }
+    }
+    Ok(())
+}
+
+/// The public base URL for links: `http.public_url`, else the bind address (a wildcard address
+/// read as loopback, since a link to 0.0.0.0 leads nowhere).
+fn public_origin(settings: &Settings) -> String {
+    if let Some(u) = &settings.http.public_url {
+        return u.trim_end_matches('/').to_owned();
+    }
+    let bind = settings.http.bind.clone().unwrap_or_else(|| "0.0.0.0:8080".into());
+    format!("http://{}", bind.replace("0.0.0.0", "127.0.0.1").replace("[::]", "[::1]"))
 }

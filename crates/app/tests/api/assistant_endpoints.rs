@@ -27,9 +27,17 @@ async fn only_members_of_the_workspace_may_call_the_tools() {
 
     problem(post(&app, ws.id, None, &body).await, 401, "unauthenticated").await;
     problem(app.get(&caps).await, 401, "unauthenticated").await;
-    let key = app.api_key(&ws).await;
-    problem(post(&app, ws.id, Some(&key), &body).await, 403, "forbidden").await;
-    problem(app.client.get(app.url(&caps)).bearer_auth(&key).send().await.expect("request"), 403, "forbidden").await;
+    // decisions.md: an API key needs `assistant:read` (a full-access key has it).
+    let key = app.api_key_with_scopes(&ws, &["messages:read"]).await;
+    let refused = problem(post(&app, ws.id, Some(&key), &body).await, 403, "insufficient_scope").await;
+    assert!(refused["detail"].as_str().is_some_and(|d| d.contains("assistant:read")));
+    problem(app.client.get(app.url(&caps)).bearer_auth(&key).send().await.expect("request"), 403, "insufficient_scope")
+        .await;
+    let assistant_key = app.api_key_with_scopes(&ws, &["assistant:read"]).await;
+    assert_eq!(post(&app, ws.id, Some(&assistant_key), &body).await.status(), 200);
+    assert_eq!(post(&app, ws.id, Some(&app.api_key(&ws).await), &body).await.status(), 200);
+    let foreign_key = app.api_key(&other).await;
+    problem(post(&app, ws.id, Some(&foreign_key), &body).await, 404, "not_found").await;
     let outsider = crate::credentials::admin_token(&app, &other).await;
     problem(post(&app, ws.id, Some(&outsider), &body).await, 404, "not_found").await;
     problem(app.client.get(app.url(&caps)).bearer_auth(&outsider).send().await.expect("request"), 404, "not_found")

@@ -144,6 +144,25 @@ impl TestApp {
         token.secret
     }
 
+    /// A fresh API key of `ws` holding only `scopes`, stored as the service stores keys.
+    pub async fn api_key_with_scopes(&self, ws: &TestWorkspace, scopes: &[&str]) -> String {
+        use diesel_async::RunQueryDsl;
+        let token = domain::auth::NewToken::generate(domain::auth::TokenKind::ApiKey, &app::platform::OsRandom);
+        let mut conn = self.db.conn().await.expect("conn");
+        diesel::sql_query(
+            "INSERT INTO api_keys (workspace_id, name, key_digest, masked_key, scopes) \
+             VALUES ($1, 'scoped key', $2, $3, $4)",
+        )
+        .bind::<diesel::sql_types::BigInt, _>(ws.id)
+        .bind::<diesel::sql_types::Bytea, _>(token.digest().0.to_vec())
+        .bind::<diesel::sql_types::Text, _>(token.masked())
+        .bind::<diesel::sql_types::Array<diesel::sql_types::Text>, _>(scopes)
+        .execute(&mut conn)
+        .await
+        .expect("insert key");
+        token.secret
+    }
+
     /// An `advanced` workspace and an API key of it.
     pub async fn advanced_with_key(&self) -> (TestWorkspace, String) {
         let ws = self.create_workspace(PlanTier::Advanced).await;

@@ -3,6 +3,7 @@
 mod credentials;
 mod helpers;
 
+mod access;
 mod api_keys;
 mod assistant_analytics;
 mod assistant_contacts;

@@ -9,6 +9,7 @@ use reqwest::StatusCode;
 use crate::helpers::{TestApp, TestWorkspace};
 
 /// A signed-in browser, reduced to what the server sees.
+#[derive(Debug, Clone)]
 pub struct Browser {
     /// `wms_session=…`
     pub cookie: String,
@@ -46,13 +47,13 @@ pub async fn submit_login(app: &TestApp, email: &str, password: &str) -> reqwest
         .expect("request")
 }
 
-/// Signs `ws`'s admin in through the form.
+/// Signs `ws`'s admin (or whoever its credentials are) in through the form.
 pub async fn sign_in(app: &TestApp, ws: &TestWorkspace) -> Browser {
     let res = submit_login(app, &ws.admin_email, &ws.admin_password).await;
     assert_eq!(res.status(), StatusCode::SEE_OTHER, "signed in");
     let (cookie, _) = set_cookie(&res, "wms_session").expect("session cookie");
     let page =
-        app.client.get(app.url("/settings/workspace/api-keys")).header(COOKIE, &cookie).send().await.expect("page");
+        app.client.get(app.url("/settings/workspace/rest-api")).header(COOKIE, &cookie).send().await.expect("page");
     assert_eq!(page.status(), StatusCode::OK);
     let csrf = csrf_of(&page.text().await.expect("html"));
     Browser { cookie, csrf }
@@ -98,7 +99,7 @@ async fn sign_in_sets_a_hardened_session_cookie_and_sign_out_ends_the_session_on
         assert!(header.contains(attribute), "{attribute} in {header}");
     }
     let page =
-        app.client.get(app.url("/settings/workspace/api-keys")).header(COOKIE, &cookie).send().await.expect("page");
+        app.client.get(app.url("/settings/workspace/rest-api")).header(COOKIE, &cookie).send().await.expect("page");
     assert_eq!(page.status(), 200);
     let html = page.text().await.expect("html");
     assert!(html.contains(&ws.admin_email));

@@ -5,6 +5,7 @@ use std::fmt;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
+use crate::access::ScopeSet;
 use crate::auth::NewToken;
 use crate::common::error::FieldError;
 use crate::common::text::bounded;
@@ -112,6 +113,8 @@ pub struct ApiKey {
     pub last_used_at: Option<OffsetDateTime>,
     /// When it was revoked.
     pub revoked_at: Option<OffsetDateTime>,
+    /// What it was granted (every scope for a full-access key).
+    pub scopes: ScopeSet,
 }
 
 impl ApiKey {
@@ -153,6 +156,7 @@ mod tests {
             expires_at: None,
             last_used_at: None,
             revoked_at: None,
+            scopes: ScopeSet::full(),
         }
     }
 

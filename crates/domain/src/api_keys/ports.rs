@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::model::{ApiKey, ApiKeyId, ApiKeyName};
+use crate::access::ScopeSet;
 use crate::auth::TokenDigest;
 use crate::common::error::RepoError;
 use crate::common::page::{Page, PageRequest};
@@ -25,6 +26,8 @@ pub struct NewApiKey {
     pub expires_at: Option<OffsetDateTime>,
     /// The admin creating it.
     pub created_by: UserId,
+    /// What it may do.
+    pub scopes: ScopeSet,
 }
 
 /// API keys of a workspace. Every method is scoped by the workspace, so another workspace's key

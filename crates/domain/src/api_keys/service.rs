@@ -2,15 +2,15 @@
 
 use super::model::{ApiKey, ApiKeyId, ApiKeyName, CreatedApiKey, KeyExpiry};
 use super::ports::{ApiKeyRepository, NewApiKey};
+use crate::access::{authorize, Action, Actor, Caller, Denied, ScopeSet, Surface};
 use crate::auth::{NewToken, TokenKind, WorkspaceMember};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
 use crate::common::ports::{Clock, RandomSource};
-use crate::users::Role;
 use crate::workspace::PlanTier;
 
-/// The plan that includes the REST API and its keys.
-pub const API_PLAN: PlanTier = PlanTier::Advanced;
+/// The plan that includes the REST API and its keys (the policy's, re-exported for the pages).
+pub const API_PLAN: PlanTier = crate::access::REST_API_PLAN;
 
 /// An admin's request for a new key.
 #[derive(Debug, Clone, Default)]
@@ -19,6 +19,8 @@ pub struct CreateApiKey {
     pub name: String,
     /// RFC 3339 expiry; `None` for a key that never expires.
     pub expires_at: Option<String>,
+    /// Scope names; `None` for a full-access key.
+    pub scopes: Option<Vec<String>>,
 }
 
 /// Why a key could not be created.
@@ -68,8 +70,14 @@ pub enum ChangeApiKeyError {
     Unknown(#[from] RepoError),
 }
 
-fn is_admin(actor: &WorkspaceMember) -> bool {
-    actor.role == Role::Admin
+/// The member as the access policy sees them (the settings surface: keys are managed there).
+fn caller(actor: &WorkspaceMember) -> Caller {
+    Caller {
+        workspace_id: actor.workspace_id,
+        plan: actor.plan,
+        actor: Actor::Member { user_id: actor.user_id, role: actor.role },
+        surface: Surface::Settings,
+    }
 }
 
 /// Mints a key from the OS CSPRNG and stores only its digest and masked form. Below `advanced`
@@ -85,20 +93,28 @@ pub async fn create_api_key(
     actor: &WorkspaceMember,
     cmd: CreateApiKey,
 ) -> Result<CreatedApiKey, CreateApiKeyError> {
-    if !is_admin(actor) {
-        return Err(CreateApiKeyError::Forbidden);
-    }
-    if !actor.plan.includes(API_PLAN) {
-        return Err(CreateApiKeyError::PlanRequired { required: API_PLAN, current: actor.plan });
+    match authorize(&caller(actor), Action::ApiKeysCreate) {
+        Ok(()) => {}
+        Err(Denied::PlanRequired { required, current }) => {
+            return Err(CreateApiKeyError::PlanRequired { required, current })
+        }
+        Err(_) => return Err(CreateApiKeyError::Forbidden),
     }
     let mut errors = ValidationErrors::default();
     let name = errors.check(ApiKeyName::new(&cmd.name));
+    let scopes = match ScopeSet::parse_request(cmd.scopes.as_deref()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            errors.0.extend(e.0);
+            None
+        }
+    };
     let expires_at = match cmd.expires_at.as_deref() {
         None => Some(None),
         Some(raw) => errors.check(KeyExpiry::parse(raw, clock.now())).map(|e| Some(e.at())),
     };
     errors.clone().into_result()?;
-    let (Some(name), Some(expires_at)) = (name, expires_at) else {
+    let (Some(name), Some(expires_at), Some(scopes)) = (name, expires_at, scopes) else {
         return Err(CreateApiKeyError::Invalid(errors));
     };
     let secret = NewToken::generate(TokenKind::ApiKey, random);
@@ -109,6 +125,7 @@ pub async fn create_api_key(
         masked_key: secret.masked(),
         expires_at,
         created_by: actor.user_id,
+        scopes,
     };
     let key = repo.insert(&new).await?;
     Ok(CreatedApiKey { key, secret })
@@ -123,7 +140,7 @@ pub async fn list_api_keys(
     actor: &WorkspaceMember,
     page: PageRequest,
 ) -> Result<Page<ApiKey>, ListApiKeysError> {
-    if !is_admin(actor) {
+    if authorize(&caller(actor), Action::ApiKeysRead).is_err() {
         return Err(ListApiKeysError::Forbidden);
     }
     Ok(repo.list(actor.workspace_id, page).await?)
@@ -140,7 +157,7 @@ pub async fn revoke_api_key(
     actor: &WorkspaceMember,
     id: ApiKeyId,
 ) -> Result<ApiKey, ChangeApiKeyError> {
-    if !is_admin(actor) {
+    if authorize(&caller(actor), Action::ApiKeysWrite).is_err() {
         return Err(ChangeApiKeyError::Forbidden);
     }
     repo.revoke(actor.workspace_id, id, clock.now()).await?.ok_or(ChangeApiKeyError::NotFound(id))
@@ -155,7 +172,7 @@ pub async fn delete_api_key(
     actor: &WorkspaceMember,
     id: ApiKeyId,
 ) -> Result<(), ChangeApiKeyError> {
-    if !is_admin(actor) {
+    if authorize(&caller(actor), Action::ApiKeysWrite).is_err() {
         return Err(ChangeApiKeyError::Forbidden);
     }
     if repo.delete(actor.workspace_id, id).await? {
@@ -174,6 +191,7 @@ mod tests {
     use crate::api_keys::{ApiKeyState, MockApiKeyRepository};
     use crate::auth::parse;
     use crate::common::ports::{MockClock, MockRandomSource};
+    use crate::users::Role;
     use crate::users::UserId;
     use crate::workspace::WorkspaceId;
 
@@ -210,11 +228,12 @@ mod tests {
             expires_at: new.expires_at,
             last_used_at: None,
             revoked_at: None,
+            scopes: new.scopes,
         }
     }
 
     fn cmd(name: &str, expires_at: Option<&str>) -> CreateApiKey {
-        CreateApiKey { name: name.into(), expires_at: expires_at.map(Into::into) }
+        CreateApiKey { name: name.into(), expires_at: expires_at.map(Into::into), scopes: None }
     }
 
     #[tokio::test]
@@ -301,6 +320,7 @@ mod tests {
                     masked_key: "wmsk_…abcd".into(),
                     expires_at: None,
                     created_by: UserId(3),
+                    scopes: ScopeSet::full(),
                 };
                 Ok(Some(ApiKey { revoked_at: Some(at), ..stored(&new) }))
             },

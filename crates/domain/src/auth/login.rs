@@ -459,7 +459,10 @@ mod tests {
         let mut w = World::new();
         w.credentials.expect_verify().times(1).returning(|_, _| {
             Ok(CredentialCheck::Admitted {
-                identity: Identity { owner: CredentialOwner::ApiKey { key_id: 1 }, ..user_identity() },
+                identity: Identity {
+                    owner: CredentialOwner::ApiKey { key_id: 1, scopes: crate::access::ScopeSet::full() },
+                    ..user_identity()
+                },
                 rate: None,
             })
         });

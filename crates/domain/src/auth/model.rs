@@ -1,5 +1,6 @@
 //! Who a verified credential belongs to.
 
+use crate::access::ScopeSet;
 use crate::users::{Role, UserId};
 use crate::workspace::{PlanTier, WorkspaceId};
 
@@ -10,6 +11,8 @@ pub enum CredentialOwner {
     ApiKey {
         /// The key's id.
         key_id: i64,
+        /// What it was granted.
+        scopes: ScopeSet,
     },
     /// A member's login token.
     User {

@@ -4,6 +4,7 @@
 use super::model::{CredentialOwner, Identity, WorkspaceMember};
 use super::ports::{CredentialCheck, CredentialStore, Requirements, SessionLookup};
 use super::token::{parse, PresentedToken, TokenFormatError, TokenKind};
+use crate::access::{Actor, Caller, Surface};
 use crate::common::error::RepoError;
 use crate::rate_limit::RateLimitStatus;
 use crate::workspace::{PlanTier, WorkspaceId};
@@ -252,6 +253,53 @@ pub async fn authenticate_member(
     }
 }
 
+/// Authenticates a caller of the assistant's endpoints in workspace `ws`: a member (login token
+/// or settings session, as [`authenticate_member`]) or an API key of that workspace
+/// (`decisions.md`: the unattended credential of an assistant backend; the policy then asks for
+/// `assistant:read`). Another workspace's key is not found, as a non-member is.
+///
+/// # Errors
+/// [`MemberAuthError`] (never [`MemberAuthError::ApiKey`]).
+pub async fn authenticate_assistant(
+    store: &dyn CredentialStore,
+    sessions: Option<&dyn SessionLookup>,
+    credential: MemberCredential<'_>,
+    ws: WorkspaceId,
+) -> Result<Caller, MemberAuthError> {
+    if let MemberCredential::Authorization(value) = credential {
+        let token = parse(bearer_token(value)?).map_err(InvalidToken::from)?;
+        if token.kind == TokenKind::ApiKey {
+            let identity = match store.verify(&token, &Requirements::default()).await? {
+                CredentialCheck::Admitted { identity, .. }
+                | CredentialCheck::PlanRequired { identity, .. }
+                | CredentialCheck::Limited { identity, .. } => identity,
+                CredentialCheck::Unknown => return Err(InvalidToken::Unknown.into()),
+                CredentialCheck::Revoked => return Err(MemberAuthError::Revoked),
+                CredentialCheck::Expired => return Err(MemberAuthError::Expired),
+                CredentialCheck::MemberInactive | CredentialCheck::WorkspaceInactive => {
+                    return Err(MemberAuthError::NotMember)
+                }
+            };
+            return match identity.owner {
+                CredentialOwner::ApiKey { key_id, scopes } if identity.workspace_id == ws => Ok(Caller {
+                    workspace_id: ws,
+                    plan: identity.plan,
+                    actor: Actor::ApiKey { key_id, scopes },
+                    surface: Surface::Assistant,
+                }),
+                _ => Err(MemberAuthError::NotMember),
+            };
+        }
+    }
+    let m = authenticate_member(store, sessions, credential, ws).await?;
+    Ok(Caller {
+        workspace_id: m.workspace_id,
+        plan: m.plan,
+        actor: Actor::Member { user_id: m.user_id, role: m.role },
+        surface: Surface::Assistant,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,7 +319,11 @@ mod tests {
     }
 
     fn key_identity(plan: PlanTier) -> Identity {
-        Identity { workspace_id: WorkspaceId(1), plan, owner: CredentialOwner::ApiKey { key_id: 9 } }
+        Identity {
+            workspace_id: WorkspaceId(1),
+            plan,
+            owner: CredentialOwner::ApiKey { key_id: 9, scopes: crate::access::ScopeSet::full() },
+        }
     }
 
     fn rate(remaining: u32, retry: Option<u32>) -> RateLimitStatus {

@@ -1,7 +1,9 @@
-//! Members of a workspace, as `/v1/users/{user_id}` shows and manages them.
+//! Members of a workspace, as `/v1/users` shows and manages them.
 
 pub mod model;
 pub mod ports;
+pub mod service;
 
 pub use model::*;
 pub use ports::*;
+pub use service::*;

@@ -130,6 +130,27 @@ impl SessionService {
         Ok(SignedIn { secret, expires_at, workspace_id })
     }
 
+    /// Opens a session in `ws` for a user whose identity was proven another way (an accepted
+    /// invitation: the one-time link stood in for the password).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    pub async fn open(&self, user_id: UserId, ws: WorkspaceId) -> Result<SignedIn, RepoError> {
+        let now = self.clock.now();
+        let secret = SessionSecret::generate(self.random.as_ref());
+        let expires_at = now + self.ttl;
+        self.repo
+            .insert(&NewSession {
+                digest: secret.digest(),
+                user_id,
+                workspace_id: Some(ws),
+                created_at: now,
+                expires_at,
+            })
+            .await?;
+        Ok(SignedIn { secret, expires_at, workspace_id: Some(ws) })
+    }
+
     /// The valid session behind a cookie value, if any.
     ///
     /// # Errors

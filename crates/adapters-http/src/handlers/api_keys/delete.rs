@@ -16,7 +16,6 @@ pub async fn delete(
     state: web::Data<AppState>,
     path: web::Path<(i64, i64)>,
 ) -> Result<HttpResponse, ApiError> {
-    member.require_admin()?;
     let (_, key_id) = path.into_inner();
     domain::api_keys::delete_api_key(state.auth.api_keys.as_ref(), &member.into(), ApiKeyId(key_id)).await?;
     Ok(HttpResponse::NoContent().finish())

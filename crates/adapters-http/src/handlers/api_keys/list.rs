@@ -30,7 +30,6 @@ pub async fn list(
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<ListKeysQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    member.require_admin()?;
     let page = PageRequest::new(q.limit, q.cursor.as_deref()).map_err(|e| ApiError::Validation(ValidationErrors(e)))?;
     let auth = &state.auth;
     let page = domain::api_keys::list_api_keys(auth.api_keys.as_ref(), &member.into(), page).await?;

@@ -33,6 +33,8 @@ pub struct ApiKeyRecord {
     /// When it was revoked.
     #[serde(with = "time::serde::rfc3339::option")]
     pub revoked_at: Option<OffsetDateTime>,
+    /// The scopes as granted (every scope for a full-access key; implied reads not added).
+    pub scopes: Vec<&'static str>,
 }
 
 impl ApiKeyRecord {
@@ -47,6 +49,7 @@ impl ApiKeyRecord {
             expires_at: key.expires_at,
             last_used_at: key.last_used_at,
             revoked_at: key.revoked_at,
+            scopes: key.scopes.names(),
         }
     }
 }

@@ -17,7 +17,6 @@ pub async fn revoke(
     state: web::Data<AppState>,
     path: web::Path<(i64, i64)>,
 ) -> Result<HttpResponse, ApiError> {
-    member.require_admin()?;
     let (_, key_id) = path.into_inner();
     let auth = &state.auth;
     let key =

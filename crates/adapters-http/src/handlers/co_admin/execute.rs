@@ -6,7 +6,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::auth::Member;
+use crate::auth::assistant::AssistantCaller;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;
@@ -26,14 +26,14 @@ pub struct ExecuteBody {
 ///
 /// # Errors
 /// 422 `validation_failed` naming `tool` or `arguments.<name>`; 503 when the tool is not
-/// configured; the member check's 401/403/404.
+/// configured; the caller check's 401/403/404.
 pub async fn execute(
-    member: Member,
+    AssistantCaller(caller): AssistantCaller,
     state: web::Data<AppState>,
     body: StrictJson<ExecuteBody>,
 ) -> Result<HttpResponse, ApiError> {
     let ExecuteBody { tool, arguments } = body.0;
-    let result = state.co_admin.assistant.execute(member.workspace_id, &tool, &arguments).await?;
+    let result = state.co_admin.assistant.execute(caller.workspace_id, &tool, &arguments).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .json(json!({ "tool": tool, "result": result })))

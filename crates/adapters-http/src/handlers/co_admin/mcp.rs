@@ -7,7 +7,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::CoAdminState;
-use crate::auth::member::authenticate;
+use crate::auth::assistant::AssistantCaller;
 use crate::error::ApiError;
 use crate::mcp::{handle, supports, Reply};
 use crate::state::AppState;
@@ -16,7 +16,12 @@ use crate::state::AppState;
 ///
 /// # Errors
 /// 403 for a foreign `Origin`; the member check's 401/403/404.
-pub async fn post(req: HttpRequest, state: web::Data<AppState>, body: web::Bytes) -> Result<HttpResponse, ApiError> {
+pub async fn post(
+    req: HttpRequest,
+    AssistantCaller(caller): AssistantCaller,
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
     // MCP transport security: a web page must not reach the endpoint through the user's browser
     // (DNS rebinding). Clients that are not browsers send no Origin.
     if let Some(origin) = req.headers().get(header::ORIGIN) {
@@ -24,7 +29,6 @@ pub async fn post(req: HttpRequest, state: web::Data<AppState>, body: web::Bytes
             return Err(ApiError::Forbidden("this Origin may not call the MCP endpoint".into()));
         }
     }
-    let member = authenticate(&req).await?;
     if let Some(v) = req.headers().get("mcp-protocol-version").and_then(|v| v.to_str().ok()) {
         if !supports(v.trim()) {
             return Ok(HttpResponse::BadRequest().json(serde_json::json!({
@@ -34,7 +38,7 @@ pub async fn post(req: HttpRequest, state: web::Data<AppState>, body: web::Bytes
             })));
         }
     }
-    Ok(match handle(&state.co_admin.assistant, member.workspace_id, &body).await {
+    Ok(match handle(&state.co_admin.assistant, caller.workspace_id, &body).await {
         Reply::Json(v) => HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(v),
         Reply::Accepted => HttpResponse::build(StatusCode::ACCEPTED).finish(),
         Reply::BadRequest(v) => HttpResponse::BadRequest().json(v),

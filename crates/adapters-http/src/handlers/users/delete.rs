@@ -7,8 +7,8 @@ use crate::auth::V1Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// Removes the user from the workspace (their account and other workspaces stay). Removing the
-/// last active admin is 409.
+/// Removes the user from the workspace (their account and other workspaces stay). Admins only;
+/// nobody removes themselves; removing the last active admin is 409.
 #[utoipa::path(
     delete,
     operation_id = "delete_user",
@@ -25,6 +25,6 @@ pub async fn delete(
     state: web::Data<AppState>,
     path: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
-    state.members.remove(caller.workspace_id, UserId(path.into_inner())).await?;
+    state.members.remove(&caller.access(), UserId(path.into_inner())).await?;
     Ok(HttpResponse::NoContent().finish())
 }

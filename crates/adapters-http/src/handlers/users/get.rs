@@ -21,7 +21,7 @@ pub async fn get(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i
     let id = path.into_inner();
     let profile = state
         .members
-        .find(caller.workspace_id, UserId(id))
+        .find(&caller.access(), UserId(id))
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("user {id} not found")))?;
     Ok(HttpResponse::Ok().json(UserRecord::from(profile)))

@@ -1,5 +1,7 @@
-//! `/v1/users/{user_id}`: members of the caller's workspace.
+//! `/v1/users`: members of the caller's workspace.
 
+pub mod create;
 pub mod delete;
 pub mod get;
+pub mod list;
 pub mod update;

@@ -25,7 +25,9 @@ pub struct UpdateUserBody {
     active: Option<bool>,
 }
 
-/// Changes a member's name, role or active flag. Demoting or deactivating the last active admin is 409.
+/// Changes a member's name, role or active flag. A member may rename themselves; changing anyone
+/// else, or a role or the active flag, is for admins; nobody changes their own role or
+/// deactivates themselves (403). Demoting or deactivating the last active admin is 409.
 #[utoipa::path(
     patch,
     operation_id = "update_user",
@@ -45,14 +47,11 @@ pub async fn update(
     StrictJson(body): StrictJson<UpdateUserBody>,
 ) -> Result<HttpResponse, ApiError> {
     let id = UserId(path.into_inner());
-    let role = body.role.map(|r| match r {
-        RoleDto::Admin => "admin",
-        RoleDto::Agent => "agent",
-    });
+    let role = body.role.map(RoleDto::as_str);
     let change = MemberChange::new(body.name.as_deref(), role, body.active)?;
     if change.is_empty() {
         return Err(empty_change().into());
     }
-    let profile = state.members.update(caller.workspace_id, id, &change).await?;
+    let profile = state.members.update(&caller.access(), id, &change).await?;
     Ok(HttpResponse::Ok().json(UserRecord::from(profile)))
 }

@@ -7,7 +7,7 @@ use domain::workspace::WorkspaceId;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{WebhookRecord, WebhookScope};
+use super::WebhookRecord;
 use crate::auth::{Member, V1Caller};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -58,7 +58,7 @@ pub async fn v1(
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateWebhookBody>,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.webhook_workspace()?, &state, body, "/v1/webhooks").await
+    run(caller.workspace_id, &state, body, "/v1/webhooks").await
 }
 
 /// The settings API's twin of [`v1`].
@@ -68,7 +68,7 @@ pub async fn settings(
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateWebhookBody>,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.webhook_workspace()?, &state, body, req.path()).await
+    run(member.workspace_id, &state, body, req.path()).await
 }
 
 async fn run(ws: WorkspaceId, state: &AppState, body: CreateWebhookBody, base: &str) -> Result<HttpResponse, ApiError> {

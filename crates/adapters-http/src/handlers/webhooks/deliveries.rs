@@ -5,7 +5,7 @@ use domain::webhooks::DestinationId;
 use domain::workspace::WorkspaceId;
 
 use super::list::PageQuery;
-use super::{DeliveryList, WebhookPath, WebhookScope};
+use super::{DeliveryList, WebhookPath};
 use crate::auth::{Member, V1Caller};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -26,7 +26,7 @@ pub async fn v1(
     path: web::Path<WebhookPath>,
     StrictQuery(q): StrictQuery<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.webhook_workspace()?, &state, &path, &q).await
+    run(caller.workspace_id, &state, &path, &q).await
 }
 
 /// The settings API's twin of [`v1`].
@@ -36,7 +36,7 @@ pub async fn settings(
     path: web::Path<WebhookPath>,
     StrictQuery(q): StrictQuery<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.webhook_workspace()?, &state, &path, &q).await
+    run(member.workspace_id, &state, &path, &q).await
 }
 
 async fn run(ws: WorkspaceId, state: &AppState, path: &WebhookPath, q: &PageQuery) -> Result<HttpResponse, ApiError> {

@@ -7,7 +7,7 @@ use domain::ValidationErrors;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::{WebhookList, WebhookScope};
+use super::WebhookList;
 use crate::auth::{Member, V1Caller};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -48,7 +48,7 @@ pub async fn v1(
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.webhook_workspace()?, &state, &q).await
+    run(caller.workspace_id, &state, &q).await
 }
 
 /// The settings API's twin of [`v1`].
@@ -57,7 +57,7 @@ pub async fn settings(
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.webhook_workspace()?, &state, &q).await
+    run(member.workspace_id, &state, &q).await
 }
 
 async fn run(ws: WorkspaceId, state: &AppState, q: &PageQuery) -> Result<HttpResponse, ApiError> {

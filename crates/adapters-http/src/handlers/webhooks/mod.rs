@@ -13,45 +13,10 @@ pub mod secret;
 pub mod test;
 pub mod update;
 
-use domain::users::Role;
 use domain::webhooks::{Delivery, DeliveryAttempt, WebhookDestination};
-use domain::workspace::{PlanTier, WorkspaceId};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
-
-use crate::auth::{Member, Principal, V1Caller};
-use crate::error::ApiError;
-
-/// Who may manage a workspace's webhooks.
-pub trait WebhookScope {
-    /// The workspace, once the caller is allowed.
-    ///
-    /// # Errors
-    /// 403 `plan_required` below growth, 403 `forbidden` for agents.
-    fn webhook_workspace(&self) -> Result<WorkspaceId, ApiError>;
-}
-
-impl WebhookScope for V1Caller {
-    fn webhook_workspace(&self) -> Result<WorkspaceId, ApiError> {
-        // Destinations receive the workspace's data: managing them is an admin's job, as on the
-        // settings pages. API keys are the workspace's own credentials.
-        match self.principal {
-            Principal::User { role: Role::Agent, .. } => {
-                Err(ApiError::Forbidden("only workspace admins can manage webhooks".into()))
-            }
-            _ => Ok(self.workspace_id),
-        }
-    }
-}
-
-impl WebhookScope for Member {
-    fn webhook_workspace(&self) -> Result<WorkspaceId, ApiError> {
-        self.require_plan(PlanTier::Growth)?;
-        self.require_admin()?;
-        Ok(self.workspace_id)
-    }
-}
 
 /// The `{webhook_id}` path segment (the settings routes also carry `{workspace_id}`, which the
 /// [`Member`] extractor has checked).

@@ -4,7 +4,7 @@ use actix_web::{web, HttpResponse};
 use domain::webhooks::{DeliveryId, DestinationId};
 use domain::workspace::WorkspaceId;
 
-use super::{DeliveryPath, DeliveryRecord, WebhookScope};
+use super::{DeliveryPath, DeliveryRecord};
 use crate::auth::{Member, V1Caller};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -30,7 +30,7 @@ pub async fn v1(
     state: web::Data<AppState>,
     path: web::Path<DeliveryPath>,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.webhook_workspace()?, &state, &path).await
+    run(caller.workspace_id, &state, &path).await
 }
 
 /// The settings API's twin of [`v1`].
@@ -39,7 +39,7 @@ pub async fn settings(
     state: web::Data<AppState>,
     path: web::Path<DeliveryPath>,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.webhook_workspace()?, &state, &path).await
+    run(member.workspace_id, &state, &path).await
 }
 
 async fn run(ws: WorkspaceId, state: &AppState, path: &DeliveryPath) -> Result<HttpResponse, ApiError> {

@@ -4,7 +4,7 @@ use actix_web::{web, HttpResponse};
 use domain::webhooks::DestinationId;
 use domain::workspace::WorkspaceId;
 
-use super::{DeliveryRecord, WebhookPath, WebhookScope};
+use super::{DeliveryRecord, WebhookPath};
 use crate::auth::{Member, V1Caller};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -24,7 +24,7 @@ pub async fn v1(
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.webhook_workspace()?, &state, &path).await
+    run(caller.workspace_id, &state, &path).await
 }
 
 /// The settings API's twin of [`v1`].
@@ -33,7 +33,7 @@ pub async fn settings(
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.webhook_workspace()?, &state, &path).await
+    run(member.workspace_id, &state, &path).await
 }
 
 async fn run(ws: WorkspaceId, state: &AppState, path: &WebhookPath) -> Result<HttpResponse, ApiError> {

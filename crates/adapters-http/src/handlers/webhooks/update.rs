@@ -6,7 +6,7 @@ use domain::workspace::WorkspaceId;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::{WebhookPath, WebhookRecord, WebhookScope};
+use super::{WebhookPath, WebhookRecord};
 use crate::auth::{Member, V1Caller};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -42,7 +42,7 @@ pub async fn v1(
     path: web::Path<WebhookPath>,
     StrictJson(body): StrictJson<UpdateWebhookBody>,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.webhook_workspace()?, &state, &path, body).await
+    run(caller.workspace_id, &state, &path, body).await
 }
 
 /// The settings API's twin of [`v1`].
@@ -52,7 +52,7 @@ pub async fn settings(
     path: web::Path<WebhookPath>,
     StrictJson(body): StrictJson<UpdateWebhookBody>,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.webhook_workspace()?, &state, &path, body).await
+    run(member.workspace_id, &state, &path, body).await
 }
 
 async fn run(

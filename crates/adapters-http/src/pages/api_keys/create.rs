@@ -31,16 +31,24 @@ pub async fn create(
     state: web::Data<AppState>,
     SessionForm(form): SessionForm,
 ) -> Result<HttpResponse, PageError> {
-    s.require_admin()?;
     let auth = &state.auth;
-    let mut v = KeysView { name: form.text("name"), expires: form.text("expires"), ..KeysView::default() };
+    let restricted = form.get("access") == Some("restricted");
+    let mut v = KeysView {
+        name: form.text("name"),
+        expires: form.text("expires"),
+        restricted,
+        scopes: form.all("scope"),
+        ..KeysView::default()
+    };
     let status = match end_of_day(&v.expires) {
         Err(e) => {
             v.expires_error = Some(e);
             StatusCode::UNPROCESSABLE_ENTITY
         }
         Ok(expires_at) => {
-            let cmd = CreateApiKey { name: v.name.clone(), expires_at };
+            // Full access unless restricted is chosen (then an empty choice is refused).
+            let scopes = restricted.then(|| v.scopes.clone());
+            let cmd = CreateApiKey { name: v.name.clone(), expires_at, scopes };
             match domain::api_keys::create_api_key(
                 auth.api_keys.as_ref(),
                 auth.clock.as_ref(),
@@ -54,12 +62,16 @@ pub async fn create(
                     v.created = Some((created.key.name.clone(), created.secret.secret));
                     v.name.clear();
                     v.expires.clear();
+                    v.scopes.clear();
+                    v.restricted = false;
                     StatusCode::CREATED
                 }
                 Err(CreateApiKeyError::Invalid(errors)) => {
                     for f in errors.0 {
                         if f.field == "expires_at" {
                             v.expires_error = Some(format!("The expiry date {}.", f.message));
+                        } else if f.field == "scopes" {
+                            v.scopes_error = Some(format!("Scopes: {}.", f.message));
                         } else {
                             v.name_error = Some(format!("The name {}.", f.message));
                         }

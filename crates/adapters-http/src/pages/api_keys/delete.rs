@@ -20,7 +20,6 @@ pub async fn delete(
     path: web::Path<(i64,)>,
     _form: SessionForm,
 ) -> Result<HttpResponse, PageError> {
-    s.require_admin()?;
     domain::api_keys::delete_api_key(state.auth.api_keys.as_ref(), &s.member, ApiKeyId(path.0))
         .await
         .map_err(change_error)?;

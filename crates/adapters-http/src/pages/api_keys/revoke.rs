@@ -19,7 +19,6 @@ pub async fn revoke(
     path: web::Path<(i64,)>,
     _form: SessionForm,
 ) -> Result<HttpResponse, PageError> {
-    s.require_admin()?;
     let auth = &state.auth;
     let key =
         domain::api_keys::revoke_api_key(auth.api_keys.as_ref(), auth.clock.as_ref(), &s.member, ApiKeyId(path.0))

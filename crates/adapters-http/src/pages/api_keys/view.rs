@@ -3,6 +3,7 @@
 use actix_web::http::header::{CacheControl, CacheDirective};
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
+use domain::access::Scope;
 use domain::api_keys::{ApiKey, ApiKeyState, API_PLAN};
 use maud::{html, Markup};
 use time::OffsetDateTime;
@@ -32,6 +33,65 @@ pub struct KeysView {
     pub expires_error: Option<String>,
     /// The dialog to render open (`?confirm=`), for browsers without JavaScript.
     pub confirm: Option<String>,
+    /// Restricted access chosen (else full access, the default).
+    pub restricted: bool,
+    /// The scopes ticked.
+    pub scopes: Vec<String>,
+    /// Error beside the scopes.
+    pub scopes_error: Option<String>,
+}
+
+/// The scopes grouped by resource, in the policy's order.
+fn scope_groups() -> Vec<(&'static str, Vec<Scope>)> {
+    let mut groups: Vec<(&'static str, Vec<Scope>)> = Vec::new();
+    for scope in Scope::ALL {
+        match groups.last_mut() {
+            Some((resource, scopes)) if *resource == scope.resource() => scopes.push(scope),
+            _ => groups.push((scope.resource(), vec![scope])),
+        }
+    }
+    groups
+}
+
+fn scope_fields(v: &KeysView) -> Markup {
+    html! {
+        fieldset.field.scopes aria-describedby={ "key-scopes-hint" @if v.scopes_error.is_some() { " key-scopes-error" } } {
+            legend { "Access" }
+            label.choice { input type="radio" name="access" value="full" checked[!v.restricted]; " Full access (every scope)" }
+            label.choice { input type="radio" name="access" value="restricted" checked[v.restricted]; " Restricted: only the scopes ticked below" }
+            p.hint #key-scopes-hint {
+                "Give a service only what it needs. A write scope includes reading the same resource. Scopes cannot be changed later: create a new key instead."
+            }
+            div.scope-groups {
+                @for (resource, scopes) in scope_groups() {
+                    div.scope-group role="group" aria-label=(resource) {
+                        span.scope-resource { (resource) }
+                        @for scope in scopes {
+                            label.choice {
+                                input type="checkbox" name="scope" value=(scope.as_str())
+                                    checked[v.scopes.iter().any(|s| s == scope.as_str())];
+                                " " (scope.as_str().split(':').nth(1).unwrap_or_default())
+                            }
+                        }
+                    }
+                }
+            }
+            (field_error("key-scopes", v.scopes_error.as_deref()))
+        }
+    }
+}
+
+fn scope_summary(key: &ApiKey) -> Markup {
+    html! {
+        @if key.scopes.is_full() {
+            span.muted { "full access" }
+        } @else {
+            @for (i, s) in key.scopes.names().into_iter().enumerate() {
+                @if i > 0 { ", " }
+                code { (s) }
+            }
+        }
+    }
 }
 
 fn state_badge(state: ApiKeyState) -> Markup {
@@ -62,6 +122,7 @@ fn create_form(s: &Signed, v: &KeysView) -> Markup {
                     (field_error("key-expires", v.expires_error.as_deref()))
                 }
             }
+            (scope_fields(v))
             button type="submit" { "Create key" }
         }
     }
@@ -92,7 +153,7 @@ fn key_rows(s: &Signed, v: &KeysView, now: OffsetDateTime) -> Markup {
                 caption.visually-hidden { "API keys of this workspace" }
                 thead { tr {
                     th scope="col" { "Name" } th scope="col" { "Key" } th scope="col" { "State" }
-                    th scope="col" { "Created" } th scope="col" { "Expires" } th scope="col" { "Last used" }
+                    th scope="col" { "Created" } th scope="col" { "Expires" } th scope="col" { "Last used" } th scope="col" { "Scopes" }
                     th scope="col" { span.visually-hidden { "Actions" } }
                 } }
                 tbody {
@@ -107,6 +168,7 @@ fn key_rows(s: &Signed, v: &KeysView, now: OffsetDateTime) -> Markup {
                             td { (time(k.created_at)) }
                             td { (time_or(k.expires_at, "never")) }
                             td { (time_or(k.last_used_at, "never")) }
+                            td.scopes { (scope_summary(k)) }
                             td {
                                 div.actions {
                                     @if state == ApiKeyState::Active {
@@ -128,7 +190,7 @@ fn key_rows(s: &Signed, v: &KeysView, now: OffsetDateTime) -> Markup {
                         }
                     }
                     @if v.keys.is_empty() {
-                        tr { td colspan="7" .muted { "No API keys yet." } }
+                        tr { td colspan="8" .muted { "No API keys yet." } }
                     }
                 }
             }

@@ -8,7 +8,7 @@ use domain::workspace::WorkspaceId;
 use serde::Deserialize;
 
 use super::view::{detail_page, DetailView};
-use super::{action_workspace, destination, page_error, DestinationForm};
+use super::{destination, page_error, workspace, DestinationForm, PATH};
 use crate::pages::session::Signed;
 use crate::pages::PageError;
 use crate::state::AppState;
@@ -32,7 +32,10 @@ pub async fn show(
     path: web::Path<(i64,)>,
     q: web::Query<DetailQuery>,
 ) -> Result<HttpResponse, PageError> {
-    let ws = action_workspace(&s)?;
+    // Below the plan the list explains it.
+    let Some(ws) = workspace(&s)? else {
+        return Ok(HttpResponse::SeeOther().insert_header((actix_web::http::header::LOCATION, PATH)).finish());
+    };
     let d = state.webhooks.get(ws, destination(path.0)).await.map_err(page_error)?;
     let mut v = DetailView { form: form_of(&d), confirm: q.confirm.clone(), ..DetailView::default() };
     load_log(&state, ws, &d, q.cursor.as_deref(), &mut v).await?;

@@ -24,22 +24,21 @@ use super::{PageError, PagesState};
 
 /// The list's path.
 pub const PATH: &str = "/settings/integrations/webhooks";
-/// The plan that includes webhooks.
-pub const WEBHOOK_PLAN: PlanTier = PlanTier::Growth;
+/// The plan that includes webhooks (the policy's).
+pub const WEBHOOK_PLAN: PlanTier = domain::access::WEBHOOKS_PLAN;
 
 /// The path of one destination's page.
 pub fn detail_path(id: DestinationId) -> String {
     format!("{PATH}/{}", id.0)
 }
 
-/// The workspace, for an admin of a workspace with webhooks; `None` below the plan (the page
-/// explains the plan instead).
+/// The workspace; `None` below the plan (the page explains the plan instead). Who may see the
+/// pages at all is the access policy's decision, taken before the handler ([`crate::access`]).
 ///
 /// # Errors
-/// [`PageError::Forbidden`] for agents.
+/// None today; kept fallible for the pages' `?` flow.
 pub fn workspace(s: &Signed) -> Result<Option<WorkspaceId>, PageError> {
-    s.require_admin()?;
-    Ok(s.plan().includes(WEBHOOK_PLAN).then_some(s.member.workspace_id))
+    Ok(s.plan_required.is_none().then_some(s.member.workspace_id))
 }
 
 /// Like [`workspace`], for actions: below the plan there is nothing to act on.

@@ -1,0 +1,418 @@
+//! The one access policy (`decisions.md`, "Access"): every allow or deny of the service comes from
+//! [`authorize`] over the table in [`Action::rule`]. Handlers, pages, the MCP endpoint and SQL ask
+//! it; none decides on its own. `docs/access.md` is generated from this table ([`matrix`]) and a
+//! test keeps the two equal.
+
+use std::fmt;
+
+use super::scope::{Scope, ScopeSet};
+use crate::users::{Role, UserId};
+use crate::workspace::{PlanTier, WorkspaceId};
+
+/// The plan that includes the REST API (`/v1`) and API keys.
+pub const REST_API_PLAN: PlanTier = PlanTier::Advanced;
+/// The plan that includes outbound webhooks.
+pub const WEBHOOKS_PLAN: PlanTier = PlanTier::Growth;
+
+/// Who is acting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Actor {
+    /// A workspace API key, within its scopes.
+    ApiKey {
+        /// The key.
+        key_id: i64,
+        /// What it was granted.
+        scopes: ScopeSet,
+    },
+    /// A member (login token or settings session), within their role.
+    Member {
+        /// The user.
+        user_id: UserId,
+        /// Their role in the workspace.
+        role: Role,
+    },
+    /// An operator on the server's command line (`wms workspace add-member`): whoever can run the
+    /// binary against the database can already do anything, so the policy allows everything.
+    Operator,
+}
+
+/// Where a request came in: the REST API needs its plan whatever the action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// `/v1`.
+    RestApi,
+    /// The settings pages and their JSON API.
+    Settings,
+    /// The assistant's endpoints (execute, capabilities, MCP).
+    Assistant,
+}
+
+impl Surface {
+    /// The lowest plan on which the surface answers at all.
+    pub fn plan(self) -> PlanTier {
+        match self {
+            Surface::RestApi => REST_API_PLAN,
+            Surface::Settings | Surface::Assistant => PlanTier::Free,
+        }
+    }
+}
+
+/// An authenticated caller in the one workspace its request acts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caller {
+    /// The workspace every query of the request is scoped to.
+    pub workspace_id: WorkspaceId,
+    /// That workspace's plan now.
+    pub plan: PlanTier,
+    /// Key or member.
+    pub actor: Actor,
+    /// The surface the request came through.
+    pub surface: Surface,
+}
+
+impl Caller {
+    /// The member behind the request, if it is one.
+    pub fn member(&self) -> Option<(UserId, Role)> {
+        match self.actor {
+            Actor::Member { user_id, role } => Some((user_id, role)),
+            Actor::ApiKey { .. } | Actor::Operator => None,
+        }
+    }
+
+    /// The command line acting on workspace `ws`.
+    pub fn operator(workspace_id: WorkspaceId, plan: PlanTier) -> Self {
+        Caller { workspace_id, plan, actor: Actor::Operator, surface: Surface::Settings }
+    }
+}
+
+/// Something a caller may or may not do. Each route of the service maps to exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// List and read channels.
+    ChannelsRead,
+    /// Create channels, change them and their platform credentials.
+    ChannelsWrite,
+    /// List and read messages.
+    MessagesRead,
+    /// Send messages.
+    MessagesWrite,
+    /// List and read threads.
+    ThreadsRead,
+    /// Change a thread's status, assignment and labels.
+    ThreadsWrite,
+    /// List and read contacts.
+    ContactsRead,
+    /// Create, change and erase contacts.
+    ContactsWrite,
+    /// List labels.
+    LabelsRead,
+    /// Create, rename and delete labels.
+    LabelsWrite,
+    /// List and read teams.
+    TeamsRead,
+    /// Create, change and delete teams.
+    TeamsWrite,
+    /// List and read members.
+    MembersRead,
+    /// Change a member's profile: a member may rename themselves; anything more needs
+    /// [`Action::MembersManage`], which the members service asks for.
+    MembersUpdate,
+    /// Add members, change roles, deactivate and remove members.
+    MembersManage,
+    /// List and read webhook destinations and their deliveries.
+    WebhooksRead,
+    /// Create, change and delete destinations, see and rotate secrets, send tests, retry.
+    WebhooksWrite,
+    /// Read the events feed.
+    EventsRead,
+    /// Read the audit log.
+    AuditRead,
+    /// List API keys.
+    ApiKeysRead,
+    /// Create API keys.
+    ApiKeysCreate,
+    /// Revoke and delete API keys.
+    ApiKeysWrite,
+    /// Run the assistant's tools and read its manifest.
+    AssistantUse,
+    /// The analytics pages and CSV exports.
+    AnalyticsRead,
+    /// The REST API reference page.
+    RestReferenceRead,
+}
+
+/// One row of the policy table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    /// The scope an API key needs; `None`: API keys may not (only people may).
+    pub scope: Option<Scope>,
+    /// Whether the `agent` role may (admins always may).
+    pub agents: bool,
+    /// The lowest plan that includes the action (the surface may need a higher one).
+    pub plan: PlanTier,
+}
+
+impl Action {
+    /// Every action, in the order `docs/access.md` lists them.
+    pub const ALL: [Action; 25] = [
+        Action::ChannelsRead,
+        Action::ChannelsWrite,
+        Action::MessagesRead,
+        Action::MessagesWrite,
+        Action::ThreadsRead,
+        Action::ThreadsWrite,
+        Action::ContactsRead,
+        Action::ContactsWrite,
+        Action::LabelsRead,
+        Action::LabelsWrite,
+        Action::TeamsRead,
+        Action::TeamsWrite,
+        Action::MembersRead,
+        Action::MembersUpdate,
+        Action::MembersManage,
+        Action::WebhooksRead,
+        Action::WebhooksWrite,
+        Action::EventsRead,
+        Action::AuditRead,
+        Action::ApiKeysRead,
+        Action::ApiKeysCreate,
+        Action::ApiKeysWrite,
+        Action::AssistantUse,
+        Action::AnalyticsRead,
+        Action::RestReferenceRead,
+    ];
+
+    /// THE policy table. `decisions.md`: agents read everything but webhooks, keys and the audit
+    /// log, and write messages, threads and contacts; everything else is for admins. Keys act
+    /// within their scopes and never manage keys, and the pages-only actions are for people.
+    pub fn rule(self) -> Rule {
+        use PlanTier::{Advanced, Free};
+        let (scope, agents, plan) = match self {
+            Action::ChannelsRead => (Some(Scope::ChannelsRead), true, Free),
+            Action::ChannelsWrite => (Some(Scope::ChannelsWrite), false, Free),
+            Action::MessagesRead => (Some(Scope::MessagesRead), true, Free),
+            Action::MessagesWrite => (Some(Scope::MessagesWrite), true, Free),
+            Action::ThreadsRead => (Some(Scope::ThreadsRead), true, Free),
+            Action::ThreadsWrite => (Some(Scope::ThreadsWrite), true, Free),
+            Action::ContactsRead => (Some(Scope::ContactsRead), true, Free),
+            Action::ContactsWrite => (Some(Scope::ContactsWrite), true, Free),
+            Action::LabelsRead => (Some(Scope::LabelsRead), true, Free),
+            Action::LabelsWrite => (Some(Scope::LabelsWrite), false, Free),
+            Action::TeamsRead => (Some(Scope::TeamsRead), true, Free),
+            Action::TeamsWrite => (Some(Scope::TeamsWrite), false, Free),
+            Action::MembersRead => (Some(Scope::UsersRead), true, Free),
+            Action::MembersUpdate => (Some(Scope::UsersWrite), true, Free),
+            Action::MembersManage => (Some(Scope::UsersWrite), false, Free),
+            Action::WebhooksRead => (Some(Scope::WebhooksRead), false, WEBHOOKS_PLAN),
+            Action::WebhooksWrite => (Some(Scope::WebhooksWrite), false, WEBHOOKS_PLAN),
+            Action::EventsRead => (Some(Scope::EventsRead), false, Free),
+            Action::AuditRead => (Some(Scope::AuditRead), false, Free),
+            Action::ApiKeysRead | Action::ApiKeysWrite => (None, false, Free),
+            Action::ApiKeysCreate => (None, false, Advanced),
+            Action::AssistantUse => (Some(Scope::AssistantRead), true, Free),
+            Action::AnalyticsRead | Action::RestReferenceRead => (None, true, Free),
+        };
+        Rule { scope, agents, plan }
+    }
+
+    /// A short name for messages and the published table (`members.manage`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::ChannelsRead => "channels.read",
+            Action::ChannelsWrite => "channels.write",
+            Action::MessagesRead => "messages.read",
+            Action::MessagesWrite => "messages.write",
+            Action::ThreadsRead => "threads.read",
+            Action::ThreadsWrite => "threads.write",
+            Action::ContactsRead => "contacts.read",
+            Action::ContactsWrite => "contacts.write",
+            Action::LabelsRead => "labels.read",
+            Action::LabelsWrite => "labels.write",
+            Action::TeamsRead => "teams.read",
+            Action::TeamsWrite => "teams.write",
+            Action::MembersRead => "members.read",
+            Action::MembersUpdate => "members.update",
+            Action::MembersManage => "members.manage",
+            Action::WebhooksRead => "webhooks.read",
+            Action::WebhooksWrite => "webhooks.write",
+            Action::EventsRead => "events.read",
+            Action::AuditRead => "audit.read",
+            Action::ApiKeysRead => "api_keys.read",
+            Action::ApiKeysCreate => "api_keys.create",
+            Action::ApiKeysWrite => "api_keys.write",
+            Action::AssistantUse => "assistant.use",
+            Action::AnalyticsRead => "analytics.read",
+            Action::RestReferenceRead => "rest_reference.read",
+        }
+    }
+
+    /// What the action covers, in a sentence for the published table.
+    pub fn description(self) -> &'static str {
+        match self {
+            Action::ChannelsRead => "list and read channels",
+            Action::ChannelsWrite => "create channels, change them and their platform credentials",
+            Action::MessagesRead => "list and read messages",
+            Action::MessagesWrite => "send messages",
+            Action::ThreadsRead => "list and read threads",
+            Action::ThreadsWrite => "change a thread's status, assignment and labels",
+            Action::ContactsRead => "list and read contacts",
+            Action::ContactsWrite => "create, change and erase contacts",
+            Action::LabelsRead => "list labels",
+            Action::LabelsWrite => "create, rename and delete labels",
+            Action::TeamsRead => "list and read teams",
+            Action::TeamsWrite => "create, change and delete teams",
+            Action::MembersRead => "list and read members",
+            Action::MembersUpdate => "rename oneself (anything more needs members.manage)",
+            Action::MembersManage => "add members, change roles and names, deactivate and remove members",
+            Action::WebhooksRead => "list and read webhook destinations and deliveries",
+            Action::WebhooksWrite => "manage webhook destinations, see and rotate secrets, test, retry",
+            Action::EventsRead => "read the events feed",
+            Action::AuditRead => "read the audit log",
+            Action::ApiKeysRead => "list API keys",
+            Action::ApiKeysCreate => "create API keys",
+            Action::ApiKeysWrite => "revoke and delete API keys",
+            Action::AssistantUse => "run the assistant's tools, read its manifest, MCP",
+            Action::AnalyticsRead => "analytics pages and CSV exports",
+            Action::RestReferenceRead => "the REST API reference page",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why the policy refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Denied {
+    /// The workspace's plan does not include the action (403 `plan_required`).
+    #[error("this needs the {required} plan; the workspace is on {current}")]
+    PlanRequired {
+        /// The lowest plan that includes it.
+        required: PlanTier,
+        /// The workspace's plan.
+        current: PlanTier,
+    },
+    /// The caller's role (or kind) may not do this (403 `forbidden`).
+    #[error("{0}")]
+    Forbidden(&'static str),
+    /// The API key lacks the scope (403 `insufficient_scope`).
+    #[error("this API key lacks the scope `{0}`")]
+    InsufficientScope(Scope),
+}
+
+/// Decides whether `caller` may do `action` in its workspace. The plan comes first (a workspace
+/// that cannot have the feature hears so whoever asks), then the key's scope or the member's role.
+///
+/// # Errors
+/// [`Denied`].
+pub fn authorize(caller: &Caller, action: Action) -> Result<(), Denied> {
+    let rule = action.rule();
+    let required = rule.plan.max(caller.surface.plan());
+    if !caller.plan.includes(required) {
+        return Err(Denied::PlanRequired { required, current: caller.plan });
+    }
+    match caller.actor {
+        Actor::ApiKey { scopes, .. } => match rule.scope {
+            None => Err(Denied::Forbidden("API keys cannot do this; sign in as a workspace admin")),
+            Some(scope) if scopes.grants(scope) => Ok(()),
+            Some(scope) => Err(Denied::InsufficientScope(scope)),
+        },
+        Actor::Member { role: Role::Admin, .. } => Ok(()),
+        Actor::Member { role: Role::Agent, .. } if rule.agents => Ok(()),
+        Actor::Member { role: Role::Agent, .. } => Err(Denied::Forbidden("only workspace admins can do this")),
+        Actor::Operator => Ok(()),
+    }
+}
+
+/// The plans that include `required`, low to high (for storage queries that filter by plan).
+pub fn plans_including(required: PlanTier) -> Vec<PlanTier> {
+    PlanTier::ALL.into_iter().filter(|p| p.includes(required)).collect()
+}
+
+/// The policy table as Markdown: one row per action with the key scope, who among members may,
+/// and the plan. `docs/access.md` embeds it.
+pub fn matrix() -> String {
+    let mut out = String::from(
+        "| action | what it covers | API key scope | admin | agent | lowest plan |\n|---|---|---|---|---|---|\n",
+    );
+    for action in Action::ALL {
+        let rule = action.rule();
+        let scope = rule.scope.map_or_else(|| "— (people only)".to_owned(), |s| format!("`{s}`"));
+        let agent = if rule.agents { "yes" } else { "no" };
+        out.push_str(&format!("| `{action}` | {} | {scope} | yes | {agent} | {} |\n", action.description(), rule.plan));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(plan: PlanTier, actor: Actor, surface: Surface) -> Caller {
+        Caller { workspace_id: WorkspaceId(1), plan, actor, surface }
+    }
+
+    fn agent() -> Actor {
+        Actor::Member { user_id: UserId(2), role: Role::Agent }
+    }
+
+    fn admin() -> Actor {
+        Actor::Member { user_id: UserId(1), role: Role::Admin }
+    }
+
+    fn key(scopes: &[Scope]) -> Actor {
+        Actor::ApiKey { key_id: 9, scopes: ScopeSet::of(scopes.iter().copied()) }
+    }
+
+    #[test]
+    fn agents_cannot_manage_members_channels_webhooks_or_keys() {
+        let c = caller(PlanTier::Advanced, agent(), Surface::RestApi);
+        for action in [
+            Action::MembersManage,
+            Action::ChannelsWrite,
+            Action::WebhooksRead,
+            Action::WebhooksWrite,
+            Action::ApiKeysCreate,
+            Action::ApiKeysRead,
+            Action::AuditRead,
+        ] {
+            assert!(matches!(authorize(&c, action), Err(Denied::Forbidden(_))), "{action}");
+        }
+        for action in [Action::MessagesWrite, Action::ThreadsWrite, Action::ContactsWrite, Action::MembersUpdate] {
+            assert_eq!(authorize(&c, action), Ok(()), "{action}");
+        }
+    }
+
+    #[test]
+    fn keys_need_the_scope_and_never_manage_keys() {
+        let c = caller(PlanTier::Advanced, key(&[Scope::MessagesWrite]), Surface::RestApi);
+        assert_eq!(authorize(&c, Action::MessagesRead), Ok(()));
+        assert_eq!(authorize(&c, Action::ChannelsRead), Err(Denied::InsufficientScope(Scope::ChannelsRead)));
+        let full = caller(PlanTier::Advanced, Actor::ApiKey { key_id: 1, scopes: ScopeSet::full() }, Surface::Settings);
+        assert!(matches!(authorize(&full, Action::ApiKeysCreate), Err(Denied::Forbidden(_))));
+    }
+
+    #[test]
+    fn the_plan_is_checked_first_and_the_surface_raises_it() {
+        let c = caller(PlanTier::Growth, admin(), Surface::RestApi);
+        assert_eq!(
+            authorize(&c, Action::WebhooksRead),
+            Err(Denied::PlanRequired { required: PlanTier::Advanced, current: PlanTier::Growth })
+        );
+        let settings = Caller { surface: Surface::Settings, ..c };
+        assert_eq!(authorize(&settings, Action::WebhooksRead), Ok(()));
+        let starter = Caller { plan: PlanTier::Starter, actor: agent(), ..settings };
+        assert_eq!(
+            authorize(&starter, Action::WebhooksWrite),
+            Err(Denied::PlanRequired { required: PlanTier::Growth, current: PlanTier::Starter })
+        );
+    }
+
+    #[test]
+    fn the_published_matrix_has_a_row_per_action() {
+        assert_eq!(matrix().lines().count(), Action::ALL.len() + 2);
+    }
+}
