@@ -214,4 +214,6 @@ fn pages() -> actix_web::Scope<
         .service(resource("/analytics").route(get().to(analytics::page::show)))
         .service(resource("/analytics/daily.csv").route(get().to(analytics::export::daily)))
         .service(resource("/analytics/top-countries.csv").route(get().to(analytics::export::countries)))
+        .service(resource("/docs").route(get().to(crate::pages::docs::index)))
+        .service(resource("/docs/{slug}").route(get().to(crate::pages::docs::page)))
 }

@@ -14,6 +14,7 @@ mod auth;
 mod cli;
 mod connectors;
 mod dev;
+mod docs_pages;
 mod docs_search;
 mod docs_stand_in;
 mod health;

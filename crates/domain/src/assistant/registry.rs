@@ -141,8 +141,8 @@ pub static TOOLS: [ToolSpec; 6] = [
             delivery rate (delivered / sent) and read rate (read / delivered) as fractions, and a zero-filled daily \
             series suited to line or combo charts. Days are calendar days in the workspace's time zone, ending \
             today. Give channel_id for one WhatsApp channel or omit it for all WhatsApp channels together. For a \
-            Messenger or Instagram channel it returns a note pointing to the Analytics page (/analytics) and \
-            analytics null. It has no CSV or top-countries export; those are on /analytics.",
+            Messenger or Instagram channel it returns a note pointing to the page about those platforms' \
+            insights (/docs/analytics-messenger-instagram) and to /analytics, and analytics null. It has no CSV or top-countries export; those are on /analytics.",
         group: ToolGroup::LiveData,
         args: &[
             ArgSpec {
