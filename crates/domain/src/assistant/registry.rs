@@ -209,8 +209,9 @@ pub static TOOLS: [ToolSpec; 6] = [
         name: "search_product_docs",
         title: "Search the product documentation",
         description: "Searches the wms product documentation for how-to, what-is and setup questions and returns \
-            the best pages with slug, title, category, a snippet and a score. Answer from the snippets; when there \
-            are no hits, say so and suggest the closest settings page or a rephrased question.",
+            the best pages with slug, title, category, a snippet, a score and a url (/docs/<slug>#<section>) that \
+            opens the matching section in the app. Answer from the snippets and give the url as the link to read \
+            more; when there are no hits, say so and suggest the closest settings page or a rephrased question.",
         group: ToolGroup::ProductDocs,
         args: &[
             ArgSpec {
