@@ -1,9 +1,10 @@
 //! The Model Context Protocol server of the assistant's tools: JSON-RPC 2.0 messages of the
 //! streamable HTTP transport, answered with plain JSON (never an SSE stream) and without sessions.
 //! The tools, their schemas and their results come from the domain's one registry, so MCP shows
-//! exactly what the execute endpoint and the capabilities manifest show.
+//! exactly what the execute endpoint and the capabilities manifest show. Every documentation page
+//! is a resource (`wms://docs/<slug>`, its Markdown), the same page `/docs/<slug>` shows.
 
-use domain::assistant::{guidance_prompt, Assistant, ToolError, ToolName, TOOLS};
+use domain::assistant::{guidance_prompt, output_schema, Assistant, ToolError, ToolName, TOOLS};
 use domain::workspace::WorkspaceId;
 use serde_json::{json, Value};
 
@@ -16,6 +17,14 @@ const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
+/// MCP's code for a resource URI that names nothing.
+const RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// `decisions.md`, "Abuse limits": one POST may carry at most this many messages, so a single
+/// request cannot make the server run thousands of tool calls.
+pub const MAX_BATCH: usize = 20;
+/// The scheme and prefix of the documentation resources.
+pub const DOCS_URI_PREFIX: &str = "wms://docs/";
 
 /// What to send back for one HTTP POST.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +50,11 @@ pub async fn handle(assistant: &Assistant, ws: WorkspaceId, body: &[u8]) -> Repl
     };
     match message {
         // Batches were part of 2025-03-26; later revisions send one message per POST.
+        Value::Array(items) if items.len() > MAX_BATCH => Reply::Json(error(
+            Value::Null,
+            INVALID_REQUEST,
+            &format!("a batch may hold at most {MAX_BATCH} messages; this one has {}", items.len()),
+        )),
         Value::Array(items) if !items.is_empty() => {
             let mut out = Vec::new();
             for item in items {
@@ -81,7 +95,13 @@ async fn one(assistant: &Assistant, ws: WorkspaceId, m: Value) -> Option<Value> 
     Some(match method {
         "initialize" => result(id, initialize(&params)),
         "ping" => result(id, json!({})),
-        "tools/list" => result(id, json!({ "tools": tools() })),
+        "tools/list" => result(id, json!({ "tools": tools(assistant.settings().compress_overview) })),
+        "resources/list" => result(id, json!({ "resources": resources(assistant) })),
+        "resources/templates/list" => result(id, json!({ "resourceTemplates": [] })),
+        "resources/read" => match read_resource(assistant, &params) {
+            Ok(r) => result(id, r),
+            Err((code, message)) => error(id, code, &message),
+        },
         "tools/call" => match call(assistant, ws, &params).await {
             Ok(r) => result(id, r),
             Err(message) => error(id, INVALID_PARAMS, &message),
@@ -95,7 +115,10 @@ fn initialize(params: &Value) -> Value {
     let version = if supports(asked) { asked } else { LATEST_PROTOCOL_VERSION };
     json!({
         "protocolVersion": version,
-        "capabilities": { "tools": { "listChanged": false } },
+        "capabilities": {
+            "tools": { "listChanged": false },
+            "resources": { "subscribe": false, "listChanged": false },
+        },
         "serverInfo": {
             "name": "wms",
             "title": "wms workspace assistant",
@@ -105,8 +128,9 @@ fn initialize(params: &Value) -> Value {
     })
 }
 
-/// `tools/list`: every tool of the registry, annotated as safe to run without confirmation.
-pub fn tools() -> Vec<Value> {
+/// `tools/list`: every tool of the registry, annotated as safe to run without confirmation, with
+/// the JSON Schema of its `structuredContent`.
+pub fn tools(compressed_overview: bool) -> Vec<Value> {
     TOOLS
         .iter()
         .map(|t| {
@@ -115,6 +139,7 @@ pub fn tools() -> Vec<Value> {
                 "title": t.title,
                 "description": t.description,
                 "inputSchema": t.input_schema(),
+                "outputSchema": output_schema(t.tool, compressed_overview),
                 "annotations": {
                     "title": t.title,
                     "readOnlyHint": true,
@@ -156,6 +181,36 @@ async fn call(assistant: &Assistant, ws: WorkspaceId, params: &Value) -> Result<
     })
 }
 
+/// `resources/list`: every documentation page. There are about fifty, so there is no cursor.
+fn resources(assistant: &Assistant) -> Vec<Value> {
+    assistant
+        .library()
+        .pages()
+        .map(|p| {
+            json!({
+                "uri": format!("{DOCS_URI_PREFIX}{}", p.meta.slug),
+                "name": p.meta.slug,
+                "title": p.meta.title,
+                "description": format!("{} ({}); read in the app at {}", p.meta.title, p.meta.category,
+                    domain::docs::page_url(&p.meta.slug, None)),
+                "mimeType": "text/markdown",
+                "size": p.markdown.len(),
+            })
+        })
+        .collect()
+}
+
+/// `resources/read`: the page's Markdown, as the search indexes it.
+fn read_resource(assistant: &Assistant, params: &Value) -> Result<Value, (i64, String)> {
+    let uri =
+        params.get("uri").and_then(Value::as_str).ok_or((INVALID_PARAMS, "resources/read needs params.uri".into()))?;
+    let page = uri
+        .strip_prefix(DOCS_URI_PREFIX)
+        .and_then(|slug| assistant.library().get(slug))
+        .ok_or_else(|| (RESOURCE_NOT_FOUND, format!("resource not found: {uri}")))?;
+    Ok(json!({ "contents": [{ "uri": uri, "mimeType": "text/markdown", "text": page.markdown.trim_start() }] }))
+}
+
 fn result(id: Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
@@ -176,7 +231,12 @@ mod tests {
     fn assistant(data: MockLiveData) -> Assistant {
         let mut clock = MockClock::new();
         clock.expect_now().return_const(time::OffsetDateTime::UNIX_EPOCH);
+        let page = domain::docs::SourcePage {
+            path: "a.md".into(),
+            bytes: b"---\nslug: webhooks-setup\ntitle: Set up\ncategory: webhooks\n---\n# Set up\n\nText.\n".to_vec(),
+        };
         Assistant::new(Arc::new(data), Arc::new(clock), AssistantSettings::default())
+            .with_library(Arc::new(domain::docs::DocsLibrary::from_sources(&[page]).0))
     }
 
     async fn send(m: Value) -> Reply {
@@ -217,7 +277,45 @@ mod tests {
             assert_eq!(t["annotations"]["readOnlyHint"], true);
             assert_eq!(t["annotations"]["destructiveHint"], false);
             assert_eq!(t["inputSchema"]["type"], "object");
+            assert_eq!(t["outputSchema"]["type"], "object");
         }
+    }
+
+    #[tokio::test]
+    async fn docs_pages_are_resources() {
+        let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize"})).await else { panic!() };
+        assert_eq!(v["result"]["capabilities"]["resources"]["listChanged"], false);
+        let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 2, "method": "resources/list"})).await else {
+            panic!()
+        };
+        assert_eq!(v["result"]["resources"][0]["uri"], "wms://docs/webhooks-setup");
+        assert_eq!(v["result"]["resources"][0]["mimeType"], "text/markdown");
+        let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read",
+            "params": {"uri": "wms://docs/webhooks-setup"}}))
+        .await
+        else {
+            panic!()
+        };
+        assert_eq!(v["result"]["contents"][0]["text"], "# Set up\n\nText.\n");
+        let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 4, "method": "resources/read",
+            "params": {"uri": "wms://docs/nope"}}))
+        .await
+        else {
+            panic!()
+        };
+        assert_eq!(v["error"]["code"], RESOURCE_NOT_FOUND);
+    }
+
+    #[tokio::test]
+    async fn batches_above_the_limit_are_refused_whole() {
+        let ping = |i: usize| json!({"jsonrpc": "2.0", "id": i, "method": "ping"});
+        let Reply::Json(v) = send(Value::Array((0..MAX_BATCH).map(ping).collect())).await else { panic!() };
+        assert_eq!(v.as_array().map(Vec::len), Some(MAX_BATCH));
+        let Reply::Json(v) = send(Value::Array((0..=MAX_BATCH).map(ping).collect())).await else { panic!() };
+        assert_eq!(v["jsonrpc"], "2.0");
+        assert_eq!(v["id"], Value::Null);
+        assert_eq!(v["error"]["code"], INVALID_REQUEST);
+        assert!(v["error"]["message"].is_string());
     }
 
     #[tokio::test]
@@ -243,9 +341,7 @@ mod tests {
     async fn garbage_and_unknown_methods() {
         let r = handle(&assistant(MockLiveData::new()), WorkspaceId(1), b"{not json").await;
         assert!(matches!(r, Reply::BadRequest(ref v) if v["error"]["code"] == PARSE_ERROR), "{r:?}");
-        let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 5, "method": "resources/list"})).await else {
-            panic!()
-        };
+        let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 5, "method": "prompts/list"})).await else { panic!() };
         assert_eq!(v["error"]["code"], METHOD_NOT_FOUND);
         let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"})).await else { panic!() };
         assert_eq!(v["result"], json!({}));

@@ -304,4 +304,7 @@ fn pages() -> actix_web::Scope<
         .service(r("/analytics").get(P(A::AnalyticsRead), analytics::page::show).done())
         .service(r("/analytics/daily.csv").get(P(A::AnalyticsRead), analytics::export::daily).done())
         .service(r("/analytics/top-countries.csv").get(P(A::AnalyticsRead), analytics::export::countries).done())
+        // The product documentation is public, like a help centre.
+        .service(r("/docs").get(Public, crate::pages::docs::index).done())
+        .service(r("/docs/{slug}").get(Public, crate::pages::docs::page).done())
 }

@@ -43,7 +43,7 @@ WITH q AS (
                AS relaxed
       FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme
 )
-SELECT c.id AS chunk_id, d.slug, d.title, d.category,
+SELECT c.id AS chunk_id, d.slug, d.title, d.category, c.heading,
        regexp_replace(
            ts_headline('english', replace(c.body, '**', ''), q.relaxed::tsquery,
                        'StartSel=**, StopSel=**, MinWords=12, MaxWords=40, MaxFragments=2, FragmentDelimiter="… "'),
@@ -73,6 +73,8 @@ struct DetailsRow {
     title: String,
     #[diesel(sql_type = Text)]
     category: String,
+    #[diesel(sql_type = Text)]
+    heading: String,
     #[diesel(sql_type = Text)]
     snippet: String,
 }
@@ -130,6 +132,7 @@ impl DocsIndex for PgDocsIndex {
                 slug: r.slug,
                 title: r.title,
                 category: r.category,
+                heading: r.heading,
                 snippet: r.snippet.trim().to_owned(),
             })
             .collect())

@@ -18,6 +18,7 @@ pub fn state(settings: &Settings, db: &Db) -> CoAdminState {
         Arc::new(SystemClock),
         AssistantSettings { compress_overview: settings.co_admin.compress_overview },
     )
-    .with_docs(Arc::new(crate::docs_search::search_service(settings, db)));
+    .with_docs(Arc::new(crate::docs_search::search_service(settings, db)))
+    .with_library(crate::docs_search::library());
     CoAdminState::new(assistant, settings.http.public_url.as_deref())
 }

@@ -9,7 +9,7 @@ use adapters_http::outbound::rerank::HttpReranker;
 use adapters_postgres::docs::PgDocsIndex;
 use adapters_postgres::Db;
 use anyhow::Context;
-use domain::docs::{DocsSearchService, Embedder, HybridProviders, IngestReport, Reranker, SourcePage};
+use domain::docs::{DocsLibrary, DocsSearchService, Embedder, HybridProviders, IngestReport, Reranker, SourcePage};
 
 use crate::config::Settings;
 
@@ -58,6 +58,29 @@ pub fn search_service(settings: &Settings, db: &Db) -> DocsSearchService {
 /// `search_product_docs` wherever it runs, without the repository beside it.
 static EMBEDDED_DOCS: include_dir::Dir<'static> = include_dir::include_dir!("$CARGO_MANIFEST_DIR/../../docs/product");
 
+/// The embedded pages, sorted by path.
+pub fn embedded_pages() -> Vec<SourcePage> {
+    let mut pages: Vec<SourcePage> = EMBEDDED_DOCS
+        .files()
+        .filter(|f| f.path().extension().is_some_and(|x| x == "md"))
+        .map(|f| SourcePage { path: format!("docs/product/{}", f.path().display()), bytes: f.contents().to_vec() })
+        .collect();
+    pages.sort_by(|a, b| a.path.cmp(&b.path));
+    pages
+}
+
+/// The embedded pages to read (`/docs`, MCP resources): the pages `wms serve` ingests, parsed once.
+pub fn library() -> Arc<DocsLibrary> {
+    static LIBRARY: std::sync::LazyLock<Arc<DocsLibrary>> = std::sync::LazyLock::new(|| {
+        let (library, failed) = DocsLibrary::from_sources(&embedded_pages());
+        for (path, reason) in &failed {
+            tracing::warn!(path, %reason, "documentation page not readable");
+        }
+        Arc::new(library)
+    });
+    LIBRARY.clone()
+}
+
 /// Ingests the embedded documentation (unchanged pages are skipped by their content hash), under
 /// an advisory lock so that instances starting together do not ingest the same pages at once.
 ///
@@ -65,12 +88,7 @@ static EMBEDDED_DOCS: include_dir::Dir<'static> = include_dir::include_dir!("$CA
 /// On database failure.
 pub async fn ingest_embedded(settings: &Settings, db: &Db) -> anyhow::Result<IngestReport> {
     use diesel_async::RunQueryDsl;
-    let mut pages: Vec<SourcePage> = EMBEDDED_DOCS
-        .files()
-        .filter(|f| f.path().extension().is_some_and(|x| x == "md"))
-        .map(|f| SourcePage { path: format!("docs/product/{}", f.path().display()), bytes: f.contents().to_vec() })
-        .collect();
-    pages.sort_by(|a, b| a.path.cmp(&b.path));
+    let pages = embedded_pages();
     let mut lock = db.conn().await?;
     diesel::sql_query("SELECT pg_advisory_lock(727275)").execute(&mut lock).await?;
     let store = PgDocsIndex::new(db.clone());

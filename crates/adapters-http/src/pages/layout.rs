@@ -77,6 +77,32 @@ pub fn page(title: &str, current: &str, s: &Signed, body: Markup) -> Markup {
     }
 }
 
+/// A public page (the documentation): the header without workspace or account, then `body`.
+pub fn public(title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body {
+                a.skip href="#main" { "Skip to content" }
+                header.top {
+                    div.brand {
+                        span.logo aria-hidden="true" { "◆" }
+                        span { "wms" }
+                    }
+                    nav aria-label="Documentation" {
+                        ul {
+                            li { a href="/docs" aria-current="page" { "Documentation" } }
+                            li { a href=(NAV[0].0) { "Settings" } }
+                        }
+                    }
+                }
+                main #main tabindex="-1" { (body) }
+            }
+        }
+    }
+}
+
 /// A page without the signed-in header (sign-in, errors).
 pub fn bare(title: &str, body: Markup) -> Markup {
     html! {

@@ -12,6 +12,7 @@
 pub mod analytics;
 pub mod api_keys;
 pub mod assets;
+pub mod docs;
 pub mod error;
 pub mod form;
 pub mod guard;

@@ -29,6 +29,7 @@ fn mcp_path(ws: i64) -> String {
 #[tokio::test]
 async fn python_sdk_lists_and_calls_every_tool() {
     let demo = Demo::new().await;
+    app::docs_search::ingest_embedded(&demo.app.settings, &demo.app.db).await.expect("ingest the documentation");
     let manifest: Value = demo
         .app
         .client
@@ -107,6 +108,30 @@ async fn python_sdk_lists_and_calls_every_tool() {
         assert_eq!(via_mcp, direct, "{}", c["tool"]);
     }
     assert!(results[4]["structured"]["contact"]["id"].is_number());
+    // Every tool declares its result's schema, and every result matched it (jsonschema, in Python).
+    assert!(listed.iter().all(|t| t["has_output_schema"] == true), "{listed:?}");
+    for c in &results {
+        assert_eq!(c["validated"], c["is_error"] == false, "{c}");
+    }
+    let hits = results[5]["structured"]["hits"].as_array().cloned().unwrap_or_default();
+    assert!(!hits.is_empty() && hits.iter().all(|h| h["url"].as_str().is_some_and(|u| u.starts_with("/docs/"))));
+
+    // Every documentation page is a resource, and reads as its Markdown.
+    assert_eq!(report["resources_capability"], true);
+    let resources = report["resources"].as_array().cloned().unwrap_or_default();
+    let library = app::docs_search::library();
+    assert_eq!(resources.len(), library.len());
+    for r in &resources {
+        let slug = r["uri"].as_str().and_then(|u| u.strip_prefix("wms://docs/")).expect("wms://docs/ uri");
+        let page = library.get(slug).expect("a page");
+        assert_eq!(r["title"], page.meta.title.as_str());
+        assert_eq!(
+            (r["mime_type"].as_str(), r["read_mime_type"].as_str()),
+            (Some("text/markdown"), Some("text/markdown"))
+        );
+        assert_eq!(r["text"].as_str(), Some(page.markdown.trim_start()), "{slug}");
+    }
+    assert_eq!(report["unknown_resource_error"], -32002);
     // Failures are results with isError, so the model can correct itself.
     for c in &results[6..8] {
         assert_eq!(c["is_error"], true, "{c}");
@@ -186,6 +211,18 @@ async fn transport_rules() {
         .await
         .expect("request");
     assert_eq!(res.status(), 202);
+    // decisions.md "Abuse limits": more than 20 messages in one batch are refused whole.
+    let batch = |n: usize| Value::Array((0..n).map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "ping"})).collect());
+    let res = c.post(&url).bearer_auth(&demo.token).json(&batch(20)).send().await.expect("request");
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.json::<Value>().await.expect("json").as_array().map(Vec::len), Some(20));
+    let res = c.post(&url).bearer_auth(&demo.token).json(&batch(21)).send().await.expect("request");
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.expect("json");
+    assert_eq!((body["jsonrpc"].as_str(), &body["id"]), (Some("2.0"), &Value::Null), "{body}");
+    assert_eq!(body["error"]["code"], -32600, "{body}");
+    assert!(body["error"]["message"].is_string(), "{body}");
+
     let res = c.post(&url).bearer_auth(&demo.token).body("{oops").send().await.expect("request");
     assert_eq!(res.status(), 400);
     assert_eq!(res.json::<Value>().await.expect("json")["error"]["code"], -32700);

@@ -369,6 +369,7 @@ async fn the_execute_endpoint_answers_with_the_spec_shape() {
     );
     assert!(hit["snippet"].as_str().is_some_and(|s| s.contains("**garage**")), "{hit}");
     assert!(hit["score"].as_f64().is_some_and(|s| s > 0.0));
+    assert!(hit["url"].as_str().is_some_and(|u| u.starts_with("/docs/cars#")), "{hit}");
 
     // The tool schema caps `query` at 500 characters (longer is a 422 naming it); the port itself
     // truncates, see `malformed_queries_return_results_or_none_never_an_error`.

@@ -15,6 +15,7 @@ mod auth;
 mod cli;
 mod connectors;
 mod dev;
+mod docs_pages;
 mod docs_search;
 mod docs_stand_in;
 mod health;

@@ -39,6 +39,7 @@ async fn settings_pages_work_in_headless_chromium() {
     let app = TestApp::spawn_with(|s| s.webhooks.allowed_subnets = Some("127.0.0.0/8".into())).await;
     let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
     let creds = app::commands::seed_demo(&app.db, cipher.as_ref(), None).await.expect("seed");
+    app::docs_search::ingest_embedded(&app.settings, &app.db).await.expect("ingest the documentation");
     let receiver = Receiver::start().await;
     let shots = if std::env::var_os("WMS_UPDATE_SCREENSHOTS").is_some() {
         root().join("docs/screenshots")

@@ -200,11 +200,40 @@ def run(page):
     rows = list(csv.reader(io.StringIO(open(dl.value.path(), encoding="utf-8").read())))
     assert rows[0][:2] == ["country", "contacts"] and len(rows) > 1, rows[:2]
 
+    step("a Messenger channel's analytics point to the page about Meta's insights")
+    messenger = page.locator('optgroup[label="Messenger and Instagram"] option').first.get_attribute("value")
+    page.locator("select#channel").select_option(messenger)
+    page.wait_for_url(re.compile(rf".*channel={messenger}.*"))
+    page.locator("#platform-insights").click()
+    page.wait_for_url(re.compile(r".*/docs/analytics-messenger-instagram$"))
+    expect(page.get_by_role("heading", name="Where Meta shows Messenger insights")).to_be_visible()
+
     step("sign out")
+    page.goto(BASE + "/analytics")
     page.get_by_role("button", name="Sign out").click()
     page.wait_for_url(re.compile(r".*/login$"))
     page.goto(BASE + "/analytics")
     page.wait_for_url(re.compile(r".*/login\?next=.*"))
+
+    step("the documentation, signed out: search and follow a hit to its section")
+    page.goto(BASE + "/docs")
+    expect(page.get_by_role("heading", name="Documentation", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="Verify webhook signatures", exact=True)).to_be_visible()
+    page.get_by_label("Search the documentation").fill("flask receiver raw body signature")
+    page.get_by_role("button", name="Search").click()
+    page.wait_for_url(re.compile(r".*/docs\?q=flask.*"))
+    first = page.locator("a.hit").first
+    expect(first).to_be_visible()
+    href = first.get_attribute("href")
+    assert re.fullmatch(r"/docs/[a-z0-9-]+#[a-z0-9-]+", href), href
+    print(json.dumps({"first_hit": href}), flush=True)
+    first.click()
+    page.wait_for_url(re.compile(".*" + re.escape(href) + "$"))
+    anchor = href.split("#", 1)[1]
+    section = page.locator(f"[id='{anchor}']")
+    expect(section).to_be_in_viewport()
+    expect(page.locator("article.doc h1")).to_be_visible()
+    shot(page, "docs", full_page=False)
 
 
 def main():

@@ -77,7 +77,8 @@ const CANNOT: &[&str] = &[
     "Export CSV files or the top-countries breakdown: point the user to the Analytics page at /analytics.",
     "Read, quote or summarise message transcripts: results hold aggregates and metadata only.",
     "Find a customer by name: it needs an e-mail address or a phone number and asks for one instead of guessing.",
-    "Show detailed delivery statistics for Messenger or Instagram channels: point the user to /analytics.",
+    "Show detailed delivery statistics for Messenger or Instagram channels: point the user to \
+     /docs/analytics-messenger-instagram (where Meta shows those insights) and /analytics.",
     "See data of any workspace other than the current one.",
 ];
 
@@ -113,7 +114,9 @@ fn prompt() -> String {
          - To look up a customer you need an e-mail address or a phone number; a name alone is not enough. Ask for \
          one and never guess a contact.\n\
          - For a Messenger or Instagram channel, get_channel_analytics returns a note instead of figures: pass the \
-         note on and point to /analytics.\n\
+         note on, with its link to /docs/analytics-messenger-instagram (where Meta shows those platforms' insights).\n\
+         - Every search_product_docs hit has a url (/docs/<slug>#<section>): give it to the user as the link to read \
+         more.\n\
          - Rates are fractions: delivery rate = delivered / sent, read rate = read / delivered; null means there was \
          nothing to divide by.\n\
          - Never claim to have changed anything, and never invent figures or pages the tools did not return. When \

@@ -4,6 +4,7 @@
 
 pub mod manifest;
 pub mod model;
+pub mod output;
 pub mod ports;
 pub mod pricing;
 pub mod registry;
@@ -12,8 +13,10 @@ pub mod service;
 
 pub use manifest::{guidance_prompt, manifest, Manifest};
 pub use model::*;
+pub use output::output_schema;
 pub use ports::*;
 pub use registry::{ContactQuery, ToolCall, ToolGroup, ToolName, ToolSpec, TOOLS};
 pub use service::{
-    channel_analytics, Assistant, AssistantSettings, ToolError, MAX_CONVERSATIONS, OVERVIEW_COMPRESS_BYTES,
+    channel_analytics, Assistant, AssistantSettings, ToolError, MAX_CONVERSATIONS, MESSENGER_INSTAGRAM_DOCS,
+    OVERVIEW_COMPRESS_BYTES,
 };

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use time::{Date, OffsetDateTime};
 
@@ -38,7 +39,7 @@ pub(crate) mod wire {
 // get_workspace_overview (spec 2.6)
 
 /// A point-in-time snapshot of a workspace.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct WorkspaceOverview {
     /// The workspace itself.
     pub workspace: OverviewWorkspace,
@@ -56,11 +57,12 @@ pub struct WorkspaceOverview {
     pub team_members: TeamCounts,
     /// When the snapshot was taken.
     #[serde(serialize_with = "wire::timestamp")]
+    #[schemars(with = "String")]
     pub generated_at: OffsetDateTime,
 }
 
 /// `workspace`
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct OverviewWorkspace {
     /// Id.
     pub id: i64,
@@ -73,7 +75,7 @@ pub struct OverviewWorkspace {
 }
 
 /// `channels`
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ChannelCounts {
     /// Every channel.
     pub total: i64,
@@ -82,7 +84,7 @@ pub struct ChannelCounts {
 }
 
 /// `channels.by_type.<type>`
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct TypeCounts {
     /// Channels of the type.
     pub total: i64,
@@ -91,7 +93,7 @@ pub struct TypeCounts {
 }
 
 /// `webhooks`
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct WebhookCounts {
     /// Every destination.
     pub total: i64,
@@ -102,7 +104,7 @@ pub struct WebhookCounts {
 }
 
 /// `inbox`
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct InboxCounts {
     /// Every thread.
     pub threads_total: i64,
@@ -113,7 +115,7 @@ pub struct InboxCounts {
 }
 
 /// `inbox.by_status.<status>`
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct StatusCounts {
     /// Threads with the status.
     pub total: i64,
@@ -122,7 +124,7 @@ pub struct StatusCounts {
 }
 
 /// `ai_agents`
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct AgentCounts {
     /// Every agent.
     pub total: i64,
@@ -131,14 +133,14 @@ pub struct AgentCounts {
 }
 
 /// `labels`
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct LabelCounts {
     /// Every label.
     pub total: i64,
 }
 
 /// `team_members`
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct TeamCounts {
     /// Active members.
     pub active: i64,
@@ -148,7 +150,7 @@ pub struct TeamCounts {
 // list_channels (spec 2.4) and list_webhooks (spec 2.5)
 
 /// A channel as the assistant sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ChannelSummary {
     /// Used as `channel_id` in `get_channel_analytics`.
     pub id: ChannelId,
@@ -163,7 +165,7 @@ pub struct ChannelSummary {
 }
 
 /// The result of `list_channels`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ChannelList {
     /// The `channel_type` filter applied (`all` when none).
     pub filter: String,
@@ -172,7 +174,7 @@ pub struct ChannelList {
 }
 
 /// A webhook destination as the assistant sees it; never its secret.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct WebhookSummary {
     /// Id.
     pub id: i64,
@@ -186,14 +188,16 @@ pub struct WebhookSummary {
     pub active: bool,
     /// Creation time.
     #[serde(serialize_with = "wire::timestamp")]
+    #[schemars(with = "String")]
     pub created_at: OffsetDateTime,
     /// Last change.
     #[serde(serialize_with = "wire::timestamp")]
+    #[schemars(with = "String")]
     pub updated_at: OffsetDateTime,
 }
 
 /// The result of `list_webhooks`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct WebhookList {
     /// Whether only active destinations were asked for.
     pub active_only: bool,
@@ -207,7 +211,7 @@ pub struct WebhookList {
 // Figures shared by the analytics tools
 
 /// Outbound message figures by the status the messages reached (docs/assistant.md, "Rates").
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct DeliveryCounts {
     /// Status `sent`, `delivered` or `read`.
     pub sent: i64,
@@ -244,15 +248,17 @@ fn ratio(num: i64, den: i64) -> Option<f64> {
 }
 
 /// The days a result covers: `days` calendar days ending today, in `time_zone`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Period {
     /// The range argument (`7d`).
     pub range: String,
     /// First day, inclusive.
     #[serde(serialize_with = "wire::date")]
+    #[schemars(with = "String")]
     pub from: Date,
     /// Last day (today), inclusive.
     #[serde(serialize_with = "wire::date")]
+    #[schemars(with = "String")]
     pub to: Date,
     /// The IANA time zone whose calendar days these are (the workspace's, `UTC` by default).
     pub time_zone: String,
@@ -262,10 +268,11 @@ pub struct Period {
 // get_channel_analytics (spec 2.7)
 
 /// One day of a channel analytics series.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub struct DailyDelivery {
     /// The day.
     #[serde(serialize_with = "wire::date")]
+    #[schemars(with = "String")]
     pub date: Date,
     /// That day's figures.
     #[serde(flatten)]
@@ -277,7 +284,7 @@ pub struct DailyDelivery {
 }
 
 /// WhatsApp figures over a period.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct WhatsappAnalytics {
     /// Totals over the period.
     pub totals: DeliveryCounts,
@@ -292,7 +299,7 @@ pub struct WhatsappAnalytics {
 }
 
 /// The result of `get_channel_analytics`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ChannelAnalytics {
     /// WhatsApp: database-backed statistics.
@@ -324,7 +331,7 @@ pub enum ChannelAnalytics {
 // get_contact_analytics (spec 2.8)
 
 /// `contact`: the customer's profile.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ContactProfile {
     /// Id.
     pub id: i64,
@@ -342,14 +349,16 @@ pub struct ContactProfile {
     pub note: Option<String>,
     /// First conversation.
     #[serde(serialize_with = "wire::opt_timestamp")]
+    #[schemars(with = "Option<String>")]
     pub first_contacted_at: Option<OffsetDateTime>,
     /// Latest activity.
     #[serde(serialize_with = "wire::opt_timestamp")]
+    #[schemars(with = "Option<String>")]
     pub last_contacted_at: Option<OffsetDateTime>,
 }
 
 /// A channel in a contact report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ChannelRef {
     /// Id.
     pub id: ChannelId,
@@ -360,7 +369,7 @@ pub struct ChannelRef {
 }
 
 /// `summary`
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ContactSummary {
     /// The contact's threads (with the label, when one was given).
     pub threads_total: i64,
@@ -377,10 +386,11 @@ pub struct ContactSummary {
 }
 
 /// One day of a contact's message activity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ContactDay {
     /// The day.
     #[serde(serialize_with = "wire::date")]
+    #[schemars(with = "String")]
     pub date: Date,
     /// Messages from the contact.
     pub inbound: i64,
@@ -423,7 +433,7 @@ impl ContactDay {
 }
 
 /// `time_based`: message activity over the period.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ContactActivity {
     /// Messages from the contact.
     pub inbound: i64,
@@ -446,7 +456,7 @@ pub struct ContactActivity {
 }
 
 /// `cost_based`: what messaging this contact is estimated to have cost.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ContactCost {
     /// template_count × rate_per_template_usd, rounded to the cent's hundredth.
     pub estimated_outbound_cost_usd: f64,
@@ -461,7 +471,7 @@ pub struct ContactCost {
 }
 
 /// Someone or something a thread is assigned to (spec 2.8).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Assignee {
     /// `user`, `team` or `ai_agent`.
     #[serde(rename = "type")]
@@ -473,7 +483,7 @@ pub struct Assignee {
 }
 
 /// A team member who wrote to the contact.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Responder {
     /// The member's user id.
     pub user_id: i64,
@@ -484,7 +494,7 @@ pub struct Responder {
 }
 
 /// An assignee with the number of the contact's threads they hold.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Assignment {
     /// Who.
     #[serde(flatten)]
@@ -494,7 +504,7 @@ pub struct Assignment {
 }
 
 /// `support_team`
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct SupportTeam {
     /// Team members who wrote to the contact in the period, most messages first.
     pub responders: Vec<Responder>,
@@ -503,7 +513,7 @@ pub struct SupportTeam {
 }
 
 /// One conversation, metadata only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Conversation {
     /// Thread id.
     pub thread_id: i64,
@@ -521,14 +531,16 @@ pub struct Conversation {
     pub handover_status: Option<String>,
     /// When it started.
     #[serde(serialize_with = "wire::timestamp")]
+    #[schemars(with = "String")]
     pub created_at: OffsetDateTime,
     /// Latest message.
     #[serde(serialize_with = "wire::opt_timestamp")]
+    #[schemars(with = "Option<String>")]
     pub last_message_at: Option<OffsetDateTime>,
 }
 
 /// How the contact was looked up.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Lookup {
     /// `phone_number` or `email`; null when neither was given.
     pub by: Option<&'static str>,
@@ -537,7 +549,7 @@ pub struct Lookup {
 }
 
 /// The full report on one contact.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ContactReport {
     /// How the contact was found.
     pub lookup: Lookup,
@@ -565,7 +577,7 @@ pub struct ContactReport {
 }
 
 /// The result of `get_contact_analytics`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ContactAnalytics {
     /// A contact was found.

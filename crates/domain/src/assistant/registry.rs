@@ -141,8 +141,8 @@ pub static TOOLS: [ToolSpec; 6] = [
             delivery rate (delivered / sent) and read rate (read / delivered) as fractions, and a zero-filled daily \
             series suited to line or combo charts. Days are calendar days in the workspace's time zone, ending \
             today. Give channel_id for one WhatsApp channel or omit it for all WhatsApp channels together. For a \
-            Messenger or Instagram channel it returns a note pointing to the Analytics page (/analytics) and \
-            analytics null. It has no CSV or top-countries export; those are on /analytics.",
+            Messenger or Instagram channel it returns a note pointing to the page about those platforms' \
+            insights (/docs/analytics-messenger-instagram) and to /analytics, and analytics null. It has no CSV or top-countries export; those are on /analytics.",
         group: ToolGroup::LiveData,
         args: &[
             ArgSpec {
@@ -209,8 +209,9 @@ pub static TOOLS: [ToolSpec; 6] = [
         name: "search_product_docs",
         title: "Search the product documentation",
         description: "Searches the wms product documentation for how-to, what-is and setup questions and returns \
-            the best pages with slug, title, category, a snippet and a score. Answer from the snippets; when there \
-            are no hits, say so and suggest the closest settings page or a rephrased question.",
+            the best pages with slug, title, category, a snippet, a score and a url (/docs/<slug>#<section>) that \
+            opens the matching section in the app. Answer from the snippets and give the url as the link to read \
+            more; when there are no hits, say so and suggest the closest settings page or a rephrased question.",
         group: ToolGroup::ProductDocs,
         args: &[
             ArgSpec {

@@ -15,7 +15,7 @@ use super::pricing;
 use super::registry::{ContactQuery, ToolCall};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::ports::Clock;
-use crate::docs::{DocsSearch, SearchError};
+use crate::docs::{DocsLibrary, DocsSearch, SearchError};
 use crate::workspace::WorkspaceId;
 
 /// The overview is compacted above this many bytes of JSON when compression is on (spec 8).
@@ -50,6 +50,7 @@ pub struct AssistantSettings {
 pub struct Assistant {
     data: Arc<dyn LiveData>,
     docs: Option<Arc<dyn DocsSearch>>,
+    library: Arc<DocsLibrary>,
     clock: Arc<dyn Clock>,
     settings: AssistantSettings,
 }
@@ -64,7 +65,7 @@ impl Assistant {
     /// The five live-data tools on `data`; `search_product_docs` answers "not configured" until
     /// [`Assistant::with_docs`] registers a search.
     pub fn new(data: Arc<dyn LiveData>, clock: Arc<dyn Clock>, settings: AssistantSettings) -> Self {
-        Self { data, docs: None, clock, settings }
+        Self { data, docs: None, library: Arc::default(), clock, settings }
     }
 
     /// Registers the documentation search behind `search_product_docs`.
@@ -72,6 +73,28 @@ impl Assistant {
     pub fn with_docs(mut self, docs: Arc<dyn DocsSearch>) -> Self {
         self.docs = Some(docs);
         self
+    }
+
+    /// Registers the pages the search indexes, to be read (`/docs`, MCP resources).
+    #[must_use]
+    pub fn with_library(mut self, library: Arc<DocsLibrary>) -> Self {
+        self.library = library;
+        self
+    }
+
+    /// The documentation search of `search_product_docs`, when configured.
+    pub fn docs_search(&self) -> Option<&Arc<dyn DocsSearch>> {
+        self.docs.as_ref()
+    }
+
+    /// The documentation pages (empty until [`Assistant::with_library`]).
+    pub fn library(&self) -> &DocsLibrary {
+        &self.library
+    }
+
+    /// Whether compressed overviews may omit zero counts (the overview's output schema says so).
+    pub fn settings(&self) -> AssistantSettings {
+        self.settings
     }
 
     /// Validates and runs the tool named `tool` for workspace `ws`; the result as JSON.
@@ -257,6 +280,9 @@ fn platform_name(t: crate::channels::ChannelType) -> &'static str {
     }
 }
 
+/// The page the Messenger and Instagram note points to (`docs/product/analytics-messenger-instagram.md`).
+pub const MESSENGER_INSTAGRAM_DOCS: &str = "/docs/analytics-messenger-instagram";
+
 /// Shapes stored figures into the `get_channel_analytics` result: one zero-filled point per day,
 /// totals and rates. Public so that the Analytics page shows exactly what the tool answers.
 pub fn channel_analytics(stats: ChannelStats, range: String, days: u16) -> ChannelAnalytics {
@@ -264,7 +290,8 @@ pub fn channel_analytics(stats: ChannelStats, range: String, days: u16) -> Chann
         ChannelStats::OtherPlatform(channel) => ChannelAnalytics::OtherPlatform {
             note: format!(
                 "Detailed delivery statistics are available for WhatsApp channels only. For the {} channel \
-                 \"{}\", open the Analytics page at /analytics, which shows what is available for that platform.",
+                 \"{}\", {MESSENGER_INSTAGRAM_DOCS} explains where Meta shows that platform's insights, and the \
+                 Analytics page at /analytics shows its contacts and messages by country.",
                 platform_name(channel.channel_type),
                 channel.display_name
             ),

@@ -71,6 +71,7 @@ async fn messenger_channel_gets_a_note_and_null_analytics() -> Result<(), ToolEr
     let v = assistant(data, false).execute(WS, "get_channel_analytics", &json!({"channel_id": 5})).await?;
     assert_eq!(v["analytics"], json!(null));
     assert!(v["note"].as_str().unwrap_or_default().contains("/analytics"));
+    assert!(v["note"].as_str().unwrap_or_default().contains("/docs/analytics-messenger-instagram"));
     assert_eq!(v["channel"]["channel_type"], "messenger");
     Ok(())
 }

@@ -7,7 +7,9 @@ use crate::common::error::FieldError;
 use crate::contacts::E164Phone;
 
 /// A channel's database id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(transparent)]
 pub struct ChannelId(pub i64);
 
@@ -18,7 +20,9 @@ impl fmt::Display for ChannelId {
 }
 
 /// The messaging platform of a channel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ChannelType {
     /// WhatsApp Business (Cloud API); identified by a phone number.

@@ -3,6 +3,7 @@
 
 pub mod eval;
 pub mod ingest;
+pub mod library;
 pub mod model;
 pub mod ports;
 pub mod query;
@@ -13,6 +14,7 @@ pub mod vectors;
 mod service_tests;
 
 pub use ingest::{embedding_text, ingest, IngestReport, SourcePage};
+pub use library::{DocsLibrary, LibraryPage, PageSection};
 pub use model::*;
 pub use ports::*;
 pub use service::{DocsSearchService, HybridProviders, DEFAULT_LIMIT, MAX_LIMIT};

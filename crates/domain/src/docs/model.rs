@@ -109,6 +109,20 @@ pub fn is_valid_slug(s: &str) -> bool {
 /// # Errors
 /// A [`PageError`] saying what is wrong with the page.
 pub fn parse_page(bytes: &[u8]) -> Result<ParsedPage, PageError> {
+    let (meta, body) = split_page(bytes)?;
+    let chunks = split_sections(&body, &meta.title);
+    if chunks.is_empty() {
+        return Err(PageError::Empty);
+    }
+    Ok(ParsedPage { meta, chunks })
+}
+
+/// The front matter and the markdown after it: what the documentation pages render, so the pages
+/// show exactly the text that [`parse_page`] indexes.
+///
+/// # Errors
+/// A [`PageError`] about the front matter or the encoding.
+pub fn split_page(bytes: &[u8]) -> Result<(PageMeta, String), PageError> {
     let text = std::str::from_utf8(bytes).map_err(|_| PageError::NotUtf8)?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text).replace("\r\n", "\n");
     let rest = text.strip_prefix("---\n").ok_or(PageError::NoFrontMatter)?;
@@ -127,11 +141,53 @@ pub fn parse_page(bytes: &[u8]) -> Result<ParsedPage, PageError> {
     if !is_valid_slug(&meta.slug) {
         return Err(PageError::BadSlug(meta.slug));
     }
-    let chunks = split_sections(body, &meta.title);
-    if chunks.is_empty() {
-        return Err(PageError::Empty);
+    Ok((meta, body.to_owned()))
+}
+
+/// The heading a section is indexed (and searched, and linked) under: a `##` section's own text,
+/// a `###` subsection's prefixed with its section's (`Python: Flask`), so a subsection stays
+/// findable by its section's words. `parent` is the text of the last `##` heading, if any.
+pub fn indexed_heading(level: usize, text: &str, parent: &str) -> String {
+    if level == 3 && !parent.is_empty() {
+        format!("{parent}: {text}")
+    } else {
+        text.to_owned()
     }
-    Ok(ParsedPage { meta, chunks })
+}
+
+/// The text of an ATX heading line as written (`## Verify \`wmsk_\` keys` → ``Verify `wmsk_` keys``).
+pub fn heading_text(line: &str) -> &str {
+    line.trim_start_matches('#').trim()
+}
+
+/// The fragment that names a section on its page (`/docs/<slug>#<anchor>`): the indexed heading
+/// in lowercase ASCII letters and digits, every other run of characters one hyphen
+/// (`Python: Flask` → `python-flask`). Pages and search hits both derive it from the heading, so
+/// a hit always lands on its section.
+pub fn section_anchor(heading: &str) -> String {
+    let mut out = String::with_capacity(heading.len());
+    for c in heading.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    while out.ends_with('-') {
+        out.pop();
+    }
+    if out.is_empty() {
+        out.push_str("section");
+    }
+    out
+}
+
+/// Where a page, or one of its sections, is read in the app.
+pub fn page_url(slug: &str, heading: Option<&str>) -> String {
+    match heading {
+        Some(h) => format!("/docs/{slug}#{}", section_anchor(h)),
+        None => format!("/docs/{slug}"),
+    }
 }
 
 fn split_sections(body: &str, title: &str) -> Vec<Chunk> {
@@ -150,9 +206,8 @@ fn split_sections(body: &str, title: &str) -> Vec<Chunk> {
             1 => {} // the page title, already in the front matter
             2 | 3 => {
                 sections.push((std::mem::take(&mut heading), std::mem::take(&mut text)));
-                let h = line.trim_start_matches('#').trim().to_owned();
-                // A subsection keeps its section's name, so "Node.js" under "Verify" stays findable.
-                heading = if level == 3 && !parent.is_empty() { format!("{parent}: {h}") } else { h.clone() };
+                let h = heading_text(line).to_owned();
+                heading = indexed_heading(level, &h, &parent);
                 if level == 2 {
                     parent = h;
                 }
@@ -223,7 +278,7 @@ fn split_long(text: &str) -> Vec<String> {
 }
 
 /// Which engine answered a search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchMode {
     /// PostgreSQL full-text search alone.
@@ -233,7 +288,7 @@ pub enum SearchMode {
 }
 
 /// One matching page (spec 2.9).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchHit {
     /// The page's slug.
     pub slug: String,
@@ -245,10 +300,12 @@ pub struct SearchHit {
     pub snippet: String,
     /// Relevance, higher is better; comparable only within one result.
     pub score: f64,
+    /// The matching section in the app: `/docs/<slug>#<section anchor>`.
+    pub url: String,
 }
 
 /// A settings page the assistant can point to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SettingsPage {
     /// Its name in the navigation.
     pub title: String,
@@ -257,7 +314,7 @@ pub struct SettingsPage {
 }
 
 /// What to offer when nothing matched (spec 4.3 rule 4).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Suggestion {
     /// A sentence the assistant can pass on.
     pub message: String,
@@ -268,7 +325,7 @@ pub struct Suggestion {
 }
 
 /// The result of `search_product_docs` (spec 2.9) plus how it was produced.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchResult {
     /// The query as searched (trimmed, control characters removed, at most 500 characters).
     pub query: String,
@@ -319,6 +376,19 @@ mod tests {
         let page = parse_page(body.as_bytes()).expect("parses");
         assert!(page.chunks.len() >= 2);
         assert!(page.chunks.iter().all(|c| c.heading == "Long" && c.body.chars().count() <= MAX_CHUNK_CHARS));
+    }
+
+    #[test]
+    fn anchors_are_stable_slugs_of_the_indexed_heading() {
+        assert_eq!(section_anchor("Python: Flask"), "python-flask");
+        assert_eq!(section_anchor("The `wmsk_` prefix"), "the-wmsk-prefix");
+        assert_eq!(section_anchor("  401, 403 & 429  "), "401-403-429");
+        assert_eq!(section_anchor("¿?"), "section");
+        assert_eq!(page_url("a-b", Some("Verify (Node.js)")), "/docs/a-b#verify-node-js");
+        assert_eq!(page_url("a-b", None), "/docs/a-b");
+        assert_eq!(indexed_heading(3, "Flask", "Python"), "Python: Flask");
+        assert_eq!(indexed_heading(3, "Flask", ""), "Flask");
+        assert_eq!(heading_text("### Flask  "), "Flask");
     }
 
     #[test]

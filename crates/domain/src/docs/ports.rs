@@ -56,6 +56,8 @@ pub struct HitDetails {
     pub title: String,
     /// Its page's category.
     pub category: String,
+    /// The chunk's section heading as indexed, for the hit's link to its section.
+    pub heading: String,
     /// `ts_headline` of the chunk for the query.
     pub snippet: String,
 }

@@ -160,6 +160,7 @@ impl DocsSearchService {
             .iter()
             .filter_map(|r| {
                 details.remove(&r.chunk_id).map(|d| SearchHit {
+                    url: super::model::page_url(&d.slug, Some(&d.heading)),
                     slug: d.slug,
                     title: d.title,
                     category: d.category,

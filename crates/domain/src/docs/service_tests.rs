@@ -25,6 +25,7 @@ fn index_with(text: Vec<TextMatch>, vectors: Vec<StoredVector>) -> MockDocsIndex
                 slug: format!("page-{id}"),
                 title: format!("Page {id}"),
                 category: "c".into(),
+                heading: "Set up: Step 1".into(),
                 snippet: "…".into(),
             })
             .collect())

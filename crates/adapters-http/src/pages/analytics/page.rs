@@ -61,6 +61,7 @@ pub async fn show(s: Signed, state: web::Data<AppState>, q: web::Query<Selection
                     p { (note) }
                     p { "For " (other.channel_type.as_str()) " channels, wms shows the contacts and messages by country below (and in the export). "
                         "Delivery and read statistics come from WhatsApp's status callbacks, which Messenger and Instagram do not provide in the same form." }
+                    p { a #platform-insights href=(domain::assistant::MESSENGER_INSTAGRAM_DOCS) { "Where Meta shows Messenger and Instagram insights" } }
                 }
                 div.actions {
                     a.button.secondary #export-countries href={ (PATH) "/top-countries.csv?" (Selection::query(channel, range)) } download { "Export top countries (CSV)" }
