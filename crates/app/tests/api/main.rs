@@ -2,7 +2,9 @@
 
 mod credentials;
 mod helpers;
+mod statements;
 
+mod abuse_signin;
 mod api_keys;
 mod assistant_analytics;
 mod assistant_contacts;
@@ -14,6 +16,7 @@ mod auth;
 mod cli;
 mod connectors;
 mod dev;
+mod docs_concurrent_ingest;
 mod docs_search;
 mod docs_stand_in;
 mod health;
