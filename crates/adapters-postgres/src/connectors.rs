@@ -511,7 +511,7 @@ impl CallbackStore for PgConnectors {
     ) -> Result<Vec<CallbackChannel>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         // One query for all: a callback's accounts never cost a query each.
-        let rows: Vec<(i64, i64, Option<String>, Option<Vec<u8>>)> = channels::table
+        let rows: Vec<CallbackRow> = channels::table
             .filter(channels::channel_type.eq(channel_type.as_str()))
             .filter(channels::platform_account_id.eq_any(account_ids))
             .filter(channels::credentials_encrypted.is_not_null())
@@ -529,7 +529,7 @@ impl CallbackStore for PgConnectors {
 
     async fn platform_channels(&self, channel_type: ChannelType) -> Result<Vec<CallbackChannel>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let rows: Vec<(i64, i64, Option<String>, Option<Vec<u8>>)> = channels::table
+        let rows: Vec<CallbackRow> = channels::table
             .filter(channels::channel_type.eq(channel_type.as_str()))
             .filter(channels::platform_account_id.is_not_null())
             .filter(channels::credentials_encrypted.is_not_null())
@@ -591,7 +591,10 @@ impl CallbackStore for PgConnectors {
     }
 }
 
-fn callback_channels(rows: Vec<(i64, i64, Option<String>, Option<Vec<u8>>)>) -> Vec<CallbackChannel> {
+/// `(workspace_id, id, platform_account_id, credentials_encrypted)` of a channel.
+type CallbackRow = (i64, i64, Option<String>, Option<Vec<u8>>);
+
+fn callback_channels(rows: Vec<CallbackRow>) -> Vec<CallbackChannel> {
     rows.into_iter()
         .filter_map(|(ws, id, account, creds)| {
             Some(CallbackChannel {
