@@ -92,6 +92,9 @@ pub enum ApiError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// The body is within the size limit but holds more than a limit allows (e.g. accounts).
+    #[error("{0}")]
+    TooLarge(String),
     /// The body is not `application/json`.
     #[error("send the body as application/json")]
     UnsupportedMediaType,
@@ -128,7 +131,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::Validation(_) => "validation_failed",
             ApiError::BadRequest(_) => "bad_request",
-            ApiError::PayloadTooLarge { .. } => "payload_too_large",
+            ApiError::PayloadTooLarge { .. } | ApiError::TooLarge(_) => "payload_too_large",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::Conflict(_) => "conflict",
             ApiError::ServiceUnavailable(_) => "service_unavailable",
@@ -187,7 +190,7 @@ impl ResponseError for ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::PayloadTooLarge { .. } | ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,

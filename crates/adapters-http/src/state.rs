@@ -34,6 +34,8 @@ pub struct AppState {
     pub cipher: Arc<dyn domain::common::ports::SecretCipher>,
     /// Channels by platform account, and what the platforms' callbacks report.
     pub callbacks: Arc<dyn domain::connectors::CallbackStore>,
+    /// The app secrets known to sign platform callbacks, remembered by the process.
+    pub callback_secrets: Arc<domain::connectors::CallbackSecrets>,
 }
 
 impl std::fmt::Debug for AppState {

@@ -504,27 +504,45 @@ async fn contact_json(conn: &mut AsyncPgConnection, id: i64) -> diesel::QueryRes
 
 #[async_trait]
 impl CallbackStore for PgConnectors {
-    async fn channel_for_account(
+    async fn channels_for_accounts(
         &self,
         channel_type: ChannelType,
-        account_id: &str,
-    ) -> Result<Option<CallbackChannel>, RepoError> {
+        account_ids: &[String],
+    ) -> Result<Vec<CallbackChannel>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let row: Option<(i64, i64, Option<Vec<u8>>)> = channels::table
+        // One query for all: a callback's accounts never cost a query each.
+        let rows: Vec<CallbackRow> = channels::table
             .filter(channels::channel_type.eq(channel_type.as_str()))
-            .filter(channels::platform_account_id.eq(account_id))
-            .select((channels::workspace_id, channels::id, channels::credentials_encrypted))
-            .first(&mut conn)
+            .filter(channels::platform_account_id.eq_any(account_ids))
+            .filter(channels::credentials_encrypted.is_not_null())
+            .select((
+                channels::workspace_id,
+                channels::id,
+                channels::platform_account_id,
+                channels::credentials_encrypted,
+            ))
+            .load(&mut conn)
             .await
-            .optional()
             .map_err(repo)?;
-        Ok(row.and_then(|(ws, id, creds)| {
-            creds.map(|c| CallbackChannel {
-                workspace_id: WorkspaceId(ws),
-                channel_id: ChannelId(id),
-                credentials_sealed: c,
-            })
-        }))
+        Ok(callback_channels(rows))
+    }
+
+    async fn platform_channels(&self, channel_type: ChannelType) -> Result<Vec<CallbackChannel>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let rows: Vec<CallbackRow> = channels::table
+            .filter(channels::channel_type.eq(channel_type.as_str()))
+            .filter(channels::platform_account_id.is_not_null())
+            .filter(channels::credentials_encrypted.is_not_null())
+            .select((
+                channels::workspace_id,
+                channels::id,
+                channels::platform_account_id,
+                channels::credentials_encrypted,
+            ))
+            .load(&mut conn)
+            .await
+            .map_err(repo)?;
+        Ok(callback_channels(rows))
     }
 
     async fn verify_token_known(&self, channel_type: ChannelType, digest: [u8; 32]) -> Result<bool, RepoError> {
@@ -571,4 +589,20 @@ impl CallbackStore for PgConnectors {
         })
         .await
     }
+}
+
+/// `(workspace_id, id, platform_account_id, credentials_encrypted)` of a channel.
+type CallbackRow = (i64, i64, Option<String>, Option<Vec<u8>>);
+
+fn callback_channels(rows: Vec<CallbackRow>) -> Vec<CallbackChannel> {
+    rows.into_iter()
+        .filter_map(|(ws, id, account, creds)| {
+            Some(CallbackChannel {
+                workspace_id: WorkspaceId(ws),
+                channel_id: ChannelId(id),
+                account_id: account?,
+                credentials_sealed: creds?,
+            })
+        })
+        .collect()
 }

@@ -29,7 +29,9 @@ pub fn auth_state(settings: &Settings, db: &Db) -> AuthState {
         login_throttle: Arc::new(PgLoginThrottle::new(db.clone())),
         // Plugged in by the settings web app's sessions (cookie `wms_session`).
         sessions: None,
-        hasher: Arc::new(Argon2Hasher::default()),
+        hasher: Arc::new(Argon2Hasher::with_max_concurrent(
+            settings.auth.max_concurrent_hashes.unwrap_or_else(Argon2Hasher::default_max_concurrent),
+        )),
         clock: Arc::new(SystemClock),
         random: Arc::new(OsRandom),
         rate_limit: RateLimitPolicy::per_hour(settings.rate_limit.requests_per_hour),

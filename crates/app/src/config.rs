@@ -103,6 +103,9 @@ pub struct AuthSettings {
     pub token_ttl_hours: u32,
     /// Lifetime of a settings session (the `wms_session` cookie) after sign-in, in hours.
     pub session_ttl_hours: u32,
+    /// Password hashes (19 MiB and a core each) computed at once; unset: the number of cores.
+    #[serde(default)]
+    pub max_concurrent_hashes: Option<usize>,
 }
 
 /// `webhooks.*`
@@ -338,6 +341,9 @@ impl Settings {
         }
         if self.auth.session_ttl_hours == 0 || self.auth.session_ttl_hours > 24 * 30 {
             return bad("auth.session_ttl_hours", "must be between 1 and 720");
+        }
+        if self.auth.max_concurrent_hashes.is_some_and(|n| n == 0 || n > 1024) {
+            return bad("auth.max_concurrent_hashes", "must be between 1 and 1024");
         }
         for (name, p) in [("embeddings", &self.embeddings), ("rerank", &self.rerank)] {
             if p.timeout_ms == 0 || p.timeout_ms > 60_000 {

@@ -34,10 +34,26 @@ impl RandomSource for OsRandom {
 }
 
 /// argon2id at OWASP's recommended parameters (m = 19 MiB, t = 2, p = 1), run on the blocking
-/// pool so a sign-in never stalls the request threads.
+/// pool so a sign-in never stalls the request threads, at most `auth.max_concurrent_hashes` at
+/// once: each hash holds 19 MiB and a core, so without a cap a flood of sign-ins from many
+/// addresses would take all memory and every core (spec "Abuse limits"). Hashes beyond the cap
+/// wait their turn without holding any memory of their own.
 #[derive(Clone)]
 pub struct Argon2Hasher {
     argon: Arc<Argon2<'static>>,
+    permits: Arc<tokio::sync::Semaphore>,
+}
+
+impl Argon2Hasher {
+    /// A hasher running at most `max_concurrent` hashes at once (at least one).
+    pub fn with_max_concurrent(max_concurrent: usize) -> Self {
+        Self { permits: Arc::new(tokio::sync::Semaphore::new(max_concurrent.max(1))), ..Self::default() }
+    }
+
+    /// The default cap: the number of cores.
+    pub fn default_max_concurrent() -> usize {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    }
 }
 
 impl std::fmt::Debug for Argon2Hasher {
@@ -50,7 +66,10 @@ impl Default for Argon2Hasher {
     fn default() -> Self {
         // The parameters are constants known to be valid; `default()` is the fallback that cannot happen.
         let params = Params::new(19 * 1024, 2, 1, None).unwrap_or_default();
-        Self { argon: Arc::new(Argon2::new(Algorithm::Argon2id, Version::V0x13, params)) }
+        Self {
+            argon: Arc::new(Argon2::new(Algorithm::Argon2id, Version::V0x13, params)),
+            permits: Arc::new(tokio::sync::Semaphore::new(Self::default_max_concurrent())),
+        }
     }
 }
 
@@ -59,7 +78,10 @@ impl PasswordHasher for Argon2Hasher {
     async fn hash(&self, password: &Password) -> anyhow::Result<PasswordHash> {
         let argon = self.argon.clone();
         let password = password.clone();
+        // The semaphore is never closed, so acquiring only waits.
+        let permit = self.permits.clone().acquire_owned().await?;
         tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             let salt = SaltString::generate(&mut rand::rngs::OsRng);
             argon
                 .hash_password(password.expose().as_bytes(), &salt)
@@ -73,7 +95,10 @@ impl PasswordHasher for Argon2Hasher {
         let argon = self.argon.clone();
         let password = password.clone();
         let hash = hash.0.clone();
+        let Ok(permit) = self.permits.clone().acquire_owned().await else { return false };
         tokio::task::spawn_blocking(move || {
+            // Held until the hash is done, even if the request that asked is gone.
+            let _permit = permit;
             PhcHash::new(&hash)
                 .map(|h| argon.verify_password(password.expose().as_bytes(), &h).is_ok())
                 .unwrap_or(false)
@@ -164,6 +189,25 @@ mod tests {
         assert!(hash.0.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"));
         assert!(h.verify(&pw, &hash).await);
         assert!(!h.verify(&Password::attempt("wrong horse battery"), &hash).await);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn no_more_hashes_run_than_the_cap() -> anyhow::Result<()> {
+        let h = Argon2Hasher::with_max_concurrent(1);
+        let hash = h.hash(&Password::attempt("correct horse battery")).await?;
+        // While the only permit is taken, a verification waits instead of hashing.
+        let held = h.permits.clone().acquire_owned().await?;
+        let waiting = tokio::spawn({
+            let h = h.clone();
+            let hash = hash.clone();
+            async move { h.verify(&Password::attempt("correct horse battery"), &hash).await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!waiting.is_finished(), "a hash ran beyond the cap");
+        drop(held);
+        assert!(waiting.await?);
+        assert_eq!(h.permits.available_permits(), 1, "every permit comes back");
         Ok(())
     }
 }

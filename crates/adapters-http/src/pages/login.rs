@@ -26,14 +26,32 @@ pub struct NextQuery {
     next: Option<String>,
 }
 
-/// Only local paths: `next` must not send people to another site after signing in.
+/// Only paths of this site: `next` must not send people to another site after signing in.
 fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.starts_with("/\\") && !n.contains(['\r', '\n']) => {
-            n.to_owned()
-        }
-        _ => HOME.to_owned(),
+    next.filter(|n| is_same_origin_path(n)).map_or_else(|| HOME.to_owned(), str::to_owned)
+}
+
+/// Longest `next` kept; a longer one is no path a page of ours links to.
+const MAX_NEXT: usize = 2048;
+
+/// Whether `next` is a path on this site as a browser reads it in `Location`: one leading `/`,
+/// and no control character, whitespace or backslash anywhere, as typed or percent-decoded.
+/// Browsers drop tabs and newlines from URLs and read `\` as `/`, so `/\t/evil.example` and
+/// `/\\evil.example` are `//evil.example`, another site (issue: `/%09/evil.example` passed);
+/// decoded forms are checked too so that a later decoding step cannot produce either.
+pub fn is_same_origin_path(next: &str) -> bool {
+    let plain = |s: &str| {
+        s.starts_with('/')
+            && !s.starts_with("//")
+            && !s.chars().any(|c| c.is_control() || c.is_whitespace() || c == '\\')
+    };
+    if next.len() > MAX_NEXT || !plain(next) {
+        return false;
     }
+    // Twice: `%252F` decodes to `%2F`, then to `/`.
+    let once = percent_encoding::percent_decode_str(next).decode_utf8_lossy();
+    let twice = percent_encoding::percent_decode_str(&once).decode_utf8_lossy();
+    plain(&once) && plain(&twice)
 }
 
 #[derive(Default)]
@@ -245,5 +263,68 @@ pub async fn chosen(req: HttpRequest, state: web::Data<AppState>, form: FormData
             Err(PageError::Forbidden(v.0.first().map(|f| f.message.clone()).unwrap_or_default()))
         }
         Err(ChooseWorkspaceError::Unknown(e)) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn local_paths_are_kept() {
+        for ok in ["/", "/settings/workspace/webhooks", "/a?b=c&d=%2Fx#frag", "/caf%C3%A9"] {
+            assert_eq!(safe_next(Some(ok)), ok, "{ok}");
+        }
+    }
+
+    #[test]
+    fn other_sites_and_tricks_go_home() {
+        for bad in [
+            "https://evil.example/",
+            "//evil.example",
+            "/%09/evil.example",
+            "/\t/evil.example",
+            "/\\evil.example",
+            "/x\\y",
+            "/%5Cevil.example",
+            "/%2F/evil.example",
+            "/%252F/evil.example",
+            "/a\r\nSet-Cookie: x",
+            "/%0d%0aSet-Cookie:x",
+            "/ /evil",
+            "/%00",
+            "evil.example",
+            "",
+        ] {
+            assert_eq!(safe_next(Some(bad)), HOME, "{bad:?}");
+        }
+        assert_eq!(safe_next(None), HOME);
+        assert_eq!(safe_next(Some(&format!("/{}", "a".repeat(MAX_NEXT)))), HOME);
+    }
+
+    proptest! {
+        /// Whatever comes in, what goes out is a path that a browser keeps on this site.
+        #[test]
+        fn next_is_always_a_path_of_this_site(raw in prop_oneof![
+            any::<String>(),
+            any::<String>().prop_map(|s| format!("/{s}")),
+            // Mostly the characters the tricks are made of.
+            "/[/\\\\%0-9a-fA-F\t\n .:@]{0,16}",
+        ]) {
+            let out = safe_next(Some(&raw));
+            prop_assert!(out == raw || out == HOME);
+            prop_assert!(out.starts_with('/') && !out.starts_with("//"));
+            prop_assert!(!out.chars().any(|c| c.is_control() || c == '\\'));
+            let decoded = percent_encoding::percent_decode_str(&out).decode_utf8_lossy().into_owned();
+            prop_assert!(!decoded.starts_with("//") && !decoded.contains('\\'));
+        }
+
+        /// Plain local paths survive unchanged (round trip).
+        #[test]
+        fn plain_paths_round_trip(path in "(/[a-zA-Z0-9._~-]{1,20}){1,5}(\\?[a-z]{1,5}=[a-z0-9]{0,5})?") {
+            prop_assert_eq!(safe_next(Some(&path)), path);
+        }
     }
 }

@@ -39,11 +39,20 @@ VALUES ($1, $2, $3, $4,
 
 /// The lexeme frequencies the ranking weighs terms by, and the planner's statistics: a fresh or
 /// rewritten table has none, and the planner then prefers nested loops to the GIN index.
+///
+/// Ingests may run at once (every `wms serve` at start, `wms docs ingest`): two refreshes
+/// interleaving `DELETE` and `INSERT` failed on `docs_lexemes_pkey` (the second `DELETE` does not
+/// see rows the first inserted after its snapshot). A transaction-scoped advisory lock (safe
+/// behind PgBouncer's transaction pooling) makes refreshes take turns, each starting from what
+/// the last committed; `ON CONFLICT` keeps a refresh from an older binary, which takes no lock,
+/// from failing either.
 pub(crate) const REFRESH_STATISTICS_SQL: &[&str] = &[
+    "SELECT pg_advisory_xact_lock(2004318210, 1)",
     "DELETE FROM docs_lexemes",
     "INSERT INTO docs_lexemes (lexeme, chunks)
      SELECT word, ndoc FROM ts_stat('SELECT c.search FROM docs_chunks c
-                                       JOIN docs_documents d ON d.id = c.document_id AND d.status = ''ready''')",
+                                       JOIN docs_documents d ON d.id = c.document_id AND d.status = ''ready''')
+     ON CONFLICT (lexeme) DO UPDATE SET chunks = EXCLUDED.chunks",
     "UPDATE docs_index_state SET chunks = (SELECT count(*) FROM docs_chunks c
                                              JOIN docs_documents d ON d.id = c.document_id AND d.status = 'ready')",
     "ANALYZE docs_documents, docs_chunks, docs_lexemes",

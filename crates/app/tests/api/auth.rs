@@ -182,7 +182,7 @@ async fn repeated_failures_for_one_email_are_throttled_even_with_the_right_passw
 async fn repeated_failures_from_one_client_are_throttled() {
     let app = TestApp::spawn().await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
-    for i in 0..30 {
+    for i in 0..50 {
         let res = login_raw(&app, &json!({"email": format!("guess{i}@test.wms"), "password": "guess"})).await;
         assert_eq!(res.status(), 401);
     }

@@ -65,6 +65,13 @@ impl TestApp {
         start_server(&self.settings, &db)
     }
 
+    /// Another server instance on the same settings, reaching its database at `url` (e.g.
+    /// through a proxy that watches the traffic).
+    pub fn spawn_instance_at(&self, url: &str) -> String {
+        let db = Db::new(url, 4, std::time::Duration::from_secs(5)).expect("pool");
+        start_server(&self.settings, &db)
+    }
+
     /// The absolute URL of `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.address)

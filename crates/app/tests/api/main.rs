@@ -2,7 +2,9 @@
 
 mod credentials;
 mod helpers;
+mod statements;
 
+mod abuse_signin;
 mod access;
 mod api_keys;
 mod assistant_analytics;
@@ -15,6 +17,7 @@ mod auth;
 mod cli;
 mod connectors;
 mod dev;
+mod docs_concurrent_ingest;
 mod docs_pages;
 mod docs_search;
 mod docs_stand_in;

@@ -132,7 +132,8 @@ pub async fn login(ports: LoginPorts<'_>, settings: &LoginSettings, req: LoginRe
 
 /// The password check of every sign-in (the login API and the settings pages): validation, the
 /// throttle, user lookup and argon2id verification (against a dummy hash for unknown e-mails).
-/// A failure is counted against the e-mail and the client; a success clears the e-mail's count.
+/// Each attempt is reserved against the e-mail from this client and against the client before
+/// the hash is computed; a success gives the reservation back and clears the e-mail's count.
 ///
 /// # Errors
 /// [`LoginError::Invalid`], [`LoginError::Throttled`], [`LoginError::InvalidCredentials`].
@@ -154,12 +155,13 @@ pub async fn check_credentials(
     errors.clone().into_result()?;
     let Some(email) = email else { return Err(LoginError::Invalid(errors)) };
 
-    let email_subject = ThrottleSubject::email(&email);
-    let mut subjects = vec![email_subject.clone()];
-    subjects.extend(req.client.map(ThrottleSubject::client));
-    let now = ports.clock.now();
-    let records = ports.throttle.records(&subjects).await?;
-    if let Some(retry_after_secs) = settings.throttle.retry_after(&records, now) {
+    // Reserved before any hashing: the attempt counts as a failure until it proves otherwise, so
+    // concurrent guesses cannot outrun the budget (spec "Abuse limits").
+    let pair = ThrottleSubject::email_from(&email, req.client);
+    let clients: Vec<ThrottleSubject> = req.client.map(ThrottleSubject::client).into_iter().collect();
+    let mut subjects = vec![pair.clone()];
+    subjects.extend(clients.iter().cloned());
+    if let Some(retry_after_secs) = ports.throttle.reserve(&subjects, ports.clock.now(), settings.throttle).await? {
         return Err(LoginError::Throttled { retry_after_secs });
     }
 
@@ -170,10 +172,10 @@ pub async fn check_credentials(
     let too_long = req.password.chars().count() > Password::MAX;
     let verified = ports.hasher.verify(&Password::attempt(&req.password), hash).await;
     let Some(user) = user.filter(|_| verified && !too_long) else {
-        ports.throttle.record_failure(&subjects, now, settings.throttle.window).await?;
+        // The reservation stays: it was the failure.
         return Err(LoginError::InvalidCredentials);
     };
-    ports.throttle.clear(&email_subject).await?;
+    ports.throttle.release(&pair, &clients).await?;
     Ok(user)
 }
 
@@ -245,7 +247,6 @@ mod tests {
     use time::macros::datetime;
 
     use super::*;
-    use crate::auth::throttle::ThrottleRecord;
     use crate::auth::{parse, Identity, MockCredentialStore, MockLoginThrottleStore, MockUserDirectory};
     use crate::common::ports::{MockClock, MockPasswordHasher, MockRandomSource};
     use crate::users::{Role, UserId};
@@ -305,7 +306,7 @@ mod tests {
         }
 
         fn with_clean_throttle(mut self) -> Self {
-            self.throttle.expect_records().returning(|_| Ok(vec![]));
+            self.throttle.expect_reserve().returning(|_, _, _| Ok(None));
             self
         }
     }
@@ -334,7 +335,14 @@ mod tests {
     #[tokio::test]
     async fn right_password_gives_a_token_bound_to_the_membership_that_expires() {
         let mut w = World::new().with_user(vec![member(3)]).with_clean_throttle();
-        w.throttle.expect_clear().withf(|s| s.as_str() == "email:ann@example.com").times(1).returning(|_| Ok(()));
+        w.throttle
+            .expect_release()
+            .withf(|pair, refund| {
+                pair.as_str() == "email:ip:10.0.0.1 ann@example.com"
+                    && refund.iter().map(ThrottleSubject::as_str).collect::<Vec<_>>() == ["ip:10.0.0.1"]
+            })
+            .times(1)
+            .returning(|_, _| Ok(()));
         w.credentials
             .expect_insert_user_token()
             .withf(|t| {
@@ -350,7 +358,7 @@ mod tests {
     #[tokio::test]
     async fn unknown_email_and_wrong_password_fail_alike_after_the_same_hashing() {
         let verified = Arc::new(AtomicUsize::new(0));
-        let mut w = World::new().with_user(vec![member(3)]).with_clean_throttle();
+        let mut w = World::new().with_user(vec![member(3)]);
         let seen = verified.clone();
         w.hasher = MockPasswordHasher::new();
         w.hasher.expect_verify().returning(move |_, hash| {
@@ -358,11 +366,19 @@ mod tests {
             seen.fetch_add(1, Ordering::SeqCst);
             false
         });
+        // Both attempts are reserved against the e-mail from this client and the client, and
+        // nothing is given back (no `release` is expected: a call would fail the test).
         w.throttle
-            .expect_record_failure()
-            .withf(|subjects, now, window| subjects.len() == 2 && *now == NOW && *window == Duration::minutes(15))
+            .expect_reserve()
+            .withf(|subjects, now, policy| {
+                subjects.len() == 2
+                    && subjects[0].as_str().starts_with("email:ip:10.0.0.1 ")
+                    && subjects[1].as_str() == "ip:10.0.0.1"
+                    && *now == NOW
+                    && *policy == ThrottlePolicy::default()
+            })
             .times(2)
-            .returning(|_, _, _| Ok(()));
+            .returning(|_, _, _| Ok(None));
         let a = login(w.ports(), &settings(), req("nobody@example.com", "right password", None)).await;
         let b = login(w.ports(), &settings(), req("ann@example.com", "wrong password", None)).await;
         assert!(matches!(a, Err(LoginError::InvalidCredentials)));
@@ -374,13 +390,7 @@ mod tests {
     async fn a_throttled_subject_is_refused_before_any_hashing() {
         let mut w = World::new();
         w.hasher = MockPasswordHasher::new(); // any verification would panic
-        w.throttle.expect_records().returning(|subjects| {
-            Ok(vec![ThrottleRecord {
-                subject: subjects[0].clone(),
-                failures: 5,
-                window_started_at: NOW - Duration::minutes(10),
-            }])
-        });
+        w.throttle.expect_reserve().times(1).returning(|_, _, _| Ok(Some(300)));
         let err = login(w.ports(), &settings(), req("ann@example.com", "right password", None)).await;
         assert!(matches!(err, Err(LoginError::Throttled { retry_after_secs: 300 })));
     }
@@ -388,7 +398,7 @@ mod tests {
     #[tokio::test]
     async fn several_memberships_need_a_choice() {
         let mut w = World::new().with_user(vec![member(8), member(3)]).with_clean_throttle();
-        w.throttle.expect_clear().returning(|_| Ok(()));
+        w.throttle.expect_release().returning(|_, _| Ok(()));
         w.credentials.expect_insert_user_token().withf(|t| t.workspace_id == WorkspaceId(8)).returning(|_| Ok(()));
         let Err(LoginError::Invalid(e)) =
             login(w.ports(), &settings(), req("ann@example.com", "right password", None)).await
@@ -406,7 +416,7 @@ mod tests {
     #[tokio::test]
     async fn no_membership_is_forbidden() {
         let mut w = World::new().with_user(vec![]).with_clean_throttle();
-        w.throttle.expect_clear().returning(|_| Ok(()));
+        w.throttle.expect_release().returning(|_, _| Ok(()));
         let err = login(w.ports(), &settings(), req("ann@example.com", "right password", None)).await;
         assert!(matches!(err, Err(LoginError::NoWorkspace)));
     }

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::model::{Identity, WorkspaceMember};
-use super::throttle::{ThrottleRecord, ThrottleSubject};
+use super::throttle::{ThrottlePolicy, ThrottleSubject};
 use super::token::{PresentedToken, TokenDigest};
 use crate::common::error::RepoError;
 use crate::common::ports::PasswordHash;
@@ -141,29 +141,28 @@ pub trait UserDirectory: Send + Sync {
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait LoginThrottleStore: Send + Sync {
-    /// The current records of these subjects (absent ones are omitted).
+    /// Reserves one attempt against every subject in one atomic step, before the password is
+    /// checked: when no subject has used up its budget under `policy` at `now`, the attempt is
+    /// counted against each (a subject whose window began `policy.window` or longer ago starts a
+    /// new one) and `None` is returned; otherwise nothing is written and the answer is the seconds
+    /// until the longest exhausted window ends. Concurrent reservations of a subject are serialised,
+    /// so no more attempts than the budget ever pass.
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn records(&self, subjects: &[ThrottleSubject]) -> Result<Vec<ThrottleRecord>, RepoError>;
-
-    /// Counts one failure for each subject at `now`, starting a new window for a subject whose
-    /// window began `window` or longer ago.
-    ///
-    /// # Errors
-    /// Infrastructure failures only.
-    async fn record_failure(
+    async fn reserve(
         &self,
         subjects: &[ThrottleSubject],
         now: OffsetDateTime,
-        window: time::Duration,
-    ) -> Result<(), RepoError>;
+        policy: ThrottlePolicy,
+    ) -> Result<Option<u64>, RepoError>;
 
-    /// Forgets a subject's failures (after a successful sign-in).
+    /// A reserved attempt succeeded: `forget` loses its failures (the e-mail from this client) and
+    /// each of `refund` gets the reserved attempt back (the client network).
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn clear(&self, subject: &ThrottleSubject) -> Result<(), RepoError>;
+    async fn release(&self, forget: &ThrottleSubject, refund: &[ThrottleSubject]) -> Result<(), RepoError>;
 }
 
 /// Who a valid settings session belongs to.

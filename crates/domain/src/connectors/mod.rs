@@ -1,10 +1,12 @@
 //! Channel connectors: sending through WhatsApp, Messenger and Instagram, and the platforms'
 //! callbacks (delivery statuses and inbound messages).
 
+pub mod callbacks;
 pub mod model;
 pub mod ports;
 pub mod service;
 
+pub use callbacks::{receive_callback, CallbackError, CallbackReport, CallbackSecrets, MAX_CALLBACK_ACCOUNTS};
 pub use model::*;
 pub use ports::*;
 pub use service::*;

@@ -86,6 +86,8 @@ pub struct CallbackChannel {
     pub workspace_id: WorkspaceId,
     /// Channel.
     pub channel_id: ChannelId,
+    /// Its platform account (phone number id or page id).
+    pub account_id: String,
     /// Its sealed credentials (holding the app secret that signs callbacks).
     pub credentials_sealed: Vec<u8>,
 }
@@ -103,15 +105,23 @@ pub struct Applied {
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait CallbackStore: Send + Sync {
-    /// The channel of `channel_type` whose platform account id is `account_id`.
+    /// The channels of `channel_type` whose platform account is one of `account_ids`, in one
+    /// query whatever their number (channels without credentials are left out).
     ///
     /// # Errors
     /// Infrastructure failures.
-    async fn channel_for_account(
+    async fn channels_for_accounts(
         &self,
         channel_type: ChannelType,
-        account_id: &str,
-    ) -> Result<Option<CallbackChannel>, RepoError>;
+        account_ids: &[String],
+    ) -> Result<Vec<CallbackChannel>, RepoError>;
+
+    /// Every channel of `channel_type` with credentials, in one query (to learn the app secrets
+    /// that sign the platform's callbacks).
+    ///
+    /// # Errors
+    /// Infrastructure failures.
+    async fn platform_channels(&self, channel_type: ChannelType) -> Result<Vec<CallbackChannel>, RepoError>;
 
     /// Whether any channel of `channel_type` has this verify token (by its SHA-256).
     ///

@@ -1,11 +1,10 @@
 //! Connector rules: dispatching queued messages and accepting platform callbacks.
 
-use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use time::{Duration, OffsetDateTime};
 
 use super::model::{ChannelCredentials, GatewayError, OutboundRequest};
-use super::ports::{CallbackChannel, ChannelGateway, Dispatch, DispatchQueue};
+use super::ports::{ChannelGateway, Dispatch, DispatchQueue};
 use crate::common::error::RepoError;
 use crate::common::ports::{Clock, SecretCipher};
 
@@ -114,26 +113,6 @@ pub fn open_credentials(cipher: &dyn SecretCipher, sealed: &[u8]) -> anyhow::Res
 /// SHA-256 of a verify token, the form in which it is looked up.
 pub fn verify_token_digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
-}
-
-/// Whether `header` (`sha256=<hex>`) is the HMAC-SHA256 of `body` under the channel's app secret,
-/// compared in constant time. A channel without an app secret accepts no callback.
-pub fn signature_valid(cipher: &dyn SecretCipher, channel: &CallbackChannel, body: &[u8], header: &str) -> bool {
-    let Some(secret) = open_credentials(cipher, &channel.credentials_sealed).ok().and_then(|c| c.app_secret) else {
-        return false;
-    };
-    let Some(hex) = header.trim().strip_prefix("sha256=") else { return false };
-    let Some(expected) = decode_hex(hex) else { return false };
-    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(secret.as_bytes()) else { return false };
-    mac.update(body);
-    mac.verify_slice(&expected).is_ok()
-}
-
-fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
 }
 
 /// The current time as a platform timestamp would give it (seconds since the epoch).
@@ -251,20 +230,6 @@ mod tests {
         let secs: Vec<i64> = (1..=11).filter_map(retry_delay).map(|d| d.whole_seconds()).collect();
         assert_eq!(secs, [5, 10, 20, 40, 80, 160, 320, 640, 900, 900, 900]);
         assert_eq!(retry_delay(MAX_ATTEMPTS), None);
-    }
-
-    #[test]
-    fn signatures_are_checked_with_the_app_secret() {
-        let channel =
-            CallbackChannel { workspace_id: WorkspaceId(1), channel_id: ChannelId(2), credentials_sealed: vec![] };
-        let body = br#"{"object":"whatsapp_business_account"}"#;
-        let mut mac = Hmac::<Sha256>::new_from_slice(b"app-secret-1").expect("key");
-        mac.update(body);
-        let good: String = mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect();
-        assert!(signature_valid(&cipher(), &channel, body, &format!("sha256={good}")));
-        assert!(!signature_valid(&cipher(), &channel, b"tampered", &format!("sha256={good}")));
-        assert!(!signature_valid(&cipher(), &channel, body, "sha256=00"));
-        assert!(!signature_valid(&cipher(), &channel, body, &good));
     }
 
     #[test]

@@ -272,8 +272,8 @@ mod tests {
                 }))
             });
             let mut throttle = MockLoginThrottleStore::new();
-            throttle.expect_records().returning(|_| Ok(vec![]));
-            throttle.expect_clear().returning(|_| Ok(()));
+            throttle.expect_reserve().returning(|_, _, _| Ok(None));
+            throttle.expect_release().returning(|_, _| Ok(()));
             Self { users, credentials: MockCredentialStore::new(), throttle, hasher, clock, random }
         }
 
@@ -379,7 +379,9 @@ mod tests {
     #[tokio::test]
     async fn a_wrong_password_opens_nothing_and_counts_a_failure() {
         let mut w = World::new();
-        w.throttle.expect_record_failure().times(1).returning(|_, _, _| Ok(()));
+        // Reserved once and never given back: the reservation is the failure.
+        w.throttle = MockLoginThrottleStore::new();
+        w.throttle.expect_reserve().times(1).returning(|_, _, _| Ok(None));
         let repo = MockSessionRepository::new(); // any call would panic
         let err = service(repo).sign_in(w.ports(), &settings(), req("wrong", None)).await;
         assert!(matches!(err, Err(LoginError::InvalidCredentials)));

@@ -250,12 +250,12 @@ impl WebhookService {
     /// Validates a URL and the addresses it points at (spec: SSRF guard at creation).
     async fn check_url(&self, raw: &str) -> Result<DestinationUrl, FieldError> {
         let url = DestinationUrl::parse(raw)?;
-        let refused = |ip: IpAddr| {
+        // The message never names the address: what a name resolves to inside our network is
+        // not the tenant's to learn (issue: refusals echoed internal addresses).
+        let refused = || {
             FieldError::new(
                 "url",
-                format!(
-                    "points at {ip}, a private, loopback or otherwise reserved address that webhooks may not reach"
-                ),
+                "points at a private, loopback or otherwise reserved address that webhooks may not reach",
             )
         };
         let need_https = || FieldError::new("url", "must use https (plain http only for hosts in the allowed subnets)");
@@ -275,8 +275,8 @@ impl WebhookService {
                 resolved
             }
         };
-        if let Some(ip) = addresses.iter().copied().find(|ip| !self.addresses.permits(*ip)) {
-            return Err(refused(ip));
+        if addresses.iter().any(|ip| !self.addresses.permits(*ip)) {
+            return Err(refused());
         }
         let plain_allowed = !addresses.is_empty() && addresses.iter().all(|ip| self.addresses.is_allowed_subnet(*ip));
         if !url.is_https() && !plain_allowed {
@@ -397,6 +397,23 @@ mod tests {
         i.platform = Some(String::new());
         let f = fields(s.create(WorkspaceId(1), i).await.expect_err("invalid"));
         assert_eq!(f, ["url", "platform", "events[1]"]);
+    }
+
+    #[tokio::test]
+    async fn refusals_never_name_the_resolved_addresses() {
+        const PRIVATE: &[&str] = &["10.20.30.40"];
+        const MIXED: &[&str] = &["93.184.215.14", "fd00::7"];
+        const METADATA: &[&str] = &["169.254.169.254"];
+        for ips in [PRIVATE, MIXED, METADATA] {
+            let s = service(MockWebhookRepository::new(), resolver_to(ips), &[]);
+            let err = s.create(WorkspaceId(1), input("https://internal.example.com/", &["thread.created"])).await;
+            let Err(WebhookError::Invalid(v)) = err else { panic!("expected a refusal, got {err:?}") };
+            assert_eq!(v.0.len(), 1);
+            assert!(v.0[0].message.contains("private, loopback or otherwise reserved"), "{}", v.0[0].message);
+            for ip in ips {
+                assert!(!v.0[0].message.contains(ip), "`{}` names {ip}", v.0[0].message);
+            }
+        }
     }
 
     #[tokio::test]

@@ -1,6 +1,8 @@
 //! The platforms' callback payloads, turned into [`PlatformEvents`] per platform account. Only
 //! the parts wms uses are read; anything else is ignored, never an error.
 
+use std::collections::HashMap;
+
 use domain::channels::ChannelType;
 use domain::connectors::{from_unix, InboundMessage, PlatformEvents, StatusUpdate, WatermarkUpdate};
 use domain::messaging::MessageStatus;
@@ -19,19 +21,26 @@ pub fn parse(channel_type: ChannelType, body: &Value) -> Vec<(String, PlatformEv
     }
     let entries = body["entry"].as_array().map(Vec::as_slice).unwrap_or_default();
     let mut out: Vec<(String, PlatformEvents)> = Vec::new();
+    // Where each account is in `out`: a body naming 20,000 accounts must not cost a linear
+    // search per entry (issue: quadratic dedupe before the signature was checked).
+    let mut index: HashMap<String, usize> = HashMap::new();
     for entry in entries {
         let parsed = match channel_type {
             ChannelType::Whatsapp => whatsapp_entry(entry),
             ChannelType::Messenger | ChannelType::Instagram => messaging_entry(entry),
         };
         for (account, events) in parsed {
-            match out.iter_mut().find(|(a, _)| *a == account) {
-                Some((_, e)) => {
+            match index.get(&account) {
+                Some(&i) => {
+                    let e = &mut out[i].1;
                     e.statuses.extend(events.statuses);
                     e.watermarks.extend(events.watermarks);
                     e.inbound.extend(events.inbound);
                 }
-                None => out.push((account, events)),
+                None => {
+                    index.insert(account.clone(), out.len());
+                    out.push((account, events));
+                }
             }
         }
     }
@@ -241,5 +250,68 @@ mod tests {
             &json!({"object": "whatsapp_business_account", "entry": [{"changes": [{"value": {}}]}]})
         )
         .is_empty());
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            "[a-z0-9._]{0,8}".prop_map(Value::from),
+            prop_oneof![Just("whatsapp_business_account"), Just("page"), Just("instagram"), Just("text"), Just("read")]
+                .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 64, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::btree_map(
+                    prop_oneof![
+                        Just("object".to_owned()),
+                        Just("entry".to_owned()),
+                        Just("changes".to_owned()),
+                        Just("value".to_owned()),
+                        Just("metadata".to_owned()),
+                        Just("phone_number_id".to_owned()),
+                        Just("messages".to_owned()),
+                        Just("statuses".to_owned()),
+                        Just("messaging".to_owned()),
+                        Just("id".to_owned()),
+                        Just("timestamp".to_owned()),
+                        Just("from".to_owned()),
+                        "[a-z_]{1,8}",
+                    ],
+                    inner,
+                    0..6,
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Any JSON, on any platform, parses without panicking into accounts named once each.
+        #[test]
+        fn any_json_parses_without_panic(v in json_value(), platform in 0..3usize) {
+            let p = [ChannelType::Whatsapp, ChannelType::Messenger, ChannelType::Instagram][platform];
+            let parsed = parse(p, &v);
+            let distinct: std::collections::HashSet<&String> = parsed.iter().map(|(a, _)| a).collect();
+            proptest::prop_assert_eq!(distinct.len(), parsed.len());
+        }
+
+        /// Round trip: the accounts of a body come out once each, in the order first named.
+        #[test]
+        fn accounts_come_out_once_in_order(accounts in proptest::collection::vec("[0-9]{1,4}", 0..40)) {
+            let entry: Vec<Value> = accounts.iter().map(|a| json!({"id": a, "messaging": []})).collect();
+            let parsed = parse(ChannelType::Messenger, &json!({"object": "page", "entry": entry}));
+            let mut expected: Vec<&String> = Vec::new();
+            for a in &accounts {
+                if !expected.contains(&a) {
+                    expected.push(a);
+                }
+            }
+            proptest::prop_assert_eq!(parsed.iter().map(|(a, _)| a).collect::<Vec<_>>(), expected);
+        }
     }
 }
