@@ -140,8 +140,17 @@ fn settings_api() -> actix_web::Scope<
 
 /// The assistant's endpoints (spec 4.2). Each handler checks the member itself (the `Member`
 /// extractor), so that GET and DELETE on the MCP endpoint answer 405 as the transport requires.
-fn co_admin_routes() -> actix_web::Scope {
+fn co_admin_routes() -> actix_web::Scope<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
     web::scope("/workspaces/{workspace_id}/co-admin")
+        .wrap(from_fn(crate::auth::assistant::rate_headers))
         .service(resource("/tools/execute").route(web::post().to(co_admin::execute::execute)))
         .service(resource("/capabilities").route(web::get().to(co_admin::capabilities::capabilities)))
         .service(

@@ -31,6 +31,7 @@ use domain::workspace::{PlanTier, WorkspaceId};
 use crate::error::ApiError;
 
 pub mod admitted;
+pub mod assistant;
 mod errors;
 pub mod member;
 pub mod v1;
@@ -65,6 +66,8 @@ pub struct AuthState {
     pub login: LoginSettings,
     /// API keys recently admitted here, for work started ahead of their checks.
     pub admitted: Arc<admitted::AdmittedKeys>,
+    /// The members' rate-limit windows, counted by the assistant endpoints.
+    pub member_windows: Arc<dyn domain::rate_limit::MemberWindows>,
 }
 
 /// The credential behind a request.

@@ -13,6 +13,7 @@ mod assistant_overview;
 mod auth;
 mod cli;
 mod connectors;
+mod db_unavailable;
 mod dev;
 mod docs_search;
 mod docs_stand_in;

@@ -25,6 +25,7 @@ pub async fn post(req: HttpRequest, state: web::Data<AppState>, body: web::Bytes
         }
     }
     let member = authenticate(&req).await?;
+    crate::auth::assistant::count(&req, member).await?;
     if let Some(v) = req.headers().get("mcp-protocol-version").and_then(|v| v.to_str().ok()) {
         if !supports(v.trim()) {
             return Ok(HttpResponse::BadRequest().json(serde_json::json!({
