@@ -135,6 +135,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::Conflict(_) => "conflict",
             ApiError::ServiceUnavailable(_) => "service_unavailable",
+            ApiError::Internal(_) if self.database_unavailable() => "service_unavailable",
             ApiError::Internal(_) => "internal_error",
         }
     }
@@ -146,6 +147,7 @@ impl ApiError {
         let detail = match self {
             ApiError::Validation(v) if v.0.len() == 1 => format!("{}: {}", v.0[0].field, v.0[0].message),
             ApiError::Validation(v) => format!("{} fields are invalid", v.0.len()),
+            other if other.database_unavailable() => DATABASE_UNAVAILABLE.to_owned(),
             other => other.to_string(),
         };
         Problem {
@@ -174,6 +176,21 @@ impl From<domain::RepoError> for ApiError {
     }
 }
 
+/// How long a client is asked to wait before retrying a 503 (`Retry-After`, seconds).
+pub const RETRY_UNAVAILABLE_SECS: u32 = 2;
+
+/// The detail of a 503 caused by the database being out of reach.
+pub const DATABASE_UNAVAILABLE: &str = "the database is unavailable right now; retry shortly";
+
+impl ApiError {
+    /// An infrastructure failure that is the database being out of reach (`database.acquire_timeout_ms`
+    /// ran out, or the connection was cut) is answered 503 `service_unavailable`, never 500: the
+    /// client may retry, and nothing was written (decisions.md, "Abuse limits").
+    fn database_unavailable(&self) -> bool {
+        matches!(self, ApiError::Internal(cause) if domain::is_unavailable(cause))
+    }
+}
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
@@ -194,6 +211,7 @@ impl ResponseError for ApiError {
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) if self.database_unavailable() => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -201,7 +219,11 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse {
         if let ApiError::Internal(cause) = self {
             // The cause chain goes to the log (inside the request's span, so with its id), never to the client.
-            tracing::error!(error = format!("{cause:#}"), "internal error");
+            if self.database_unavailable() {
+                tracing::warn!(error = format!("{cause:#}"), "database unavailable");
+            } else {
+                tracing::error!(error = format!("{cause:#}"), "internal error");
+            }
         }
         let mut res = HttpResponse::build(self.status_code());
         res.insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json")));
@@ -229,6 +251,9 @@ impl ResponseError for ApiError {
             ApiError::RateLimited { retry_after } => {
                 res.insert_header((header::RETRY_AFTER, retry_after.to_string()));
             }
+            _ if self.status_code() == StatusCode::SERVICE_UNAVAILABLE => {
+                res.insert_header((header::RETRY_AFTER, RETRY_UNAVAILABLE_SECS.to_string()));
+            }
             _ => {}
         }
         res.body(serde_json::to_string(&self.problem()).unwrap_or_default())
@@ -248,6 +273,18 @@ mod tests {
         let p = e.problem();
         assert_eq!((p.status, p.code), (422, "validation_failed"));
         assert_eq!(p.errors.map(|e| e.len()), Some(2));
+    }
+
+    #[test]
+    fn the_database_out_of_reach_is_a_503_with_retry_after() {
+        let e = ApiError::from(domain::RepoError::unavailable("no connection within 2000 ms"));
+        let p = e.problem();
+        assert_eq!((p.status, p.code), (503, "service_unavailable"));
+        assert!(!p.detail.contains("2000"), "the cause stays in the log: {}", p.detail);
+        let res = e.error_response();
+        assert_eq!(res.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()), Some("2"));
+        let other = ApiError::from(domain::RepoError::new(anyhow::anyhow!("syntax error")));
+        assert_eq!(other.problem().status, 500);
     }
 
     #[test]

@@ -223,11 +223,21 @@ fn settings_api() -> actix_web::Scope<
 
 /// The assistant's endpoints (spec 4.2): members, and API keys with `assistant:read`. The check
 /// is per route ([`Access::Assistant`]), so that GET and DELETE on the MCP endpoint, which have
-/// no route, answer 405 as the transport requires.
-fn co_admin_routes() -> actix_web::Scope {
+/// no route, answer 405 as the transport requires. Every counted request gets the rate-limit
+/// headers.
+fn co_admin_routes() -> actix_web::Scope<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
     use Access::Assistant;
     let r = |path| res("/workspaces/{workspace_id}/co-admin", path);
     web::scope("/workspaces/{workspace_id}/co-admin")
+        .wrap(from_fn(crate::auth::assistant::rate_headers))
         .service(r("/tools/execute").post(Assistant, co_admin::execute::execute).done())
         .service(r("/capabilities").get(Assistant, co_admin::capabilities::capabilities).done())
         .service(r("/mcp").post(Assistant, co_admin::mcp::post).otherwise(co_admin::mcp::not_allowed).done())

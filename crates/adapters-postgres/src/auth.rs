@@ -41,7 +41,7 @@ pub struct PgCredentialStore {
 impl PgCredentialStore {
     /// A store on `db`.
     pub fn new(db: Db) -> Self {
-        Self { checks: Coalescer::new(PgBatchVerify { db: db.clone() }), db }
+        Self { checks: Coalescer::new(PgBatchVerify { db: db.clone() }, db.acquire_timeout()), db }
     }
 }
 

@@ -31,7 +31,7 @@ pub struct PgChannelRepository {
 impl PgChannelRepository {
     /// A repository on `db`.
     pub fn new(db: Db) -> Self {
-        Self { lists: Coalescer::new(ChannelLists { db: db.clone() }), db }
+        Self { lists: Coalescer::new(ChannelLists { db: db.clone() }, db.acquire_timeout()), db }
     }
 }
 

@@ -17,11 +17,19 @@
 //! request arrived. Whatever was committed before a request arrived (a revocation, a plan change, a
 //! new channel) is therefore always seen by that request; nothing is reused from a statement that
 //! started earlier (`docs/rate-limit.md`, "Coalescing").
+//!
+//! Bounded waits: a request waits for its answer at most the coalescer's `wait`
+//! (`database.acquire_timeout_ms`), and a statement that has not returned within it is given up:
+//! its requests are answered "database unavailable" and the next batch is sent. Without the bound
+//! one statement stuck on the database (no connection to be had, or a connection that stopped
+//! answering) held its key's place for as long as it lasted, and every later request for that
+//! credential queued behind it, however long (issue 20, "Database out of reach").
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::RepoError;
@@ -55,6 +63,8 @@ type Queues<B> = HashMap<<B as Batch>::Key, VecDeque<Reply<<B as Batch>::Output>
 struct Shared<B: Batch> {
     batch: B,
     max_batch: usize,
+    /// The longest a request waits for its answer, and a statement for its result.
+    wait: Duration,
     /// An entry exists exactly while a driver task runs for the key.
     queues: Mutex<Queues<B>>,
 }
@@ -88,23 +98,26 @@ impl<B: Batch> std::fmt::Debug for Coalescer<B> {
 }
 
 impl<B: Batch> Coalescer<B> {
-    /// Batches of at most [`DEFAULT_MAX_BATCH`] requests.
-    pub fn new(batch: B) -> Self {
-        Self::with_max_batch(batch, DEFAULT_MAX_BATCH)
+    /// Batches of at most [`DEFAULT_MAX_BATCH`] requests; no request waits longer than `wait`.
+    pub fn new(batch: B, wait: Duration) -> Self {
+        Self::with_max_batch(batch, DEFAULT_MAX_BATCH, wait)
     }
 
     /// Batches of at most `max_batch` (at least 1) requests. One statement at a time per key:
     /// allowing a second one in flight was measured to lose throughput (smaller batches, more
     /// statements; `docs/rate-limit.md`, "Coalescing").
-    pub fn with_max_batch(batch: B, max_batch: usize) -> Self {
-        Self { shared: Arc::new(Shared { batch, max_batch: max_batch.max(1), queues: Mutex::new(HashMap::new()) }) }
+    pub fn with_max_batch(batch: B, max_batch: usize, wait: Duration) -> Self {
+        Self {
+            shared: Arc::new(Shared { batch, max_batch: max_batch.max(1), wait, queues: Mutex::new(HashMap::new()) }),
+        }
     }
 
     /// The answer to one request: sent at once when no statement for `key` is in flight, else
     /// with the requests that arrived during that statement, in the next one.
     ///
     /// # Errors
-    /// Infrastructure failures of the statement that carried the request.
+    /// Infrastructure failures of the statement that carried the request; "database
+    /// unavailable" when no answer came within the coalescer's `wait`.
     pub async fn call(&self, key: B::Key) -> Result<B::Output, RepoError> {
         let (reply, answer) = oneshot::channel();
         let start_driver = match self.shared.queues().entry(key.clone()) {
@@ -122,8 +135,18 @@ impl<B: Batch> Coalescer<B> {
             // never strands the requests queued behind it.
             tokio::spawn(drive(self.shared.clone(), key));
         }
-        answer.await.unwrap_or_else(|_| Err(RepoError::new(anyhow::anyhow!("the statement was abandoned"))))
+        match tokio::time::timeout(self.shared.wait, answer).await {
+            Ok(answer) => {
+                answer.unwrap_or_else(|_| Err(RepoError::new(anyhow::anyhow!("the statement was abandoned"))))
+            }
+            // Dropping `answer` closes the reply: the driver no longer sends this request.
+            Err(_) => Err(unanswered(self.shared.wait)),
+        }
     }
+}
+
+fn unanswered(wait: Duration) -> RepoError {
+    RepoError::unavailable(format!("no answer from the database within {} ms", wait.as_millis()))
 }
 
 /// Removes the key's queue if its driver ends abnormally (panic, runtime shutdown), so later
@@ -163,7 +186,11 @@ async fn drive<B: Batch>(shared: Arc<Shared<B>>, key: B::Key) {
             let n = queue.len().min(shared.max_batch);
             queue.drain(..n).collect::<Vec<_>>()
         };
-        match shared.batch.run(&key, batch.len()).await {
+        let ran = match tokio::time::timeout(shared.wait, shared.batch.run(&key, batch.len())).await {
+            Ok(ran) => ran,
+            Err(_) => Err(unanswered(shared.wait)),
+        };
+        match ran {
             Ok(answers) if answers.len() == batch.len() => {
                 for (reply, answer) in batch.into_iter().zip(answers) {
                     let _ = reply.send(Ok(answer));
@@ -177,9 +204,19 @@ async fn drive<B: Batch>(shared: Arc<Shared<B>>, key: B::Key) {
             }
             Err(e) => {
                 let message = format!("{:#}", e.0);
+                // Every request of the batch learns the same kind of failure (a 503 for all when the
+                // database is out of reach, not for the first one only).
+                let unavailable = e.is_unavailable();
+                let copy = || {
+                    if unavailable {
+                        RepoError::unavailable(message.clone())
+                    } else {
+                        RepoError::new(anyhow::anyhow!("{message}"))
+                    }
+                };
                 let mut first = Some(e);
                 for reply in batch {
-                    let e = first.take().unwrap_or_else(|| RepoError::new(anyhow::anyhow!("{message}")));
+                    let e = first.take().unwrap_or_else(copy);
                     let _ = reply.send(Err(e));
                 }
             }
@@ -205,6 +242,9 @@ mod tests {
     use tokio::sync::Notify;
 
     use super::*;
+
+    /// A bound no test reaches, except the one about the bound.
+    const LONG: Duration = Duration::from_secs(3600);
 
     /// A limiter in memory: `remaining` admissions left; records every batch size; each call
     /// waits for a permit on `gate` when one is set, so tests decide when a statement "returns".
@@ -264,7 +304,7 @@ mod tests {
             }
             self.batches.lock().unwrap_or_else(PoisonError::into_inner).push(count);
             if fail {
-                return Err(RepoError::new(anyhow::anyhow!("database down")));
+                return Err(RepoError::unavailable("database down"));
             }
             if revoked {
                 return Ok(vec![CredentialCheck::Revoked; count as usize]);
@@ -328,7 +368,7 @@ mod tests {
     #[tokio::test]
     async fn a_lone_request_is_sent_at_once() {
         let fake = Arc::new(Fake::new(10, false));
-        let c = Coalescer::new(fake.clone());
+        let c = Coalescer::new(fake.clone(), LONG);
         let check = c.call((token(1), needs())).await.expect("verdict");
         assert_eq!(remaining(&check), Some(9));
         let check = c.call((token(1), needs())).await.expect("verdict");
@@ -341,7 +381,7 @@ mod tests {
     async fn requests_arriving_during_a_check_share_the_next_statement_in_arrival_order() {
         let fake = Arc::new(Fake::new(1000, true));
         let gate = fake.gate.clone().expect("gated");
-        let c = Coalescer::new(fake.clone());
+        let c = Coalescer::new(fake.clone(), LONG);
         let first = spawn_check(&c, token(1));
         settle().await; // the first statement is in flight
         let mut rest = Vec::new();
@@ -364,7 +404,7 @@ mod tests {
     async fn the_limit_admits_the_earliest_and_refuses_the_rest() {
         let fake = Arc::new(Fake::new(3, true));
         let gate = fake.gate.clone().expect("gated");
-        let c = Coalescer::new(fake.clone());
+        let c = Coalescer::new(fake.clone(), LONG);
         let first = spawn_check(&c, token(1));
         settle().await;
         let mut rest = Vec::new();
@@ -392,7 +432,7 @@ mod tests {
     async fn batches_are_bounded_and_other_credentials_are_not_held_up() {
         let fake = Arc::new(Fake::new(1000, true));
         let gate = fake.gate.clone().expect("gated");
-        let c = Coalescer::with_max_batch(fake.clone(), 3);
+        let c = Coalescer::with_max_batch(fake.clone(), 3, LONG);
         let first = spawn_check(&c, token(1));
         settle().await;
         let rest: Vec<_> = (0..7).map(|_| spawn_check(&c, token(1))).collect();
@@ -415,7 +455,7 @@ mod tests {
     async fn a_revocation_before_arrival_is_seen_even_while_an_older_check_is_in_flight() {
         let fake = Arc::new(Fake::new(1000, true));
         let gate = fake.gate.clone().expect("gated");
-        let c = Coalescer::new(fake.clone());
+        let c = Coalescer::new(fake.clone(), LONG);
         let before = spawn_check(&c, token(1));
         settle().await; // in flight, will answer "admitted" (its statement started before)
         fake.revoked.store(true, Ordering::SeqCst); // "committed" now
@@ -436,7 +476,7 @@ mod tests {
         let fake = Arc::new(Fake::new(1000, true));
         fake.fail.store(true, Ordering::SeqCst);
         let gate = fake.gate.clone().expect("gated");
-        let c = Coalescer::new(fake.clone());
+        let c = Coalescer::new(fake.clone(), LONG);
         let first = spawn_check(&c, token(1));
         settle().await;
         let gone = spawn_check(&c, token(1));
@@ -451,10 +491,33 @@ mod tests {
         for k in kept {
             let e = k.await.expect("task").expect_err("database down");
             assert!(format!("{e:#}").contains("database down"), "{e:#}");
+            assert!(e.is_unavailable(), "every request of the batch is told the database is out of reach");
         }
         assert_eq!(fake.batches(), vec![1, 2], "the aborted request was not sent");
         settle().await;
         assert!(c.shared.queues().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_statement_that_never_returns_is_given_up_within_the_bound_and_the_key_recovers() {
+        let fake = Arc::new(Fake::new(1000, true)); // the gate is never opened for the first two
+        let gate = fake.gate.clone().expect("gated");
+        let c = Coalescer::new(fake.clone(), Duration::from_millis(100));
+        let stuck = spawn_check(&c, token(1));
+        settle().await;
+        let queued = spawn_check(&c, token(1));
+        let started = std::time::Instant::now();
+        for p in [stuck, queued] {
+            let e = p.await.expect("task").expect_err("no answer in time");
+            assert!(e.is_unavailable(), "{e:#}");
+        }
+        assert!(started.elapsed() < Duration::from_secs(2), "answered within the bound");
+        // The stuck statement was dropped at the bound; the next request gets a statement of its own.
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let next = spawn_check(&c, token(1));
+        settle().await;
+        gate.notify_one();
+        assert!(matches!(next.await.expect("task"), Ok(CredentialCheck::Admitted { .. })));
     }
 
     struct Panics;
@@ -471,7 +534,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_driver_that_dies_does_not_strand_the_credential() {
-        let c = Coalescer::new(Panics);
+        let c = Coalescer::new(Panics, LONG);
         assert!(c.call(1).await.is_err());
         assert!(c.shared.queues().is_empty());
         assert!(c.call(1).await.is_err(), "a new driver is started");

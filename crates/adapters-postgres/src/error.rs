@@ -3,6 +3,8 @@
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use domain::RepoError;
 
+use crate::pool::PoolError;
+
 /// The name of the unique constraint a statement violated, if that is what failed.
 pub fn unique_violation(e: &DieselError) -> Option<&str> {
     match e {
@@ -13,7 +15,42 @@ pub fn unique_violation(e: &DieselError) -> Option<&str> {
     }
 }
 
-/// Any diesel or pool failure as an infrastructure error.
+/// Any diesel or pool failure as an infrastructure error; the database being out of reach (no
+/// connection in time, or the connection cut under the statement) is marked as such, so it is
+/// answered 503 `service_unavailable` and not 500 (`docs/architecture.md`, "Database out of reach").
 pub fn repo<E: Into<anyhow::Error>>(e: E) -> RepoError {
-    RepoError::new(e)
+    let e = e.into();
+    if domain::is_unavailable(&e) {
+        return RepoError::new(e);
+    }
+    let lost = match e.downcast_ref::<DieselError>() {
+        Some(d) if connection_lost(d) => Some("database connection lost: "),
+        Some(_) => None,
+        // PoolError's message already says "database unavailable".
+        None => matches!(e.downcast_ref::<PoolError>(), Some(PoolError::Unavailable(_))).then_some(""),
+    };
+    match lost {
+        Some(prefix) => RepoError::unavailable(format!("{prefix}{e:#}")),
+        None => RepoError::new(e),
+    }
+}
+
+/// Whether a statement failed because its connection is gone (closed, terminated by the server,
+/// or refused), rather than because of the statement.
+pub fn connection_lost(e: &DieselError) -> bool {
+    match e {
+        DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand, _) => {
+            true
+        }
+        // diesel-async keeps no SQLSTATE for these; PostgreSQL's messages for 57P01..57P03
+        // (terminated, shutting down, cannot connect now) and 53300 (too many connections).
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info) => {
+            let m = info.message();
+            m.starts_with("terminating connection")
+                || m.contains("too many clients")
+                || m.contains("connection slots are reserved")
+                || m.contains("the database system is")
+        }
+        _ => false,
+    }
 }

@@ -38,6 +38,11 @@ pub struct Db {
     threads: Arc<ThreadPools>,
 }
 
+/// A message for a connection that could not be had within `wait`.
+fn no_connection(wait: Duration, why: impl std::fmt::Display) -> PoolError {
+    PoolError::Unavailable(format!("no database connection within {} ms: {why}", wait.as_millis()))
+}
+
 /// What it takes to open more pools, and the pools of the threads that adopted one.
 struct ThreadPools {
     url: String,
@@ -53,7 +58,9 @@ impl std::fmt::Debug for Db {
 }
 
 impl Db {
-    /// A pool of at most `max_size` connections to `url`; connections are made lazily.
+    /// A pool of at most `max_size` connections to `url`; connections are made lazily. No wait
+    /// for a connection (for a free one, or for a new one to be opened) lasts longer than
+    /// `wait` (`database.acquire_timeout_ms`).
     ///
     /// # Errors
     /// [`PoolError::Build`] when the pool cannot be configured.
@@ -83,7 +90,20 @@ impl Db {
     /// [`PoolError::Unavailable`] when the database cannot be reached in time.
     pub async fn conn(&self) -> Result<Conn, PoolError> {
         let pool = self.threads.pools.get().unwrap_or(&self.shared);
-        pool.get().await.map_err(|e| PoolError::Unavailable(e.to_string()))
+        let wait = self.threads.wait;
+        // deadpool bounds the wait for a free slot and the opening of a connection separately;
+        // one deadline over both is what the setting promises.
+        match tokio::time::timeout(wait, pool.get()).await {
+            Ok(Ok(conn)) => Ok(conn),
+            Ok(Err(e)) => Err(no_connection(wait, e)),
+            Err(_) => Err(no_connection(wait, "timed out")),
+        }
+    }
+
+    /// The longest wait for a connection (`database.acquire_timeout_ms`): also the bound of the
+    /// waits built on it (a coalesced statement, a worker's claim).
+    pub fn acquire_timeout(&self) -> Duration {
+        self.threads.wait
     }
 
     /// Whether the database answers a trivial query.

@@ -193,6 +193,8 @@ diesel::table! {
         bucket_seconds -> Array<Nullable<Int8>>,
         bucket_counts -> Array<Nullable<Int4>>,
         total -> Int4,
+        workspace_id -> Nullable<Int8>,
+        user_id -> Nullable<Int8>,
     }
 }
 

@@ -48,6 +48,16 @@ pub struct DatabaseSettings {
     pub connect_timeout_secs: u64,
     /// Whether `serve` applies pending migrations at start (under a lock, so instances can race).
     pub migrate_on_start: bool,
+    /// The longest any wait for the database lasts (a pooled connection, a new one, a coalesced
+    /// statement, a worker's claim), in milliseconds; past it the request is answered 503.
+    pub acquire_timeout_ms: u64,
+}
+
+impl DatabaseSettings {
+    /// `acquire_timeout_ms` as a duration.
+    pub fn acquire_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.acquire_timeout_ms)
+    }
 }
 
 /// `http.*`
@@ -187,8 +197,13 @@ pub struct ConnectorSettings {
 #[serde(deny_unknown_fields)]
 pub struct SecretSettings {
     /// Base64 of 32 bytes that encrypt webhook secrets and channel credentials at rest. Unset: a
-    /// key is generated once and kept in the database (a warning says so).
+    /// key is generated once and kept in the database (a warning says so) — which `serve` only
+    /// accepts with `allow_key_in_database`.
     pub encryption_key: Option<String>,
+    /// Lets `serve` run without `encryption_key`, keeping the key in the same database as the
+    /// ciphertexts (a dump or a replica then decrypts every secret): an explicit choice, never the
+    /// default. `wms dev` does not need it.
+    pub allow_key_in_database: bool,
 }
 
 /// `dev.*`
@@ -217,6 +232,7 @@ const DEFAULTS: &str = r#"
 pool_size = 16
 connect_timeout_secs = 30
 migrate_on_start = true
+acquire_timeout_ms = 2000
 
 [http]
 workers = 0
@@ -256,6 +272,7 @@ timeout_ms = 2000
 timeout_ms = 2000
 
 [secrets]
+allow_key_in_database = false
 
 [connectors]
 graph_base_url = "https://graph.facebook.com"
@@ -327,6 +344,9 @@ impl Settings {
         }
         if self.database.pool_size == 0 || self.database.pool_size > 1000 {
             return bad("database.pool_size", "must be between 1 and 1000");
+        }
+        if !(50..=600_000).contains(&self.database.acquire_timeout_ms) {
+            return bad("database.acquire_timeout_ms", "must be between 50 and 600000 (milliseconds)");
         }
         if let Some(url) = &self.database.url {
             if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {

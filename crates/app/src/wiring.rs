@@ -18,7 +18,7 @@ use crate::config::Settings;
 /// # Errors
 /// When the database is still unreachable after `patience`.
 pub async fn connect(settings: &Settings, url: &str, patience: Duration) -> anyhow::Result<Db> {
-    let db = Db::new(url, settings.database.pool_size, Duration::from_secs(5))?;
+    let db = Db::new(url, settings.database.pool_size, settings.database.acquire_timeout())?;
     let deadline = tokio::time::Instant::now() + patience;
     let mut delay = Duration::from_millis(200);
     loop {

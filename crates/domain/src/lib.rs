@@ -19,4 +19,4 @@ pub mod users;
 pub mod webhooks;
 pub mod workspace;
 
-pub use common::error::{FieldError, RepoError, ValidationErrors};
+pub use common::error::{is_unavailable, DatabaseUnavailable, FieldError, RepoError, ValidationErrors};

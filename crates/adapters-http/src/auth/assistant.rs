@@ -5,13 +5,15 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use actix_web::dev::Payload;
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
-use domain::access::Caller;
+use domain::access::{Actor, Caller};
 use domain::auth::{authenticate_assistant, MemberCredential};
 use domain::workspace::WorkspaceId;
 
-use super::v1::{app_state, authorization};
+use super::v1::{add_rate_headers, app_state, authorization};
 use super::SESSION_COOKIE;
 use crate::error::ApiError;
 
@@ -41,7 +43,16 @@ pub async fn authenticate(req: &HttpRequest) -> Result<Caller, ApiError> {
         (None, None) => MemberCredential::None,
     };
     let auth = &state.auth;
-    let caller = authenticate_assistant(auth.credentials.as_ref(), auth.sessions.as_deref(), credential, ws).await?;
+    let result =
+        authenticate_assistant(auth.credentials.as_ref(), auth.sessions.as_deref(), credential, ws, Some(auth.rate_limit))
+            .await;
+    if let Err(domain::auth::MemberAuthError::Limited { rate }) = &result {
+        req.extensions_mut().insert(*rate);
+    }
+    let (caller, key_rate) = result?;
+    if let Some(rate) = key_rate {
+        req.extensions_mut().insert(rate);
+    }
     // As on the settings API: a state change made with the cookie carries the anti-forgery token.
     if let MemberCredential::Session(value) = credential {
         if !crate::pages::session::csrf_header_ok(req, value) {
@@ -51,8 +62,44 @@ pub async fn authenticate(req: &HttpRequest) -> Result<Caller, ApiError> {
             ));
         }
     }
+    // A member's request counts against the member's window, shared with their /v1 tokens
+    // (decisions.md, "Abuse limits").
+    if let Actor::Member { user_id, .. } = caller.actor {
+        count(req, caller.workspace_id, user_id).await?;
+    }
     req.extensions_mut().insert(AssistantCaller(caller));
     Ok(caller)
+}
+
+/// Counts a member's request in the member's window; leaves the window in the request's
+/// extensions for the headers.
+///
+/// # Errors
+/// 429 `rate_limited` (with `Retry-After`) when the window is full; 503 when the database is out of
+/// reach.
+async fn count(req: &HttpRequest, ws: WorkspaceId, user: domain::users::UserId) -> Result<(), ApiError> {
+    let state = app_state(req)?;
+    let auth = &state.auth;
+    let status = auth.member_windows.admit(ws, user, auth.rate_limit).await?;
+    req.extensions_mut().insert(status);
+    match status.retry_after_secs {
+        Some(retry_after) => Err(ApiError::RateLimited { retry_after: u64::from(retry_after) }),
+        None => Ok(()),
+    }
+}
+
+/// Middleware for the assistant's scope: the rate-limit headers on every response of a counted
+/// request, success or error.
+///
+/// # Errors
+/// Only what the inner service fails with.
+pub async fn rate_headers(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let mut res = next.call(req).await?.map_into_boxed_body();
+    add_rate_headers(&mut res);
+    Ok(res)
 }
 
 impl FromRequest for AssistantCaller {

@@ -33,6 +33,9 @@ impl From<MemberAuthError> for ApiError {
             MemberAuthError::Expired => ApiError::TokenExpired,
             MemberAuthError::ApiKey => ApiError::Forbidden(e.to_string()),
             MemberAuthError::NotMember => ApiError::NotFound(e.to_string()),
+            MemberAuthError::Limited { rate } => {
+                ApiError::RateLimited { retry_after: u64::from(rate.retry_after_secs.unwrap_or(1)) }
+            }
             MemberAuthError::Unknown(e) => e.into(),
         }
     }

@@ -67,6 +67,8 @@ pub struct AuthState {
     pub login: LoginSettings,
     /// API keys recently admitted here, for work started ahead of their checks.
     pub admitted: Arc<admitted::AdmittedKeys>,
+    /// The members' rate-limit windows, counted by the assistant endpoints.
+    pub member_windows: Arc<dyn domain::rate_limit::MemberWindows>,
 }
 
 /// The credential behind a request.

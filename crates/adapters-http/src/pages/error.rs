@@ -31,6 +31,9 @@ pub enum PageError {
     /// A malformed request.
     #[error("{0}")]
     BadRequest(String),
+    /// The database is out of reach (decisions.md, "Abuse limits"): 503 with `Retry-After`.
+    #[error("the service is briefly unavailable; try again in a few seconds")]
+    Unavailable(#[source] anyhow::Error),
     /// A bug or infrastructure failure; the cause is logged, never shown.
     #[error("something went wrong on our side")]
     Internal(#[source] anyhow::Error),
@@ -38,7 +41,11 @@ pub enum PageError {
 
 impl From<domain::RepoError> for PageError {
     fn from(e: domain::RepoError) -> Self {
-        PageError::Internal(e.0)
+        if e.is_unavailable() {
+            PageError::Unavailable(e.0)
+        } else {
+            PageError::Internal(e.0)
+        }
     }
 }
 
@@ -49,6 +56,8 @@ impl ResponseError for PageError {
             PageError::Csrf | PageError::Forbidden(_) => StatusCode::FORBIDDEN,
             PageError::NotFound(_) => StatusCode::NOT_FOUND,
             PageError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            PageError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            PageError::Internal(e) if domain::is_unavailable(e) => StatusCode::SERVICE_UNAVAILABLE,
             PageError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -63,6 +72,10 @@ impl ResponseError for PageError {
             PageError::ChooseWorkspace => {
                 return HttpResponse::SeeOther().insert_header((header::LOCATION, "/login/workspace")).finish();
             }
+            PageError::Unavailable(e) => tracing::warn!(error = format!("{e:#}"), "page: database unavailable"),
+            PageError::Internal(e) if domain::is_unavailable(e) => {
+                tracing::warn!(error = format!("{e:#}"), "page: database unavailable");
+            }
             PageError::Internal(e) => tracing::error!(error = ?e, "page failed"),
             _ => {}
         }
@@ -73,8 +86,11 @@ impl ResponseError for PageError {
             p.error-text role="alert" { (self.to_string()) }
             p { a href="/settings/workspace/api-keys" { "Back to the settings" } }
         };
-        HttpResponse::build(status)
-            .insert_header(CacheControl(vec![CacheDirective::NoStore]))
+        let mut res = HttpResponse::build(status);
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            res.insert_header((header::RETRY_AFTER, crate::error::RETRY_UNAVAILABLE_SECS.to_string()));
+        }
+        res.insert_header(CacheControl(vec![CacheDirective::NoStore]))
             .content_type("text/html; charset=utf-8")
             .body(layout::bare(title, body).into_string())
     }

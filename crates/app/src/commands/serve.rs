@@ -11,8 +11,25 @@ use crate::config::{parse_bind, Settings};
 use crate::platform::SystemClock;
 use crate::CommandError;
 
+/// Outside `wms dev`, the key that seals secrets at rest must not live next to them in the
+/// database unless the operator says so (decisions.md, "Abuse limits").
+fn require_encryption_key(settings: &Settings) -> Result<(), crate::config::SettingError> {
+    if settings.secrets.encryption_key.is_some() || settings.secrets.allow_key_in_database {
+        return Ok(());
+    }
+    Err(crate::config::SettingError {
+        setting: "secrets.encryption_key".into(),
+        message: "not set: `serve` needs the key that encrypts webhook secrets and channel credentials \
+                  (WMS__SECRETS__ENCRYPTION_KEY, base64 of 32 bytes, e.g. `openssl rand -base64 32`); \
+                  to keep it in the database next to the ciphertexts instead, set \
+                  secrets.allow_key_in_database = true (WMS__SECRETS__ALLOW_KEY_IN_DATABASE)"
+            .into(),
+    })
+}
+
 pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), CommandError> {
     let url = super::database_url(&settings)?;
+    require_encryption_key(&settings)?;
     let bind = args.bind.as_deref().or(settings.http.bind.as_deref()).unwrap_or("0.0.0.0:8080");
     let addr = parse_bind(if args.bind.is_some() { "--bind" } else { "http.bind" }, bind)?;
     let db =

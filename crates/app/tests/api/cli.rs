@@ -116,10 +116,36 @@ fn serve_without_a_database_exits_2() {
 }
 
 #[test]
+fn serve_refuses_to_start_without_an_encryption_key_unless_told_to_keep_it_in_the_database() {
+    let db = ("DATABASE_URL", "postgres://u@127.0.0.1:1/x");
+    let patience = ("WMS__DATABASE__CONNECT_TIMEOUT_SECS", "1");
+    let o = wms(&["serve", "--bind", "127.0.0.1:0"], &[db, patience]);
+    assert_clean_failure(&o, 2, "secrets.encryption_key");
+    assert!(stderr(&o).contains("WMS__SECRETS__ALLOW_KEY_IN_DATABASE"), "{}", stderr(&o));
+    // Either way past the check, `serve` goes on to the database (unreachable here).
+    let key = ("WMS__SECRETS__ENCRYPTION_KEY", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
+    assert_clean_failure(
+        &wms(&["serve", "--bind", "127.0.0.1:0"], &[db, patience, key]),
+        1,
+        "cannot reach the database",
+    );
+    let allowed = ("WMS__SECRETS__ALLOW_KEY_IN_DATABASE", "true");
+    assert_clean_failure(
+        &wms(&["serve", "--bind", "127.0.0.1:0"], &[db, patience, allowed]),
+        1,
+        "cannot reach the database",
+    );
+}
+
+#[test]
 fn an_unreachable_database_ends_with_a_clear_error() {
     let o = wms(
         &["serve", "--bind", "127.0.0.1:0"],
-        &[("DATABASE_URL", "postgres://u:pw@127.0.0.1:1/x"), ("WMS__DATABASE__CONNECT_TIMEOUT_SECS", "1")],
+        &[
+            ("DATABASE_URL", "postgres://u:pw@127.0.0.1:1/x"),
+            ("WMS__DATABASE__CONNECT_TIMEOUT_SECS", "1"),
+            ("WMS__SECRETS__ALLOW_KEY_IN_DATABASE", "true"),
+        ],
     );
     assert_clean_failure(&o, 1, "cannot reach the database");
     assert!(!stderr(&o).contains(":pw@"), "password leaked: {}", stderr(&o));
@@ -243,6 +269,7 @@ async fn serve_ingests_the_documentation_it_carries() {
     let mut child = cmd
         .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
         .env("DATABASE_URL", &app.database.url)
+        .env("WMS__SECRETS__ENCRYPTION_KEY", app.settings.secrets.encryption_key.as_deref().unwrap_or(""))
         .current_dir(std::env::temp_dir())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

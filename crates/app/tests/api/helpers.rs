@@ -46,12 +46,52 @@ impl TestApp {
     pub async fn spawn_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
         app::telemetry::init_for_tests();
         let database = TestDatabase::new().await.expect("test database");
+        let url = database.url.clone();
+        Self::spawn_on(database, url, adjust).await
+    }
+
+    /// A server that reaches its database as a role of its own (`<database>_role`, not a
+    /// superuser), so a test can refuse that role's connections (`ALTER ROLE … CONNECTION LIMIT 0`:
+    /// superusers are exempt) without touching any other test. The caller drops the role
+    /// ([`TestApp::drop_role`]) when done.
+    pub async fn spawn_as_role(adjust: impl FnOnce(&mut Settings)) -> (TestApp, String) {
+        use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+        app::telemetry::init_for_tests();
+        let database = TestDatabase::new().await.expect("test database");
+        let role = format!("{}_role", database.name);
+        let mut admin = AsyncPgConnection::establish(&test_db::admin_url()).await.expect("admin");
+        diesel::sql_query(format!("CREATE ROLE \"{role}\" LOGIN")).execute(&mut admin).await.expect("role");
+        let mut owner = AsyncPgConnection::establish(&database.url).await.expect("owner");
+        for grant in [
+            format!("GRANT ALL ON SCHEMA public TO \"{role}\""),
+            format!("GRANT ALL ON ALL TABLES IN SCHEMA public TO \"{role}\""),
+            format!("GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO \"{role}\""),
+            format!("GRANT ALL ON ALL FUNCTIONS IN SCHEMA public TO \"{role}\""),
+        ] {
+            diesel::sql_query(grant).execute(&mut owner).await.expect("grant");
+        }
+        let url = as_user(&database.url, &role);
+        (Self::spawn_on(database, url, adjust).await, role)
+    }
+
+    /// Drops a role made by [`TestApp::spawn_as_role`], after its server and database.
+    pub async fn drop_role(self, role: &str) {
+        use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+        drop(self);
+        let mut admin = AsyncPgConnection::establish(&test_db::admin_url()).await.expect("admin");
+        let _ = diesel::sql_query(format!("DROP ROLE IF EXISTS \"{role}\"")).execute(&mut admin).await;
+    }
+
+    async fn spawn_on(database: TestDatabase, url: String, adjust: impl FnOnce(&mut Settings)) -> TestApp {
         let mut settings = Settings::defaults().expect("default settings");
-        settings.database.url = Some(database.url.clone());
+        settings.database.url = Some(url.clone());
         settings.database.pool_size = 4;
         settings.http.workers = 1;
+        // The suite's tests run side by side on two shared cores: a wait that is slow only because
+        // of them is not the database being out of reach (tests of the bound set their own).
+        settings.database.acquire_timeout_ms = 5000;
         adjust(&mut settings);
-        let db = Db::new(&database.url, settings.database.pool_size, std::time::Duration::from_secs(5)).expect("pool");
+        let db = Db::new(&url, settings.database.pool_size, settings.database.acquire_timeout()).expect("pool");
         // As `serve` does: the key that seals webhook secrets, shared by every instance.
         app::secrets::resolve_key(&mut settings, &db, false).await.expect("encryption key");
         let address = start_server(&settings, &db);
@@ -61,7 +101,8 @@ impl TestApp {
 
     /// Another server instance on the same database (for multi-instance behaviour).
     pub fn spawn_instance(&self) -> String {
-        let db = Db::new(&self.database.url, 4, std::time::Duration::from_secs(5)).expect("pool");
+        let url = self.settings.database.url.clone().unwrap_or_else(|| self.database.url.clone());
+        let db = Db::new(&url, 4, self.settings.database.acquire_timeout()).expect("pool");
         start_server(&self.settings, &db)
     }
 
@@ -112,6 +153,14 @@ fn start_server(settings: &Settings, db: &Db) -> String {
     let server = app::wiring::server(settings, db, app::wiring::state(settings, db), listener).expect("server");
     tokio::spawn(server);
     format!("http://127.0.0.1:{port}")
+}
+
+/// `url` with `user` (and no password) in place of its credentials.
+fn as_user(url: &str, user: &str) -> String {
+    let scheme_end = url.find("://").map_or(0, |i| i + 3);
+    let rest = &url[scheme_end..];
+    let host = rest.find('@').map_or(rest, |at| &rest[at + 1..]);
+    format!("{}{user}@{host}", &url[..scheme_end])
 }
 
 fn uuid_like() -> String {

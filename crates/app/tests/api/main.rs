@@ -16,6 +16,7 @@ mod assistant_overview;
 mod auth;
 mod cli;
 mod connectors;
+mod db_unavailable;
 mod dev;
 mod docs_concurrent_ingest;
 mod docs_pages;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use domain::workspace::PlanTier;
 use serde_json::json;
 
-use crate::credentials::{admin_token, channels, channels_with, header, sql};
+use crate::credentials::{admin_token, channels, channels_with, header, sql, sql_bool};
 use crate::helpers::{problem, TestApp};
 
 #[tokio::test]
@@ -187,4 +187,93 @@ async fn unauthenticated_and_member_responses_have_no_rate_headers() {
     let res = res.await.expect("request");
     assert_eq!(res.status(), 200);
     assert!(header(&res, "ratelimit").is_none());
+}
+
+#[tokio::test]
+async fn the_login_tokens_of_one_member_share_one_window() {
+    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 3).await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    // Signing in again used to mint a token with a fresh window: the quota multiplied by logins.
+    let first = admin_token(&app, &ws).await;
+    let second = admin_token(&app, &ws).await;
+    assert_ne!(first, second);
+    for (token, remaining) in [(&first, "2"), (&second, "1"), (&first, "0")] {
+        let res = channels(&app, token).await;
+        assert_eq!(res.status(), 200);
+        assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some(remaining));
+    }
+    let third = admin_token(&app, &ws).await;
+    for token in [&first, &second, &third] {
+        let res = channels(&app, token).await;
+        assert!(header(&res, "retry-after").is_some());
+        assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("0"));
+        problem(res, 429, "rate_limited").await;
+    }
+    assert!(
+        sql_bool(&app, "(SELECT count(*) FROM rate_limit_windows WHERE user_id IS NOT NULL) = 1").await,
+        "one window for the member"
+    );
+    // Another member of the workspace has a window of their own; API keys keep theirs.
+    let key = app.api_key(&ws).await;
+    assert_eq!(channels(&app, &key).await.status(), 200);
+}
+
+#[tokio::test]
+async fn the_assistant_endpoints_count_against_the_member_window_and_answer_429() {
+    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 4).await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let token = admin_token(&app, &ws).await;
+    let cookie = crate::pages::sign_in(&app, &ws).await.cookie;
+    let capabilities = format!("/workspaces/{}/co-admin/capabilities", ws.id);
+    let mcp = format!("/workspaces/{}/co-admin/mcp", ws.id);
+
+    let res = channels(&app, &token).await;
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("3"));
+    let res = app.authed(reqwest::Method::GET, &capabilities, &token).send().await.expect("request");
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("2"), "same window as /v1");
+    assert_eq!(header(&res, "ratelimit-policy").as_deref(), Some(r#""hourly";q=4;w=3600"#));
+    // The settings session is the same member: the same window.
+    let res =
+        app.client.get(app.url(&capabilities)).header(reqwest::header::COOKIE, &cookie).send().await.expect("request");
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("1"));
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let res = app
+        .authed(reqwest::Method::POST, &mcp, &token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&ping)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("0"));
+
+    let execute = format!("/workspaces/{}/co-admin/tools/execute", ws.id);
+    let refused = [
+        app.authed(reqwest::Method::GET, &capabilities, &token).send().await.expect("request"),
+        app.client.get(app.url(&capabilities)).header(reqwest::header::COOKIE, &cookie).send().await.expect("request"),
+        app.authed(reqwest::Method::POST, &mcp, &token)
+            .header("accept", "application/json, text/event-stream")
+            .json(&ping)
+            .send()
+            .await
+            .expect("request"),
+        app.authed(reqwest::Method::POST, &execute, &token)
+            .json(&json!({"tool": "get_workspace_overview", "arguments": {}}))
+            .send()
+            .await
+            .expect("request"),
+        channels(&app, &token).await,
+    ];
+    for res in refused {
+        let retry: u64 = header(&res, "retry-after").and_then(|v| v.parse().ok()).expect("Retry-After");
+        assert!((3599..=3601).contains(&retry), "{retry}");
+        assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("0"));
+        assert!(header(&res, "ratelimit").is_some());
+        problem(res, 429, "rate_limited").await;
+    }
+    // Methods an assistant path does not have still answer 405, uncounted.
+    let res = app.authed(reqwest::Method::GET, &mcp, &token).send().await.expect("request");
+    assert_eq!(res.status(), 405);
 }

@@ -6,7 +6,7 @@ use super::ports::{CredentialCheck, CredentialStore, Requirements, SessionLookup
 use super::token::{parse, PresentedToken, TokenFormatError, TokenKind};
 use crate::access::{Actor, Caller, Surface};
 use crate::common::error::RepoError;
-use crate::rate_limit::RateLimitStatus;
+use crate::rate_limit::{RateLimitPolicy, RateLimitStatus};
 use crate::workspace::{PlanTier, WorkspaceId};
 
 /// Why a presented credential is not a credential at all (401 `invalid_token`).
@@ -199,6 +199,12 @@ pub enum MemberAuthError {
     /// Not an active member of this workspace, or the credential belongs to another one (404).
     #[error("workspace not found")]
     NotMember,
+    /// An API key's rate limit refused the request (429 `rate_limited`).
+    #[error("rate limit exceeded")]
+    Limited {
+        /// The window, with the retry delay.
+        rate: RateLimitStatus,
+    },
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),
@@ -256,7 +262,9 @@ pub async fn authenticate_member(
 /// Authenticates a caller of the assistant's endpoints in workspace `ws`: a member (login token
 /// or settings session, as [`authenticate_member`]) or an API key of that workspace
 /// (`decisions.md`: the unattended credential of an assistant backend; the policy then asks for
-/// `assistant:read`). Another workspace's key is not found, as a non-member is.
+/// `assistant:read`). Another workspace's key is not found, as a non-member is. A key's request
+/// counts against the key's window (`key_limit`), as on `/v1`; the window comes back for the
+/// response headers.
 ///
 /// # Errors
 /// [`MemberAuthError`] (never [`MemberAuthError::ApiKey`]).
@@ -265,14 +273,21 @@ pub async fn authenticate_assistant(
     sessions: Option<&dyn SessionLookup>,
     credential: MemberCredential<'_>,
     ws: WorkspaceId,
-) -> Result<Caller, MemberAuthError> {
+    key_limit: Option<RateLimitPolicy>,
+) -> Result<(Caller, Option<RateLimitStatus>), MemberAuthError> {
     if let MemberCredential::Authorization(value) = credential {
         let token = parse(bearer_token(value)?).map_err(InvalidToken::from)?;
         if token.kind == TokenKind::ApiKey {
-            let identity = match store.verify(&token, &Requirements::default()).await? {
-                CredentialCheck::Admitted { identity, .. }
-                | CredentialCheck::PlanRequired { identity, .. }
-                | CredentialCheck::Limited { identity, .. } => identity,
+            let needs = Requirements { plan: None, rate_limit: key_limit };
+            let (identity, rate) = match store.verify(&token, &needs).await? {
+                CredentialCheck::Admitted { identity, rate } => (identity, rate),
+                CredentialCheck::PlanRequired { identity, rate } => (identity, rate),
+                CredentialCheck::Limited { identity, rate } => {
+                    if identity.workspace_id != ws {
+                        return Err(MemberAuthError::NotMember);
+                    }
+                    return Err(MemberAuthError::Limited { rate });
+                }
                 CredentialCheck::Unknown => return Err(InvalidToken::Unknown.into()),
                 CredentialCheck::Revoked => return Err(MemberAuthError::Revoked),
                 CredentialCheck::Expired => return Err(MemberAuthError::Expired),
@@ -281,23 +296,27 @@ pub async fn authenticate_assistant(
                 }
             };
             return match identity.owner {
-                CredentialOwner::ApiKey { key_id, scopes } if identity.workspace_id == ws => Ok(Caller {
-                    workspace_id: ws,
-                    plan: identity.plan,
-                    actor: Actor::ApiKey { key_id, scopes },
-                    surface: Surface::Assistant,
-                }),
+                CredentialOwner::ApiKey { key_id, scopes } if identity.workspace_id == ws => Ok((
+                    Caller {
+                        workspace_id: ws,
+                        plan: identity.plan,
+                        actor: Actor::ApiKey { key_id, scopes },
+                        surface: Surface::Assistant,
+                    },
+                    rate,
+                )),
                 _ => Err(MemberAuthError::NotMember),
             };
         }
     }
     let m = authenticate_member(store, sessions, credential, ws).await?;
-    Ok(Caller {
+    let caller = Caller {
         workspace_id: m.workspace_id,
         plan: m.plan,
         actor: Actor::Member { user_id: m.user_id, role: m.role },
         surface: Surface::Assistant,
-    })
+    };
+    Ok((caller, None))
 }
 
 #[cfg(test)]

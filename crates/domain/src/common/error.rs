@@ -66,4 +66,25 @@ impl RepoError {
     pub fn new<E: Into<anyhow::Error>>(e: E) -> Self {
         Self(e.into())
     }
+
+    /// The database could not be reached in time (no connection could be had, or the one in use
+    /// was cut): the request may succeed if retried, so it is answered 503, not 500.
+    pub fn unavailable(why: impl Into<String>) -> Self {
+        Self(anyhow::Error::new(DatabaseUnavailable(why.into())))
+    }
+
+    /// Whether this failure is the database being out of reach (anywhere in the cause chain).
+    pub fn is_unavailable(&self) -> bool {
+        is_unavailable(&self.0)
+    }
+}
+
+/// The database could not be reached within the configured bound: a passing condition, not a bug.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct DatabaseUnavailable(pub String);
+
+/// Whether `e` (or anything in its cause chain) is a [`DatabaseUnavailable`].
+pub fn is_unavailable(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<DatabaseUnavailable>().is_some() || e.chain().any(|c| c.is::<DatabaseUnavailable>())
 }

@@ -98,3 +98,23 @@ mod tests {
         assert_eq!(RateLimitPolicy::per_hour(0).limit, 1);
     }
 }
+
+/// The rate-limit windows of members: one per (workspace, user), shared by all of the member's
+/// login tokens and sessions, on `/v1` and the assistant endpoints alike (decisions.md, "Abuse
+/// limits"). `/v1` counts a login token's request in its credential check; the assistant endpoints
+/// count through this port, for a token or a session.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait::async_trait]
+pub trait MemberWindows: Send + Sync {
+    /// Counts one request of the member of `workspace` against their window under `policy`: the
+    /// window after it, with `retry_after_secs` set when the request was refused.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn admit(
+        &self,
+        workspace: crate::workspace::WorkspaceId,
+        user: crate::users::UserId,
+        policy: RateLimitPolicy,
+    ) -> Result<RateLimitStatus, crate::common::error::RepoError>;
+}
