@@ -12,7 +12,7 @@ pub mod vectors;
 #[cfg(test)]
 mod service_tests;
 
-pub use ingest::{embedding_text, ingest, IngestReport, SourcePage};
+pub use ingest::{embedding_text, ingest, ingest_observed, IngestReport, SourcePage};
 pub use model::*;
 pub use ports::*;
 pub use service::{DocsSearchService, HybridProviders, DEFAULT_LIMIT, MAX_LIMIT};
