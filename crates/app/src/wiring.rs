@@ -127,14 +127,16 @@ pub fn server(settings: &Settings, db: &Db, state: AppState, listener: TcpListen
 /// stops it at once. actix-web's own handling treats SIGINT as a forced stop (and logs "starting
 /// forced shutdown" for an ordinary Ctrl-C), which is neither what happens nor what we want.
 pub fn stop_on_signal(server: &Server) {
+    use tokio::signal::unix::{signal, SignalKind};
     let handle = server.handle();
+    // Registered now, not in the task: a signal that arrives before the task first runs must not
+    // meet the default action (which ends the process on the spot).
+    let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    else {
+        tracing::error!("cannot listen for SIGINT and SIGTERM: stop the server with SIGKILL");
+        return;
+    };
     tokio::spawn(async move {
-        use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-        else {
-            tracing::error!("cannot listen for SIGINT and SIGTERM: stop the server with SIGKILL");
-            return;
-        };
         let mut graceful = true;
         loop {
             let name = tokio::select! {
