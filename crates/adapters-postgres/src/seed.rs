@@ -269,6 +269,8 @@ async fn generate(
     ] {
         exec(c, &format!("CREATE TEMP TABLE {name} ON COMMIT DROP AS {sql}"), ws).await?;
         diesel::sql_query(format!("CREATE INDEX ON {name} (n)")).execute(c).await?;
+        // Autovacuum never analyses temporary tables: without statistics the planner guesses.
+        diesel::sql_query(format!("ANALYZE {name}")).execute(c).await?;
     }
 
     conversation_lines(c).await?;
@@ -287,19 +289,27 @@ async fn generate(
                 CASE WHEN r.created_at > now() - interval '2 days' THEN CASE WHEN r.r1 < 0.6 THEN 'open' WHEN r.r1 < 0.8 THEN 'pending' ELSE 'resolved' END
                      WHEN r.r1 < 0.12 THEN 'open' WHEN r.r1 < 0.2 THEN 'pending' ELSE 'resolved' END,
                 r.kind,
-                CASE WHEN r.kind = 'user' THEN (SELECT id FROM s_members WHERE n = g % (SELECT count(*) FROM s_members)) END,
-                CASE WHEN r.kind = 'team' THEN (SELECT id FROM s_teams WHERE n = g % (SELECT count(*) FROM s_teams)) END,
-                CASE WHEN r.kind = 'ai_agent' THEN (SELECT id FROM s_agents WHERE n = g % (SELECT count(*) FROM s_agents)) END,
-                CASE WHEN r.kind = 'ai_agent' THEN (ARRAY['ai','ai','requested','human'])[1 + g % 4] END,
+                CASE WHEN r.kind = 'user' THEN (SELECT id FROM s_members WHERE n = r.g % (SELECT count(*) FROM s_members)) END,
+                CASE WHEN r.kind = 'team' THEN (SELECT id FROM s_teams WHERE n = r.g % (SELECT count(*) FROM s_teams)) END,
+                CASE WHEN r.kind = 'ai_agent' THEN (SELECT id FROM s_agents WHERE n = r.g % (SELECT count(*) FROM s_agents)) END,
+                CASE WHEN r.kind = 'ai_agent' THEN (ARRAY['ai','ai','requested','human'])[1 + r.g % 4] END,
                 r.created_at, r.created_at
-         FROM generate_series(0, $2 - 1) g
-         CROSS JOIN LATERAL (SELECT random() + 0 * g AS r1, random() * (SELECT max(cum) FROM s_hours) AS pick,
+         FROM (
+             -- Each thread's hour: random points on the running sum of the hours' weights, sorted
+             -- together with the hours' lower bounds, each point taking the last bound before it
+             -- (one sort, instead of a search per thread).
+             SELECT g, max(i) OVER (ORDER BY v, i NULLS LAST) AS i
+             FROM (SELECT g, random() * (SELECT max(cum) FROM s_hours) AS v, NULL::bigint AS i FROM generate_series(0, $2 - 1) g
+                   UNION ALL SELECT NULL, cum - w, i FROM s_hours) p
+         ) pick
+         JOIN s_hours h ON h.i = pick.i
+         CROSS JOIN LATERAL (SELECT pick.g, random() + 0 * pick.g AS r1,
              (ARRAY['user','user','user','team','team','ai_agent','ai_agent','ai_agent',NULL])[1 + floor(random() * 9)::int] AS kind,
-             floor(power(random(), 1.6) * (SELECT count(*) FROM s_channels))::bigint AS ch_n) r0
-         CROSS JOIN LATERAL (SELECT r0.*, h.start + make_interval(secs => random() * h.passed * 3600) AS created_at
-             FROM s_hours h WHERE h.cum >= r0.pick ORDER BY h.cum LIMIT 1) r
-         JOIN s_contacts ct ON ct.n = (g * 7919) % (SELECT count(*) FROM s_contacts)
+             floor(power(random(), 1.6) * (SELECT count(*) FROM s_channels))::bigint AS ch_n,
+             h.start + make_interval(secs => random() * h.passed * 3600) AS created_at) r
+         JOIN s_contacts ct ON ct.n = (r.g * 7919) % (SELECT count(*) FROM s_contacts)
          JOIN s_channels ch ON ch.n = r.ch_n
+         WHERE pick.g IS NOT NULL
          ORDER BY r.created_at",
     )
     .bind::<BigInt, _>(ws)
@@ -332,6 +342,7 @@ async fn generate(
     .execute(c)
     .await?;
     diesel::sql_query("CREATE INDEX ON s_threads (n)").execute(c).await?;
+    diesel::sql_query("ANALYZE s_threads").execute(c).await?;
     exec(
         c,
         "INSERT INTO thread_labels (workspace_id, thread_id, label_id)
@@ -375,7 +386,7 @@ async fn generate(
              SELECT w.*, w.created_at + make_interval(secs => w.cum * CASE WHEN w.total > w.room THEN w.room / w.total ELSE 1 END) AS at
              FROM (
                  SELECT g.*, sum(g.gap) OVER (PARTITION BY g.tn ORDER BY g.seq) AS cum, sum(g.gap) OVER (PARTITION BY g.tn) AS total,
-                        0.9 * extract(epoch FROM now() - g.created_at) AS room
+                        0.9 * extract(epoch FROM now() - g.created_at)::float8 AS room
                  FROM (
                      SELECT t.n AS tn, t.id AS thread_id, t.channel_id, t.created_at, t.assignee_user_id,
                             t.assignee_ai_agent_id, t.lang, t.topic, t.order_no, s.seq, x.r3,
@@ -498,20 +509,20 @@ async fn business_hours(c: &mut AsyncPgConnection, ws: i64, days: i32) -> diesel
     diesel::sql_query(
         "CREATE TEMP TABLE s_hours ON COMMIT DROP AS
          WITH h AS (
-             SELECT hs AS start, least(1.0, extract(epoch FROM now() - hs) / 3600.0) AS passed, hs AT TIME ZONE w.time_zone AS local
+             SELECT hs AS start, least(1.0, extract(epoch FROM now() - hs)::float8 / 3600.0) AS passed, hs AT TIME ZONE w.time_zone AS local
              FROM workspaces w, generate_series(date_trunc('hour', now() - make_interval(days => $2)), now(), interval '1 hour') hs
              WHERE w.id = $1)
-         SELECT start, passed,
-                sum(passed * CASE WHEN extract(isodow FROM local) IN (6, 7) THEN 0.35 ELSE 1.0 END
+         SELECT row_number() OVER (ORDER BY start) AS i, start, passed, w, sum(w) OVER (ORDER BY start) AS cum
+         FROM (SELECT start, passed, passed * CASE WHEN extract(isodow FROM local) IN (6, 7) THEN 0.35 ELSE 1.0 END
                     * (ARRAY[0.12, 0.08, 0.06, 0.06, 0.08, 0.15, 0.3, 0.6, 1.1, 1.7, 2.0, 1.9, 1.6, 1.7, 1.9, 1.8,
-                             1.6, 1.3, 1.1, 0.9, 0.7, 0.5, 0.35, 0.2])[1 + extract(hour FROM local)::int])
-                    OVER (ORDER BY start) AS cum
-         FROM h",
+                             1.6, 1.3, 1.1, 0.9, 0.7, 0.5, 0.35, 0.2]::float8[])[1 + extract(hour FROM local)::int] AS w
+               FROM h) hw",
     )
     .bind::<BigInt, _>(ws)
     .bind::<Integer, _>(days)
     .execute(c)
     .await?;
-    diesel::sql_query("CREATE INDEX ON s_hours (cum)").execute(c).await?;
+    diesel::sql_query("CREATE INDEX ON s_hours (i)").execute(c).await?;
+    diesel::sql_query("ANALYZE s_hours").execute(c).await?;
     Ok(())
 }

@@ -115,7 +115,7 @@ async fn demo_workspace(
             return Ok(creds);
         }
     }
-    println!("  seeding the demo workspace (90 days of data)…");
+    println!("  seeding the demo workspace (90 days of conversations)…");
     let creds = super::seed_demo(db, cipher, None).await?;
     std::fs::create_dir_all(data_dir)?;
     write_private(&file, &serde_json::to_vec_pretty(&creds)?)?;

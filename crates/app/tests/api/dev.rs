@@ -110,7 +110,7 @@ async fn dev_keeps_its_demo_key_and_logs_quietly_and_plainly() {
             .await
             .expect("request");
         if revoke {
-            let url = format!("postgres://postgres@localhost/wms?host={}", data_dir.join("postgres/run").display());
+            let url = format!("postgres://postgres@/wms?host={}", data_dir.join("postgres/run").display());
             let mut conn = diesel_async::AsyncPgConnection::establish(&url).await.expect("connect");
             diesel_async::RunQueryDsl::execute(diesel::sql_query("UPDATE api_keys SET revoked_at = now()"), &mut conn)
                 .await
