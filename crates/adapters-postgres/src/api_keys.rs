@@ -150,3 +150,21 @@ pub async fn insert(db: &Db, ws: WorkspaceId, name: &str, token: &NewToken) -> a
         .get_result(&mut conn)
         .await?)
 }
+
+/// Whether the key with this digest belongs to `ws` and still works (neither revoked nor
+/// expired): `wms dev` shows the demo key of an earlier run again only then.
+///
+/// # Errors
+/// On database failure.
+pub async fn is_usable(db: &Db, ws: WorkspaceId, digest: &domain::auth::TokenDigest) -> anyhow::Result<bool> {
+    let mut conn = db.conn().await?;
+    Ok(diesel::select(diesel::dsl::exists(
+        api_keys::table
+            .filter(api_keys::workspace_id.eq(ws.0))
+            .filter(api_keys::key_digest.eq(digest.0.to_vec()))
+            .filter(api_keys::revoked_at.is_null())
+            .filter(api_keys::expires_at.is_null().or(api_keys::expires_at.gt(diesel::dsl::now))),
+    ))
+    .get_result(&mut conn)
+    .await?)
+}

@@ -18,12 +18,22 @@ pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations")
 pub async fn run_pending(url: &str) -> anyhow::Result<Vec<String>> {
     let url = url.to_owned();
     tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<String>> {
-        use diesel::Connection;
-        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url)?;
+        let mut conn = migration_connection(&url)?;
         let applied = conn.run_pending_migrations(MIGRATIONS).map_err(|e| anyhow::anyhow!("migration failed: {e}"))?;
         Ok(applied.iter().map(ToString::to_string).collect())
     })
     .await?
+}
+
+/// A connection for diesel's migration harness. Its `CREATE TABLE IF NOT EXISTS
+/// __diesel_schema_migrations` makes the server send a NOTICE on every start after the first;
+/// notices below warnings say nothing an operator needs, so this session does not ask for them.
+fn migration_connection(url: &str) -> anyhow::Result<AsyncConnectionWrapper<AsyncPgConnection>> {
+    use diesel::connection::SimpleConnection;
+    use diesel::Connection;
+    let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(url)?;
+    conn.batch_execute("SET client_min_messages TO warning")?;
+    Ok(conn)
 }
 
 /// Reverts the most recent migration (for `wms migrate --revert`).
@@ -33,8 +43,7 @@ pub async fn run_pending(url: &str) -> anyhow::Result<Vec<String>> {
 pub async fn revert_last(url: &str) -> anyhow::Result<String> {
     let url = url.to_owned();
     tokio::task::spawn_blocking(move || -> anyhow::Result<String> {
-        use diesel::Connection;
-        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url)?;
+        let mut conn = migration_connection(&url)?;
         let v = conn.revert_last_migration(MIGRATIONS).map_err(|e| anyhow::anyhow!("revert failed: {e}"))?;
         Ok(v.to_string())
     })

@@ -62,9 +62,11 @@ impl EmbeddedCluster {
         self.root.join("run")
     }
 
-    /// The URL of database `db` in this cluster (over the unix socket).
+    /// The URL of database `db` in this cluster (over the unix socket). No host before the path:
+    /// tokio-postgres would try `localhost:5432` first and, when another server runs there,
+    /// silently use that one instead of this cluster.
     pub fn url(&self, db: &str) -> String {
-        format!("postgres://postgres@localhost/{db}?host={}", self.socket_dir().display())
+        format!("postgres://postgres@/{db}?host={}", self.socket_dir().display())
     }
 
     /// Runs initdb if the cluster does not exist, then starts it unless it is already running.

@@ -117,7 +117,13 @@ pub async fn ingest_dir(settings: &Settings, db: &Db, dir: &Path) -> anyhow::Res
         .collect::<anyhow::Result<Vec<_>>>()?;
     let store = PgDocsIndex::new(db.clone());
     let embedder = embedder(settings, INGEST_EMBED_TIMEOUT);
-    let report = domain::docs::ingest(&store, embedder.as_ref().map(|e| e as &dyn Embedder), &pages).await?;
+    let bar = crate::progress::bar(pages.len() as u64, "pages");
+    bar.set_message("docs");
+    let done = |n: usize| bar.set_position(n as u64);
+    let report =
+        domain::docs::ingest_observed(&store, embedder.as_ref().map(|e| e as &dyn Embedder), &pages, &done).await;
+    bar.finish_and_clear();
+    let report = report?;
     for (path, reason) in &report.failed {
         tracing::warn!(path, reason, "documentation page not ingested");
     }

@@ -10,6 +10,7 @@ pub mod dev_db;
 pub mod docs_search;
 pub mod pages;
 pub mod platform;
+pub mod progress;
 pub mod secrets;
 pub mod telemetry;
 pub mod webhooks;

@@ -103,7 +103,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
     }
 }
 
-/// The HTTP server on `listener`; SIGINT and SIGTERM stop it gracefully.
+/// The HTTP server on `listener`. It ignores signals: [`stop_on_signal`] decides what they do.
 ///
 /// Each worker thread adopts a pool of its own on `db` (`adapters_postgres::pool`): `http.workers`
 /// pools of `database.pool_size / http.workers` connections (at least 2 each), next to the shared
@@ -128,8 +128,44 @@ pub fn server(settings: &Settings, db: &Db, state: AppState, listener: TcpListen
     })
     .workers(workers)
     .shutdown_timeout(settings.http.shutdown_timeout_secs)
+    .disable_signals()
     .listen(listener)?;
     Ok(server.run())
+}
+
+/// SIGINT (Ctrl-C) and SIGTERM stop `server` gracefully: it stops accepting, lets requests in
+/// flight finish within `http.shutdown_timeout_secs`, and its future resolves. A second signal
+/// stops it at once. actix-web's own handling treats SIGINT as a forced stop (and logs "starting
+/// forced shutdown" for an ordinary Ctrl-C), which is neither what happens nor what we want.
+pub fn stop_on_signal(server: &Server) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let handle = server.handle();
+    // Registered now, not in the task: a signal that arrives before the task first runs must not
+    // meet the default action (which ends the process on the spot).
+    let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    else {
+        tracing::error!("cannot listen for SIGINT and SIGTERM: stop the server with SIGKILL");
+        return;
+    };
+    tokio::spawn(async move {
+        let mut graceful = true;
+        loop {
+            let name = tokio::select! {
+                _ = interrupt.recv() => "SIGINT",
+                _ = terminate.recv() => "SIGTERM",
+            };
+            if graceful {
+                tracing::info!(signal = name, "shutting down");
+                let handle = handle.clone();
+                tokio::spawn(async move { handle.stop(true).await });
+                graceful = false;
+            } else {
+                tracing::warn!(signal = name, "second signal: stopping without waiting for requests in flight");
+                handle.stop(false).await;
+                return;
+            }
+        }
+    });
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ impl TestDatabase {
             .with_context(|| format!("cannot connect to the test server at {}", redact(&admin_url)))?;
         ensure_template(&mut admin, &admin_url, &template).await?;
 
-        let name = format!("wms_test_{}", uuid::Uuid::new_v4().simple());
+        let name = format!("wms_test_{}_{}", checkout_id(), uuid::Uuid::new_v4().simple());
         // Concurrent clones of one template can collide on its lock briefly; retry.
         let mut last = None;
         for attempt in 0..20u64 {
@@ -83,6 +83,18 @@ pub fn admin_url() -> String {
     std::env::var("TEST_DATABASE_URL").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| DEFAULT_ADMIN_URL.to_owned())
 }
 
+/// This checkout's mark in the name of every database its tests create: the first 8 hex digits of
+/// the SHA-256 of the checkout's canonical path. `scripts/test` computes the same
+/// (`printf %s "$(pwd -P)" | sha256sum | cut -c1-8`) and removes only the leftovers that carry
+/// it, so several checkouts can run their tests against one server at the same time.
+pub fn checkout_id() -> String {
+    use sha2::Digest;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = std::fs::canonicalize(&root).unwrap_or(root);
+    let digest = sha2::Sha256::digest(root.as_os_str().as_encoded_bytes());
+    digest.iter().take(4).map(|b| format!("{b:02x}")).collect()
+}
+
 /// The template's name changes whenever any migration file changes, so edits are picked up.
 fn template_name() -> String {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
@@ -93,7 +105,7 @@ fn template_name() -> String {
         f.hash(&mut h);
         std::fs::read(&f).unwrap_or_default().hash(&mut h);
     }
-    format!("wms_template_{:016x}", h.finish())
+    format!("wms_template_{}_{:016x}", checkout_id(), h.finish())
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -173,7 +185,20 @@ fn redact(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::with_database;
+    use super::{checkout_id, with_database};
+
+    #[test]
+    fn the_checkout_id_is_what_scripts_test_computes() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("cd \"$1\" && printf %s \"$(pwd -P)\" | sha256sum | cut -c1-8")
+            .arg("sh")
+            .arg(root)
+            .output()
+            .expect("sh");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), checkout_id());
+    }
 
     #[test]
     fn replaces_the_database_name() {

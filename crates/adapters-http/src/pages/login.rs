@@ -11,7 +11,9 @@ use serde::Deserialize;
 
 use super::form::FormData;
 use super::layout::{bare, field_error, invalid};
-use super::session::{login_csrf_cookie, removal, session_cookie, tokens_match, CSRF_FIELD, LOGIN_CSRF_COOKIE};
+use super::session::{
+    login_csrf_cookie, login_csrf_removal, session_cookie, tokens_match, CSRF_FIELD, LOGIN_CSRF_COOKIE,
+};
 use super::PageError;
 use crate::auth::SESSION_COOKIE;
 use crate::state::AppState;
@@ -159,7 +161,7 @@ pub async fn submit(req: HttpRequest, state: web::Data<AppState>, form: FormData
             return Ok(HttpResponse::SeeOther()
                 .insert_header((header::LOCATION, target))
                 .cookie(session_cookie(&state.pages, &done.secret, ttl))
-                .cookie(removal(&state.pages, LOGIN_CSRF_COOKIE))
+                .cookie(login_csrf_removal(&state.pages))
                 .finish());
         }
         Err(LoginError::Invalid(v)) => {

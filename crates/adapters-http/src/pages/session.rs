@@ -68,6 +68,14 @@ pub fn login_csrf_cookie(pages: &PagesState, value: &str) -> Cookie<'static> {
         .finish()
 }
 
+/// Clears the sign-in form's token cookie. A browser removes a cookie only when the removal names
+/// the path it was set on (`/login`); one sent for `/` leaves it in place.
+pub fn login_csrf_removal(pages: &PagesState) -> Cookie<'static> {
+    let mut c = login_csrf_cookie(pages, "");
+    c.make_removal();
+    c
+}
+
 /// A message for the next page.
 pub fn flash_cookie(pages: &PagesState, message: &str) -> Cookie<'static> {
     let value: String = form_urlencoded::byte_serialize(message.as_bytes()).collect();

@@ -68,8 +68,7 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     let settings = &settings;
     let cipher = crate::secrets::cipher(settings, &db, false).await?;
     let creds = demo_workspace(&db, cipher.as_ref(), data_dir).await?;
-    let key = NewToken::generate(TokenKind::ApiKey, &OsRandom);
-    adapters_postgres::api_keys::insert(&db, WorkspaceId(creds.workspace_id), "wms dev demo key", &key).await?;
+    let (key, key_is_new) = demo_key(&db, WorkspaceId(creds.workspace_id), data_dir).await?;
 
     let addr = listener.local_addr()?;
     let base = format!("http://{addr}");
@@ -85,12 +84,14 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
         creds.email.as_deref().unwrap_or("?"),
         creds.password.as_deref().unwrap_or("?")
     );
-    println!("  API key         {}   (new for this run)", key.secret);
-    println!("  Try             curl -H 'Authorization: Bearer {}' {base}/v1/channels", key.secret);
+    let key_note = if key_is_new { "new; kept in" } else { "the same as last time; kept in" };
+    println!("  API key         {key}   ({key_note} {})", data_dir.join(DEMO_KEY_FILE).display());
+    println!("  Try             curl -H 'Authorization: Bearer {key}' {base}/v1/channels");
     println!("  Platforms       sends go to {} (WMS__CONNECTORS__GRAPH_BASE_URL; scripts/platform-stand-in plays Meta locally)", settings.connectors.graph_base_url);
     println!("  Stop            Ctrl-C");
     println!();
     let server = crate::wiring::server(settings, &db, crate::wiring::state(settings, &db), listener)?;
+    crate::wiring::stop_on_signal(&server);
     let clock = std::sync::Arc::new(crate::platform::SystemClock);
     let workers = crate::webhooks::start(settings, crate::webhooks::engine(settings, &db, clock));
     let dispatchers = crate::connectors::start(settings, &db)?;
@@ -114,11 +115,33 @@ async fn demo_workspace(
             return Ok(creds);
         }
     }
-    println!("  seeding the demo workspace (90 days of data)…");
+    println!("  seeding the demo workspace (90 days of conversations)…");
     let creds = super::seed_demo(db, cipher, None).await?;
     std::fs::create_dir_all(data_dir)?;
     write_private(&file, &serde_json::to_vec_pretty(&creds)?)?;
     Ok(creds)
+}
+
+/// Where `wms dev` keeps the demo API key between runs (owner-only, like `demo.json`).
+const DEMO_KEY_FILE: &str = "demo-api-key";
+
+/// The demo API key of an earlier run while it still works, else a new one (kept for the next
+/// run); `true` when new. Minting one per run piled them up on the API Keys page.
+async fn demo_key(db: &Db, ws: WorkspaceId, data_dir: &Path) -> anyhow::Result<(String, bool)> {
+    let file = data_dir.join(DEMO_KEY_FILE);
+    if let Ok(kept) = std::fs::read_to_string(&file) {
+        let kept = kept.trim();
+        if let Ok(presented) = domain::auth::parse(kept) {
+            if adapters_postgres::api_keys::is_usable(db, ws, &presented.digest).await? {
+                return Ok((kept.to_owned(), false));
+            }
+        }
+    }
+    let key = NewToken::generate(TokenKind::ApiKey, &OsRandom);
+    adapters_postgres::api_keys::insert(db, ws, "wms dev demo key", &key).await?;
+    std::fs::create_dir_all(data_dir)?;
+    write_private(&file, key.secret.as_bytes())?;
+    Ok((key.secret, true))
 }
 
 async fn create_database(cluster: &EmbeddedCluster) -> anyhow::Result<()> {

@@ -58,7 +58,19 @@ pub async fn seed_demo(
         }
     };
     let destinations = demo_destinations(cipher);
-    seed_workspace(db, ws, SeedSize::DEMO, &agent_password_hash().await?, &destinations, 0.42).await?;
+    let bar = crate::progress::bar(SeedSize::DEMO.messages.unsigned_abs(), "messages");
+    let seeded = seed_workspace(
+        db,
+        ws,
+        SeedSize::DEMO,
+        &agent_password_hash().await?,
+        &destinations,
+        0.42,
+        &crate::progress::seed_observer(&bar),
+    )
+    .await;
+    bar.finish_and_clear();
+    seeded?;
     Ok(DemoCredentials { workspace_id: ws.0, email, password })
 }
 
@@ -72,8 +84,20 @@ pub(super) async fn scale(settings: Settings, args: SeedScaleArgs) -> Result<(),
         }
     };
     let started = Instant::now();
-    let report =
-        seed_workspace(&db, ws, SeedSize::scale(args.messages), &agent_password_hash().await?, &[], 0.17).await?;
+    let hash = agent_password_hash().await?;
+    let bar = crate::progress::bar(args.messages.unsigned_abs(), "messages");
+    let seeded = seed_workspace(
+        &db,
+        ws,
+        SeedSize::scale(args.messages),
+        &hash,
+        &[],
+        0.17,
+        &crate::progress::seed_observer(&bar),
+    )
+    .await;
+    bar.finish_and_clear();
+    let report = seeded?;
     let secs = started.elapsed().as_secs_f64();
     if args.json {
         println!("{}", serde_json::json!({ "workspace_id": ws.0, "counts": report, "seconds": secs }));

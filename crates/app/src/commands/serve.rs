@@ -54,6 +54,7 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     tracing::info!(%addr, "wms serve listening");
     let server = crate::wiring::server(&settings, &db, crate::wiring::state(&settings, &db), listener)?;
+    crate::wiring::stop_on_signal(&server);
     let workers = crate::webhooks::start(&settings, crate::webhooks::engine(&settings, &db, Arc::new(SystemClock)));
     let dispatchers = crate::connectors::start(&settings, &db)?;
     let result = server.await.context("server failed");

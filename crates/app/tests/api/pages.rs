@@ -401,3 +401,22 @@ async fn analytics_exports_the_daily_series_and_top_countries_as_csv() {
     assert_eq!(b.get(&app, "/analytics?range=8d").await.status(), 400);
     assert_eq!(b.get(&app, "/analytics?channel=999999").await.status(), 404);
 }
+
+#[tokio::test]
+async fn signing_in_clears_the_login_token_cookie_on_the_path_it_was_set_on() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Growth).await;
+    let page = app.get("/login").await;
+    let (_, set) = set_cookie(&page, "wms_login_csrf").expect("login csrf cookie");
+    assert!(set.contains("Path=/login"), "{set}");
+
+    let res = submit_login(&app, &ws.admin_email, &ws.admin_password).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    // A browser drops a cookie only for a removal on the same path: one for `/` would leave it.
+    let (value, cleared) = set_cookie(&res, "wms_login_csrf").expect("a removal of the login cookie");
+    assert_eq!(value, "wms_login_csrf=");
+    for attribute in ["Path=/login", "Max-Age=0"] {
+        assert!(cleared.contains(attribute), "{attribute} in {cleared}");
+    }
+    assert!(!cleared.contains("Path=/;"), "{cleared}");
+}

@@ -121,3 +121,87 @@ async fn seeding_a_missing_workspace_fails_cleanly() {
         app::commands::seed_demo(&app.db, cipher.as_ref(), Some(WorkspaceId(999_999))).await.expect_err("must fail");
     assert!(err.to_string().contains("no workspace with id 999999"));
 }
+
+#[tokio::test]
+async fn demo_threads_read_like_conversations_in_time_order() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
+    app::commands::seed_demo(&app.db, cipher.as_ref(), Some(WorkspaceId(ws.id))).await.expect("seed");
+
+    // Every thread: times rise with ids, and no message repeats the one before it.
+    let broken = counts(
+        &app,
+        "SELECT 'time not rising with id in a thread' AS k, count(*) AS n FROM (SELECT created_at,
+                lag(created_at) OVER (PARTITION BY thread_id ORDER BY id) AS prev FROM messages WHERE workspace_id = $1) x
+          WHERE created_at <= prev
+         UNION ALL SELECT 'same text twice in a row', count(*) FROM (SELECT content,
+                lag(content) OVER (PARTITION BY thread_id ORDER BY id) AS prev FROM messages WHERE workspace_id = $1) x
+          WHERE content = prev
+         UNION ALL SELECT 'time not rising with id in the workspace', count(*) FROM (SELECT created_at,
+                lag(created_at) OVER (ORDER BY id) AS prev FROM messages WHERE workspace_id = $1) x
+          WHERE created_at < prev
+         UNION ALL SELECT 'thread not opened by the customer', count(*) FROM messages m
+          WHERE m.workspace_id = $1 AND m.direction = 'outbound'
+            AND m.id = (SELECT min(id) FROM messages f WHERE f.thread_id = m.thread_id)",
+        ws.id,
+    )
+    .await;
+    for (what, n) in &broken {
+        assert_eq!(*n, 0, "{what}");
+    }
+
+    // The longest thread, read the way an integrator reads it.
+    let longest = counts(
+        &app,
+        "SELECT thread_id::text AS k, count(*) AS n FROM messages WHERE workspace_id = $1 GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1",
+        ws.id,
+    )
+    .await;
+    let (thread, n) = &longest[0];
+    assert!(*n >= 6, "a conversation of several exchanges: {n}");
+    let (status, body) = app.get_json(&format!("/v1/messages?thread_id={thread}&limit=100"), &key).await;
+    assert_eq!(status, 200, "{body}");
+    let data = body["data"].as_array().expect("data");
+    assert_eq!(data.len() as i64, *n);
+    for pair in data.windows(2) {
+        let (newer, older) = (&pair[0], &pair[1]);
+        assert!(newer["id"].as_i64() > older["id"].as_i64(), "newest first by id");
+        let (t_new, t_old) = (newer["created_at"].as_str().unwrap_or(""), older["created_at"].as_str().unwrap_or(""));
+        let parse =
+            |t: &str| time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).expect("time");
+        assert!(parse(t_new) > parse(t_old), "{t_new} after {t_old}");
+        assert_ne!(newer["content"], older["content"], "a reply answers, it does not echo");
+        // The customer and the team take turns.
+        assert_ne!(newer["direction"], older["direction"]);
+    }
+    assert_eq!(data.last().map(|m| m["direction"].clone()), Some(serde_json::json!("inbound")));
+
+    // Several languages, each contact's own.
+    let languages = counts(
+        &app,
+        "SELECT ct.language AS k, count(DISTINCT m.content) AS n FROM messages m JOIN threads t ON t.id = m.thread_id
+         JOIN contacts ct ON ct.id = t.contact_id WHERE m.workspace_id = $1 GROUP BY 1 ORDER BY 1",
+        ws.id,
+    )
+    .await;
+    assert_eq!(keys(&languages), ["de", "en", "es", "pt"]);
+
+    // Today holds only what its hours so far can: no spike on the current day's bar.
+    let days = counts(
+        &app,
+        "SELECT (created_at AT TIME ZONE 'UTC')::date::text AS k, count(*) AS n FROM messages
+         WHERE workspace_id = $1 AND created_at >= now() - interval '15 days' GROUP BY 1 ORDER BY 1 DESC",
+        ws.id,
+    )
+    .await;
+    let today = counts(&app, "SELECT (now() AT TIME ZONE 'UTC')::date::text AS k, extract(hour FROM now() AT TIME ZONE 'UTC')::bigint AS n WHERE $1 > 0", ws.id).await;
+    let (today, hour) = (&today[0].0, today[0].1);
+    let on_today = days.iter().find(|(d, _)| d == today).map_or(0, |(_, n)| *n);
+    let busiest_full_day = days.iter().filter(|(d, _)| d != today).map(|(_, n)| *n).max().unwrap_or(0);
+    let allowed = busiest_full_day as f64 * (0.3 + 1.5 * (hour as f64 + 1.0) / 24.0).min(1.3);
+    assert!(
+        (on_today as f64) <= allowed,
+        "{on_today} messages today by {hour}:00 UTC, busiest full day {busiest_full_day}: {days:?}"
+    );
+}

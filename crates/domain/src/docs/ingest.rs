@@ -55,12 +55,27 @@ pub async fn ingest(
     embedder: Option<&dyn Embedder>,
     pages: &[SourcePage],
 ) -> Result<IngestReport, RepoError> {
+    ingest_observed(store, embedder, pages, &|_| {}).await
+}
+
+/// [`ingest`], telling `pages_done` how many pages have been handled after each one (for a
+/// progress display: embedding a page can take seconds).
+///
+/// # Errors
+/// As [`ingest`].
+pub async fn ingest_observed(
+    store: &dyn DocsStore,
+    embedder: Option<&dyn Embedder>,
+    pages: &[SourcePage],
+    pages_done: &(dyn Fn(usize) + Send + Sync),
+) -> Result<IngestReport, RepoError> {
     let stored: HashMap<String, StoredDocument> =
         store.documents().await?.into_iter().map(|d| (d.slug.clone(), d)).collect();
     let model = embedder.map(Embedder::model);
     let mut report = IngestReport::default();
     let mut seen: HashSet<String> = HashSet::new();
-    for page in pages {
+    for (done, page) in pages.iter().enumerate() {
+        pages_done(done);
         let hash = content_hash(&page.bytes);
         let parsed = match parse_page(&page.bytes) {
             Ok(p) => p,
@@ -97,6 +112,7 @@ pub async fn ingest(
             report.added.push(slug);
         }
     }
+    pages_done(pages.len());
     if !pages.is_empty() {
         let keep: Vec<String> = seen.into_iter().collect();
         report.removed = store.remove_except(&keep).await?;

@@ -13,7 +13,7 @@ pub mod vectors;
 #[cfg(test)]
 mod service_tests;
 
-pub use ingest::{embedding_text, ingest, IngestReport, SourcePage};
+pub use ingest::{embedding_text, ingest, ingest_observed, IngestReport, SourcePage};
 pub use library::{DocsLibrary, LibraryPage, PageSection};
 pub use model::*;
 pub use ports::*;

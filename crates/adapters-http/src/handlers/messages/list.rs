@@ -53,7 +53,8 @@ fn time_param(errors: &mut Vec<FieldError>, field: &str, raw: Option<&str>) -> O
     }
 }
 
-/// Lists messages newest first. Pagination is by cursor: stable while new messages arrive, and
+/// Lists messages newest first: by id, descending, which is the order wms recorded them in.
+/// Pagination is by cursor (the last id): stable while new messages arrive, and
 /// as fast on the hundredth page as on the first.
 #[utoipa::path(
     get,
