@@ -17,6 +17,7 @@ mod dev;
 mod docs_search;
 mod docs_stand_in;
 mod health;
+mod messages_concurrency;
 mod pages;
 mod pages_browser;
 mod pool;
