@@ -272,7 +272,7 @@ async fn run(
     anyhow::ensure!(hook.status() == 201, "webhook destination: {}", hook.text().await?);
 
     // Warm-up: connections of every pool, prepared statements, the destination's first deliveries.
-    let warm = send_all(http, base, &key, clients, 4 * clients, |i| {
+    let warm = send_all(http, base, &key, clients, 4 * clients, move |i| {
         json!({"channel_id": channel, "content": format!("warm {i}"), "to": format!("+1415555{:04}", 9000 + i % 16)})
     })
     .await;
@@ -290,17 +290,18 @@ async fn run(
     let wms_before = ticks(server_pid, false);
 
     // The recipient of `one` is new too: the first sends race to create its contact and thread.
-    let load = send_all(http, base, &key, clients, total, |i| {
-        let to = if mode == "one" { "+5511987650000".to_owned() } else { format!("+55119{:08}", i) };
+    let one = mode == "one";
+    let load = send_all(http, base, &key, clients, total, move |i| {
+        let to = if one { "+5511987650000".to_owned() } else { format!("+55119{:08}", i) };
         json!({"channel_id": channel, "content": format!("bench {i}"), "to": to})
     })
     .await;
     let accepted = total - load.errors;
     let deadline = Instant::now() + Duration::from_secs(120);
-    while receiver.measured.load(Ordering::SeqCst) < accepted && Instant::now() < deadline {
+    while AtomicUsize::load(&receiver.measured, Ordering::SeqCst) < accepted && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    let delivered = receiver.measured.load(Ordering::SeqCst);
+    let delivered = AtomicUsize::load(&receiver.measured, Ordering::SeqCst);
     let last_delivery = receiver.last.lock().ok().and_then(|l| *l);
     let pg_after = pgdata.as_deref().and_then(cluster_ticks);
     let wms_after = ticks(server_pid, false);
