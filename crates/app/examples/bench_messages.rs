@@ -276,7 +276,10 @@ async fn run(
         json!({"channel_id": channel, "content": format!("warm {i}"), "to": format!("+1415555{:04}", 9000 + i % 16)})
     })
     .await;
-    anyhow::ensure!(warm.errors == 0, "warm-up sends failed: {}", warm.errors);
+    // Not fatal: the old binary loses some first sends to the contact race (issue 21).
+    if warm.errors > 0 {
+        eprintln!("warm-up: {} of {} sends failed ({:?})", warm.errors, 4 * clients, warm.statuses);
+    }
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     let mut conn = AsyncPgConnection::establish(db_url).await?;
