@@ -28,7 +28,7 @@ use domain::webhooks::EventType;
 #[derive(Debug, Clone)]
 pub struct PgMessageRepository {
     db: Db,
-    /// Sends of one workspace that arrive while one of its transactions is in flight share the
+    /// Sends to one recipient that arrive while one of its transactions is in flight share the
     /// next one (docs/benchmarks.md, "Sending messages").
     sends: GroupCommit<OutboundCommit>,
 }
@@ -344,7 +344,14 @@ impl MessageRepository for PgMessageRepository {
     }
 
     async fn insert_outbound(&self, ws: WorkspaceId, new: &NewOutboundMessage) -> Result<Stored, InsertMessageError> {
-        self.sends.call(ws, new.clone()).await
+        // Grouped per recipient: sends to one recipient write its one thread row, and queue on
+        // its lock unless they share a transaction; sends to different recipients have nothing
+        // to share and run in parallel transactions (a group resolves its recipients in turn).
+        let recipient = match &new.recipient {
+            Recipient::Thread(t) => SendKey::Thread(t.0),
+            Recipient::Address(a) => SendKey::Address(new.channel_id, a.clone()),
+        };
+        self.sends.call((ws, recipient), new.clone()).await
     }
 }
 
@@ -431,8 +438,8 @@ async fn insert_one(db: &Db, ws: WorkspaceId, new: &NewOutboundMessage) -> Resul
     })
 }
 
-/// The storage side of the group commit of sends: one transaction for every send of a workspace
-/// that arrived while the previous one was in flight.
+/// The storage side of the group commit of sends: one transaction for every send to one
+/// recipient that arrived while the previous one was in flight.
 #[derive(Debug, Clone)]
 struct OutboundCommit {
     db: Db,
@@ -440,12 +447,16 @@ struct OutboundCommit {
 
 #[async_trait]
 impl Commit for OutboundCommit {
-    type Key = WorkspaceId;
+    type Key = (WorkspaceId, SendKey);
     type Item = NewOutboundMessage;
     type Output = Stored;
     type Error = InsertMessageError;
 
-    async fn run(&self, ws: &WorkspaceId, items: Vec<NewOutboundMessage>) -> Vec<Result<Stored, InsertMessageError>> {
+    async fn run(
+        &self,
+        (ws, _): &(WorkspaceId, SendKey),
+        items: Vec<NewOutboundMessage>,
+    ) -> Vec<Result<Stored, InsertMessageError>> {
         let ws = *ws;
         if items.len() == 1 {
             return vec![insert_one(&self.db, ws, &items[0]).await];
@@ -477,6 +488,13 @@ impl Commit for OutboundCommit {
         }
         results
     }
+}
+
+/// Whom a group's sends go to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum SendKey {
+    Thread(i64),
+    Address(ChannelId, String),
 }
 
 /// What became of one send of a group.
