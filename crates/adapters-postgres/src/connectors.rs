@@ -176,16 +176,23 @@ impl DispatchQueue for PgConnectors {
     async fn claim(&self, limit: i64, lease_secs: i64) -> Result<Vec<Dispatch>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let rows: Vec<ClaimedRow> = diesel::sql_query(
+            // Channel first: queued messages of channels that cannot send (no credentials,
+            // inactive, paused) are not looked at, however many there are (issue 21).
             "WITH due AS (
-                 SELECT m.id FROM messages m
-                 JOIN channels c ON c.workspace_id = m.workspace_id AND c.id = m.channel_id
-                 WHERE m.status = 'queued' AND m.direction = 'outbound'
-                   AND (m.next_dispatch_at IS NULL OR m.next_dispatch_at <= now())
-                   AND c.status = 'active' AND c.credentials_encrypted IS NOT NULL
+                 SELECT q.id FROM channels c
+                 CROSS JOIN LATERAL (
+                     SELECT m.id FROM messages m
+                     WHERE m.channel_id = c.id AND m.workspace_id = c.workspace_id
+                       AND m.status = 'queued' AND m.direction = 'outbound'
+                       AND (m.next_dispatch_at IS NULL OR m.next_dispatch_at <= now())
+                     ORDER BY m.id
+                     LIMIT $1
+                     FOR UPDATE OF m SKIP LOCKED
+                 ) q
+                 WHERE c.status = 'active' AND c.credentials_encrypted IS NOT NULL
                    AND (c.send_paused_until IS NULL OR c.send_paused_until <= now())
-                 ORDER BY m.id
+                 ORDER BY q.id
                  LIMIT $1
-                 FOR UPDATE OF m SKIP LOCKED
              ), claimed AS (
                  UPDATE messages m SET next_dispatch_at = now() + make_interval(secs => $2),
                                        dispatch_attempts = m.dispatch_attempts + 1
@@ -330,6 +337,55 @@ async fn apply_watermark(
     Ok(changed)
 }
 
+#[derive(QueryableByName)]
+struct InsertedId {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+async fn find_contact(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    by_phone: bool,
+    address: &str,
+) -> diesel::QueryResult<Option<(i64, Option<String>)>> {
+    let q = contacts::table.filter(contacts::workspace_id.eq(ws.0)).select((contacts::id, contacts::name)).into_boxed();
+    let q =
+        if by_phone { q.filter(contacts::phone.eq(address)) } else { q.filter(contacts::platform_user_id.eq(address)) };
+    q.first(conn).await.optional()
+}
+
+/// Records a message from a known contact: its activity times, and its name when the platform
+/// tells it for the first time (with `contact.updated`). The update also holds the contact's row
+/// until commit, which serialises concurrent messages of one sender for the thread lookup.
+async fn touch_contact(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    id: i64,
+    name: Option<String>,
+    m: &InboundMessage,
+) -> diesel::QueryResult<i64> {
+    let learned = name.is_none() && m.name.is_some();
+    diesel::update(contacts::table.find(id))
+        .set((
+            contacts::last_contacted_at.eq(m.at),
+            contacts::first_contacted_at.eq(diesel::dsl::sql::<Nullable<Timestamptz>>("coalesce(first_contacted_at, ")
+                .bind::<Timestamptz, _>(m.at)
+                .sql(")")),
+            contacts::name.eq(diesel::dsl::sql::<Nullable<Text>>("coalesce(name, ")
+                .bind::<Nullable<Text>, _>(m.name.as_deref())
+                .sql(")")),
+            contacts::updated_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn)
+        .await?;
+    if learned {
+        let data = contact_json(conn, id).await?;
+        outbox::record(conn, ws, EventType::ContactUpdated, &data).await?;
+    }
+    Ok(id)
+}
+
 /// Stores an inbound message: the contact (created, or named when the platform tells us the
 /// name), the thread (created, or reopened), unread count and activity times, each with its event.
 async fn apply_inbound(
@@ -350,65 +406,39 @@ async fn apply_inbound(
         return Ok(false);
     }
     let by_phone = channel_type == ChannelType::Whatsapp;
-    let contact: Option<(i64, Option<String>)> = if by_phone {
-        contacts::table
-            .filter(contacts::workspace_id.eq(ws.0))
-            .filter(contacts::phone.eq(&m.from))
-            .select((contacts::id, contacts::name))
-            .first(conn)
-            .await
-            .optional()?
-    } else {
-        contacts::table
-            .filter(contacts::workspace_id.eq(ws.0))
-            .filter(contacts::platform_user_id.eq(&m.from))
-            .select((contacts::id, contacts::name))
-            .first(conn)
-            .await
-            .optional()?
-    };
-    let contact_id = match contact {
-        Some((id, name)) => {
-            let learned = name.is_none() && m.name.is_some();
-            diesel::update(contacts::table.find(id))
-                .set((
-                    contacts::last_contacted_at.eq(m.at),
-                    contacts::first_contacted_at.eq(diesel::dsl::sql::<Nullable<Timestamptz>>(
-                        "coalesce(first_contacted_at, ",
-                    )
-                    .bind::<Timestamptz, _>(m.at)
-                    .sql(")")),
-                    contacts::name.eq(diesel::dsl::sql::<Nullable<Text>>("coalesce(name, ")
-                        .bind::<Nullable<Text>, _>(m.name.as_deref())
-                        .sql(")")),
-                    contacts::updated_at.eq(diesel::dsl::now),
-                ))
-                .execute(conn)
-                .await?;
-            if learned {
-                let data = contact_json(conn, id).await?;
-                outbox::record(conn, ws, EventType::ContactUpdated, &data).await?;
-            }
-            id
-        }
+    let contact_id = match find_contact(conn, ws, by_phone, &m.from).await? {
+        Some((id, name)) => touch_contact(conn, ws, id, name, m).await?,
         None => {
-            let (phone, platform_user_id) =
-                if by_phone { (Some(m.from.as_str()), None) } else { (None, Some(m.from.as_str())) };
-            let id: i64 = diesel::insert_into(contacts::table)
-                .values((
-                    contacts::workspace_id.eq(ws.0),
-                    contacts::name.eq(m.name.as_deref()),
-                    contacts::phone.eq(phone),
-                    contacts::platform_user_id.eq(platform_user_id),
-                    contacts::first_contacted_at.eq(m.at),
-                    contacts::last_contacted_at.eq(m.at),
-                ))
-                .returning(contacts::id)
-                .get_result(conn)
-                .await?;
-            let data = contact_json(conn, id).await?;
-            outbox::record(conn, ws, EventType::ContactCreated, &data).await?;
-            id
+            let column = if by_phone { "phone" } else { "platform_user_id" };
+            // Concurrent first messages from one sender race to create the contact: the losers
+            // wait for the winner's commit, insert nothing and update its row like any later
+            // message (docs/benchmarks.md, "Concurrent first contact").
+            let inserted: Option<i64> = diesel::sql_query(format!(
+                "INSERT INTO contacts (workspace_id, name, {column}, first_contacted_at, last_contacted_at)
+                 VALUES ($1, $2, $3, $4, $4)
+                 ON CONFLICT (workspace_id, {column}) WHERE {column} IS NOT NULL DO NOTHING
+                 RETURNING id"
+            ))
+            .bind::<BigInt, _>(ws.0)
+            .bind::<Nullable<Text>, _>(m.name.as_deref())
+            .bind::<Text, _>(&m.from)
+            .bind::<Timestamptz, _>(m.at)
+            .load::<InsertedId>(conn)
+            .await?
+            .pop()
+            .map(|r| r.id);
+            match inserted {
+                Some(id) => {
+                    let data = contact_json(conn, id).await?;
+                    outbox::record(conn, ws, EventType::ContactCreated, &data).await?;
+                    id
+                }
+                None => {
+                    let (id, name) =
+                        find_contact(conn, ws, by_phone, &m.from).await?.ok_or(diesel::result::Error::NotFound)?;
+                    touch_contact(conn, ws, id, name, m).await?
+                }
+            }
         }
     };
     let thread: Option<(i64, String)> = threads::table

@@ -2,6 +2,8 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text, Timestamptz};
+use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::channels::ChannelId;
@@ -15,6 +17,7 @@ use domain::RepoError;
 use time::OffsetDateTime;
 
 use crate::error::repo;
+use crate::group_commit::{Commit, GroupCommit};
 use crate::pool::Db;
 use crate::rfc3339;
 use crate::schema::{channels, contacts, idempotency_keys, messages, threads};
@@ -25,12 +28,15 @@ use domain::webhooks::EventType;
 #[derive(Debug, Clone)]
 pub struct PgMessageRepository {
     db: Db,
+    /// Sends to one recipient that arrive while one of its transactions is in flight share the
+    /// next one (docs/benchmarks.md, "Sending messages").
+    sends: GroupCommit<OutboundCommit>,
 }
 
 impl PgMessageRepository {
     /// A repository on `db`.
     pub fn new(db: Db) -> Self {
-        Self { db }
+        Self { sends: GroupCommit::new(OutboundCommit { db: db.clone() }), db }
     }
 }
 
@@ -123,61 +129,91 @@ async fn existing_key(
         .optional()
 }
 
-/// The thread for an address on a channel: its contact found or created, then the contact's most
-/// recent thread on the channel, or a new one.
-async fn thread_for_address(
-    conn: &mut AsyncPgConnection,
-    ws: WorkspaceId,
-    channel_id: ChannelId,
-    address: &str,
-) -> diesel::QueryResult<i64> {
+/// Whether contacts on this channel are found by phone (WhatsApp) or by platform user id.
+async fn addressed_by_phone(conn: &mut AsyncPgConnection, ws: WorkspaceId, channel_id: ChannelId) -> QueryResult<bool> {
     let channel_type: String = channels::table
         .filter(channels::workspace_id.eq(ws.0))
         .filter(channels::id.eq(channel_id.0))
         .select(channels::channel_type)
         .first(conn)
         .await?;
-    let by_phone = channel_type == "whatsapp";
-    let found: Option<i64> = if by_phone {
-        contacts::table
-            .filter(contacts::workspace_id.eq(ws.0))
-            .filter(contacts::phone.eq(address))
-            .select(contacts::id)
-            .first(conn)
-            .await
-            .optional()?
+    Ok(channel_type == "whatsapp")
+}
+
+#[derive(QueryableByName)]
+struct InsertedContact {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+}
+
+/// The contact with this address (a phone for WhatsApp, a platform user id otherwise), created
+/// with `contact.created` when new.
+///
+/// Concurrent first sends to one address race to create it. The insert is `ON CONFLICT DO
+/// NOTHING` on the address's unique index: a loser waits for the winner to commit, inserts
+/// nothing and then reads the winner's row (a new statement, so a new snapshot that has it). So
+/// exactly one contact and one `contact.created` exist, and no caller sees a unique violation.
+async fn contact_for_address(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    by_phone: bool,
+    address: &str,
+) -> QueryResult<i64> {
+    let (column, target) = if by_phone {
+        ("phone", "(workspace_id, phone) WHERE phone IS NOT NULL")
     } else {
-        contacts::table
-            .filter(contacts::workspace_id.eq(ws.0))
-            .filter(contacts::platform_user_id.eq(address))
-            .select(contacts::id)
-            .first(conn)
-            .await
-            .optional()?
+        ("platform_user_id", "(workspace_id, platform_user_id) WHERE platform_user_id IS NOT NULL")
     };
-    let contact_id = match found {
-        Some(id) => id,
-        None => {
+    // The row can vanish between the conflict and the read (a contact erased meanwhile): then
+    // the insert is simply tried again.
+    for _ in 0..3 {
+        if let Some(id) = find_contact(conn, ws, by_phone, address).await? {
+            return Ok(id);
+        }
+        let inserted: Option<InsertedContact> = diesel::sql_query(format!(
+            "INSERT INTO contacts (workspace_id, {column}, first_contacted_at) VALUES ($1, $2, now())
+             ON CONFLICT {target} DO NOTHING
+             RETURNING id, created_at"
+        ))
+        .bind::<BigInt, _>(ws.0)
+        .bind::<Text, _>(address)
+        .get_result(conn)
+        .await
+        .optional()?;
+        if let Some(c) = inserted {
             let (phone, platform_user_id) = if by_phone { (Some(address), None) } else { (None, Some(address)) };
-            let (id, created_at): (i64, OffsetDateTime) = diesel::insert_into(contacts::table)
-                .values((
-                    contacts::workspace_id.eq(ws.0),
-                    contacts::phone.eq(phone),
-                    contacts::platform_user_id.eq(platform_user_id),
-                    contacts::first_contacted_at.eq(diesel::dsl::now),
-                ))
-                .returning((contacts::id, contacts::created_at))
-                .get_result(conn)
-                .await?;
             let data = serde_json::json!({
-                "id": id, "name": null, "phone": phone, "email": null, "platform_user_id": platform_user_id,
-                "created_at": rfc3339(created_at),
+                "id": c.id, "name": null, "phone": phone, "email": null, "platform_user_id": platform_user_id,
+                "created_at": rfc3339(c.created_at),
             });
             outbox::record(conn, ws, EventType::ContactCreated, &data).await?;
-            id
+            return Ok(c.id);
         }
-    };
-    let thread: Option<i64> = threads::table
+    }
+    Err(diesel::result::Error::NotFound)
+}
+
+async fn find_contact(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    by_phone: bool,
+    address: &str,
+) -> QueryResult<Option<i64>> {
+    let q = contacts::table.filter(contacts::workspace_id.eq(ws.0)).select(contacts::id).into_boxed();
+    let q =
+        if by_phone { q.filter(contacts::phone.eq(address)) } else { q.filter(contacts::platform_user_id.eq(address)) };
+    q.first(conn).await.optional()
+}
+
+async fn latest_thread(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    contact_id: i64,
+    channel_id: ChannelId,
+) -> QueryResult<Option<i64>> {
+    threads::table
         .filter(threads::workspace_id.eq(ws.0))
         .filter(threads::contact_id.eq(contact_id))
         .filter(threads::channel_id.eq(channel_id.0))
@@ -185,8 +221,33 @@ async fn thread_for_address(
         .select(threads::id)
         .first(conn)
         .await
-        .optional()?;
-    if let Some(id) = thread {
+        .optional()
+}
+
+/// The contact's most recent thread on the channel, or a new one (with `thread.created`).
+///
+/// Threads have no unique key (a contact may have several on a channel), so concurrent first
+/// sends are serialised on the contact's row instead: only when no thread exists, the row is
+/// locked (`FOR NO KEY UPDATE`, which does not block the foreign-key checks of other inserts)
+/// and the lookup repeated, so the second of two racing senders finds the first one's thread.
+/// Inbound messages update the same row before they look for a thread, so they take part too.
+pub(crate) async fn thread_for_contact(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    contact_id: i64,
+    channel_id: ChannelId,
+) -> QueryResult<i64> {
+    if let Some(id) = latest_thread(conn, ws, contact_id, channel_id).await? {
+        return Ok(id);
+    }
+    contacts::table
+        .filter(contacts::workspace_id.eq(ws.0))
+        .filter(contacts::id.eq(contact_id))
+        .select(contacts::id)
+        .for_no_key_update()
+        .first::<i64>(conn)
+        .await?;
+    if let Some(id) = latest_thread(conn, ws, contact_id, channel_id).await? {
         return Ok(id);
     }
     let (id, status, created_at): (i64, String, OffsetDateTime) = diesel::insert_into(threads::table)
@@ -204,6 +265,19 @@ async fn thread_for_address(
     });
     outbox::record(conn, ws, EventType::ThreadCreated, &data).await?;
     Ok(id)
+}
+
+/// The thread for an address on a channel: its contact found or created, then the contact's most
+/// recent thread on the channel, or a new one.
+async fn thread_for_address(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    channel_id: ChannelId,
+    address: &str,
+) -> QueryResult<i64> {
+    let by_phone = addressed_by_phone(conn, ws, channel_id).await?;
+    let contact_id = contact_for_address(conn, ws, by_phone, address).await?;
+    thread_for_contact(conn, ws, contact_id, channel_id).await
 }
 
 #[async_trait]
@@ -270,85 +344,312 @@ impl MessageRepository for PgMessageRepository {
     }
 
     async fn insert_outbound(&self, ws: WorkspaceId, new: &NewOutboundMessage) -> Result<Stored, InsertMessageError> {
-        let mut conn = self.db.conn().await.map_err(|e| InsertMessageError::Unknown(repo(e)))?;
-        let result = conn
-            .transaction::<_, TxError, _>(|conn| {
-                async move {
-                    if let Some(key) = &new.idempotency {
-                        diesel::delete(idempotency_keys::table)
-                            .filter(idempotency_keys::workspace_id.eq(ws.0))
-                            .filter(idempotency_keys::key.eq(&key.key))
-                            .filter(idempotency_keys::created_at.le(idempotency_cutoff()))
-                            .execute(conn)
-                            .await?;
-                        // Waits for a concurrent request with the same key to commit, then does nothing.
-                        let inserted = diesel::insert_into(idempotency_keys::table)
-                            .values((
-                                idempotency_keys::workspace_id.eq(ws.0),
-                                idempotency_keys::key.eq(&key.key),
-                                idempotency_keys::fingerprint.eq(key.fingerprint.to_vec()),
-                            ))
-                            .on_conflict_do_nothing()
-                            .execute(conn)
-                            .await?;
-                        if inserted == 0 {
-                            return match existing_key(conn, ws, key).await? {
-                                Some((fp, _)) if fp != key.fingerprint => Err(TxError::Mismatch),
-                                Some((_, Some(id))) => {
-                                    let m = load_message(conn, ws, id).await.map_err(into_db)?;
-                                    m.map(|message| Stored { message, replayed: true })
-                                        .ok_or(TxError::Db(diesel::result::Error::NotFound))
-                                }
-                                _ => Err(TxError::Db(diesel::result::Error::NotFound)),
-                            };
-                        }
-                    }
-                    let thread_id = match &new.recipient {
-                        Recipient::Thread(t) => t.0,
-                        Recipient::Address(a) => thread_for_address(conn, ws, new.channel_id, a).await?,
-                    };
-                    let row: MessageRow = diesel::insert_into(messages::table)
-                        .values((
-                            messages::workspace_id.eq(ws.0),
-                            messages::thread_id.eq(thread_id),
-                            messages::channel_id.eq(new.channel_id.0),
-                            messages::direction.eq("outbound"),
-                            messages::sender_kind.eq(if new.template.is_some() { "template" } else { "human" }),
-                            messages::template.eq(new.template.as_ref().and_then(|t| serde_json::to_value(t).ok())),
-                            messages::author_user_id.eq(new.author.map(|u| u.0)),
-                            messages::content.eq(&new.content),
-                            messages::status.eq("queued"),
-                            messages::queued_at.eq(diesel::dsl::now),
-                        ))
-                        .returning(MessageRow::as_returning())
-                        .get_result(conn)
+        // Grouped per recipient: sends to one recipient write its one thread row, and queue on
+        // its lock unless they share a transaction; sends to different recipients have nothing
+        // to share and run in parallel transactions (a group resolves its recipients in turn).
+        let recipient = match &new.recipient {
+            Recipient::Thread(t) => SendKey::Thread(t.0),
+            Recipient::Address(a) => SendKey::Address(new.channel_id, a.clone()),
+        };
+        self.sends.call((ws, recipient), new.clone()).await
+    }
+}
+
+/// One send in a transaction of its own: a lone send, or one of a group whose shared transaction
+/// failed (so that one bad send fails alone).
+async fn insert_one(db: &Db, ws: WorkspaceId, new: &NewOutboundMessage) -> Result<Stored, InsertMessageError> {
+    let mut conn = db.conn().await.map_err(|e| InsertMessageError::Unknown(repo(e)))?;
+    let result = conn
+        .transaction::<_, TxError, _>(|conn| {
+            async move {
+                if let Some(key) = &new.idempotency {
+                    diesel::delete(idempotency_keys::table)
+                        .filter(idempotency_keys::workspace_id.eq(ws.0))
+                        .filter(idempotency_keys::key.eq(&key.key))
+                        .filter(idempotency_keys::created_at.le(idempotency_cutoff()))
+                        .execute(conn)
                         .await?;
-                    let message = row.into_domain().map_err(into_db)?;
-                    diesel::update(
-                        threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq(thread_id)),
-                    )
+                    // Waits for a concurrent request with the same key to commit, then does nothing.
+                    let inserted = diesel::insert_into(idempotency_keys::table)
+                        .values((
+                            idempotency_keys::workspace_id.eq(ws.0),
+                            idempotency_keys::key.eq(&key.key),
+                            idempotency_keys::fingerprint.eq(key.fingerprint.to_vec()),
+                        ))
+                        .on_conflict_do_nothing()
+                        .execute(conn)
+                        .await?;
+                    if inserted == 0 {
+                        return match existing_key(conn, ws, key).await? {
+                            Some((fp, _)) if fp != key.fingerprint => Err(TxError::Mismatch),
+                            Some((_, Some(id))) => {
+                                let m = load_message(conn, ws, id).await.map_err(into_db)?;
+                                m.map(|message| Stored { message, replayed: true })
+                                    .ok_or(TxError::Db(diesel::result::Error::NotFound))
+                            }
+                            _ => Err(TxError::Db(diesel::result::Error::NotFound)),
+                        };
+                    }
+                }
+                let thread_id = match &new.recipient {
+                    Recipient::Thread(t) => t.0,
+                    Recipient::Address(a) => thread_for_address(conn, ws, new.channel_id, a).await?,
+                };
+                let row: MessageRow = diesel::insert_into(messages::table)
+                    .values((
+                        messages::workspace_id.eq(ws.0),
+                        messages::thread_id.eq(thread_id),
+                        messages::channel_id.eq(new.channel_id.0),
+                        messages::direction.eq("outbound"),
+                        messages::sender_kind.eq(if new.template.is_some() { "template" } else { "human" }),
+                        messages::template.eq(new.template.as_ref().and_then(|t| serde_json::to_value(t).ok())),
+                        messages::author_user_id.eq(new.author.map(|u| u.0)),
+                        messages::content.eq(&new.content),
+                        messages::status.eq("queued"),
+                        messages::queued_at.eq(diesel::dsl::now),
+                    ))
+                    .returning(MessageRow::as_returning())
+                    .get_result(conn)
+                    .await?;
+                let message = row.into_domain().map_err(into_db)?;
+                diesel::update(threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq(thread_id)))
                     .set((threads::last_message_at.eq(message.created_at), threads::updated_at.eq(diesel::dsl::now)))
                     .execute(conn)
                     .await?;
-                    if let Some(key) = &new.idempotency {
-                        diesel::update(
-                            idempotency_keys::table
-                                .filter(idempotency_keys::workspace_id.eq(ws.0))
-                                .filter(idempotency_keys::key.eq(&key.key)),
-                        )
-                        .set(idempotency_keys::message_id.eq(message.id.0))
-                        .execute(conn)
-                        .await?;
-                    }
-                    outbox::record(conn, ws, EventType::MessageCreated, &message_json(&message)).await?;
-                    Ok(Stored { message, replayed: false })
+                if let Some(key) = &new.idempotency {
+                    diesel::update(
+                        idempotency_keys::table
+                            .filter(idempotency_keys::workspace_id.eq(ws.0))
+                            .filter(idempotency_keys::key.eq(&key.key)),
+                    )
+                    .set(idempotency_keys::message_id.eq(message.id.0))
+                    .execute(conn)
+                    .await?;
                 }
-                .scope_boxed()
-            })
-            .await;
-        result.map_err(|e| match e {
-            TxError::Mismatch => InsertMessageError::IdempotencyMismatch,
-            TxError::Db(e) => InsertMessageError::Unknown(repo(e)),
+                outbox::record(conn, ws, EventType::MessageCreated, &message_json(&message)).await?;
+                Ok(Stored { message, replayed: false })
+            }
+            .scope_boxed()
         })
+        .await;
+    result.map_err(|e| match e {
+        TxError::Mismatch => InsertMessageError::IdempotencyMismatch,
+        TxError::Db(e) => InsertMessageError::Unknown(repo(e)),
+    })
+}
+
+/// The storage side of the group commit of sends: one transaction for every send to one
+/// recipient that arrived while the previous one was in flight.
+#[derive(Debug, Clone)]
+struct OutboundCommit {
+    db: Db,
+}
+
+#[async_trait]
+impl Commit for OutboundCommit {
+    type Key = (WorkspaceId, SendKey);
+    type Item = NewOutboundMessage;
+    type Output = Stored;
+    type Error = InsertMessageError;
+
+    async fn run(
+        &self,
+        (ws, _): &(WorkspaceId, SendKey),
+        items: Vec<NewOutboundMessage>,
+    ) -> Vec<Result<Stored, InsertMessageError>> {
+        let ws = *ws;
+        if items.len() == 1 {
+            return vec![insert_one(&self.db, ws, &items[0]).await];
+        }
+        let grouped = match self.db.conn().await {
+            Ok(mut conn) => {
+                let items = &items;
+                conn.transaction::<_, diesel::result::Error, _>(|c| insert_group(c, ws, items).scope_boxed()).await
+            }
+            Err(e) => {
+                return items.iter().map(|_| Err(InsertMessageError::Unknown(repo(anyhow::anyhow!("{e}"))))).collect()
+            }
+        };
+        let outcomes = match grouped {
+            Ok(outcomes) => outcomes,
+            Err(e) => {
+                // Nothing of the group was committed. Each send is made again on its own, so a
+                // send that cannot be stored (its thread deleted meanwhile, say) fails alone.
+                tracing::info!(error = %e, sends = items.len(), "a group of sends failed together; retrying them one by one");
+                items.iter().map(|_| Outcome::Alone).collect()
+            }
+        };
+        let mut results = Vec::with_capacity(items.len());
+        for (item, outcome) in items.iter().zip(outcomes) {
+            results.push(match outcome {
+                Outcome::Done(r) => r,
+                Outcome::Alone => insert_one(&self.db, ws, item).await,
+            });
+        }
+        results
     }
+}
+
+/// Whom a group's sends go to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum SendKey {
+    Thread(i64),
+    Address(ChannelId, String),
+}
+
+/// What became of one send of a group.
+enum Outcome {
+    /// Answered by the group's transaction (committed when the caller hears of it).
+    Done(Result<Stored, InsertMessageError>),
+    /// To be made in a transaction of its own after the group's (a second send with an
+    /// idempotency key already used in the same group: it must see the first one committed).
+    Alone,
+}
+
+/// The sends of one group, inside its transaction: the same rows and events, in the same order
+/// per send, as [`insert_one`] for each, with one statement where several sends share work — the
+/// messages in one insert (so the rollup triggers run once), their threads' activity in one
+/// update, their `message.created` events in one statement.
+async fn insert_group(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    items: &[NewOutboundMessage],
+) -> QueryResult<Vec<Outcome>> {
+    let mut outcomes: Vec<Option<Outcome>> = items.iter().map(|_| None).collect();
+    // Idempotency keys first, as insert_one does: a key already used answers from its message.
+    let mut keys_seen = std::collections::HashSet::new();
+    for (i, item) in items.iter().enumerate() {
+        let Some(key) = &item.idempotency else { continue };
+        if !keys_seen.insert(key.key.as_str()) {
+            outcomes[i] = Some(Outcome::Alone);
+            continue;
+        }
+        diesel::delete(idempotency_keys::table)
+            .filter(idempotency_keys::workspace_id.eq(ws.0))
+            .filter(idempotency_keys::key.eq(&key.key))
+            .filter(idempotency_keys::created_at.le(idempotency_cutoff()))
+            .execute(conn)
+            .await?;
+        let inserted = diesel::insert_into(idempotency_keys::table)
+            .values((
+                idempotency_keys::workspace_id.eq(ws.0),
+                idempotency_keys::key.eq(&key.key),
+                idempotency_keys::fingerprint.eq(key.fingerprint.to_vec()),
+            ))
+            .on_conflict_do_nothing()
+            .execute(conn)
+            .await?;
+        if inserted == 0 {
+            let answer = match existing_key(conn, ws, key).await? {
+                Some((fp, _)) if fp != key.fingerprint => Err(InsertMessageError::IdempotencyMismatch),
+                Some((_, Some(id))) => match load_message(conn, ws, id).await {
+                    Ok(Some(message)) => Ok(Stored { message, replayed: true }),
+                    Ok(None) => Err(InsertMessageError::Unknown(repo(anyhow::anyhow!("message {id} vanished")))),
+                    Err(e) => Err(InsertMessageError::Unknown(e)),
+                },
+                _ => Err(InsertMessageError::Unknown(repo(anyhow::anyhow!("idempotency key without its message")))),
+            };
+            outcomes[i] = Some(Outcome::Done(answer));
+        }
+    }
+    // Recipients: each distinct address once, in a fixed order so that concurrent groups (of
+    // other instances) take contact and thread locks in the same order.
+    let mut addresses: Vec<(ChannelId, &str)> = items
+        .iter()
+        .zip(&outcomes)
+        .filter(|(_, o)| o.is_none())
+        .filter_map(|(item, _)| match &item.recipient {
+            Recipient::Address(a) => Some((item.channel_id, a.as_str())),
+            Recipient::Thread(_) => None,
+        })
+        .collect();
+    addresses.sort_unstable();
+    addresses.dedup();
+    let mut threads_by_address = std::collections::HashMap::new();
+    let mut by_phone = std::collections::HashMap::new();
+    for (channel_id, address) in addresses {
+        let phone = match by_phone.get(&channel_id) {
+            Some(p) => *p,
+            None => *by_phone.entry(channel_id).or_insert(addressed_by_phone(conn, ws, channel_id).await?),
+        };
+        let contact_id = contact_for_address(conn, ws, phone, address).await?;
+        let thread_id = thread_for_contact(conn, ws, contact_id, channel_id).await?;
+        threads_by_address.insert((channel_id, address), thread_id);
+    }
+    let pending: Vec<(usize, i64)> = items
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| outcomes[*i].is_none())
+        .map(|(i, item)| {
+            let thread_id = match &item.recipient {
+                Recipient::Thread(t) => t.0,
+                Recipient::Address(a) => threads_by_address[&(item.channel_id, a.as_str())],
+            };
+            (i, thread_id)
+        })
+        .collect();
+    if !pending.is_empty() {
+        let rows: Vec<_> = pending
+            .iter()
+            .map(|&(i, thread_id)| {
+                let new = &items[i];
+                (
+                    messages::workspace_id.eq(ws.0),
+                    messages::thread_id.eq(thread_id),
+                    messages::channel_id.eq(new.channel_id.0),
+                    messages::direction.eq("outbound"),
+                    messages::sender_kind.eq(if new.template.is_some() { "template" } else { "human" }),
+                    messages::template.eq(new.template.as_ref().and_then(|t| serde_json::to_value(t).ok())),
+                    messages::author_user_id.eq(new.author.map(|u| u.0)),
+                    messages::content.eq(new.content.as_str()),
+                    messages::status.eq("queued"),
+                    messages::queued_at.eq(diesel::dsl::now),
+                )
+            })
+            .collect();
+        // RETURNING gives the rows in the order of VALUES, which is the order of `pending`.
+        let inserted: Vec<MessageRow> = diesel::insert_into(messages::table)
+            .values(rows)
+            .returning(MessageRow::as_returning())
+            .get_results(conn)
+            .await?;
+        if inserted.len() != pending.len() {
+            return Err(into_db(repo(anyhow::anyhow!("{} rows for {} messages", inserted.len(), pending.len()))));
+        }
+        let stored: Vec<Message> =
+            inserted.into_iter().map(MessageRow::into_domain).collect::<Result<_, _>>().map_err(into_db)?;
+        // Every message of the transaction has the same created_at (now()), so one update sets
+        // each thread's activity to its newest message's time, as insert_one does per message.
+        let mut thread_ids: Vec<i64> = pending.iter().map(|&(_, t)| t).collect();
+        thread_ids.sort_unstable();
+        thread_ids.dedup();
+        let newest = stored.iter().map(|m| m.created_at).max().unwrap_or_else(OffsetDateTime::now_utc);
+        diesel::update(threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq_any(&thread_ids)))
+            .set((threads::last_message_at.eq(newest), threads::updated_at.eq(diesel::dsl::now)))
+            .execute(conn)
+            .await?;
+        let keyed: Vec<(&str, i64)> = pending
+            .iter()
+            .zip(&stored)
+            .filter_map(|(&(i, _), m)| items[i].idempotency.as_ref().map(|k| (k.key.as_str(), m.id.0)))
+            .collect();
+        if !keyed.is_empty() {
+            diesel::sql_query(
+                "UPDATE idempotency_keys k SET message_id = v.message_id
+                 FROM unnest($2::text[], $3::bigint[]) AS v (key, message_id)
+                 WHERE k.workspace_id = $1 AND k.key = v.key",
+            )
+            .bind::<BigInt, _>(ws.0)
+            .bind::<diesel::sql_types::Array<Text>, _>(keyed.iter().map(|(k, _)| *k).collect::<Vec<_>>())
+            .bind::<diesel::sql_types::Array<BigInt>, _>(keyed.iter().map(|(_, id)| *id).collect::<Vec<_>>())
+            .execute(conn)
+            .await?;
+        }
+        let events: Vec<serde_json::Value> = stored.iter().map(message_json).collect();
+        outbox::record_many(conn, ws, EventType::MessageCreated, &events).await?;
+        for (&(i, _), message) in pending.iter().zip(stored) {
+            outcomes[i] = Some(Outcome::Done(Ok(Stored { message, replayed: false })));
+        }
+    }
+    Ok(outcomes.into_iter().map(|o| o.unwrap_or(Outcome::Alone)).collect())
 }

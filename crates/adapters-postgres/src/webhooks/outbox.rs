@@ -78,3 +78,47 @@ pub async fn record_at(
     .await?;
     Ok(())
 }
+
+/// [`record`] for several changes of one type at once (a group commit's messages): one
+/// statement for all of them, with the same result as calling [`record`] for each in order —
+/// one event per change, event ids in the order of `data`, each event's deliveries due in that
+/// order too.
+///
+/// # Errors
+/// Database errors, which should fail (roll back) the caller's transaction.
+pub async fn record_many(
+    conn: &mut AsyncPgConnection,
+    workspace: WorkspaceId,
+    event: EventType,
+    data: &[serde_json::Value],
+) -> diesel::QueryResult<()> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    let at = OffsetDateTime::now_utc();
+    let payloads: Vec<String> = data.iter().map(|d| envelope(event, at, workspace, d)).collect();
+    diesel::sql_query(
+        "WITH subscribed AS (
+             SELECT w.id FROM webhook_destinations w JOIN workspaces ws ON ws.id = w.workspace_id
+             WHERE w.workspace_id = $1 AND w.active AND $2 = ANY (w.events)
+               AND ws.plan IN ('growth', 'advanced')
+         ), ev AS (
+             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload)
+             SELECT $1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), p.payload
+             FROM unnest($3::text[]) WITH ORDINALITY AS p (payload, ord)
+             WHERE EXISTS (SELECT 1 FROM subscribed)
+             ORDER BY p.ord
+             RETURNING id, created_at
+         )
+         INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, next_attempt_at, created_at, updated_at)
+         SELECT $1, s.id, ev.id, clock_timestamp(), ev.created_at, ev.created_at
+         FROM ev CROSS JOIN subscribed s
+         ORDER BY ev.id, s.id",
+    )
+    .bind::<BigInt, _>(workspace.0)
+    .bind::<Text, _>(event.as_str())
+    .bind::<diesel::sql_types::Array<Text>, _>(&payloads)
+    .execute(conn)
+    .await?;
+    Ok(())
+}

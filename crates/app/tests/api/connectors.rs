@@ -750,3 +750,75 @@ async fn an_unsigned_mebibyte_naming_twenty_thousand_accounts_costs_no_query_per
     assert_eq!(raw_callback(&base, &app, "messenger", inbound, Some(&signature)).await.status(), 200);
     assert!(counter.statements() > before, "the counter missed the applied callback");
 }
+
+#[tokio::test]
+async fn concurrent_first_messages_from_one_sender_make_one_contact_and_thread() {
+    let graph = Graph::start();
+    let app = spawn(&graph).await;
+    let (ws, key) = app.advanced_with_key().await;
+    let hook = app
+        .post_json(
+            "/v1/webhooks",
+            &key,
+            &json!({"url": "https://hooks.example.com/wms",
+            "events": ["message.created", "thread.created", "contact.created"]}),
+        )
+        .await;
+    assert_eq!(hook.status(), 201);
+    let ch = whatsapp_channel(&app, &key, "pn-700").await;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    // 24 callbacks of a new sender and 24 sends to them, all at once.
+    let inbound = (0..24).map(|i| {
+        let body = wa_inbound("pn-700", &format!("wamid.c{i}"), "5511987650077", &format!("msg {i}"), now);
+        let app = &app;
+        async move { callback(app, "whatsapp", &body, None).await.status().as_u16() }
+    });
+    let outbound = (0..24).map(|i| {
+        let req = app
+            .authed(Method::POST, "/v1/messages", &key)
+            .json(&json!({"channel_id": ch, "content": format!("out {i}"), "to": "+5511987650077"}));
+        async move { req.send().await.expect("request").status().as_u16() }
+    });
+    let (ins, outs) =
+        futures_util::future::join(futures_util::future::join_all(inbound), futures_util::future::join_all(outbound))
+            .await;
+    assert!(ins.iter().all(|s| *s == 200), "callbacks: {ins:?}");
+    assert!(outs.iter().all(|s| *s == 201), "sends: {outs:?}");
+
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Totals {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        contacts: i64,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        threads: i64,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        unread: i64,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        messages: i64,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        contact_events: i64,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        thread_events: i64,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        message_events: i64,
+    }
+    let mut conn = app.db.conn().await.expect("conn");
+    let t: Totals = diesel::sql_query(
+        "SELECT (SELECT count(*) FROM contacts WHERE workspace_id = $1) AS contacts,
+                (SELECT count(*) FROM threads WHERE workspace_id = $1) AS threads,
+                (SELECT coalesce(sum(unread_count), 0)::bigint FROM threads WHERE workspace_id = $1) AS unread,
+                (SELECT count(*) FROM messages WHERE workspace_id = $1) AS messages,
+                (SELECT count(*) FROM webhook_events WHERE workspace_id = $1 AND event_type = 'contact.created') AS contact_events,
+                (SELECT count(*) FROM webhook_events WHERE workspace_id = $1 AND event_type = 'thread.created') AS thread_events,
+                (SELECT count(*) FROM webhook_events WHERE workspace_id = $1 AND event_type = 'message.created') AS message_events",
+    )
+    .bind::<diesel::sql_types::BigInt, _>(ws.id)
+    .get_result(&mut conn)
+    .await
+    .expect("totals");
+    assert_eq!(
+        (t.contacts, t.threads, t.unread, t.messages, t.contact_events, t.thread_events, t.message_events),
+        (1, 1, 24, 48, 1, 1, 48)
+    );
+}

@@ -23,6 +23,7 @@ mod docs_pages;
 mod docs_search;
 mod docs_stand_in;
 mod health;
+mod messages_concurrency;
 mod pages;
 mod pages_browser;
 mod pool;
