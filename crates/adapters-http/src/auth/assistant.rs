@@ -43,9 +43,14 @@ pub async fn authenticate(req: &HttpRequest) -> Result<Caller, ApiError> {
         (None, None) => MemberCredential::None,
     };
     let auth = &state.auth;
-    let result =
-        authenticate_assistant(auth.credentials.as_ref(), auth.sessions.as_deref(), credential, ws, Some(auth.rate_limit))
-            .await;
+    let result = authenticate_assistant(
+        auth.credentials.as_ref(),
+        auth.sessions.as_deref(),
+        credential,
+        ws,
+        Some(auth.rate_limit),
+    )
+    .await;
     if let Err(domain::auth::MemberAuthError::Limited { rate }) = &result {
         req.extensions_mut().insert(*rate);
     }
