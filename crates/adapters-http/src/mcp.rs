@@ -4,8 +4,8 @@
 //! exactly what the execute endpoint and the capabilities manifest show. Every documentation page
 //! is a resource (`wms://docs/<slug>`, its Markdown), the same page `/docs/<slug>` shows.
 
+use domain::access::Caller;
 use domain::assistant::{guidance_prompt, output_schema, Assistant, ToolError, ToolName, TOOLS};
-use domain::workspace::WorkspaceId;
 use serde_json::{json, Value};
 
 /// The protocol revisions served (2025-03-26 is the first with the streamable HTTP transport).
@@ -42,8 +42,8 @@ pub fn supports(version: &str) -> bool {
     PROTOCOL_VERSIONS.contains(&version)
 }
 
-/// Answers the JSON-RPC message (or batch) in `body` for workspace `ws`.
-pub async fn handle(assistant: &Assistant, ws: WorkspaceId, body: &[u8]) -> Reply {
+/// Answers the JSON-RPC message (or batch) in `body` for `caller`'s workspace.
+pub async fn handle(assistant: &Assistant, caller: &Caller, body: &[u8]) -> Reply {
     let message: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(e) => return Reply::BadRequest(error(Value::Null, PARSE_ERROR, &format!("parse error: {e}"))),
@@ -58,7 +58,7 @@ pub async fn handle(assistant: &Assistant, ws: WorkspaceId, body: &[u8]) -> Repl
         Value::Array(items) if !items.is_empty() => {
             let mut out = Vec::new();
             for item in items {
-                if let Some(r) = one(assistant, ws, item).await {
+                if let Some(r) = one(assistant, caller, item).await {
                     out.push(r);
                 }
             }
@@ -68,7 +68,7 @@ pub async fn handle(assistant: &Assistant, ws: WorkspaceId, body: &[u8]) -> Repl
                 Reply::Json(Value::Array(out))
             }
         }
-        Value::Object(_) => match one(assistant, ws, message).await {
+        Value::Object(_) => match one(assistant, caller, message).await {
             Some(r) => Reply::Json(r),
             None => Reply::Accepted,
         },
@@ -77,7 +77,7 @@ pub async fn handle(assistant: &Assistant, ws: WorkspaceId, body: &[u8]) -> Repl
 }
 
 /// The response to one message; `None` for notifications and for responses to us.
-async fn one(assistant: &Assistant, ws: WorkspaceId, m: Value) -> Option<Value> {
+async fn one(assistant: &Assistant, caller: &Caller, m: Value) -> Option<Value> {
     let id = m.get("id").cloned();
     let Some(method) = m.get("method").and_then(Value::as_str) else {
         // A response to a server request (we send none) or garbage; only requests get answers.
@@ -102,7 +102,7 @@ async fn one(assistant: &Assistant, ws: WorkspaceId, m: Value) -> Option<Value> 
             Ok(r) => result(id, r),
             Err((code, message)) => error(id, code, &message),
         },
-        "tools/call" => match call(assistant, ws, &params).await {
+        "tools/call" => match call(assistant, caller, &params).await {
             Ok(r) => result(id, r),
             Err(message) => error(id, INVALID_PARAMS, &message),
         },
@@ -155,13 +155,13 @@ pub fn tools(compressed_overview: bool) -> Vec<Value> {
 /// `tools/call`. An unknown tool or malformed params are protocol errors; everything the tool
 /// itself refuses (an invalid argument, an unknown channel) is a result with `isError: true`, so
 /// the model sees the message and can correct the call.
-async fn call(assistant: &Assistant, ws: WorkspaceId, params: &Value) -> Result<Value, String> {
+async fn call(assistant: &Assistant, caller: &Caller, params: &Value) -> Result<Value, String> {
     let name = params.get("name").and_then(Value::as_str).ok_or("tools/call needs params.name")?;
     if ToolName::parse(name).is_none() {
         return Err(format!("unknown tool: {name}"));
     }
     let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
-    Ok(match assistant.execute(ws, name, &arguments).await {
+    Ok(match assistant.execute_as(caller, name, &arguments).await {
         Ok(value) => json!({
             "content": [{ "type": "text", "text": value.to_string() }],
             "structuredContent": value,
@@ -221,6 +221,18 @@ fn error(id: Value, code: i64, message: &str) -> Value {
 
 #[cfg(test)]
 mod tests {
+    fn test_caller() -> domain::access::Caller {
+        domain::access::Caller {
+            workspace_id: domain::workspace::WorkspaceId(1),
+            plan: domain::workspace::PlanTier::Advanced,
+            actor: domain::access::Actor::Member {
+                user_id: domain::users::UserId(1),
+                role: domain::users::Role::Admin,
+            },
+            surface: domain::access::Surface::Assistant,
+        }
+    }
+
     use std::sync::Arc;
 
     use domain::assistant::{AssistantSettings, MockLiveData};
@@ -240,7 +252,7 @@ mod tests {
     }
 
     async fn send(m: Value) -> Reply {
-        handle(&assistant(MockLiveData::new()), WorkspaceId(1), m.to_string().as_bytes()).await
+        handle(&assistant(MockLiveData::new()), &test_caller(), m.to_string().as_bytes()).await
     }
 
     #[tokio::test]
@@ -339,7 +351,7 @@ mod tests {
 
     #[tokio::test]
     async fn garbage_and_unknown_methods() {
-        let r = handle(&assistant(MockLiveData::new()), WorkspaceId(1), b"{not json").await;
+        let r = handle(&assistant(MockLiveData::new()), &test_caller(), b"{not json").await;
         assert!(matches!(r, Reply::BadRequest(ref v) if v["error"]["code"] == PARSE_ERROR), "{r:?}");
         let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 5, "method": "prompts/list"})).await else { panic!() };
         assert_eq!(v["error"]["code"], METHOD_NOT_FOUND);

@@ -484,3 +484,63 @@ async fn the_published_access_document_is_the_policy() {
         assert!(published.contains(&format!("`{action}`")), "{action} is missing");
     }
 }
+
+#[tokio::test]
+async fn the_assistant_shows_agents_webhook_urls_without_their_secrets() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let key = app.api_key(&ws).await;
+    let created = app
+        .post_json(
+            "/v1/webhooks",
+            &key,
+            &json!({"url": "https://hooks.example.com/in?token=s3cret", "events": ["message.created"]}),
+        )
+        .await;
+    assert_eq!(created.status(), 201);
+    let (email, password) = add_member(&app, ws.id, "agent").await;
+    let agent = token_for(&app, &email, &password, Some(ws.id)).await;
+    let admin = admin_token(&app, &ws).await;
+    let narrow = app.api_key_with_scopes(&ws, &["assistant:read"]).await;
+    let path = format!("/workspaces/{}/co-admin/tools/execute", ws.id);
+    let body = json!({"tool": "list_webhooks", "arguments": {}});
+    let url_for = |token: String| {
+        let req = app.client.post(app.url(&path)).bearer_auth(token).json(&body);
+        async move {
+            let v: Value = req.send().await.expect("request").json().await.expect("json");
+            v["result"]["webhooks"][0]["url"].as_str().unwrap_or_default().to_owned()
+        }
+    };
+    assert_eq!(url_for(admin).await, "https://hooks.example.com/in?token=s3cret");
+    assert_eq!(url_for(agent).await, "https://hooks.example.com/in");
+    assert_eq!(url_for(narrow).await, "https://hooks.example.com/in");
+}
+
+#[tokio::test]
+async fn the_members_page_lists_adds_with_the_link_shown_once_and_changes_roles() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Growth).await;
+    let b = sign_in(&app, &ws).await;
+    let page = b.get(&app, "/settings/workspace/members").await;
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.expect("html");
+    assert!(html.contains(&ws.admin_email) && html.contains("Add member"));
+    let added =
+        b.post(&app, "/settings/workspace/members", &[("email", "pat@example.com"), ("role", "agent")], true).await;
+    assert_eq!(added.status(), 201);
+    let html = added.text().await.expect("html");
+    assert!(html.contains("/invitations/wmsu_"), "the link is shown once");
+    let again =
+        b.post(&app, "/settings/workspace/members", &[("email", "pat@example.com"), ("role", "agent")], true).await;
+    assert_eq!(again.status(), 409);
+    assert!(!again.text().await.expect("html").contains("/invitations/wmsu_"));
+    let pat = user_id(&app, "pat@example.com").await;
+    let promoted = b.post(&app, &format!("/settings/workspace/members/{pat}"), &[("role", "admin")], true).await;
+    assert_eq!(promoted.status(), 303);
+    assert!(sql_bool(&app, &format!("(SELECT role FROM workspace_members WHERE user_id = {pat}) = 'admin'")).await);
+    let own = b.post(&app, &format!("/settings/workspace/members/{}", ws.admin_id), &[("active", "false")], true).await;
+    assert_eq!(own.status(), 403);
+    assert!(
+        sql_bool(&app, &format!("(SELECT is_active FROM workspace_members WHERE user_id = {})", ws.admin_id)).await
+    );
+}

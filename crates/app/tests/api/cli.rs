@@ -297,3 +297,49 @@ async fn serve_ingests_the_documentation_it_carries() {
     let _ = child.wait();
     assert!(ready >= 30, "only {ready} documents ingested");
 }
+
+#[tokio::test]
+async fn add_member_invites_a_new_person_or_sets_a_password_and_refuses_bad_input() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(domain::workspace::PlanTier::Growth).await;
+    let url = app.database.url.clone();
+    let id = ws.id.to_string();
+    let env = [("DATABASE_URL", url.as_str()), ("WMS__HTTP__PUBLIC_URL", "https://wms.example.com")];
+    let base = ["workspace", "add-member", "--workspace-id", id.as_str()];
+    let run = |extra: &[&str]| {
+        let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
+        wms(&args, &env)
+    };
+    let invited = run(&["--email", "new@example.com", "--role", "agent", "--json"]);
+    assert!(invited.status.success(), "{}", stderr(&invited));
+    let out: serde_json::Value = serde_json::from_slice(&invited.stdout).expect("json");
+    assert!(out["user_id"].as_i64().is_some());
+    assert!(out["invitation_url"].as_str().is_some_and(|u| u.starts_with("https://wms.example.com/invitations/wmsu_")));
+    let with_password =
+        run(&["--email", "pw@example.com", "--role", "admin", "--password", "a long password", "--json"]);
+    assert!(with_password.status.success(), "{}", stderr(&with_password));
+    let out: serde_json::Value = serde_json::from_slice(&with_password.stdout).expect("json");
+    assert!(out["invitation_url"].is_null());
+    crate::credentials::token_for(&app, "pw@example.com", "a long password", Some(ws.id)).await;
+
+    assert_clean_failure(&run(&["--email", "new@example.com", "--role", "agent"]), 1, "already a member");
+    assert_clean_failure(&run(&["--email", "not-an-email", "--role", "agent"]), 2, "--email");
+    assert_clean_failure(&run(&["--email", "x@example.com", "--role", "owner"]), 2, "--role");
+    assert_clean_failure(
+        &run(&["--email", "x@example.com", "--role", "agent", "--password", "short"]),
+        2,
+        "--password",
+    );
+    let missing = wms(
+        &["workspace", "add-member", "--workspace-id", "999999", "--email", "y@example.com", "--role", "agent"],
+        &env,
+    );
+    assert_clean_failure(&missing, 1, "no workspace with id 999999");
+    assert!(
+        !crate::credentials::sql_bool(
+            &app,
+            "EXISTS (SELECT 1 FROM users WHERE email IN ('x@example.com', 'y@example.com', 'not-an-email'))"
+        )
+        .await
+    );
+}

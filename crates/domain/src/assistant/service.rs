@@ -13,6 +13,7 @@ use super::model::{
 use super::ports::{ChannelStats, ChannelStatsError, ContactFacts, ContactKey, LiveData, WhatsappDays};
 use super::pricing;
 use super::registry::{ContactQuery, ToolCall};
+use crate::access::{authorize, Action, Caller, Denied};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::ports::Clock;
 use crate::docs::{DocsLibrary, DocsSearch, SearchError};
@@ -105,6 +106,28 @@ impl Assistant {
     pub async fn execute(&self, ws: WorkspaceId, tool: &str, arguments: &Value) -> Result<Value, ToolError> {
         let call = ToolCall::parse(tool, arguments)?;
         self.run(ws, call).await
+    }
+
+    /// [`Assistant::execute`] for `caller`: what the caller may not see is left out. Webhook
+    /// destination URLs can hold credentials (user-info, query tokens), so only callers the policy
+    /// lets read webhooks see them whole; others get them without user-info, query and fragment.
+    ///
+    /// # Errors
+    /// As [`Assistant::execute`].
+    pub async fn execute_as(&self, caller: &Caller, tool: &str, arguments: &Value) -> Result<Value, ToolError> {
+        let call = ToolCall::parse(tool, arguments)?;
+        if let ToolCall::ListWebhooks { active_only } = call {
+            let mut list = self.data.webhooks(caller.workspace_id, active_only).await?;
+            // The plan does not matter here: below it there are no destinations to show.
+            let whole = matches!(authorize(caller, Action::WebhooksRead), Ok(()) | Err(Denied::PlanRequired { .. }));
+            if !whole {
+                for w in &mut list.webhooks {
+                    w.url = redacted_url(&w.url);
+                }
+            }
+            return to_json(&list);
+        }
+        self.run(caller.workspace_id, call).await
     }
 
     /// Runs a validated call.
@@ -408,6 +431,21 @@ fn contact_report(
         support_team: SupportTeam { responders, primary_assignments: assignments },
         conversations,
         notes,
+    }
+}
+
+/// A URL without user-info, query and fragment (`https://hooks.example.com/path`); something that
+/// does not parse as a URL is hidden whole.
+fn redacted_url(raw: &str) -> String {
+    match url::Url::parse(raw) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string()
+        }
+        Err(_) => "(hidden)".to_owned(),
     }
 }
 

@@ -38,7 +38,7 @@ pub async fn post(
             })));
         }
     }
-    Ok(match handle(&state.co_admin.assistant, caller.workspace_id, &body).await {
+    Ok(match handle(&state.co_admin.assistant, &caller, &body).await {
         Reply::Json(v) => HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(v),
         Reply::Accepted => HttpResponse::build(StatusCode::ACCEPTED).finish(),
         Reply::BadRequest(v) => HttpResponse::BadRequest().json(v),
