@@ -13,6 +13,7 @@ use domain::access::{Actor, Caller};
 use domain::auth::{authenticate_assistant, MemberCredential};
 use domain::workspace::WorkspaceId;
 
+use super::member::{credential, path_workspace};
 use super::v1::{add_rate_headers, app_state, authorization};
 use super::SESSION_COOKIE;
 use crate::error::ApiError;
@@ -26,22 +27,11 @@ pub struct AssistantCaller(pub Caller);
 /// # Errors
 /// 401 without valid credentials, 404 `not_found` for a non-member or another workspace's key.
 pub async fn authenticate(req: &HttpRequest) -> Result<Caller, ApiError> {
-    let not_found = || ApiError::NotFound("workspace not found".into());
-    let ws = req
-        .match_info()
-        .get("workspace_id")
-        .and_then(|s| s.parse::<i64>().ok())
-        .filter(|id| *id > 0)
-        .map(WorkspaceId)
-        .ok_or_else(not_found)?;
+    let ws = path_workspace(req)?;
     let state = app_state(req)?;
     let header = authorization(req)?;
     let cookie = req.cookie(SESSION_COOKIE);
-    let credential = match (&header, &cookie) {
-        (Some(h), _) => MemberCredential::Authorization(h),
-        (None, Some(c)) => MemberCredential::Session(c.value()),
-        (None, None) => MemberCredential::None,
-    };
+    let credential = credential(header.as_deref(), cookie.as_ref());
     let auth = &state.auth;
     let result = authenticate_assistant(
         auth.credentials.as_ref(),

@@ -28,6 +28,31 @@ pub async fn authenticate_members(
     Ok(next.call(req).await?.map_into_boxed_body())
 }
 
+/// The `{workspace_id}` path segment; anything but a positive integer is a workspace not found.
+///
+/// # Errors
+/// 404 `not_found`.
+pub fn path_workspace(req: &HttpRequest) -> Result<WorkspaceId, ApiError> {
+    req.match_info()
+        .get("workspace_id")
+        .and_then(|s| s.parse::<i64>().ok())
+        .filter(|id| *id > 0)
+        .map(WorkspaceId)
+        .ok_or_else(|| ApiError::NotFound("workspace not found".into()))
+}
+
+/// What a workspace-scoped request presents: an `Authorization` header wins over the cookie.
+pub fn credential<'a>(
+    header: Option<&'a [u8]>,
+    cookie: Option<&'a actix_web::cookie::Cookie<'static>>,
+) -> MemberCredential<'a> {
+    match (header, cookie) {
+        (Some(h), _) => MemberCredential::Authorization(h),
+        (None, Some(c)) => MemberCredential::Session(c.value()),
+        (None, None) => MemberCredential::None,
+    }
+}
+
 /// Authenticates the member of the path's workspace and leaves the [`Member`] in the request's
 /// extensions. An `Authorization` header wins over the cookie.
 ///
@@ -35,22 +60,11 @@ pub async fn authenticate_members(
 /// 401 without valid credentials, 403 `forbidden` for an API key, 404 `not_found` when the
 /// caller is not an active member of the workspace (or the id is not one).
 pub async fn authenticate(req: &HttpRequest) -> Result<Member, ApiError> {
-    let not_found = || ApiError::NotFound("workspace not found".into());
-    let ws = req
-        .match_info()
-        .get("workspace_id")
-        .and_then(|s| s.parse::<i64>().ok())
-        .filter(|id| *id > 0)
-        .map(WorkspaceId)
-        .ok_or_else(not_found)?;
+    let ws = path_workspace(req)?;
     let state = app_state(req)?;
     let header = authorization(req)?;
     let cookie = req.cookie(SESSION_COOKIE);
-    let credential = match (&header, &cookie) {
-        (Some(h), _) => MemberCredential::Authorization(h),
-        (None, Some(c)) => MemberCredential::Session(c.value()),
-        (None, None) => MemberCredential::None,
-    };
+    let credential = credential(header.as_deref(), cookie.as_ref());
     let auth = &state.auth;
     let member: Member =
         authenticate_member(auth.credentials.as_ref(), auth.sessions.as_deref(), credential, ws).await?.into();
