@@ -544,3 +544,20 @@ async fn the_members_page_lists_adds_with_the_link_shown_once_and_changes_roles(
         sql_bool(&app, &format!("(SELECT is_active FROM workspace_members WHERE user_id = {})", ws.admin_id)).await
     );
 }
+
+#[tokio::test]
+async fn another_workspaces_members_are_not_found_on_the_members_page() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Growth).await;
+    let other = app.create_workspace(PlanTier::Growth).await;
+    let b = sign_in(&app, &ws).await;
+    let res =
+        b.post(&app, &format!("/settings/workspace/members/{}", other.admin_id), &[("role", "agent")], true).await;
+    assert_eq!(res.status(), 404);
+    assert!(
+        sql_bool(&app, &format!("(SELECT role FROM workspace_members WHERE user_id = {}) = 'admin'", other.admin_id))
+            .await
+    );
+    let html = b.get(&app, "/settings/workspace/members").await.text().await.expect("html");
+    assert!(!html.contains(&other.admin_email));
+}
