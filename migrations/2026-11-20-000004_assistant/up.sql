@@ -7,18 +7,7 @@
 -- status change and delete, whoever writes (the API, the status callbacks, the seed), so it can
 -- never drift from the messages.
 
--- A time zone PostgreSQL understands, written as an IANA name ("UTC", "America/Sao_Paulo").
--- The rollup's day boundaries depend on the workspace's zone, so an unknown name must never get
--- in: it would make every message write of the workspace fail.
-CREATE FUNCTION wms_is_time_zone(tz text) RETURNS boolean
-LANGUAGE plpgsql STABLE AS $$
-BEGIN
-    PERFORM now() AT TIME ZONE tz;
-    -- POSIX strings such as "UTC+3" are accepted by PostgreSQL with the sign inverted; refuse them.
-    RETURN tz ~ '^[A-Za-z][A-Za-z_]*(/[A-Za-z0-9_+-]+)*$';
-EXCEPTION WHEN invalid_parameter_value THEN
-    RETURN false;
-END $$;
+--! include functions/wms_is_time_zone.sql sha256:1bb15ac5c07f4e3f
 
 ALTER TABLE workspaces ADD CONSTRAINT workspaces_time_zone_check CHECK (wms_is_time_zone(time_zone));
 
@@ -40,74 +29,11 @@ CREATE TABLE message_daily_stats (
     FOREIGN KEY (workspace_id, channel_id) REFERENCES channels (workspace_id, id) ON DELETE CASCADE
 );
 
--- Applies the rows of one statement. The transition tables hold every row the statement touched,
--- so a bulk insert of a million messages costs one aggregate, not a million upserts. Keys are
--- written in order so that concurrent transactions lock rollup rows in the same order.
-CREATE FUNCTION message_daily_stats_on_insert() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO message_daily_stats AS s (workspace_id, channel_id, day, slot, sent, delivered, read, failed)
-    SELECT n.workspace_id, n.channel_id, (n.created_at AT TIME ZONE w.time_zone)::date, (n.id % 8)::smallint,
-           count(*) FILTER (WHERE n.status IN ('sent', 'delivered', 'read')),
-           count(*) FILTER (WHERE n.status IN ('delivered', 'read')),
-           count(*) FILTER (WHERE n.status = 'read'),
-           count(*) FILTER (WHERE n.status = 'failed')
-    FROM new_rows n JOIN workspaces w ON w.id = n.workspace_id
-    WHERE n.direction = 'outbound' AND n.status <> 'queued'
-    GROUP BY 1, 2, 3, 4
-    ORDER BY 1, 2, 3, 4
-    ON CONFLICT (workspace_id, channel_id, day, slot) DO UPDATE
-        SET sent = s.sent + excluded.sent, delivered = s.delivered + excluded.delivered,
-            read = s.read + excluded.read, failed = s.failed + excluded.failed;
-    RETURN NULL;
-END $$;
+--! include functions/message_daily_stats_on_insert.sql sha256:bb99fc481689305d
 
--- An update is the new rows' contribution minus the old rows'; rows whose status, channel, day
--- and direction did not change cancel out and write nothing.
-CREATE FUNCTION message_daily_stats_on_update() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO message_daily_stats AS s (workspace_id, channel_id, day, slot, sent, delivered, read, failed)
-    SELECT d.workspace_id, d.channel_id, (d.created_at AT TIME ZONE w.time_zone)::date AS day, (d.id % 8)::smallint,
-           sum(d.sign * (d.status IN ('sent', 'delivered', 'read'))::int),
-           sum(d.sign * (d.status IN ('delivered', 'read'))::int),
-           sum(d.sign * (d.status = 'read')::int),
-           sum(d.sign * (d.status = 'failed')::int)
-    FROM (SELECT id, workspace_id, channel_id, created_at, status, 1 AS sign FROM new_rows WHERE direction = 'outbound'
-          UNION ALL
-          SELECT id, workspace_id, channel_id, created_at, status, -1 FROM old_rows WHERE direction = 'outbound') d
-    JOIN workspaces w ON w.id = d.workspace_id
-    GROUP BY 1, 2, 3, 4
-    HAVING sum(d.sign * (d.status IN ('sent', 'delivered', 'read'))::int) <> 0
-        OR sum(d.sign * (d.status IN ('delivered', 'read'))::int) <> 0
-        OR sum(d.sign * (d.status = 'read')::int) <> 0
-        OR sum(d.sign * (d.status = 'failed')::int) <> 0
-    ORDER BY 1, 2, 3, 4
-    ON CONFLICT (workspace_id, channel_id, day, slot) DO UPDATE
-        SET sent = s.sent + excluded.sent, delivered = s.delivered + excluded.delivered,
-            read = s.read + excluded.read, failed = s.failed + excluded.failed;
-    RETURN NULL;
-END $$;
+--! include functions/message_daily_stats_on_update.sql sha256:a618ec56a7d4b303
 
--- Deletes only subtract from existing rows: when a channel or workspace is deleted, its rollup
--- rows are already gone through the cascade and there is nothing to correct.
-CREATE FUNCTION message_daily_stats_on_delete() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    UPDATE message_daily_stats s
-    SET sent = s.sent - o.sent, delivered = s.delivered - o.delivered, read = s.read - o.read, failed = s.failed - o.failed
-    FROM (SELECT r.workspace_id, r.channel_id, (r.created_at AT TIME ZONE w.time_zone)::date AS day,
-                 (r.id % 8)::smallint AS slot,
-                 count(*) FILTER (WHERE r.status IN ('sent', 'delivered', 'read')) AS sent,
-                 count(*) FILTER (WHERE r.status IN ('delivered', 'read')) AS delivered,
-                 count(*) FILTER (WHERE r.status = 'read') AS read,
-                 count(*) FILTER (WHERE r.status = 'failed') AS failed
-          FROM old_rows r JOIN workspaces w ON w.id = r.workspace_id
-          WHERE r.direction = 'outbound' AND r.status <> 'queued'
-          GROUP BY 1, 2, 3, 4) o
-    WHERE s.workspace_id = o.workspace_id AND s.channel_id = o.channel_id AND s.day = o.day AND s.slot = o.slot;
-    RETURN NULL;
-END $$;
+--! include functions/message_daily_stats_on_delete.sql sha256:52796048c8d78384
 
 CREATE TRIGGER messages_daily_stats_insert AFTER INSERT ON messages
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION message_daily_stats_on_insert();
@@ -116,27 +42,9 @@ CREATE TRIGGER messages_daily_stats_update AFTER UPDATE ON messages
 CREATE TRIGGER messages_daily_stats_delete AFTER DELETE ON messages
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION message_daily_stats_on_delete();
 
--- Recomputes one workspace's rollup from its messages (after a time zone change, or by hand).
-CREATE FUNCTION message_daily_stats_rebuild(ws bigint) RETURNS void
-LANGUAGE sql AS $$
-    DELETE FROM message_daily_stats WHERE workspace_id = ws;
-    INSERT INTO message_daily_stats (workspace_id, channel_id, day, slot, sent, delivered, read, failed)
-    SELECT m.workspace_id, m.channel_id, (m.created_at AT TIME ZONE w.time_zone)::date, (m.id % 8)::smallint,
-           count(*) FILTER (WHERE m.status IN ('sent', 'delivered', 'read')),
-           count(*) FILTER (WHERE m.status IN ('delivered', 'read')),
-           count(*) FILTER (WHERE m.status = 'read'),
-           count(*) FILTER (WHERE m.status = 'failed')
-    FROM messages m JOIN workspaces w ON w.id = m.workspace_id
-    WHERE m.workspace_id = ws AND m.direction = 'outbound' AND m.status <> 'queued'
-    GROUP BY 1, 2, 3, 4;
-$$;
+--! include functions/message_daily_stats_rebuild.sql sha256:f59e94b3e445e790
 
-CREATE FUNCTION message_daily_stats_on_time_zone() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM message_daily_stats_rebuild(NEW.id);
-    RETURN NULL;
-END $$;
+--! include functions/message_daily_stats_on_time_zone.sql sha256:ef8ca11c82193c6b
 
 CREATE TRIGGER workspaces_time_zone_rebuild AFTER UPDATE OF time_zone ON workspaces
     FOR EACH ROW WHEN (OLD.time_zone IS DISTINCT FROM NEW.time_zone)
@@ -160,46 +68,11 @@ CREATE TABLE thread_status_stats (
     PRIMARY KEY (workspace_id, status, slot)
 );
 
-CREATE FUNCTION thread_status_stats_on_insert() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO thread_status_stats AS s (workspace_id, status, slot, threads, unread_messages)
-    SELECT workspace_id, status, (id % 8)::smallint, count(*), sum(unread_count)
-    FROM new_rows
-    GROUP BY 1, 2, 3
-    ORDER BY 1, 2, 3
-    ON CONFLICT (workspace_id, status, slot) DO UPDATE
-        SET threads = s.threads + excluded.threads, unread_messages = s.unread_messages + excluded.unread_messages;
-    RETURN NULL;
-END $$;
+--! include functions/thread_status_stats_on_insert.sql sha256:a8406843c4e0670f
 
-CREATE FUNCTION thread_status_stats_on_update() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO thread_status_stats AS s (workspace_id, status, slot, threads, unread_messages)
-    SELECT workspace_id, status, (id % 8)::smallint, sum(sign), sum(sign * unread_count)
-    FROM (SELECT id, workspace_id, status, unread_count, 1 AS sign FROM new_rows
-          UNION ALL
-          SELECT id, workspace_id, status, unread_count, -1 FROM old_rows) d
-    GROUP BY 1, 2, 3
-    HAVING sum(sign) <> 0 OR sum(sign * unread_count) <> 0
-    ORDER BY 1, 2, 3
-    ON CONFLICT (workspace_id, status, slot) DO UPDATE
-        SET threads = s.threads + excluded.threads, unread_messages = s.unread_messages + excluded.unread_messages;
-    RETURN NULL;
-END $$;
+--! include functions/thread_status_stats_on_update.sql sha256:3d3fa917e55f022f
 
-CREATE FUNCTION thread_status_stats_on_delete() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    UPDATE thread_status_stats s
-    SET threads = s.threads - o.threads, unread_messages = s.unread_messages - o.unread_messages
-    FROM (SELECT workspace_id, status, (id % 8)::smallint AS slot, count(*) AS threads,
-                 sum(unread_count) AS unread_messages
-          FROM old_rows GROUP BY 1, 2, 3) o
-    WHERE s.workspace_id = o.workspace_id AND s.status = o.status AND s.slot = o.slot;
-    RETURN NULL;
-END $$;
+--! include functions/thread_status_stats_on_delete.sql sha256:e2b8405859729db1
 
 CREATE TRIGGER threads_status_stats_insert AFTER INSERT ON threads
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION thread_status_stats_on_insert();

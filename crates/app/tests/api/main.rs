@@ -35,6 +35,7 @@ mod rest_openapi;
 mod rest_threads;
 mod rest_users;
 mod seed;
+mod sql_functions;
 mod webhooks_api;
 mod webhooks_crash;
 mod webhooks_delivery;
