@@ -46,3 +46,34 @@ async fn the_document_passes_openapi_spec_validator() {
         .expect("run openapi-spec-validator");
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }
+
+/// The document and the routes table cannot drift apart: every `/v1` route (REST API, settings
+/// API, sign-in) is documented with its method, and every documented operation is a route.
+#[tokio::test]
+async fn the_document_has_exactly_the_v1_routes_of_the_routes_table() {
+    use adapters_http::access::Access;
+    use std::collections::BTreeSet;
+    let app = TestApp::spawn().await;
+    let doc: serde_json::Value = app.get("/v1/openapi.json").await.json().await.expect("json");
+    let documented: BTreeSet<(String, String)> = doc["paths"]
+        .as_object()
+        .expect("paths")
+        .iter()
+        .flat_map(|(path, ops)| {
+            ops.as_object()
+                .into_iter()
+                .flat_map(|o| o.keys())
+                .filter(|m| ["get", "post", "put", "patch", "delete"].contains(&m.as_str()))
+                .map(move |m| (m.to_uppercase(), path.clone()))
+        })
+        .collect();
+    let routed: BTreeSet<(String, String)> = adapters_http::access::registered()
+        .into_iter()
+        .filter(|r| r.path.starts_with("/v1/") && !matches!(r.access, Access::Page(_)))
+        .map(|r| (r.method.to_owned(), r.path))
+        .collect();
+    let undocumented: Vec<_> = routed.difference(&documented).collect();
+    let unrouted: Vec<_> = documented.difference(&routed).collect();
+    assert!(undocumented.is_empty(), "routes missing from /v1/openapi.json: {undocumented:?}");
+    assert!(unrouted.is_empty(), "documented operations that no route answers: {unrouted:?}");
+}
