@@ -187,8 +187,8 @@ mod tests {
         let d1 = time::macros::date!(2026 - 11 - 20);
         let days = [
             day(d1, 10, 8, 4, 1),
-            day(d1.next_day().unwrap(), 0, 0, 0, 0),
-            day(d1.next_day().unwrap().next_day().unwrap(), 5, 5, 5, 0),
+            day(time::macros::date!(2026 - 11 - 21), 0, 0, 0, 0),
+            day(time::macros::date!(2026 - 11 - 22), 5, 5, 5, 0),
         ];
         let svg = combo_chart(&days, "Last <3> days & more").into_string();
         assert!(svg.contains("Last &lt;3&gt; days &amp; more"), "{svg}");
