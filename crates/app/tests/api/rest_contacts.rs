@@ -429,7 +429,8 @@ async fn erasure_leaves_no_trace_of_the_person_and_every_figure_as_it_was() {
         ws.id,
     )
     .await;
-    exec(&app, &format!("UPDATE threads SET unread_count = 1 WHERE id = {}", threads[0]), ws.id).await;
+    exec(&app, &format!("UPDATE threads SET unread_count = 1 WHERE workspace_id = $1 AND id = {}", threads[0]), ws.id)
+        .await;
     let before = figures(&app, ws.id, &key, ch, &threads[0]).await;
 
     assert_eq!(delete(&app, &key, &person["id"]).await.status(), 204);

@@ -437,6 +437,11 @@ mod tests {
         assert_eq!(decode_cursor(&crate::common::page::encode_cursor(42), &fingerprint(&a)), None);
     }
 
+    #[test]
+    fn the_unfiltered_fingerprint_is_the_one_scripts_bench_rest_computes() {
+        assert_eq!(fingerprint(&ContactFilter::default()), "1bfe0413f7890c1d");
+    }
+
     #[tokio::test]
     async fn an_unknown_label_is_a_validation_failure_naming_label() {
         let mut repo = MockContactRepository::new();
