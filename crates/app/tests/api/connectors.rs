@@ -856,7 +856,8 @@ async fn inbound_contacts_carry_the_rest_record_and_an_erased_number_comes_back_
     .expect("event");
     assert_eq!(serde_json::from_str::<Value>(&p.payload).expect("json")["data"], contact);
 
-    let res = app.authed(Method::DELETE, &format!("/v1/contacts/{}", contact["id"]), &key).send().await.expect("delete");
+    let res =
+        app.authed(Method::DELETE, &format!("/v1/contacts/{}", contact["id"]), &key).send().await.expect("delete");
     assert_eq!(res.status(), 204);
     let again = wa_inbound("pn-900", "wamid.e2", "5511987650009", "Oi de novo", now + 60);
     assert_eq!(callback(&app, "whatsapp", &again, None).await.status(), 200);
