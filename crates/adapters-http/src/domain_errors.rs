@@ -111,3 +111,69 @@ impl From<domain::members::AddMemberFailure> for ApiError {
         }
     }
 }
+
+impl From<domain::contacts::ContactField> for ApiError {
+    fn from(f: domain::contacts::ContactField) -> Self {
+        let what = match f {
+            domain::contacts::ContactField::Phone => "phone number",
+            domain::contacts::ContactField::Email => "e-mail address",
+        };
+        ApiError::FieldConflict(domain::FieldError::new(
+            f.as_str(),
+            format!("another contact of this workspace has this {what}"),
+        ))
+    }
+}
+
+impl From<domain::contacts::ListContactsError> for ApiError {
+    fn from(e: domain::contacts::ListContactsError) -> Self {
+        use domain::contacts::ListContactsError as E;
+        match e {
+            E::Invalid(v) => ApiError::Validation(v),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::contacts::GetContactError> for ApiError {
+    fn from(e: domain::contacts::GetContactError) -> Self {
+        use domain::contacts::GetContactError as E;
+        match e {
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::contacts::CreateContactError> for ApiError {
+    fn from(e: domain::contacts::CreateContactError) -> Self {
+        use domain::contacts::CreateContactError as E;
+        match e {
+            E::Invalid(v) => ApiError::Validation(v),
+            E::Conflict(f) => f.into(),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::contacts::UpdateContactError> for ApiError {
+    fn from(e: domain::contacts::UpdateContactError) -> Self {
+        use domain::contacts::UpdateContactError as E;
+        match e {
+            E::Invalid(v) => ApiError::Validation(v),
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::Conflict(f) => f.into(),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::contacts::EraseContactError> for ApiError {
+    fn from(e: domain::contacts::EraseContactError) -> Self {
+        use domain::contacts::EraseContactError as E;
+        match e {
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}

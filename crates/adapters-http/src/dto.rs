@@ -193,7 +193,8 @@ pub struct MessageRecord {
     pub thread_id: i64,
     /// Which way.
     pub direction: DirectionDto,
-    /// The text.
+    /// The text; `""` once the person it was exchanged with has been erased
+    /// (`DELETE /v1/contacts/{contact_id}`).
     pub content: String,
     /// Delivery status.
     pub status: MessageStatusDto,

@@ -101,6 +101,9 @@ pub enum ApiError {
     /// The request conflicts with the current state.
     #[error("{0}")]
     Conflict(String),
+    /// A value must be unique and another resource has it: 409 `conflict` naming the field.
+    #[error("{}: {}", .0.field, .0.message)]
+    FieldConflict(FieldError),
     /// A dependency (the database) is unavailable.
     #[error("{0}")]
     ServiceUnavailable(String),
@@ -133,7 +136,7 @@ impl ApiError {
             ApiError::BadRequest(_) => "bad_request",
             ApiError::PayloadTooLarge { .. } | ApiError::TooLarge(_) => "payload_too_large",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
-            ApiError::Conflict(_) => "conflict",
+            ApiError::Conflict(_) | ApiError::FieldConflict(_) => "conflict",
             ApiError::ServiceUnavailable(_) => "service_unavailable",
             ApiError::Internal(_) if self.database_unavailable() => "service_unavailable",
             ApiError::Internal(_) => "internal_error",
@@ -158,6 +161,7 @@ impl ApiError {
             code,
             errors: match self {
                 ApiError::Validation(v) => Some(v.0.clone()),
+                ApiError::FieldConflict(f) => Some(vec![f.clone()]),
                 _ => None,
             },
         }
@@ -209,7 +213,7 @@ impl ResponseError for ApiError {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::PayloadTooLarge { .. } | ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Conflict(_) | ApiError::FieldConflict(_) => StatusCode::CONFLICT,
             ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) if self.database_unavailable() => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

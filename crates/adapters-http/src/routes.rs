@@ -131,6 +131,19 @@ fn v1() -> actix_web::Scope<
         )
         .service(r("/messages/{message_id}").get(Rest(A::MessagesRead), messages::get::get).done())
         .service(
+            r("/contacts")
+                .get(Rest(A::ContactsRead), handlers::contacts::list::list)
+                .post(Rest(A::ContactsWrite), handlers::contacts::create::create)
+                .done(),
+        )
+        .service(
+            r("/contacts/{contact_id}")
+                .get(Rest(A::ContactsRead), handlers::contacts::get::get)
+                .patch(Rest(A::ContactsWrite), handlers::contacts::update::update)
+                .delete(Rest(A::ContactsWrite), handlers::contacts::delete::delete)
+                .done(),
+        )
+        .service(
             r("/threads/{thread_id}")
                 .get(Rest(A::ThreadsRead), handlers::threads::get::get)
                 .patch(Rest(A::ThreadsWrite), handlers::threads::update::update)

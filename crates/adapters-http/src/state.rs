@@ -20,6 +20,8 @@ pub struct AppState {
     pub messages: Arc<dyn domain::messaging::MessageRepository>,
     /// Workspace members: list, add, change, remove, invitations.
     pub members: Arc<domain::members::MembersService>,
+    /// Contacts: list, create, change and erase.
+    pub contacts: Arc<domain::contacts::ContactsService>,
     /// Threads: status and assignment.
     pub threads: Arc<dyn domain::threads::ThreadRepository>,
     /// Webhook destinations, their secrets, the delivery log, manual and test deliveries.

@@ -380,7 +380,7 @@ async fn touch_contact(
         .execute(conn)
         .await?;
     if learned {
-        let data = contact_json(conn, id).await?;
+        let data = crate::contacts::record(conn, ws, id).await?;
         outbox::record(conn, ws, EventType::ContactUpdated, &data).await?;
     }
     Ok(id)
@@ -429,7 +429,7 @@ async fn apply_inbound(
             .map(|r| r.id);
             match inserted {
                 Some(id) => {
-                    let data = contact_json(conn, id).await?;
+                    let data = crate::contacts::record(conn, ws, id).await?;
                     outbox::record(conn, ws, EventType::ContactCreated, &data).await?;
                     id
                 }
@@ -514,22 +514,6 @@ async fn apply_inbound(
     };
     outbox::record(conn, ws, EventType::MessageCreated, &message_json(&message)).await?;
     Ok(true)
-}
-
-async fn contact_json(conn: &mut AsyncPgConnection, id: i64) -> diesel::QueryResult<serde_json::Value> {
-    let (name, phone, email, platform_user_id, created_at): (
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        OffsetDateTime,
-    ) = contacts::table
-        .find(id)
-        .select((contacts::name, contacts::phone, contacts::email, contacts::platform_user_id, contacts::created_at))
-        .first(conn)
-        .await?;
-    Ok(serde_json::json!({"id": id, "name": name, "phone": phone, "email": email,
-                          "platform_user_id": platform_user_id, "created_at": rfc3339(created_at)}))
 }
 
 #[async_trait]

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod channels;
 pub mod coalesce;
 pub mod connectors;
+pub mod contacts;
 pub mod docs;
 pub mod error;
 pub mod group_commit;

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text, Timestamptz};
+use diesel::sql_types::{BigInt, Text};
 use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -144,8 +144,6 @@ async fn addressed_by_phone(conn: &mut AsyncPgConnection, ws: WorkspaceId, chann
 struct InsertedContact {
     #[diesel(sql_type = BigInt)]
     id: i64,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: OffsetDateTime,
 }
 
 /// The contact with this address (a phone for WhatsApp, a platform user id otherwise), created
@@ -175,7 +173,7 @@ async fn contact_for_address(
         let inserted: Option<InsertedContact> = diesel::sql_query(format!(
             "INSERT INTO contacts (workspace_id, {column}, first_contacted_at) VALUES ($1, $2, now())
              ON CONFLICT {target} DO NOTHING
-             RETURNING id, created_at"
+             RETURNING id"
         ))
         .bind::<BigInt, _>(ws.0)
         .bind::<Text, _>(address)
@@ -183,11 +181,7 @@ async fn contact_for_address(
         .await
         .optional()?;
         if let Some(c) = inserted {
-            let (phone, platform_user_id) = if by_phone { (Some(address), None) } else { (None, Some(address)) };
-            let data = serde_json::json!({
-                "id": c.id, "name": null, "phone": phone, "email": null, "platform_user_id": platform_user_id,
-                "created_at": rfc3339(c.created_at),
-            });
+            let data = crate::contacts::record(conn, ws, c.id).await?;
             outbox::record(conn, ws, EventType::ContactCreated, &data).await?;
             return Ok(c.id);
         }

@@ -65,6 +65,7 @@ diesel::table! {
         last_contacted_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        erased_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -92,6 +92,9 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         channels: Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone())),
         messages: Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
         members: Arc::new(members_service(db)),
+        contacts: Arc::new(domain::contacts::ContactsService::new(Arc::new(
+            adapters_postgres::contacts::PgContactRepository::new(db.clone()),
+        ))),
         threads: Arc::new(adapters_postgres::threads::PgThreadRepository::new(db.clone())),
         auth: crate::pages::with_sessions(crate::auth::auth_state(settings, db), &pages),
         pages,

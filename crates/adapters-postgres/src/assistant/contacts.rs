@@ -51,7 +51,7 @@ pub(super) fn find(
         };
         let rows: Vec<ContactRow> = diesel::sql_query(format!(
             "SELECT id, name, phone, email, country, language, note, first_contacted_at, last_contacted_at
-             FROM contacts WHERE workspace_id = $1 AND {column} = $2 ORDER BY id LIMIT $3"
+             FROM contacts WHERE workspace_id = $1 AND {column} = $2 AND erased_at IS NULL ORDER BY id LIMIT $3"
         ))
         .bind::<BigInt, _>(ws.0)
         .bind::<Text, _>(value)

@@ -822,3 +822,48 @@ async fn concurrent_first_messages_from_one_sender_make_one_contact_and_thread()
         (1, 1, 24, 48, 1, 1, 48)
     );
 }
+
+#[tokio::test]
+async fn inbound_contacts_carry_the_rest_record_and_an_erased_number_comes_back_as_a_new_contact() {
+    let graph = Graph::start();
+    let app = spawn(&graph).await;
+    let (ws, key) = app.advanced_with_key().await;
+    let hook = json!({"url": "https://hooks.example.com/c", "platform": "custom",
+                      "events": ["contact.created", "contact.updated"]});
+    assert_eq!(app.post_json("/v1/webhooks", &key, &hook).await.status(), 201);
+    whatsapp_channel(&app, &key, "pn-900").await;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let first = wa_inbound("pn-900", "wamid.e1", "5511987650009", "Oi", now);
+    assert_eq!(callback(&app, "whatsapp", &first, None).await.status(), 200);
+    let (_, list) = app.get_json("/v1/contacts?phone=%2B5511987650009", &key).await;
+    let contact = list["data"][0].clone();
+    assert_eq!(contact["name"], "Dana Ortiz");
+
+    // The event's data is the REST record.
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct P {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        payload: String,
+    }
+    let mut conn = app.db.conn().await.expect("conn");
+    let p: P = diesel::sql_query(
+        "SELECT payload FROM webhook_events WHERE workspace_id = $1 AND event_type = 'contact.created'",
+    )
+    .bind::<diesel::sql_types::BigInt, _>(ws.id)
+    .get_result(&mut conn)
+    .await
+    .expect("event");
+    assert_eq!(serde_json::from_str::<Value>(&p.payload).expect("json")["data"], contact);
+
+    let res =
+        app.authed(Method::DELETE, &format!("/v1/contacts/{}", contact["id"]), &key).send().await.expect("delete");
+    assert_eq!(res.status(), 204);
+    let again = wa_inbound("pn-900", "wamid.e2", "5511987650009", "Oi de novo", now + 60);
+    assert_eq!(callback(&app, "whatsapp", &again, None).await.status(), 200);
+    let (_, list) = app.get_json("/v1/contacts?phone=%2B5511987650009", &key).await;
+    let data = list["data"].as_array().expect("data");
+    assert_eq!(data.len(), 1, "{list}");
+    assert_ne!(data[0]["id"], contact["id"], "the same number after erasure is a new contact");
+    assert_eq!(data[0]["name"], "Dana Ortiz");
+}

@@ -29,6 +29,7 @@ mod pages_browser;
 mod pool;
 mod rate_limit;
 mod rest_channels;
+mod rest_contacts;
 mod rest_contract;
 mod rest_messages;
 mod rest_openapi;

@@ -1,4 +1,6 @@
-//! Contact values.
+//! Contact values and the contact record.
+
+use time::OffsetDateTime;
 
 use crate::common::error::FieldError;
 
@@ -56,6 +58,152 @@ impl CountryCode {
     }
 }
 
+/// A language tag (BCP 47 shape: `pt`, `pt-BR`, `zh-Hant-TW`), at most 35 characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LanguageTag(String);
+
+impl LanguageTag {
+    /// Validates a primary subtag of 2 or 3 letters followed by `-`-separated subtags of 1 to 8
+    /// letters or digits.
+    ///
+    /// # Errors
+    /// A [`FieldError`] naming `field`.
+    pub fn new(field: &str, raw: &str) -> Result<Self, FieldError> {
+        let t = raw.trim();
+        let mut parts = t.split('-');
+        let primary = parts.next().unwrap_or_default();
+        let ok = t.len() <= 35
+            && (2..=3).contains(&primary.len())
+            && primary.chars().all(|c| c.is_ascii_alphabetic())
+            && parts.all(|p| (1..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()));
+        if ok {
+            Ok(Self(t.to_owned()))
+        } else {
+            Err(FieldError::new(field, "must be a language tag such as en, pt-BR or zh-Hant"))
+        }
+    }
+
+    /// The tag.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A contact: the record the REST API returns and the `data` of `contact.created` and
+/// `contact.updated` (decisions.md, "Events as a contract"), serialised from this one type.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = Contact))]
+pub struct Contact {
+    /// Id, used as `contact_id` elsewhere.
+    pub id: i64,
+    /// The person's name, when known.
+    pub name: Option<String>,
+    /// Phone number in E.164 (`+14155550123`).
+    #[cfg_attr(feature = "openapi", schema(example = "+14155550123"))]
+    pub phone: Option<String>,
+    /// E-mail address, lowercase.
+    pub email: Option<String>,
+    /// ISO 3166-1 alpha-2 country code, uppercase.
+    #[cfg_attr(feature = "openapi", schema(example = "BR"))]
+    pub country: Option<String>,
+    /// Language tag (`pt-BR`).
+    pub language: Option<String>,
+    /// Free-text note by the team.
+    pub note: Option<String>,
+    /// Creation time (RFC 3339, UTC).
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub created_at: OffsetDateTime,
+    /// Last change (RFC 3339, UTC).
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub updated_at: OffsetDateTime,
+    /// First message with the person.
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub first_contacted_at: Option<OffsetDateTime>,
+    /// Latest message from the person.
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub last_contacted_at: Option<OffsetDateTime>,
+}
+
+impl Contact {
+    /// The record as event `data`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// A validated new contact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewContact {
+    /// 1 to 200 characters.
+    pub name: String,
+    /// E.164.
+    pub phone: Option<E164Phone>,
+    /// Lowercase address.
+    pub email: Option<crate::users::Email>,
+    /// Uppercase code.
+    pub country: Option<CountryCode>,
+    /// Tag.
+    pub language: Option<LanguageTag>,
+    /// Up to 5000 characters.
+    pub note: Option<String>,
+}
+
+/// A validated change: `None` keeps a field, `Some(None)` clears it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContactChange {
+    /// New name (never cleared).
+    pub name: Option<String>,
+    /// New phone, or none.
+    pub phone: Option<Option<E164Phone>>,
+    /// New e-mail, or none.
+    pub email: Option<Option<crate::users::Email>>,
+    /// New country, or none.
+    pub country: Option<Option<CountryCode>>,
+    /// New language, or none.
+    pub language: Option<Option<LanguageTag>>,
+    /// New note, or none.
+    pub note: Option<Option<String>>,
+}
+
+/// Which contacts a listing returns; every filter given must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct ContactFilter {
+    /// Exactly this (lowercase) e-mail.
+    pub email: Option<String>,
+    /// Exactly this E.164 phone.
+    pub phone: Option<String>,
+    /// Names starting with this, case-insensitively.
+    pub name_prefix: Option<String>,
+    /// Contacts with a thread carrying the label of this name (case-insensitive).
+    pub label: Option<String>,
+    /// Changed at or after this instant.
+    pub updated_since: Option<OffsetDateTime>,
+}
+
+/// The unique field a new or changed contact collides on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContactField {
+    /// `phone`.
+    Phone,
+    /// `email`.
+    Email,
+}
+
+impl ContactField {
+    /// The field's wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContactField::Phone => "phone",
+            ContactField::Email => "email",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +223,16 @@ mod tests {
     fn numbers_without_country_or_with_junk_are_refused() {
         for bad in ["4155550123", "+0123456789", "+12", "+1234567890123456", "+1415abc0123", ""] {
             assert!(E164Phone::new("phone", bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn language_tags_are_checked() {
+        for ok in ["en", "pt-BR", "zh-Hant-TW", "es-419"] {
+            assert!(LanguageTag::new("language", ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "e", "english", "pt_BR", "pt-", "pt-toolongsubtag"] {
+            assert!(LanguageTag::new("language", bad).is_err(), "{bad}");
         }
     }
 

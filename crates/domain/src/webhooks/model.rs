@@ -49,6 +49,8 @@ pub enum EventType {
     ContactCreated,
     /// A contact's details changed.
     ContactUpdated,
+    /// A contact was erased (GDPR art. 17); the data is the id only.
+    ContactDeleted,
     /// A channel was added.
     ChannelCreated,
     /// A channel changed.
@@ -59,7 +61,7 @@ pub enum EventType {
 
 impl EventType {
     /// The catalog: every event a destination may subscribe to.
-    pub const CATALOG: [EventType; 9] = [
+    pub const CATALOG: [EventType; 10] = [
         EventType::MessageCreated,
         EventType::MessageStatusUpdated,
         EventType::ThreadCreated,
@@ -67,6 +69,7 @@ impl EventType {
         EventType::ThreadAssigned,
         EventType::ContactCreated,
         EventType::ContactUpdated,
+        EventType::ContactDeleted,
         EventType::ChannelCreated,
         EventType::ChannelUpdated,
     ];
@@ -81,6 +84,7 @@ impl EventType {
             EventType::ThreadAssigned => "thread.assigned",
             EventType::ContactCreated => "contact.created",
             EventType::ContactUpdated => "contact.updated",
+            EventType::ContactDeleted => "contact.deleted",
             EventType::ChannelCreated => "channel.created",
             EventType::ChannelUpdated => "channel.updated",
             EventType::WebhookTest => "webhook.test",

@@ -1,0 +1,74 @@
+//! `PATCH /v1/contacts/{contact_id}`
+
+use actix_web::{web, HttpResponse};
+use domain::contacts::{Contact, ContactChangeInput};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::present;
+use crate::auth::V1Caller;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::strict::StrictJson;
+
+/// Fields to change; omitted fields keep their value, null clears one (never the name, and never
+/// both the phone and the e-mail).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateContactBody {
+    /// The person's name, 1 to 200 characters.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = String, min_length = 1, max_length = 200)]
+    name: Option<Option<String>>,
+    /// Phone number with its country prefix, or null.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    phone: Option<Option<String>>,
+    /// E-mail address, or null.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    email: Option<Option<String>>,
+    /// ISO 3166-1 alpha-2 country code, or null.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, pattern = "^[A-Za-z]{2}$")]
+    country: Option<Option<String>>,
+    /// Language tag, or null.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    language: Option<Option<String>>,
+    /// Note, or null.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, max_length = 5000)]
+    note: Option<Option<String>>,
+}
+
+/// Changes a contact. Emits `contact.updated` when a value changed.
+#[utoipa::path(
+    patch,
+    operation_id = "update_contact",
+    path = "/v1/contacts/{contact_id}",
+    tag = "contacts",
+    params(("contact_id" = i64, Path, description = "Contact id")),
+    request_body = UpdateContactBody,
+    responses(
+        (status = 200, description = "The contact", body = Contact),
+        (status = 409, description = "Another contact has this phone or e-mail (`conflict`, the field in `errors`)", body = crate::error::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn update(
+    caller: V1Caller,
+    state: web::Data<AppState>,
+    path: web::Path<i64>,
+    StrictJson(body): StrictJson<UpdateContactBody>,
+) -> Result<HttpResponse, ApiError> {
+    let input = ContactChangeInput {
+        name: body.name,
+        phone: body.phone,
+        email: body.email,
+        country: body.country,
+        language: body.language,
+        note: body.note,
+    };
+    let contact = state.contacts.update(caller.workspace_id, path.into_inner(), input).await?;
+    Ok(HttpResponse::Ok().json(contact))
+}
