@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod ai_agents;
 pub mod analytics;
 pub mod api_keys;
 pub mod assistant;
@@ -10,6 +11,7 @@ pub mod connectors;
 pub mod docs;
 pub mod error;
 pub mod group_commit;
+pub mod labels;
 pub mod member_windows;
 pub mod members;
 pub mod messages;
@@ -19,6 +21,7 @@ pub mod schema;
 pub mod seed;
 pub mod service_keys;
 pub mod sessions;
+pub mod teams;
 pub mod threads;
 pub mod webhooks;
 pub mod workspace;
