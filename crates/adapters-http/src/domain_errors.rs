@@ -112,6 +112,115 @@ impl From<domain::members::AddMemberFailure> for ApiError {
     }
 }
 
+impl From<domain::threads::GetThreadError> for ApiError {
+    fn from(e: domain::threads::GetThreadError) -> Self {
+        use domain::threads::GetThreadError as E;
+        match e {
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::threads::ListThreadsError> for ApiError {
+    fn from(e: domain::threads::ListThreadsError) -> Self {
+        use domain::threads::ListThreadsError as E;
+        match e {
+            E::UnknownLabel(_) => ApiError::field("label", e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::threads::SetThreadLabelsError> for ApiError {
+    fn from(e: domain::threads::SetThreadLabelsError) -> Self {
+        use domain::threads::SetThreadLabelsError as E;
+        match e {
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::UnknownLabels(_) => ApiError::field("labels", e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::labels::CreateLabelError> for ApiError {
+    fn from(e: domain::labels::CreateLabelError) -> Self {
+        use domain::labels::CreateLabelError as E;
+        match e {
+            E::Invalid(v) => ApiError::Validation(v),
+            E::Duplicate(_) => ApiError::Conflict(e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::labels::UpdateLabelError> for ApiError {
+    fn from(e: domain::labels::UpdateLabelError) -> Self {
+        use domain::labels::UpdateLabelError as E;
+        match e {
+            E::Invalid(v) => ApiError::Validation(v),
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::Duplicate(_) => ApiError::Conflict(e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::labels::DeleteLabelError> for ApiError {
+    fn from(e: domain::labels::DeleteLabelError) -> Self {
+        use domain::labels::DeleteLabelError as E;
+        match e {
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::teams::CreateTeamError> for ApiError {
+    fn from(e: domain::teams::CreateTeamError) -> Self {
+        use domain::teams::CreateTeamError as E;
+        match e {
+            E::Invalid(v) => ApiError::Validation(v),
+            E::Duplicate(_) => ApiError::Conflict(e.to_string()),
+            E::UnknownMembers(_) => ApiError::field("member_ids", e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::teams::UpdateTeamError> for ApiError {
+    fn from(e: domain::teams::UpdateTeamError) -> Self {
+        use domain::teams::UpdateTeamError as E;
+        match e {
+            E::Invalid(v) => ApiError::Validation(v),
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::Duplicate(_) => ApiError::Conflict(e.to_string()),
+            E::UnknownMembers(_) => ApiError::field("member_ids", e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::teams::TeamLookupError> for ApiError {
+    fn from(e: domain::teams::TeamLookupError) -> Self {
+        use domain::teams::TeamLookupError as E;
+        match e {
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::ai_agents::GetAiAgentError> for ApiError {
+    fn from(e: domain::ai_agents::GetAiAgentError) -> Self {
+        use domain::ai_agents::GetAiAgentError as E;
+        match e {
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
 impl From<domain::contacts::ContactField> for ApiError {
     fn from(f: domain::contacts::ContactField) -> Self {
         let what = match f {

@@ -388,6 +388,18 @@ pub struct ThreadRecord {
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
+    /// The names of its labels, alphabetical (ignoring case).
+    #[schema(example = json!(["billing", "vip"]))]
+    pub labels: Vec<String>,
+}
+
+/// A page of threads.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ThreadList {
+    /// The threads, newest first.
+    pub data: Vec<ThreadRecord>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
 }
 
 impl From<domain::threads::Thread> for ThreadRecord {
@@ -402,6 +414,7 @@ impl From<domain::threads::Thread> for ThreadRecord {
             handover_status: t.handover_status,
             last_message_at: t.last_message_at,
             created_at: t.created_at,
+            labels: t.labels,
         }
     }
 }

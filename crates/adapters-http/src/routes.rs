@@ -8,7 +8,9 @@ use domain::access::Action as A;
 use crate::access::{guarded, Access};
 use crate::extract::{json_config, path_config, query_config};
 use crate::handlers;
-use crate::handlers::{api_keys, auth, channels, co_admin, fallback, health, messages, users, webhooks};
+use crate::handlers::{
+    ai_agents, api_keys, auth, channels, co_admin, fallback, health, labels, messages, teams, users, webhooks,
+};
 
 /// A resource under construction: every method's route is registered with its entry in the
 /// access policy ([`crate::access`]), so no route exists without one. Unregistered methods are
@@ -43,6 +45,7 @@ macro_rules! method {
 impl Res {
     method!(get, web::get, "GET");
     method!(post, web::post, "POST");
+    method!(put, web::put, "PUT");
     method!(patch, web::patch, "PATCH");
     method!(delete, web::delete, "DELETE");
 
@@ -130,6 +133,7 @@ fn v1() -> actix_web::Scope<
                 .done(),
         )
         .service(r("/messages/{message_id}").get(Rest(A::MessagesRead), messages::get::get).done())
+        .service(r("/threads").get(Rest(A::ThreadsRead), handlers::threads::list::list).done())
         .service(
             r("/contacts")
                 .get(Rest(A::ContactsRead), handlers::contacts::list::list)
@@ -149,6 +153,34 @@ fn v1() -> actix_web::Scope<
                 .patch(Rest(A::ThreadsWrite), handlers::threads::update::update)
                 .done(),
         )
+        .service(r("/threads/{thread_id}/labels").put(Rest(A::ThreadsWrite), handlers::threads::labels::set).done())
+        .service(
+            r("/labels")
+                .get(Rest(A::LabelsRead), labels::list::list)
+                .post(Rest(A::LabelsWrite), labels::create::create)
+                .done(),
+        )
+        .service(
+            r("/labels/{label_id}")
+                .patch(Rest(A::LabelsWrite), labels::update::update)
+                .delete(Rest(A::LabelsWrite), labels::delete::delete)
+                .done(),
+        )
+        .service(
+            r("/teams")
+                .get(Rest(A::TeamsRead), teams::list::list)
+                .post(Rest(A::TeamsWrite), teams::create::create)
+                .done(),
+        )
+        .service(
+            r("/teams/{team_id}")
+                .get(Rest(A::TeamsRead), teams::get::get)
+                .patch(Rest(A::TeamsWrite), teams::update::update)
+                .delete(Rest(A::TeamsWrite), teams::delete::delete)
+                .done(),
+        )
+        .service(r("/ai-agents").get(Rest(A::AiAgentsRead), ai_agents::list::list).done())
+        .service(r("/ai-agents/{agent_id}").get(Rest(A::AiAgentsRead), ai_agents::get::get).done())
         .service(
             r("/users")
                 .get(Rest(A::MembersRead), users::list::list)

@@ -22,8 +22,14 @@ pub struct AppState {
     pub members: Arc<domain::members::MembersService>,
     /// Contacts: list, create, change and erase.
     pub contacts: Arc<domain::contacts::ContactsService>,
-    /// Threads: status and assignment.
-    pub threads: Arc<dyn domain::threads::ThreadRepository>,
+    /// Threads: list, status, assignment and labels.
+    pub threads: Arc<domain::threads::ThreadsService>,
+    /// Labels.
+    pub labels: Arc<domain::labels::LabelsService>,
+    /// Teams and their members.
+    pub teams: Arc<domain::teams::TeamsService>,
+    /// AI agents (read-only).
+    pub ai_agents: Arc<domain::ai_agents::AiAgentsService>,
     /// Webhook destinations, their secrets, the delivery log, manual and test deliveries.
     pub webhooks: Arc<domain::webhooks::WebhookService>,
     /// Credentials, the rate limit, sign-in and API key management.

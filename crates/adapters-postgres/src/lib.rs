@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod ai_agents;
 pub mod analytics;
 pub mod api_keys;
 pub mod assistant;
@@ -11,6 +12,7 @@ pub mod contacts;
 pub mod docs;
 pub mod error;
 pub mod group_commit;
+pub mod labels;
 pub mod member_windows;
 pub mod members;
 pub mod messages;
@@ -20,6 +22,7 @@ pub mod schema;
 pub mod seed;
 pub mod service_keys;
 pub mod sessions;
+pub mod teams;
 pub mod threads;
 pub mod webhooks;
 pub mod workspace;

@@ -95,7 +95,18 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         contacts: Arc::new(domain::contacts::ContactsService::new(Arc::new(
             adapters_postgres::contacts::PgContactRepository::new(db.clone()),
         ))),
-        threads: Arc::new(adapters_postgres::threads::PgThreadRepository::new(db.clone())),
+        threads: Arc::new(domain::threads::ThreadsService::new(Arc::new(
+            adapters_postgres::threads::PgThreadRepository::new(db.clone()),
+        ))),
+        labels: Arc::new(domain::labels::LabelsService::new(Arc::new(
+            adapters_postgres::labels::PgLabelRepository::new(db.clone()),
+        ))),
+        teams: Arc::new(domain::teams::TeamsService::new(Arc::new(adapters_postgres::teams::PgTeamRepository::new(
+            db.clone(),
+        )))),
+        ai_agents: Arc::new(domain::ai_agents::AiAgentsService::new(Arc::new(
+            adapters_postgres::ai_agents::PgAiAgentRepository::new(db.clone()),
+        ))),
         auth: crate::pages::with_sessions(crate::auth::auth_state(settings, db), &pages),
         pages,
         webhooks: crate::webhooks::service(settings, db),

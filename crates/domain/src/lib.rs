@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod access;
+pub mod ai_agents;
 pub mod analytics;
 pub mod api_keys;
 pub mod assistant;
@@ -10,10 +11,12 @@ pub mod common;
 pub mod connectors;
 pub mod contacts;
 pub mod docs;
+pub mod labels;
 pub mod members;
 pub mod messaging;
 pub mod rate_limit;
 pub mod sessions;
+pub mod teams;
 pub mod threads;
 pub mod users;
 pub mod webhooks;

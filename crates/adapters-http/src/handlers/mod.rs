@@ -1,5 +1,6 @@
 //! Request handlers, one file per action.
 
+pub mod ai_agents;
 pub mod api_keys;
 pub mod auth;
 pub mod channels;
@@ -7,8 +8,22 @@ pub mod co_admin;
 pub mod contacts;
 pub mod fallback;
 pub mod health;
+pub mod labels;
 pub mod messages;
 pub mod platform_webhooks;
+pub mod teams;
 pub mod threads;
 pub mod users;
 pub mod webhooks;
+
+/// The query of a listing without filters.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// Page size, 1 to 100.
+    #[param(minimum = 1, maximum = 100, default = 25)]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}

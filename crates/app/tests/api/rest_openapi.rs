@@ -15,6 +15,15 @@ async fn the_document_is_openapi_3_1_and_covers_every_v1_operation() {
         ("/v1/messages", &["get", "post"]),
         ("/v1/messages/{message_id}", &["get"]),
         ("/v1/users/{user_id}", &["get", "patch", "delete"]),
+        ("/v1/threads", &["get"]),
+        ("/v1/threads/{thread_id}", &["get", "patch"]),
+        ("/v1/threads/{thread_id}/labels", &["put"]),
+        ("/v1/labels", &["get", "post"]),
+        ("/v1/labels/{label_id}", &["patch", "delete"]),
+        ("/v1/teams", &["get", "post"]),
+        ("/v1/teams/{team_id}", &["get", "patch", "delete"]),
+        ("/v1/ai-agents", &["get"]),
+        ("/v1/ai-agents/{agent_id}", &["get"]),
     ] {
         for m in methods {
             let op = &doc["paths"][path][m];

@@ -112,6 +112,9 @@ pub enum Action {
     TeamsRead,
     /// Create, change and delete teams.
     TeamsWrite,
+    /// List and read AI agents. `decisions.md` has no scope of their own: like teams, they are
+    /// who threads get assigned to, so reading them takes `teams:read`.
+    AiAgentsRead,
     /// List and read members.
     MembersRead,
     /// Change a member's profile: a member may rename themselves; anything more needs
@@ -154,7 +157,7 @@ pub struct Rule {
 
 impl Action {
     /// Every action, in the order `docs/access.md` lists them.
-    pub const ALL: [Action; 25] = [
+    pub const ALL: [Action; 26] = [
         Action::ChannelsRead,
         Action::ChannelsWrite,
         Action::MessagesRead,
@@ -167,6 +170,7 @@ impl Action {
         Action::LabelsWrite,
         Action::TeamsRead,
         Action::TeamsWrite,
+        Action::AiAgentsRead,
         Action::MembersRead,
         Action::MembersUpdate,
         Action::MembersManage,
@@ -200,6 +204,7 @@ impl Action {
             Action::LabelsWrite => (Some(Scope::LabelsWrite), false, Free),
             Action::TeamsRead => (Some(Scope::TeamsRead), true, Free),
             Action::TeamsWrite => (Some(Scope::TeamsWrite), false, Free),
+            Action::AiAgentsRead => (Some(Scope::TeamsRead), true, Free),
             Action::MembersRead => (Some(Scope::UsersRead), true, Free),
             Action::MembersUpdate => (Some(Scope::UsersWrite), true, Free),
             Action::MembersManage => (Some(Scope::UsersWrite), false, Free),
@@ -230,6 +235,7 @@ impl Action {
             Action::LabelsWrite => "labels.write",
             Action::TeamsRead => "teams.read",
             Action::TeamsWrite => "teams.write",
+            Action::AiAgentsRead => "ai_agents.read",
             Action::MembersRead => "members.read",
             Action::MembersUpdate => "members.update",
             Action::MembersManage => "members.manage",
@@ -261,6 +267,7 @@ impl Action {
             Action::LabelsWrite => "create, rename and delete labels",
             Action::TeamsRead => "list and read teams",
             Action::TeamsWrite => "create, change and delete teams",
+            Action::AiAgentsRead => "list and read AI agents (with `teams:read`: both are assignees)",
             Action::MembersRead => "list and read members",
             Action::MembersUpdate => "rename oneself (anything more needs members.manage)",
             Action::MembersManage => "add members, change roles and names, deactivate and remove members",

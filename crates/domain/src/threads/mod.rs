@@ -1,7 +1,9 @@
-//! Threads (conversations): their status and who handles them.
+//! Threads (conversations): their status, who handles them and their labels.
 
 pub mod model;
 pub mod ports;
+pub mod service;
 
 pub use model::*;
 pub use ports::*;
+pub use service::*;

@@ -3,6 +3,10 @@
 use time::OffsetDateTime;
 
 use crate::common::error::{FieldError, ValidationErrors};
+use crate::common::text::bounded;
+
+/// The longest label name (as the labels table allows).
+pub const MAX_LABEL_NAME: usize = 50;
 
 /// Who a thread is assigned to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,6 +71,8 @@ pub struct Thread {
     pub last_message_at: Option<OffsetDateTime>,
     /// Creation time.
     pub created_at: OffsetDateTime,
+    /// The names of its labels, in alphabetical order (case-insensitive).
+    pub labels: Vec<String>,
 }
 
 /// A validated change; `None` keeps a field, `Some(None)` for the assignee unassigns.
@@ -107,9 +113,175 @@ impl ThreadChange {
     }
 }
 
+/// The raw query of a thread listing, before validation (times already parsed by the caller).
+#[derive(Debug, Clone, Default)]
+pub struct ThreadFilterInput {
+    /// `status`.
+    pub status: Option<String>,
+    /// `channel_id`.
+    pub channel_id: Option<i64>,
+    /// `contact_id`.
+    pub contact_id: Option<i64>,
+    /// `assignee_type`: `user`, `team` or `ai_agent`.
+    pub assignee_type: Option<String>,
+    /// `assignee_id`: only with `assignee_type`.
+    pub assignee_id: Option<i64>,
+    /// `label`: a label's name.
+    pub label: Option<String>,
+    /// `updated_since`.
+    pub updated_since: Option<OffsetDateTime>,
+}
+
+/// Which kind of assignee a listing asks for: every thread assigned to a kind, or to one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AssigneeFilter {
+    /// Assigned to any assignee of this kind (`user`, `team` or `ai_agent`).
+    AnyOf(&'static str),
+    /// Assigned to exactly this one.
+    Exactly(Assignee),
+}
+
+/// A validated thread listing filter; every field narrows the list (all must hold).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadFilter {
+    /// Only this status.
+    pub status: Option<String>,
+    /// Only this channel.
+    pub channel_id: Option<i64>,
+    /// Only this contact.
+    pub contact_id: Option<i64>,
+    /// Only threads with this assignee (kind).
+    pub assignee: Option<AssigneeFilter>,
+    /// Only threads carrying the label of this name (case-insensitive).
+    pub label: Option<String>,
+    /// Only threads changed at or after this time.
+    pub updated_since: Option<OffsetDateTime>,
+}
+
+fn valid_status(field: &str, s: &str) -> Result<String, FieldError> {
+    let ok = (1..=32).contains(&s.len()) && s.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+    if ok {
+        Ok(s.to_owned())
+    } else {
+        Err(FieldError::new(field, "must be 1 to 32 lowercase letters or `_`, such as open or resolved"))
+    }
+}
+
+impl ThreadFilter {
+    /// Validates a listing's query.
+    ///
+    /// # Errors
+    /// [`ValidationErrors`] naming each bad parameter; `assignee_id` needs `assignee_type`.
+    pub fn new(input: ThreadFilterInput) -> Result<Self, ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        let status = input.status.as_deref().and_then(|s| errors.check(valid_status("status", s)));
+        let kind = input.assignee_type.as_deref().and_then(|k| {
+            errors.check(
+                Assignee::new(k, 0)
+                    .map(Assignee::kind)
+                    .map_err(|_| FieldError::new("assignee_type", "must be `user`, `team` or `ai_agent`")),
+            )
+        });
+        let assignee = match (kind, input.assignee_id, input.assignee_type.is_some()) {
+            (Some(kind), None, _) => Some(AssigneeFilter::AnyOf(kind)),
+            (Some(kind), Some(id), _) => Assignee::new(kind, id).ok().map(AssigneeFilter::Exactly),
+            (None, Some(_), false) => {
+                errors.0.push(FieldError::new("assignee_type", "is required with assignee_id"));
+                None
+            }
+            (None, _, _) => None,
+        };
+        let label = input.label.and_then(|l| errors.check(bounded("label", &l, 1, MAX_LABEL_NAME)));
+        errors.into_result()?;
+        Ok(ThreadFilter {
+            status,
+            channel_id: input.channel_id,
+            contact_id: input.contact_id,
+            assignee,
+            label,
+            updated_since: input.updated_since,
+        })
+    }
+}
+
+/// The label names a thread is to carry: trimmed, duplicates (ignoring case) dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelNames(Vec<String>);
+
+/// The most labels one thread may carry.
+pub const MAX_THREAD_LABELS: usize = 50;
+
+impl LabelNames {
+    /// Validates the `labels` of a request.
+    ///
+    /// # Errors
+    /// [`ValidationErrors`] naming `labels[i]` for a blank name, or `labels` for too many.
+    pub fn new(raw: &[String]) -> Result<Self, ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        let mut names: Vec<String> = Vec::new();
+        for (i, n) in raw.iter().enumerate() {
+            match bounded(&format!("labels[{i}]"), n, 1, MAX_LABEL_NAME) {
+                Err(e) => errors.0.push(e),
+                Ok(n) if !names.iter().any(|m| m.to_lowercase() == n.to_lowercase()) => names.push(n),
+                Ok(_) => {}
+            }
+        }
+        if names.len() > MAX_THREAD_LABELS {
+            errors.0.push(FieldError::new("labels", format!("at most {MAX_THREAD_LABELS} labels per thread")));
+        }
+        errors.into_result()?;
+        Ok(Self(names))
+    }
+
+    /// The names, in the order given.
+    pub fn names(&self) -> &[String] {
+        &self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filters_validate_the_assignee_pair_and_each_parameter() {
+        let f = ThreadFilter::new(ThreadFilterInput {
+            assignee_type: Some("team".into()),
+            assignee_id: Some(4),
+            ..Default::default()
+        })
+        .expect("valid");
+        assert_eq!(f.assignee, Some(AssigneeFilter::Exactly(Assignee::Team(4))));
+        let f = ThreadFilter::new(ThreadFilterInput { assignee_type: Some("user".into()), ..Default::default() })
+            .expect("valid");
+        assert_eq!(f.assignee, Some(AssigneeFilter::AnyOf("user")));
+        let fields = |input| -> Vec<String> {
+            ThreadFilter::new(input).expect_err("invalid").0.into_iter().map(|e| e.field).collect()
+        };
+        assert_eq!(fields(ThreadFilterInput { assignee_id: Some(3), ..Default::default() }), ["assignee_type"]);
+        assert_eq!(
+            fields(ThreadFilterInput {
+                status: Some("Open".into()),
+                assignee_type: Some("robot".into()),
+                assignee_id: Some(1),
+                label: Some("  ".into()),
+                ..Default::default()
+            }),
+            ["status", "assignee_type", "label"]
+        );
+    }
+
+    #[test]
+    fn label_names_are_trimmed_and_deduplicated_ignoring_case() {
+        let l = LabelNames::new(&["VIP".into(), " vip ".into(), "Billing".into()]).expect("valid");
+        assert_eq!(l.names(), ["VIP", "Billing"]);
+        assert_eq!(LabelNames::new(&[]).expect("empty is valid").names().len(), 0);
+        let e = LabelNames::new(&["ok".into(), " ".into()]).expect_err("blank");
+        assert_eq!(e.0[0].field, "labels[1]");
+        // Text PostgreSQL cannot hold never reaches it.
+        let e = LabelNames::new(&["a\u{0}b".into()]).expect_err("NUL");
+        assert_eq!(e.0[0].field, "labels[0]");
+    }
 
     #[test]
     fn changes_are_validated() {

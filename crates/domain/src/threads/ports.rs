@@ -2,8 +2,9 @@
 
 use async_trait::async_trait;
 
-use super::model::{Thread, ThreadChange};
+use super::model::{LabelNames, Thread, ThreadChange, ThreadFilter};
 use crate::common::error::RepoError;
+use crate::common::page::{Page, PageRequest};
 use crate::workspace::WorkspaceId;
 
 /// Why a thread could not be changed.
@@ -25,6 +26,31 @@ pub enum UpdateThreadError {
     Unknown(#[from] RepoError),
 }
 
+/// Why threads could not be listed.
+#[derive(Debug, thiserror::Error)]
+pub enum ListThreadsError {
+    /// The `label` filter names no label of this workspace.
+    #[error("no label named `{0}` in this workspace")]
+    UnknownLabel(String),
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
+
+/// Why a thread's labels could not be set.
+#[derive(Debug, thiserror::Error)]
+pub enum SetThreadLabelsError {
+    /// Not a thread of this workspace.
+    #[error("thread {0} not found")]
+    NotFound(i64),
+    /// Names that are no label of this workspace.
+    #[error("no label named {} in this workspace; create labels with POST /v1/labels", .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))]
+    UnknownLabels(Vec<String>),
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
+
 /// Threads of a workspace. Every method is scoped by the workspace.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
@@ -41,4 +67,22 @@ pub trait ThreadRepository: Send + Sync {
     /// # Errors
     /// [`UpdateThreadError`].
     async fn update(&self, ws: WorkspaceId, id: i64, change: &ThreadChange) -> Result<Thread, UpdateThreadError>;
+
+    /// A page of threads matching `filter`, newest (highest id) first, after the page's cursor.
+    ///
+    /// # Errors
+    /// [`ListThreadsError`].
+    async fn list(
+        &self,
+        ws: WorkspaceId,
+        filter: &ThreadFilter,
+        page: PageRequest,
+    ) -> Result<Page<Thread>, ListThreadsError>;
+
+    /// Replaces the thread's labels in one transaction, recording `thread.labels_changed` when
+    /// the set changes (nothing when it is the same set).
+    ///
+    /// # Errors
+    /// [`SetThreadLabelsError`].
+    async fn set_labels(&self, ws: WorkspaceId, id: i64, labels: &LabelNames) -> Result<Thread, SetThreadLabelsError>;
 }

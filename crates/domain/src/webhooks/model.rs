@@ -45,6 +45,8 @@ pub enum EventType {
     ThreadStatusChanged,
     /// A thread was assigned or reassigned.
     ThreadAssigned,
+    /// A thread's set of labels changed.
+    ThreadLabelsChanged,
     /// A contact was created.
     ContactCreated,
     /// A contact's details changed.
@@ -61,12 +63,13 @@ pub enum EventType {
 
 impl EventType {
     /// The catalog: every event a destination may subscribe to.
-    pub const CATALOG: [EventType; 10] = [
+    pub const CATALOG: [EventType; 11] = [
         EventType::MessageCreated,
         EventType::MessageStatusUpdated,
         EventType::ThreadCreated,
         EventType::ThreadStatusChanged,
         EventType::ThreadAssigned,
+        EventType::ThreadLabelsChanged,
         EventType::ContactCreated,
         EventType::ContactUpdated,
         EventType::ContactDeleted,
@@ -82,6 +85,7 @@ impl EventType {
             EventType::ThreadCreated => "thread.created",
             EventType::ThreadStatusChanged => "thread.status_changed",
             EventType::ThreadAssigned => "thread.assigned",
+            EventType::ThreadLabelsChanged => "thread.labels_changed",
             EventType::ContactCreated => "contact.created",
             EventType::ContactUpdated => "contact.updated",
             EventType::ContactDeleted => "contact.deleted",

@@ -17,11 +17,6 @@ use crate::state::AppState;
     responses((status = 200, description = "The thread", body = ThreadRecord))
 )]
 pub async fn get(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i64>) -> Result<HttpResponse, ApiError> {
-    let id = path.into_inner();
-    let thread = state
-        .threads
-        .find(caller.workspace_id, id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("thread {id} not found")))?;
+    let thread = state.threads.get(caller.workspace_id, path.into_inner()).await?;
     Ok(HttpResponse::Ok().json(ThreadRecord::from(thread)))
 }

@@ -1,4 +1,6 @@
-//! `/v1/threads/{thread_id}`: a conversation's status and assignee.
+//! `/v1/threads`: conversations, their status, assignee and labels.
 
 pub mod get;
+pub mod labels;
+pub mod list;
 pub mod update;

@@ -1,0 +1,25 @@
+//! `DELETE /v1/teams/{team_id}`
+
+use actix_web::{web, HttpResponse};
+
+use crate::auth::V1Caller;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Deletes a team. Its threads become unassigned, each with a `thread.assigned` event.
+#[utoipa::path(
+    delete,
+    operation_id = "delete_team",
+    path = "/v1/teams/{team_id}",
+    tag = "teams",
+    params(("team_id" = i64, Path, description = "Team id")),
+    responses((status = 204, description = "Deleted"))
+)]
+pub async fn delete(
+    caller: V1Caller,
+    state: web::Data<AppState>,
+    path: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    state.teams.delete(caller.workspace_id, path.into_inner()).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

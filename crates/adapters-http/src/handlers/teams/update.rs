@@ -1,0 +1,48 @@
+//! `PATCH /v1/teams/{team_id}`
+
+use actix_web::{web, HttpResponse};
+use domain::teams::TeamChangeInput;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::TeamRecord;
+use crate::auth::V1Caller;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::strict::StrictJson;
+
+/// Fields to change; omitted fields keep their value.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateTeamBody {
+    /// New name: 1 to 100 characters, unique in the workspace.
+    #[schema(min_length = 1, max_length = 100, example = "Billing")]
+    name: Option<String>,
+    /// The members, replacing the current ones: user ids of members of the workspace.
+    #[schema(max_items = 500)]
+    member_ids: Option<Vec<i64>>,
+}
+
+/// Renames a team or replaces its members.
+#[utoipa::path(
+    patch,
+    operation_id = "update_team",
+    path = "/v1/teams/{team_id}",
+    tag = "teams",
+    params(("team_id" = i64, Path, description = "Team id")),
+    request_body = UpdateTeamBody,
+    responses(
+        (status = 200, description = "The team", body = TeamRecord),
+        (status = 409, description = "Another team has this name (`conflict`)", body = crate::error::Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn update(
+    caller: V1Caller,
+    state: web::Data<AppState>,
+    path: web::Path<i64>,
+    StrictJson(body): StrictJson<UpdateTeamBody>,
+) -> Result<HttpResponse, ApiError> {
+    let input = TeamChangeInput { name: body.name, member_ids: body.member_ids };
+    let team = state.teams.update(caller.workspace_id, path.into_inner(), input).await?;
+    Ok(HttpResponse::Ok().json(TeamRecord::from(team)))
+}

@@ -1,0 +1,255 @@
+//! Teams of a workspace and their members.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use domain::common::page::{Page, PageRequest};
+use domain::teams::{CreateTeamError, NewTeam, Team, TeamChange, TeamLookupError, TeamRepository, UpdateTeamError};
+use domain::threads::Assignee;
+use domain::webhooks::EventType;
+use domain::workspace::WorkspaceId;
+use domain::RepoError;
+use time::OffsetDateTime;
+
+use crate::error::{repo, unique_violation};
+use crate::pool::Db;
+use crate::schema::{team_members, teams, threads, workspace_members};
+use crate::threads::{assignee_json, load_many, thread_json};
+use crate::webhooks::outbox;
+
+/// The unique constraint on a team's name in its workspace.
+const NAME_KEY: &str = "teams_workspace_id_name_key";
+
+/// [`TeamRepository`] on PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgTeamRepository {
+    db: Db,
+}
+
+impl PgTeamRepository {
+    /// A repository on `db`.
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = teams)]
+struct TeamRow {
+    id: i64,
+    name: String,
+    created_at: OffsetDateTime,
+}
+
+/// The teams of `rows` with their members.
+async fn with_members(conn: &mut AsyncPgConnection, ws: WorkspaceId, rows: Vec<TeamRow>) -> QueryResult<Vec<Team>> {
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let pairs: Vec<(i64, i64)> = team_members::table
+        .filter(team_members::workspace_id.eq(ws.0))
+        .filter(team_members::team_id.eq_any(&ids))
+        .select((team_members::team_id, team_members::user_id))
+        .order((team_members::team_id, team_members::user_id))
+        .load(conn)
+        .await?;
+    let mut members: HashMap<i64, Vec<i64>> = HashMap::new();
+    for (team, user) in pairs {
+        members.entry(team).or_default().push(user);
+    }
+    Ok(rows
+        .into_iter()
+        .map(|r| Team {
+            id: r.id,
+            member_ids: members.remove(&r.id).unwrap_or_default(),
+            name: r.name,
+            created_at: r.created_at,
+        })
+        .collect())
+}
+
+async fn find(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64, lock: bool) -> QueryResult<Option<Team>> {
+    let q = teams::table.filter(teams::workspace_id.eq(ws.0)).filter(teams::id.eq(id)).select(TeamRow::as_select());
+    let row = if lock { q.for_update().first(conn).await.optional()? } else { q.first(conn).await.optional()? };
+    let Some(row) = row else { return Ok(None) };
+    Ok(with_members(conn, ws, vec![row]).await?.pop())
+}
+
+/// Those of `ids` that are not members of `ws`.
+async fn not_members(conn: &mut AsyncPgConnection, ws: WorkspaceId, ids: &[i64]) -> QueryResult<Vec<i64>> {
+    let known: Vec<i64> = workspace_members::table
+        .filter(workspace_members::workspace_id.eq(ws.0))
+        .filter(workspace_members::user_id.eq_any(ids))
+        .select(workspace_members::user_id)
+        .load(conn)
+        .await?;
+    Ok(ids.iter().copied().filter(|i| !known.contains(i)).collect())
+}
+
+async fn replace_members(conn: &mut AsyncPgConnection, ws: WorkspaceId, team: i64, ids: &[i64]) -> QueryResult<()> {
+    diesel::delete(
+        team_members::table.filter(team_members::workspace_id.eq(ws.0)).filter(team_members::team_id.eq(team)),
+    )
+    .execute(conn)
+    .await?;
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<_> = ids
+        .iter()
+        .map(|u| (team_members::workspace_id.eq(ws.0), team_members::team_id.eq(team), team_members::user_id.eq(*u)))
+        .collect();
+    diesel::insert_into(team_members::table).values(rows).execute(conn).await?;
+    Ok(())
+}
+
+enum TxError<E> {
+    Refused(E),
+    Db(diesel::result::Error),
+}
+
+impl<E> From<diesel::result::Error> for TxError<E> {
+    fn from(e: diesel::result::Error) -> Self {
+        TxError::Db(e)
+    }
+}
+
+#[async_trait]
+impl TeamRepository for PgTeamRepository {
+    async fn list(&self, ws: WorkspaceId, page: PageRequest) -> Result<Page<Team>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let mut q = teams::table
+            .filter(teams::workspace_id.eq(ws.0))
+            .select(TeamRow::as_select())
+            .order(teams::id.asc())
+            .limit(page.fetch())
+            .into_boxed();
+        if let Some(after) = page.after {
+            q = q.filter(teams::id.gt(after));
+        }
+        let rows: Vec<TeamRow> = q.load(&mut conn).await.map_err(repo)?;
+        let page = Page::from_rows(rows, page, |r| r.id);
+        let data = with_members(&mut conn, ws, page.data).await.map_err(repo)?;
+        Ok(Page { data, next_cursor: page.next_cursor })
+    }
+
+    async fn find(&self, ws: WorkspaceId, id: i64) -> Result<Option<Team>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        find(&mut conn, ws, id, false).await.map_err(repo)
+    }
+
+    async fn create(&self, ws: WorkspaceId, new: &NewTeam) -> Result<Team, CreateTeamError> {
+        let mut pooled = self.db.conn().await.map_err(|e| CreateTeamError::Unknown(repo(e)))?;
+        let conn: &mut AsyncPgConnection = &mut pooled;
+        let new = new.clone();
+        let result = conn
+            .transaction::<_, TxError<CreateTeamError>, _>(|conn| {
+                async move {
+                    let unknown = not_members(conn, ws, &new.member_ids).await?;
+                    if !unknown.is_empty() {
+                        return Err(TxError::Refused(CreateTeamError::UnknownMembers(unknown)));
+                    }
+                    let row: TeamRow = diesel::insert_into(teams::table)
+                        .values((teams::workspace_id.eq(ws.0), teams::name.eq(&new.name)))
+                        .returning(TeamRow::as_returning())
+                        .get_result(conn)
+                        .await
+                        .map_err(|e| match unique_violation(&e) {
+                            Some(NAME_KEY) => TxError::Refused(CreateTeamError::Duplicate(new.name.clone())),
+                            _ => TxError::Db(e),
+                        })?;
+                    replace_members(conn, ws, row.id, &new.member_ids).await?;
+                    find(conn, ws, row.id, false).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))
+                }
+                .scope_boxed()
+            })
+            .await;
+        result.map_err(|e| match e {
+            TxError::Refused(e) => e,
+            TxError::Db(e) => CreateTeamError::Unknown(repo(e)),
+        })
+    }
+
+    async fn update(&self, ws: WorkspaceId, id: i64, change: &TeamChange) -> Result<Team, UpdateTeamError> {
+        let mut pooled = self.db.conn().await.map_err(|e| UpdateTeamError::Unknown(repo(e)))?;
+        let conn: &mut AsyncPgConnection = &mut pooled;
+        let change = change.clone();
+        let result = conn
+            .transaction::<_, TxError<UpdateTeamError>, _>(|conn| {
+                async move {
+                    find(conn, ws, id, true).await?.ok_or(TxError::Refused(UpdateTeamError::NotFound(id)))?;
+                    if let Some(name) = &change.name {
+                        diesel::update(teams::table.filter(teams::workspace_id.eq(ws.0)).filter(teams::id.eq(id)))
+                            .set(teams::name.eq(name))
+                            .execute(conn)
+                            .await
+                            .map_err(|e| match unique_violation(&e) {
+                                Some(NAME_KEY) => TxError::Refused(UpdateTeamError::Duplicate(name.clone())),
+                                _ => TxError::Db(e),
+                            })?;
+                    }
+                    if let Some(members) = &change.member_ids {
+                        let unknown = not_members(conn, ws, members).await?;
+                        if !unknown.is_empty() {
+                            return Err(TxError::Refused(UpdateTeamError::UnknownMembers(unknown)));
+                        }
+                        replace_members(conn, ws, id, members).await?;
+                    }
+                    find(conn, ws, id, false).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))
+                }
+                .scope_boxed()
+            })
+            .await;
+        result.map_err(|e| match e {
+            TxError::Refused(e) => e,
+            TxError::Db(e) => UpdateTeamError::Unknown(repo(e)),
+        })
+    }
+
+    async fn delete(&self, ws: WorkspaceId, id: i64) -> Result<(), TeamLookupError> {
+        let mut pooled = self.db.conn().await.map_err(|e| TeamLookupError::Unknown(repo(e)))?;
+        let conn: &mut AsyncPgConnection = &mut pooled;
+        let result = conn
+            .transaction::<_, TxError<TeamLookupError>, _>(|conn| {
+                async move {
+                    find(conn, ws, id, true).await?.ok_or(TxError::Refused(TeamLookupError::NotFound(id)))?;
+                    // Its threads become unassigned, as `PATCH … {"assignee": null}` would do, with
+                    // the same event; the foreign key alone would leave them `team` with no id.
+                    let unassigned: Vec<i64> = diesel::update(
+                        threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::assignee_team_id.eq(id)),
+                    )
+                    .set((
+                        threads::assignee_type.eq(None::<String>),
+                        threads::assignee_team_id.eq(None::<i64>),
+                        threads::updated_at.eq(diesel::dsl::now),
+                    ))
+                    .returning(threads::id)
+                    .get_results(conn)
+                    .await?;
+                    diesel::delete(teams::table.filter(teams::workspace_id.eq(ws.0)).filter(teams::id.eq(id)))
+                        .execute(conn)
+                        .await?;
+                    if !unassigned.is_empty() {
+                        let data: Vec<serde_json::Value> = load_many(conn, ws, &unassigned)
+                            .await?
+                            .iter()
+                            .map(|t| {
+                                let mut data = thread_json(t);
+                                data["previous_assignee"] = assignee_json(Some(Assignee::Team(id)));
+                                data
+                            })
+                            .collect();
+                        outbox::record_many(conn, ws, EventType::ThreadAssigned, &data).await?;
+                    }
+                    Ok(())
+                }
+                .scope_boxed()
+            })
+            .await;
+        result.map_err(|e| match e {
+            TxError::Refused(e) => e,
+            TxError::Db(e) => TeamLookupError::Unknown(repo(e)),
+        })
+    }
+}

@@ -1,0 +1,10 @@
+//! Teams: groups of members that threads can be assigned to (`decisions.md`, "Integrator
+//! resources").
+
+pub mod model;
+pub mod ports;
+pub mod service;
+
+pub use model::*;
+pub use ports::*;
+pub use service::*;

@@ -1,0 +1,73 @@
+//! Team values.
+
+use time::OffsetDateTime;
+
+use crate::common::error::FieldError;
+use crate::common::text::bounded;
+
+/// The most members one team may have.
+pub const MAX_TEAM_MEMBERS: usize = 500;
+
+/// A team as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Team {
+    /// Its id.
+    pub id: i64,
+    /// Its name, unique in the workspace.
+    pub name: String,
+    /// The user ids of its members, ascending.
+    pub member_ids: Vec<i64>,
+    /// Creation time.
+    pub created_at: OffsetDateTime,
+}
+
+/// A team's name: 1 to 100 characters, trimmed.
+///
+/// # Errors
+/// A [`FieldError`] on `name`.
+pub fn team_name(raw: &str) -> Result<String, FieldError> {
+    bounded("name", raw, 1, 100)
+}
+
+/// Member ids: sorted, without duplicates, at most [`MAX_TEAM_MEMBERS`].
+///
+/// # Errors
+/// A [`FieldError`] on `member_ids`.
+pub fn member_ids(raw: &[i64]) -> Result<Vec<i64>, FieldError> {
+    let mut ids = raw.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.len() > MAX_TEAM_MEMBERS {
+        return Err(FieldError::new("member_ids", format!("at most {MAX_TEAM_MEMBERS} members per team")));
+    }
+    Ok(ids)
+}
+
+/// A validated new team.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewTeam {
+    /// Name.
+    pub name: String,
+    /// Members' user ids.
+    pub member_ids: Vec<i64>,
+}
+
+/// A validated change; `None` keeps a field, `member_ids` replaces the whole membership.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TeamChange {
+    /// New name.
+    pub name: Option<String>,
+    /// New members.
+    pub member_ids: Option<Vec<i64>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_ids_are_sorted_and_deduplicated() {
+        assert_eq!(member_ids(&[5, 2, 5]), Ok(vec![2, 5]));
+        assert!(member_ids(&(0..=500).collect::<Vec<_>>()).is_err());
+    }
+}

@@ -1,0 +1,132 @@
+//! The teams use cases. The route's action has been allowed by the policy already.
+
+use std::sync::Arc;
+
+use super::model::{member_ids, team_name, NewTeam, Team, TeamChange};
+use super::ports::{CreateTeamError, TeamLookupError, TeamRepository, UpdateTeamError};
+use crate::common::error::{RepoError, ValidationErrors};
+use crate::common::page::{Page, PageRequest};
+use crate::workspace::WorkspaceId;
+
+/// A new team as received.
+#[derive(Debug, Clone, Default)]
+pub struct TeamInput {
+    /// Name.
+    pub name: String,
+    /// Members' user ids (none without).
+    pub member_ids: Vec<i64>,
+}
+
+/// A team change as received.
+#[derive(Debug, Clone, Default)]
+pub struct TeamChangeInput {
+    /// New name.
+    pub name: Option<String>,
+    /// The new members (replacing the old).
+    pub member_ids: Option<Vec<i64>>,
+}
+
+/// The teams use cases.
+#[derive(Clone)]
+pub struct TeamsService {
+    repo: Arc<dyn TeamRepository>,
+}
+
+impl std::fmt::Debug for TeamsService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TeamsService").finish_non_exhaustive()
+    }
+}
+
+impl TeamsService {
+    /// The service over its storage.
+    pub fn new(repo: Arc<dyn TeamRepository>) -> Self {
+        Self { repo }
+    }
+
+    /// A page of the workspace's teams, oldest first.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    pub async fn list(&self, ws: WorkspaceId, page: PageRequest) -> Result<Page<Team>, RepoError> {
+        self.repo.list(ws, page).await
+    }
+
+    /// One team.
+    ///
+    /// # Errors
+    /// [`TeamLookupError`].
+    pub async fn get(&self, ws: WorkspaceId, id: i64) -> Result<Team, TeamLookupError> {
+        self.repo.find(ws, id).await?.ok_or(TeamLookupError::NotFound(id))
+    }
+
+    /// Creates a team of members of the workspace.
+    ///
+    /// # Errors
+    /// [`CreateTeamError`].
+    pub async fn create(&self, ws: WorkspaceId, input: TeamInput) -> Result<Team, CreateTeamError> {
+        let mut errors = ValidationErrors::default();
+        let name = errors.check(team_name(&input.name));
+        let member_ids = errors.check(member_ids(&input.member_ids));
+        let (Some(name), Some(member_ids)) = (name, member_ids) else {
+            return Err(errors.into());
+        };
+        self.repo.create(ws, &NewTeam { name, member_ids }).await
+    }
+
+    /// Renames a team or replaces its members.
+    ///
+    /// # Errors
+    /// [`UpdateTeamError`].
+    pub async fn update(&self, ws: WorkspaceId, id: i64, input: TeamChangeInput) -> Result<Team, UpdateTeamError> {
+        let mut errors = ValidationErrors::default();
+        let name = input.name.as_deref().and_then(|n| errors.check(team_name(n)));
+        let member_ids = input.member_ids.as_deref().and_then(|m| errors.check(member_ids(m)));
+        errors.clone().into_result()?;
+        let change = TeamChange { name, member_ids };
+        if change == TeamChange::default() {
+            return Err(ValidationErrors::one("body", "give at least one of name, member_ids").into());
+        }
+        self.repo.update(ws, id, &change).await
+    }
+
+    /// Deletes a team; its threads become unassigned.
+    ///
+    /// # Errors
+    /// [`TeamLookupError`].
+    pub async fn delete(&self, ws: WorkspaceId, id: i64) -> Result<(), TeamLookupError> {
+        self.repo.delete(ws, id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::teams::ports::MockTeamRepository;
+
+    #[tokio::test]
+    async fn members_are_deduplicated_before_storage() {
+        let mut repo = MockTeamRepository::new();
+        repo.expect_create().withf(|_, n| n.name == "Tier 2" && n.member_ids == [3, 9]).returning(|_, n| {
+            Ok(Team {
+                id: 1,
+                name: n.name.clone(),
+                member_ids: n.member_ids.clone(),
+                created_at: time::OffsetDateTime::UNIX_EPOCH,
+            })
+        });
+        let service = TeamsService::new(Arc::new(repo));
+        let team = service
+            .create(WorkspaceId(1), TeamInput { name: " Tier 2 ".into(), member_ids: vec![9, 3, 9] })
+            .await
+            .expect("created");
+        assert_eq!(team.member_ids, [3, 9]);
+    }
+
+    #[tokio::test]
+    async fn an_empty_change_is_refused() {
+        let service = TeamsService::new(Arc::new(MockTeamRepository::new()));
+        let e = service.update(WorkspaceId(1), 2, TeamChangeInput::default()).await;
+        assert!(matches!(e, Err(UpdateTeamError::Invalid(v)) if v.0[0].field == "body"));
+    }
+}

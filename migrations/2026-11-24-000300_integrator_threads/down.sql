@@ -1,0 +1,13 @@
+DROP INDEX team_members_user_idx;
+CREATE INDEX thread_labels_label_idx ON thread_labels (workspace_id, label_id);
+DROP INDEX thread_labels_label_thread_idx;
+DROP INDEX threads_updated_idx;
+DROP INDEX threads_assignee_ai_agent_idx;
+DROP INDEX threads_assignee_team_idx;
+DROP INDEX threads_assignee_user_idx;
+CREATE INDEX threads_status_idx ON threads (workspace_id, status);
+CREATE INDEX threads_contact_idx ON threads (workspace_id, contact_id);
+CREATE INDEX threads_channel_idx ON threads (workspace_id, channel_id);
+DROP INDEX threads_channel_id_idx;
+DROP INDEX threads_contact_id_idx;
+DROP INDEX threads_status_id_idx;
