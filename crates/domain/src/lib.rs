@@ -4,6 +4,7 @@ pub mod access;
 pub mod analytics;
 pub mod api_keys;
 pub mod assistant;
+pub mod audit;
 pub mod auth;
 pub mod channels;
 pub mod common;

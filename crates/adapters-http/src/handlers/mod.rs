@@ -1,6 +1,7 @@
 //! Request handlers, one file per action.
 
 pub mod api_keys;
+pub mod audit_events;
 pub mod auth;
 pub mod channels;
 pub mod co_admin;
