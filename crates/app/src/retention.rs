@@ -22,7 +22,7 @@ const EVERY: Duration = Duration::from_secs(600);
 pub async fn prune_audit(db: &Db, clock: &dyn Clock, retention_days: u32) -> anyhow::Result<u64> {
     let service = AuditService::new(Arc::new(PgAuditRepository::new(db.clone())));
     let before = clock.now() - time::Duration::days(i64::from(retention_days));
-    Ok(service.prune(before).await.map_err(|e| e.0)?)
+    service.prune(before).await.map_err(|e| e.0)
 }
 
 /// Starts the periodic pruning; abort the handle to stop it.

@@ -135,6 +135,26 @@ fn actor(e: &AuditEvent) -> String {
     }
 }
 
+/// `name: ci · masked_key: wmsk_…abcd`: readable, and it wraps.
+fn details(d: &serde_json::Value) -> String {
+    let value = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) => {
+            a.iter().map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_owned)).collect::<Vec<_>>().join(", ")
+        }
+        other => other.to_string(),
+    };
+    match d {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| format!("{k}: {}", value(v)))
+            .collect::<Vec<_>>()
+            .join(" · "),
+        other => value(other),
+    }
+}
+
 fn table(events: &[AuditEvent]) -> Markup {
     html! {
         @if events.is_empty() {
@@ -155,7 +175,7 @@ fn table(events: &[AuditEvent]) -> Markup {
                                 td { (actor(e)) }
                                 td { (e.target_type.as_deref().unwrap_or("")) @if let Some(id) = e.target_id { " " (id) } }
                                 td { (e.ip.as_deref().unwrap_or("")) }
-                                td { code { (e.details.to_string()) } }
+                                td { (details(&e.details)) }
                             }
                         }
                     }

@@ -38,6 +38,8 @@ ARGS = [
 ]
 
 foreign = []
+# Console errors a step causes on purpose (the browser logs every 4xx page it loads).
+expected_errors = []
 step_name = "start"
 
 
@@ -283,6 +285,7 @@ def run(page):
     expect(page.get_by_role("link", name="Audit log")).to_have_count(0)
 
     step("a used invitation link is refused with a clear page")
+    expected_errors.append("status of 410 (Gone)")
     res = page.goto(link)
     assert res.status == 410, res.status
     expect(page.get_by_role("heading", name="This invitation link does not work")).to_be_visible()
@@ -309,6 +312,10 @@ def main():
             sys.exit(1)
         browser.close()
     assert not foreign, f"pages loaded from other hosts: {foreign}"
+    for expected in expected_errors:
+        match = next((e for e in errors if expected in e), None)
+        assert match, f"expected a console error with {expected!r}: {errors}"
+        errors.remove(match)
     assert not errors, f"script or console errors: {errors}"
     print(json.dumps({"ok": True}), flush=True)
 

@@ -136,7 +136,8 @@ pub async fn create_api_key(
         serde_json::json!({
             "name": new.name.as_str(),
             "masked_key": new.masked_key,
-            "scopes": new.scopes.names(),
+            // A full-access key's scopes are all of them: not listed.
+            "scopes": (!new.scopes.is_full()).then(|| new.scopes.names()),
             "full_access": new.scopes.is_full(),
         }),
     );
