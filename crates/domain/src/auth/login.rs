@@ -456,6 +456,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_wrong_password_is_recorded_in_each_workspace_of_the_account_or_the_one_named() {
+        for (wanted, expected) in [(None, vec![3, 8]), (Some(8), vec![8])] {
+            let mut w = World::new().with_user(vec![member(3), member(8)]).with_clean_throttle();
+            w.audit = crate::audit::MockAuditRepository::new();
+            let want = expected.clone();
+            w.audit
+                .expect_record()
+                .times(1)
+                .withf(move |entries| {
+                    entries.iter().map(|e| e.workspace_id.0).collect::<Vec<_>>() == want
+                        && entries.iter().all(|e| {
+                            e.action == AuditAction::UserSignInFailed
+                                && e.context.actor.id == Some(4)
+                                && !e.details.to_string().contains("Guess#1234")
+                        })
+                })
+                .returning(|_| Ok(()));
+            let err = login(w.ports(), &settings(), req("ann@example.com", "Guess#1234", wanted)).await;
+            assert!(matches!(err, Err(LoginError::InvalidCredentials)));
+        }
+    }
+
+    #[tokio::test]
     async fn a_throttled_subject_is_refused_before_any_hashing() {
         let mut w = World::new();
         w.hasher = MockPasswordHasher::new(); // any verification would panic

@@ -277,6 +277,8 @@ mod tests {
                     password_hash: PasswordHash("$real".into()),
                 }))
             });
+            // A wrong password is recorded in the account's workspaces (none here).
+            users.expect_memberships().returning(|_| Ok(Vec::new()));
             let mut throttle = MockLoginThrottleStore::new();
             throttle.expect_reserve().returning(|_, _, _| Ok(None));
             throttle.expect_release().returning(|_, _| Ok(()));
