@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod access;
+pub mod audit_context;
 pub mod auth;
 pub mod domain_errors;
 pub mod dto;

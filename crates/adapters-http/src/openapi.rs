@@ -26,6 +26,7 @@ use crate::handlers::{channels, messages, users, webhooks};
         openapi_json,
         crate::handlers::auth::login::login,
         crate::handlers::auth::logout::logout,
+        crate::handlers::audit_events::list::list,
         channels::list::list,
         channels::create::create,
         channels::get::get,
@@ -78,6 +79,7 @@ use crate::handlers::{channels, messages, users, webhooks};
     security(("bearer" = [])),
     tags(
         (name = "auth", description = "Sign in for a user token, sign out"),
+        (name = "audit", description = "The workspace's audit log: who did what, from where"),
         (name = "channels", description = "WhatsApp, Messenger and Instagram channels"),
         (name = "messages", description = "Messages: list and send"),
         (name = "contacts", description = "The people the workspace talks to: list, create, change, erase"),

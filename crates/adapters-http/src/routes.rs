@@ -114,6 +114,7 @@ fn v1() -> actix_web::Scope<
         .service(r("/auth/login").post(Public, auth::login::login).done())
         // Public here: sign-out checks its own token, on every plan.
         .service(r("/auth/logout").post(Public, auth::logout::logout).done())
+        .service(r("/audit-events").get(Rest(A::AuditRead), handlers::audit_events::list::list).done())
         .service(
             r("/channels")
                 .get(Rest(A::ChannelsRead), channels::list::list)
@@ -301,7 +302,7 @@ fn pages() -> actix_web::Scope<
     >,
 > {
     use crate::pages::{
-        analytics, api_keys as keys, assets, invitation, login, logout, members, rest_api, webhooks as hooks,
+        analytics, api_keys as keys, assets, audit_log, invitation, login, logout, members, rest_api, webhooks as hooks,
     };
     use Access::{Page as P, Public};
     let r = |path| res("", path);
@@ -338,6 +339,7 @@ fn pages() -> actix_web::Scope<
                 .done(),
         )
         .service(r("/settings/workspace/members/{user_id}").post(P(A::MembersManage), members::change).done())
+        .service(r("/settings/workspace/audit-log").get(P(A::AuditRead), audit_log::show).done())
         .service(r("/settings/workspace/rest-api").get(P(A::RestReferenceRead), rest_api::show).done())
         .service(
             hook("").get(P(A::WebhooksRead), hooks::list::show).post(P(A::WebhooksWrite), hooks::create::create).done(),

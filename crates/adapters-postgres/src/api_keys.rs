@@ -2,9 +2,11 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::access::ScopeSet;
 use domain::api_keys::{ApiKey, ApiKeyId, ApiKeyRepository, NewApiKey};
+use domain::audit::AuditEntry;
 use domain::auth::NewToken;
 use domain::common::page::{Page, PageRequest};
 use domain::users::UserId;
@@ -81,54 +83,115 @@ impl ApiKeyRepository for PgApiKeyRepository {
         Ok(Page::from_rows(rows, page, |r| r.id).map(ApiKey::from))
     }
 
-    async fn insert(&self, new: &NewApiKey) -> Result<ApiKey, RepoError> {
+    async fn insert(&self, new: &NewApiKey, audit: &AuditEntry) -> Result<ApiKey, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let row: ApiKeyRow = diesel::insert_into(api_keys::table)
-            .values((
-                api_keys::workspace_id.eq(new.workspace_id.0),
-                api_keys::name.eq(new.name.as_str()),
-                api_keys::key_digest.eq(new.digest.0.as_slice()),
-                api_keys::masked_key.eq(&new.masked_key),
-                api_keys::expires_at.eq(new.expires_at),
-                api_keys::created_by_user_id.eq(new.created_by.0),
-                // A full-access key is stored as NULL: it also gets the scopes added later.
-                api_keys::scopes.eq((!new.scopes.is_full()).then(|| new.scopes.names())),
-            ))
-            .returning(ApiKeyRow::as_returning())
-            .get_result(&mut conn)
+        let new = new.clone();
+        let audit = audit.clone();
+        let row: ApiKeyRow = conn
+            .transaction::<_, diesel::result::Error, _>(|conn| {
+                async move {
+                    let row: ApiKeyRow = diesel::insert_into(api_keys::table)
+                        .values((
+                            api_keys::workspace_id.eq(new.workspace_id.0),
+                            api_keys::name.eq(new.name.as_str()),
+                            api_keys::key_digest.eq(new.digest.0.as_slice()),
+                            api_keys::masked_key.eq(&new.masked_key),
+                            api_keys::expires_at.eq(new.expires_at),
+                            api_keys::created_by_user_id.eq(new.created_by.0),
+                            // A full-access key is stored as NULL: it also gets the scopes added later.
+                            api_keys::scopes.eq((!new.scopes.is_full()).then(|| new.scopes.names())),
+                        ))
+                        .returning(ApiKeyRow::as_returning())
+                        .get_result(conn)
+                        .await?;
+                    crate::audit::write(conn, std::slice::from_ref(&audit), Some(row.id)).await?;
+                    Ok(row)
+                }
+                .scope_boxed()
+            })
             .await
             .map_err(repo)?;
         Ok(row.into())
     }
 
-    async fn revoke(&self, ws: WorkspaceId, id: ApiKeyId, at: OffsetDateTime) -> Result<Option<ApiKey>, RepoError> {
+    async fn revoke(
+        &self,
+        ws: WorkspaceId,
+        id: ApiKeyId,
+        at: OffsetDateTime,
+        audit: &AuditEntry,
+    ) -> Result<Option<ApiKey>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let row: Option<ApiKeyRow> =
-            diesel::update(api_keys::table.filter(api_keys::workspace_id.eq(ws.0)).filter(api_keys::id.eq(id.0)))
-                // spec 3.1: the record stays; a second revocation keeps the first time.
-                .set(
-                    api_keys::revoked_at.eq(diesel::dsl::sql::<
-                        diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
-                    >("coalesce(revoked_at, ")
-                    .bind::<diesel::sql_types::Timestamptz, _>(at)
-                    .sql(")")),
-                )
-                .returning(ApiKeyRow::as_returning())
-                .get_result(&mut conn)
-                .await
-                .optional()
-                .map_err(repo)?;
+        let audit = audit.clone();
+        let row: Option<ApiKeyRow> = conn
+            .transaction::<_, diesel::result::Error, _>(|conn| {
+                async move {
+                    let before: Option<Option<OffsetDateTime>> = api_keys::table
+                        .filter(api_keys::workspace_id.eq(ws.0))
+                        .filter(api_keys::id.eq(id.0))
+                        .select(api_keys::revoked_at)
+                        .for_update()
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    let Some(before) = before else { return Ok(None) };
+                    let row: Option<ApiKeyRow> = diesel::update(
+                        api_keys::table.filter(api_keys::workspace_id.eq(ws.0)).filter(api_keys::id.eq(id.0)),
+                    )
+                    // spec 3.1: the record stays; a second revocation keeps the first time.
+                    .set(
+                        api_keys::revoked_at.eq(diesel::dsl::sql::<
+                            diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
+                        >("coalesce(revoked_at, ")
+                        .bind::<diesel::sql_types::Timestamptz, _>(at)
+                        .sql(")")),
+                    )
+                    .returning(ApiKeyRow::as_returning())
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                    // Only the revocation that took effect is recorded.
+                    if let Some(r) = row.as_ref().filter(|_| before.is_none()) {
+                        let e = crate::audit::with_detail(&audit, "name", r.name.clone());
+                        crate::audit::write(conn, &[e], None).await?;
+                    }
+                    Ok(row)
+                }
+                .scope_boxed()
+            })
+            .await
+            .map_err(repo)?;
         Ok(row.map(ApiKey::from))
     }
 
-    async fn delete(&self, ws: WorkspaceId, id: ApiKeyId) -> Result<bool, RepoError> {
+    async fn delete(&self, ws: WorkspaceId, id: ApiKeyId, audit: &AuditEntry) -> Result<bool, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        // The key's rate-limit window goes with it (ON DELETE CASCADE).
-        let n = diesel::delete(api_keys::table.filter(api_keys::workspace_id.eq(ws.0)).filter(api_keys::id.eq(id.0)))
-            .execute(&mut conn)
-            .await
-            .map_err(repo)?;
-        Ok(n > 0)
+        let audit = audit.clone();
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                // The record is written first, while the key's name is there for its label.
+                let name: Option<String> = api_keys::table
+                    .filter(api_keys::workspace_id.eq(ws.0))
+                    .filter(api_keys::id.eq(id.0))
+                    .select(api_keys::name)
+                    .for_update()
+                    .first(conn)
+                    .await
+                    .optional()?;
+                let Some(name) = name else { return Ok(false) };
+                crate::audit::write(conn, &[crate::audit::with_detail(&audit, "name", name)], None).await?;
+                // The key's rate-limit window goes with it (ON DELETE CASCADE).
+                let n = diesel::delete(
+                    api_keys::table.filter(api_keys::workspace_id.eq(ws.0)).filter(api_keys::id.eq(id.0)),
+                )
+                .execute(conn)
+                .await?;
+                Ok(n > 0)
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(repo)
     }
 }
 

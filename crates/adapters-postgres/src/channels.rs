@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use domain::audit::AuditEntry;
 use domain::channels::{
     Channel, ChannelChange, ChannelFilter, ChannelId, ChannelRepository, ChannelStatus, ChannelType,
     CreateChannelError, NewChannel, UpdateChannelError,
@@ -141,7 +142,12 @@ impl ChannelRepository for PgChannelRepository {
         row.map(ChannelRow::into_domain).transpose()
     }
 
-    async fn create(&self, ws: WorkspaceId, new: &NewChannel) -> Result<Channel, CreateChannelError> {
+    async fn create(
+        &self,
+        ws: WorkspaceId,
+        new: &NewChannel,
+        audit: &AuditEntry,
+    ) -> Result<Channel, CreateChannelError> {
         let mut conn = self.db.conn().await.map_err(|e| CreateChannelError::Unknown(repo(e)))?;
         let result = conn
             .transaction::<_, TxError, _>(|conn| {
@@ -168,6 +174,7 @@ impl ChannelRepository for PgChannelRepository {
                         .into_domain()
                         .map_err(|e| TxError::Db(diesel::result::Error::QueryBuilderError(e.0.into())))?;
                     outbox::record(conn, ws, EventType::ChannelCreated, &channel_json(&channel)).await?;
+                    crate::audit::write(conn, std::slice::from_ref(audit), Some(channel.id.0)).await?;
                     Ok(channel)
                 }
                 .scope_boxed()
@@ -188,6 +195,7 @@ impl ChannelRepository for PgChannelRepository {
         ws: WorkspaceId,
         id: ChannelId,
         change: &ChannelChange,
+        audit: &[AuditEntry],
     ) -> Result<Channel, UpdateChannelError> {
         let mut conn = self.db.conn().await.map_err(|e| UpdateChannelError::Unknown(repo(e)))?;
         let result = conn
@@ -232,6 +240,7 @@ impl ChannelRepository for PgChannelRepository {
                         .into_domain()
                         .map_err(|e| TxError::Db(diesel::result::Error::QueryBuilderError(e.0.into())))?;
                     outbox::record(conn, ws, EventType::ChannelUpdated, &channel_json(&channel)).await?;
+                    crate::audit::write(conn, audit, None).await?;
                     Ok(channel)
                 }
                 .scope_boxed()

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use domain::audit::{AuditAction, AuditEntry};
 use domain::auth::TokenDigest;
 use domain::common::page::{Page, PageRequest};
 use domain::common::ports::PasswordHash;
@@ -132,7 +133,9 @@ impl MemberRepository for PgMemberRepository {
         ws: WorkspaceId,
         user: UserId,
         change: &MemberChange,
+        audit: &[AuditEntry],
     ) -> Result<MemberProfile, ChangeMemberError> {
+        let audit = audit.to_vec();
         let mut conn = self.db.conn().await.map_err(|e| ChangeMemberError::Unknown(repo(e)))?;
         let row = conn
             .transaction::<_, TxError, _>(|conn| {
@@ -174,6 +177,17 @@ impl MemberRepository for PgMemberRepository {
                             .execute(conn)
                             .await?;
                     }
+                    let records: Vec<AuditEntry> = audit
+                        .iter()
+                        .map(|e| {
+                            if e.action == AuditAction::MemberRoleChanged {
+                                crate::audit::with_detail(e, "previous_role", current.3.clone())
+                            } else {
+                                e.clone()
+                            }
+                        })
+                        .collect();
+                    crate::audit::write(conn, &records, None).await?;
                     load(conn, ws, user).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))
                 }
                 .scope_boxed()
@@ -207,9 +221,10 @@ impl MemberRepository for PgMemberRepository {
         Ok(Page { data, next_cursor: page.next_cursor })
     }
 
-    async fn add(&self, new: &NewMember) -> Result<AddedRow, AddMemberError> {
+    async fn add(&self, new: &NewMember, audit: &AuditEntry) -> Result<AddedRow, AddMemberError> {
         let mut conn = self.db.conn().await.map_err(|e| AddMemberError::Unknown(repo(e)))?;
         let new = new.clone();
+        let audit = audit.clone();
         let r = conn
             .transaction::<_, AddTxError, _>(|conn| {
                 async move {
@@ -259,6 +274,8 @@ impl MemberRepository for PgMemberRepository {
                             .execute(conn)
                             .await?;
                     }
+                    let record = crate::audit::with_detail(&audit, "invited", invited);
+                    crate::audit::write(conn, &[record], Some(user_id)).await?;
                     let row = load(conn, new.workspace_id, UserId(user_id))
                         .await?
                         .ok_or(AddTxError::Db(diesel::result::Error::NotFound))?;
@@ -324,7 +341,8 @@ impl MemberRepository for PgMemberRepository {
         .map_err(repo)
     }
 
-    async fn remove(&self, ws: WorkspaceId, user: UserId) -> Result<(), ChangeMemberError> {
+    async fn remove(&self, ws: WorkspaceId, user: UserId, audit: &AuditEntry) -> Result<(), ChangeMemberError> {
+        let audit = audit.clone();
         let mut conn = self.db.conn().await.map_err(|e| ChangeMemberError::Unknown(repo(e)))?;
         let r = conn
             .transaction::<_, TxError, _>(|conn| {
@@ -335,6 +353,8 @@ impl MemberRepository for PgMemberRepository {
                         return Err(TxError::Change(ChangeMemberError::LastAdmin));
                     }
                     diesel::delete(workspace_members::table.find((ws.0, user.0))).execute(conn).await?;
+                    let record = crate::audit::with_detail(&audit, "email", current.1.clone());
+                    crate::audit::write(conn, &[record], None).await?;
                     Ok(())
                 }
                 .scope_boxed()

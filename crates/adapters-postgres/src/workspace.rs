@@ -130,14 +130,37 @@ impl WorkspaceRepository for PgWorkspaceRepository {
         })
     }
 
-    async fn set_plan(&self, id: WorkspaceId, plan: PlanTier) -> Result<Workspace, SetPlanError> {
+    async fn set_plan(
+        &self,
+        id: WorkspaceId,
+        plan: PlanTier,
+        audit: &domain::audit::AuditEntry,
+    ) -> Result<Workspace, SetPlanError> {
         let mut conn = self.db.conn().await.map_err(|e| SetPlanError::Unknown(repo(e)))?;
-        let row: Option<WorkspaceRow> = diesel::update(workspaces::table.find(id.0))
-            .set((workspaces::plan.eq(plan.as_str()), workspaces::updated_at.eq(diesel::dsl::now)))
-            .returning(WorkspaceRow::as_returning())
-            .get_result(&mut conn)
+        let audit = audit.clone();
+        let row: Option<WorkspaceRow> = conn
+            .transaction::<_, diesel::result::Error, _>(|conn| {
+                async move {
+                    let before: Option<String> = workspaces::table
+                        .find(id.0)
+                        .select(workspaces::plan)
+                        .for_update()
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    let Some(before) = before else { return Ok(None) };
+                    let row: WorkspaceRow = diesel::update(workspaces::table.find(id.0))
+                        .set((workspaces::plan.eq(plan.as_str()), workspaces::updated_at.eq(diesel::dsl::now)))
+                        .returning(WorkspaceRow::as_returning())
+                        .get_result(conn)
+                        .await?;
+                    let record = crate::audit::with_detail(&audit, "previous_plan", before);
+                    crate::audit::write(conn, &[record], None).await?;
+                    Ok(Some(row))
+                }
+                .scope_boxed()
+            })
             .await
-            .optional()
             .map_err(|e| SetPlanError::Unknown(repo(e)))?;
         row.ok_or(SetPlanError::NotFound(id))?.into_domain().map_err(SetPlanError::Unknown)
     }

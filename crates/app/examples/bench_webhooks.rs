@@ -123,11 +123,15 @@ async fn main() -> anyhow::Result<()> {
             events: vec!["message.created".into()],
             active: Some(true),
         };
-        let _ = service.create(throughput_ws, input).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        let _ = service
+            .create(throughput_ws, &domain::audit::AuditContext::cli(), input)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     service
         .create(
             latency_ws,
+            &domain::audit::AuditContext::cli(),
             DestinationInput {
                 url: format!("http://127.0.0.1:{port}/latency"),
                 platform: None,

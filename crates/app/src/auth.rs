@@ -42,6 +42,7 @@ pub fn auth_state(settings: &Settings, db: &Db) -> AuthState {
         },
         admitted: Arc::default(),
         member_windows: Arc::new(adapters_postgres::member_windows::PgMemberWindows::new(db.clone())),
+        audit: Arc::new(adapters_postgres::audit::PgAuditRepository::new(db.clone())),
     }
 }
 

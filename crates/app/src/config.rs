@@ -22,6 +22,8 @@ pub struct Settings {
     pub auth: AuthSettings,
     /// Outbound webhooks.
     pub webhooks: WebhookSettings,
+    /// The audit log.
+    pub audit: AuditSettings,
     /// The assistant's tools.
     pub co_admin: CoAdminSettings,
     /// Embeddings provider for hybrid documentation search.
@@ -149,6 +151,14 @@ pub struct WebhookSettings {
     pub retention_days: u64,
 }
 
+/// `audit.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditSettings {
+    /// Audit records are kept this long, in days (1 to 36500); older ones are deleted.
+    pub retention_days: u32,
+}
+
 /// `co_admin.*`
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -260,6 +270,9 @@ lease_secs = 60
 retry_after_max_secs = 86400
 auto_disable_after_hours = 120
 retention_days = 30
+
+[audit]
+retention_days = 365
 
 [co_admin]
 compress_overview = false
@@ -397,6 +410,9 @@ impl Settings {
         }
         if w.retention_days == 0 {
             return bad("webhooks.retention_days", "must be at least 1");
+        }
+        if !(1..=36_500).contains(&self.audit.retention_days) {
+            return bad("audit.retention_days", "must be between 1 and 36500 (days)");
         }
         if parse_retry_schedule(&self.webhooks.retry_schedule).is_none() {
             return bad("webhooks.retry_schedule", "must be comma-separated whole seconds, such as 5,300,1800");

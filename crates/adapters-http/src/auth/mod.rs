@@ -69,6 +69,8 @@ pub struct AuthState {
     pub admitted: Arc<admitted::AdmittedKeys>,
     /// The members' rate-limit windows, counted by the assistant endpoints.
     pub member_windows: Arc<dyn domain::rate_limit::MemberWindows>,
+    /// The audit log (sign-ins are recorded).
+    pub audit: Arc<dyn domain::audit::AuditRepository>,
 }
 
 /// The credential behind a request.

@@ -2,6 +2,7 @@
 
 pub mod ai_agents;
 pub mod api_keys;
+pub mod audit_events;
 pub mod auth;
 pub mod channels;
 pub mod co_admin;

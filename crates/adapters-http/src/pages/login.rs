@@ -144,6 +144,7 @@ pub async fn submit(req: HttpRequest, state: web::Data<AppState>, form: FormData
         hasher: auth.hasher.as_ref(),
         clock: auth.clock.as_ref(),
         random: auth.random.as_ref(),
+        audit: auth.audit.as_ref(),
     };
     let attempt = LoginRequest {
         email: email.clone(),
@@ -151,6 +152,7 @@ pub async fn submit(req: HttpRequest, state: web::Data<AppState>, form: FormData
         workspace_id: None,
         // The connection's address, as the login API: forwarded-for headers are forgeable.
         client: req.peer_addr().map(|a| a.ip()),
+        context: crate::audit_context::RequestMeta::of(&req).anonymous(),
     };
     let mut view = LoginView { email, next: next.clone(), ..LoginView::default() };
     let mut retry = None;

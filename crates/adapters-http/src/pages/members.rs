@@ -86,7 +86,11 @@ pub async fn add(
         role: v.role.clone(),
         password: None,
     };
-    let status = match state.members.add(&s.access(), cmd).await {
+    let status = match state
+        .members
+        .add(&s.access(), &crate::audit_context::RequestMeta::of(&req).member(s.member.user_id, s.member.role), cmd)
+        .await
+    {
         Ok(added) => {
             let link = added.invitation.map(|i| super::invitation::url(&state.pages, &req, &i.token));
             v.invited = Some((added.profile.email.clone(), link.unwrap_or_default()));
@@ -123,6 +127,7 @@ pub async fn add(
 /// rules of the data.
 pub async fn change(
     s: Signed,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<(i64,)>,
     SessionForm(form): SessionForm,
@@ -137,7 +142,8 @@ pub async fn change(
     if change.is_empty() {
         return Err(PageError::BadRequest("choose a role, or deactivate or reactivate the member".into()));
     }
-    let done = state.members.update(&s.access(), UserId(path.0), &change).await;
+    let done =
+        state.members.update(&s.access(), &meta.member(s.member.user_id, s.member.role), UserId(path.0), &change).await;
     let message = match done {
         Ok(p) if active == Some(false) => format!("{} was deactivated.", p.email),
         Ok(p) if active == Some(true) => format!("{} was reactivated.", p.email),

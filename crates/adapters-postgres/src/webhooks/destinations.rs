@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use domain::audit::AuditEntry;
 use domain::common::page::{Page, PageRequest};
 use domain::webhooks::{
     Delivery, DeliveryId, DestinationChange, DestinationId, NewDestination, StoredSecrets, WebhookDestination,
@@ -74,19 +75,35 @@ struct ChangeRow<'a> {
 
 #[async_trait]
 impl WebhookRepository for PgWebhookRepository {
-    async fn insert(&self, ws: WorkspaceId, new: &NewDestination) -> Result<WebhookDestination, RepoError> {
+    async fn insert(
+        &self,
+        ws: WorkspaceId,
+        new: &NewDestination,
+        audit: &AuditEntry,
+    ) -> Result<WebhookDestination, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let row: DestinationRow = diesel::insert_into(webhook_destinations::table)
-            .values((
-                webhook_destinations::workspace_id.eq(ws.0),
-                webhook_destinations::url.eq(&new.url),
-                webhook_destinations::platform.eq(&new.platform),
-                webhook_destinations::events.eq(&new.events),
-                webhook_destinations::active.eq(new.active),
-                webhook_destinations::secret_encrypted.eq(&new.secret_sealed),
-            ))
-            .returning(DestinationRow::as_returning())
-            .get_result(&mut conn)
+        let new = new.clone();
+        let audit = audit.clone();
+        let row: DestinationRow = conn
+            .transaction::<_, diesel::result::Error, _>(|conn| {
+                async move {
+                    let row: DestinationRow = diesel::insert_into(webhook_destinations::table)
+                        .values((
+                            webhook_destinations::workspace_id.eq(ws.0),
+                            webhook_destinations::url.eq(&new.url),
+                            webhook_destinations::platform.eq(&new.platform),
+                            webhook_destinations::events.eq(&new.events),
+                            webhook_destinations::active.eq(new.active),
+                            webhook_destinations::secret_encrypted.eq(&new.secret_sealed),
+                        ))
+                        .returning(DestinationRow::as_returning())
+                        .get_result(conn)
+                        .await?;
+                    crate::audit::write(conn, &[audit], Some(row.id)).await?;
+                    Ok(row)
+                }
+                .scope_boxed()
+            })
             .await
             .map_err(repo)?;
         Ok(row.into())
@@ -125,8 +142,10 @@ impl WebhookRepository for PgWebhookRepository {
         id: DestinationId,
         change: &DestinationChange,
         now: OffsetDateTime,
+        audit: &AuditEntry,
     ) -> Result<Option<WebhookDestination>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
+        let audit = audit.clone();
         let row = conn
             .transaction::<_, diesel::result::Error, _>(|conn| {
                 async move {
@@ -177,6 +196,7 @@ impl WebhookRepository for PgWebhookRepository {
                         }
                         _ => {}
                     }
+                    crate::audit::write(conn, &[audit], None).await?;
                     // Re-read: the reactivation branch changed the deactivation note.
                     let row = if change.active.is_some() && change.active != Some(was_active) {
                         target.select(DestinationRow::as_select()).first(conn).await?
@@ -192,32 +212,60 @@ impl WebhookRepository for PgWebhookRepository {
         Ok(row.map(Into::into))
     }
 
-    async fn delete(&self, ws: WorkspaceId, id: DestinationId) -> Result<bool, RepoError> {
+    async fn delete(&self, ws: WorkspaceId, id: DestinationId, audit: &AuditEntry) -> Result<bool, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let n = diesel::delete(
-            webhook_destinations::table
-                .filter(webhook_destinations::workspace_id.eq(ws.0))
-                .filter(webhook_destinations::id.eq(id.0)),
-        )
-        .execute(&mut conn)
+        let audit = audit.clone();
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                let url: Option<String> = diesel::delete(
+                    webhook_destinations::table
+                        .filter(webhook_destinations::workspace_id.eq(ws.0))
+                        .filter(webhook_destinations::id.eq(id.0)),
+                )
+                .returning(webhook_destinations::url)
+                .get_result(conn)
+                .await
+                .optional()?;
+                let Some(url) = url else { return Ok(false) };
+                crate::audit::write(conn, &[crate::audit::with_detail(&audit, "url", url)], None).await?;
+                Ok(true)
+            }
+            .scope_boxed()
+        })
         .await
-        .map_err(repo)?;
-        Ok(n > 0)
+        .map_err(repo)
     }
 
-    async fn secrets(&self, ws: WorkspaceId, id: DestinationId) -> Result<Option<StoredSecrets>, RepoError> {
+    async fn secrets<'a>(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        audit: Option<&'a AuditEntry>,
+    ) -> Result<Option<StoredSecrets>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let row: Option<(Vec<u8>, Option<Vec<u8>>, Option<OffsetDateTime>)> = webhook_destinations::table
-            .filter(webhook_destinations::workspace_id.eq(ws.0))
-            .filter(webhook_destinations::id.eq(id.0))
-            .select((
-                webhook_destinations::secret_encrypted,
-                webhook_destinations::previous_secret_encrypted,
-                webhook_destinations::previous_secret_expires_at,
-            ))
-            .first(&mut conn)
+        let audit = audit.cloned();
+        let row: Option<(Vec<u8>, Option<Vec<u8>>, Option<OffsetDateTime>)> = conn
+            .transaction::<_, diesel::result::Error, _>(|conn| {
+                async move {
+                    let row = webhook_destinations::table
+                        .filter(webhook_destinations::workspace_id.eq(ws.0))
+                        .filter(webhook_destinations::id.eq(id.0))
+                        .select((
+                            webhook_destinations::secret_encrypted,
+                            webhook_destinations::previous_secret_encrypted,
+                            webhook_destinations::previous_secret_expires_at,
+                        ))
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    if let (Some(_), Some(audit)) = (&row, audit) {
+                        crate::audit::write(conn, &[audit], None).await?;
+                    }
+                    Ok(row)
+                }
+                .scope_boxed()
+            })
             .await
-            .optional()
             .map_err(repo)?;
         Ok(row.map(|(current, prev, until)| StoredSecrets { current, previous: prev.zip(until) }))
     }
@@ -229,25 +277,39 @@ impl WebhookRepository for PgWebhookRepository {
         new_sealed: &[u8],
         previous_until: OffsetDateTime,
         now: OffsetDateTime,
+        audit: &AuditEntry,
     ) -> Result<bool, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        // One statement: the old current secret becomes the previous one (a second rotation
-        // within the overlap drops the oldest, which is what a rotation after a leak wants).
-        let n = diesel::update(
-            webhook_destinations::table
-                .filter(webhook_destinations::workspace_id.eq(ws.0))
-                .filter(webhook_destinations::id.eq(id.0)),
-        )
-        .set((
-            webhook_destinations::previous_secret_encrypted.eq(webhook_destinations::secret_encrypted.nullable()),
-            webhook_destinations::previous_secret_expires_at.eq(previous_until),
-            webhook_destinations::secret_encrypted.eq(new_sealed),
-            webhook_destinations::updated_at.eq(now),
-        ))
-        .execute(&mut conn)
+        let audit = audit.clone();
+        let new_sealed = new_sealed.to_vec();
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                // One statement: the old current secret becomes the previous one (a second
+                // rotation within the overlap drops the oldest, which is what a rotation after a
+                // leak wants).
+                let n = diesel::update(
+                    webhook_destinations::table
+                        .filter(webhook_destinations::workspace_id.eq(ws.0))
+                        .filter(webhook_destinations::id.eq(id.0)),
+                )
+                .set((
+                    webhook_destinations::previous_secret_encrypted
+                        .eq(webhook_destinations::secret_encrypted.nullable()),
+                    webhook_destinations::previous_secret_expires_at.eq(previous_until),
+                    webhook_destinations::secret_encrypted.eq(&new_sealed),
+                    webhook_destinations::updated_at.eq(now),
+                ))
+                .execute(conn)
+                .await?;
+                if n > 0 {
+                    crate::audit::write(conn, &[audit], None).await?;
+                }
+                Ok(n > 0)
+            }
+            .scope_boxed()
+        })
         .await
-        .map_err(repo)?;
-        Ok(n > 0)
+        .map_err(repo)
     }
 
     async fn deliveries(

@@ -483,15 +483,24 @@ async fn record_tx(
         let ids: Vec<i64> = disable.iter().map(|d| d.0).collect();
         let reasons: Vec<&str> = disable.iter().map(|d| d.1.as_str()).collect();
         let at: Vec<OffsetDateTime> = disable.iter().map(|d| d.2).collect();
+        // Each deactivation is recorded in its workspace's audit log, by `system`, in this
+        // transaction.
         diesel::sql_query(
-            "UPDATE webhook_destinations w
-             SET active = false, disabled_reason = v.reason, disabled_at = v.at, updated_at = v.at
-             FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS v(id, reason, at)
-             WHERE w.id = v.id AND w.active",
+            "WITH d AS (
+               UPDATE webhook_destinations w
+               SET active = false, disabled_reason = v.reason, disabled_at = v.at, updated_at = v.at
+               FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS v(id, reason, at)
+               WHERE w.id = v.id AND w.active
+               RETURNING w.id, w.workspace_id, v.reason
+             )
+             INSERT INTO audit_events (workspace_id, action, actor_type, actor_label, target_type, target_id, details)
+             SELECT d.workspace_id, $4, 'system', 'wms', 'webhook', d.id, jsonb_build_object('reason', d.reason)
+             FROM d",
         )
         .bind::<Array<BigInt>, _>(&ids)
         .bind::<Array<Text>, _>(&reasons)
         .bind::<Array<Timestamptz>, _>(&at)
+        .bind::<Text, _>(domain::audit::AuditAction::WebhookDisabled.as_str())
         .execute(conn)
         .await?;
         let latest = at.iter().copied().max().unwrap_or_else(OffsetDateTime::now_utc);

@@ -93,9 +93,11 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     let server = crate::wiring::server(settings, &db, crate::wiring::state(settings, &db), listener)?;
     crate::wiring::stop_on_signal(&server);
     let clock = std::sync::Arc::new(crate::platform::SystemClock);
-    let workers = crate::webhooks::start(settings, crate::webhooks::engine(settings, &db, clock));
+    let workers = crate::webhooks::start(settings, crate::webhooks::engine(settings, &db, clock.clone()));
     let dispatchers = crate::connectors::start(settings, &db)?;
+    let audit_pruner = crate::retention::start(settings, &db, clock);
     let result = server.await.context("server failed");
+    audit_pruner.abort();
     let grace = Duration::from_secs(settings.http.shutdown_timeout_secs);
     tokio::join!(workers.stop(grace), dispatchers.stop(grace));
     result?;

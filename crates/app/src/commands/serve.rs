@@ -57,7 +57,9 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     crate::wiring::stop_on_signal(&server);
     let workers = crate::webhooks::start(&settings, crate::webhooks::engine(&settings, &db, Arc::new(SystemClock)));
     let dispatchers = crate::connectors::start(&settings, &db)?;
+    let audit_pruner = crate::retention::start(&settings, &db, Arc::new(SystemClock));
     let result = server.await.context("server failed");
+    audit_pruner.abort();
     // The server has stopped taking requests (SIGTERM or SIGINT); let deliveries in flight finish.
     let grace = Duration::from_secs(settings.http.shutdown_timeout_secs);
     tokio::join!(workers.stop(grace), dispatchers.stop(grace));

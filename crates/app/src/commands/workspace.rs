@@ -41,10 +41,13 @@ pub(super) async fn create(settings: Settings, args: CreateWorkspaceArgs) -> Res
 pub(super) async fn set_plan(settings: Settings, args: SetPlanArgs) -> Result<(), CommandError> {
     let (db, _) = super::connect_for_command(&settings).await?;
     let repo = PgWorkspaceRepository::new(db);
-    let ws = repo.set_plan(WorkspaceId(args.workspace_id), args.plan).await.map_err(|e| match e {
-        SetPlanError::NotFound(id) => anyhow::anyhow!("no workspace with id {id}"),
-        SetPlanError::Unknown(e) => e.0,
-    })?;
+    let audit = domain::audit::AuditContext::cli();
+    let ws = domain::workspace::set_plan(&repo, &audit, WorkspaceId(args.workspace_id), args.plan).await.map_err(
+        |e| match e {
+            SetPlanError::NotFound(id) => anyhow::anyhow!("no workspace with id {id}"),
+            SetPlanError::Unknown(e) => e.0,
+        },
+    )?;
     println!("workspace {} is now on the {} plan", ws.id, ws.plan);
     Ok(())
 }
@@ -60,16 +63,19 @@ pub(super) async fn add_member(settings: Settings, args: AddMemberArgs) -> Resul
         .ok_or_else(|| anyhow::anyhow!("no workspace with id {}", args.workspace_id))?;
     let members = crate::wiring::members_service(&db);
     let cmd = AddMember { email: args.email, name: args.name, role: args.role, password: args.password };
-    let added = members.add(&Caller::operator(ws.id, ws.plan), cmd).await.map_err(|e| match e {
-        AddMemberFailure::Invalid(v) => {
-            let lines: Vec<String> = v.0.iter().map(|f| format!("--{}: {}", f.field, f.message)).collect();
-            CommandError::Usage(format!("invalid arguments:\n  {}", lines.join("\n  ")))
-        }
-        AddMemberFailure::AlreadyMember(email) => {
-            CommandError::Failed(anyhow::anyhow!("{email} is already a member of workspace {}", ws.id))
-        }
-        AddMemberFailure::Unknown(e) => CommandError::Failed(e.0),
-    })?;
+    let added = members
+        .add(&Caller::operator(ws.id, ws.plan), &domain::audit::AuditContext::cli(), cmd)
+        .await
+        .map_err(|e| match e {
+            AddMemberFailure::Invalid(v) => {
+                let lines: Vec<String> = v.0.iter().map(|f| format!("--{}: {}", f.field, f.message)).collect();
+                CommandError::Usage(format!("invalid arguments:\n  {}", lines.join("\n  ")))
+            }
+            AddMemberFailure::AlreadyMember(email) => {
+                CommandError::Failed(anyhow::anyhow!("{email} is already a member of workspace {}", ws.id))
+            }
+            AddMemberFailure::Unknown(e) => CommandError::Failed(e.0),
+        })?;
     let url = added.invitation.as_ref().map(|i| format!("{}/invitations/{}", public_origin(&settings), i.token));
     if args.json {
         println!("{}", serde_json::json!({ "user_id": added.profile.user_id.0, "invitation_url": url }));

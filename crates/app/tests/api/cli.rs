@@ -81,6 +81,8 @@ fn invalid_settings_exit_2_naming_the_setting() {
         ("WMS__WEBHOOKS__RETRY_SCHEDULE", "5,soon", "webhooks.retry_schedule"),
         ("WMS__WEBHOOKS__ALLOWED_SUBNETS", "10.0.0.0/99", "webhooks.allowed_subnets"),
         ("WMS__CO_ADMIN__COMPRESS_OVERVIEW", "maybe", "co_admin.compress_overview"),
+        ("WMS__AUDIT__RETENTION_DAYS", "0", "audit.retention_days"),
+        ("WMS__AUDIT__RETENTION_DAYS", "forever", "audit.retention_days"),
         ("WMS__SECRETS__ENCRYPTION_KEY", "c2hvcnQ=", "secrets.encryption_key"),
         ("DATABASE_URL", "mysql://x", "database.url"),
     ] {

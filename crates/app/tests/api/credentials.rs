@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use diesel_async::RunQueryDsl;
-use domain::workspace::{PlanTier, WorkspaceId, WorkspaceRepository};
+use domain::workspace::{PlanTier, WorkspaceId};
 use serde_json::{json, Value};
 
 use crate::helpers::{TestApp, TestWorkspace};
@@ -67,7 +67,8 @@ pub async fn sql_bool(app: &TestApp, query: &str) -> bool {
 
 /// Changes the workspace's plan.
 pub async fn set_plan(app: &TestApp, ws: i64, plan: PlanTier) {
-    adapters_postgres::PgWorkspaceRepository::new(app.db.clone()).set_plan(WorkspaceId(ws), plan).await.expect("plan");
+    let repo = adapters_postgres::PgWorkspaceRepository::new(app.db.clone());
+    domain::workspace::set_plan(&repo, &domain::audit::AuditContext::cli(), WorkspaceId(ws), plan).await.expect("plan");
 }
 
 /// `POST /api/workspaces/{ws}/api-keys` with a bearer token.

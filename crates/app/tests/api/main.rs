@@ -13,6 +13,7 @@ mod assistant_endpoints;
 mod assistant_helpers;
 mod assistant_mcp;
 mod assistant_overview;
+mod audit;
 mod auth;
 mod cli;
 mod connectors;

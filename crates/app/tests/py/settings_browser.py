@@ -38,6 +38,8 @@ ARGS = [
 ]
 
 foreign = []
+# Console errors a step causes on purpose (the browser logs every 4xx page it loads).
+expected_errors = []
 step_name = "start"
 
 
@@ -54,6 +56,18 @@ def shot(page, name, full_page=True):
 
 def api_status(path, key):
     req = urllib.request.Request(BASE + path, headers={"Authorization": f"Bearer {key}"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as res:
+            return res.status, json.loads(res.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def api_post(path, body, token=None):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(BASE + path, data=json.dumps(body).encode(), headers=headers, method="POST")
     try:
         with urllib.request.urlopen(req, timeout=10) as res:
             return res.status, json.loads(res.read() or b"null")
@@ -208,6 +222,21 @@ def run(page):
     page.wait_for_url(re.compile(r".*/docs/analytics-messenger-instagram$"))
     expect(page.get_by_role("heading", name="Where Meta shows Messenger insights")).to_be_visible()
 
+    step("the audit log shows what was done, filtered by action")
+    page.goto(BASE + "/settings/workspace/audit-log")
+    expect(page.get_by_role("heading", name="Audit log", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="Audit log")).to_have_attribute("aria-current", "page")
+    for action in ["user.signed_in", "api_key.created", "api_key.revoked", "api_key.deleted", "webhook.created",
+                   "webhook.secret_viewed", "webhook.updated"]:
+        expect(page.locator("tbody td code", has_text=action).first).to_be_visible()
+    assert key not in page.content() and secret not in page.content(), "a secret in the audit log"
+    page.get_by_label("Action").select_option("api_key.created")
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_url(re.compile(r".*action=api_key\.created.*"))
+    expect(page.locator("tbody tr")).to_have_count(1)
+    expect(page.locator("tbody tr")).to_contain_text("browser-test")
+    shot(page, "audit-log")
+
     step("sign out")
     page.goto(BASE + "/analytics")
     page.get_by_role("button", name="Sign out").click()
@@ -235,6 +264,33 @@ def run(page):
     expect(page.locator("article.doc h1")).to_be_visible()
     shot(page, "docs", full_page=False)
 
+    step("invite a member through the API and accept in the browser")
+    status, body = api_post("/v1/auth/login", {"email": EMAIL, "password": PASSWORD})
+    assert status == 200, (status, body)
+    status, body = api_post(
+        "/v1/users", {"email": "invitee@example.com", "name": "Invitee", "role": "agent"}, body["token"]
+    )
+    assert status == 201, (status, body)
+    link = body["invitation"]["url"]
+    assert link.startswith(BASE + "/invitations/wmsu_"), link
+    page.goto(link)
+    expect(page.get_by_role("heading", name="Choose your password")).to_be_visible()
+    shot(page, "invitation")
+    page.get_by_label("New password").fill("invitee password 123")
+    page.get_by_role("button", name="Set password and sign in").click()
+    # An agent lands on the first settings page an agent may use, signed in as the invitee.
+    page.wait_for_url(BASE + "/analytics")
+    expect(page.locator(".signout .user")).to_have_text("invitee@example.com")
+    expect(page.get_by_role("link", name="Members")).to_be_visible()
+    expect(page.get_by_role("link", name="Audit log")).to_have_count(0)
+
+    step("a used invitation link is refused with a clear page")
+    expected_errors.append("status of 410 (Gone)")
+    res = page.goto(link)
+    assert res.status == 410, res.status
+    expect(page.get_by_role("heading", name="This invitation link does not work")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text("used already")
+
 
 def main():
     with sync_playwright() as p:
@@ -256,6 +312,10 @@ def main():
             sys.exit(1)
         browser.close()
     assert not foreign, f"pages loaded from other hosts: {foreign}"
+    for expected in expected_errors:
+        match = next((e for e in errors if expected in e), None)
+        assert match, f"expected a console error with {expected!r}: {errors}"
+        errors.remove(match)
     assert not errors, f"script or console errors: {errors}"
     print(json.dumps({"ok": True}), flush=True)
 

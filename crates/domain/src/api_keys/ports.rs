@@ -5,6 +5,7 @@ use time::OffsetDateTime;
 
 use super::model::{ApiKey, ApiKeyId, ApiKeyName};
 use crate::access::ScopeSet;
+use crate::audit::AuditEntry;
 use crate::auth::TokenDigest;
 use crate::common::error::RepoError;
 use crate::common::page::{Page, PageRequest};
@@ -41,23 +42,32 @@ pub trait ApiKeyRepository: Send + Sync {
     /// Infrastructure failures only.
     async fn list(&self, ws: WorkspaceId, page: PageRequest) -> Result<Page<ApiKey>, RepoError>;
 
-    /// Stores a new key.
+    /// Stores a new key and, in the same transaction, `audit` (its target id left to the new
+    /// key's).
     ///
     /// # Errors
     /// Infrastructure failures only (a digest collision of 256 random bits is not a case).
-    async fn insert(&self, new: &NewApiKey) -> Result<ApiKey, RepoError>;
+    async fn insert(&self, new: &NewApiKey, audit: &AuditEntry) -> Result<ApiKey, RepoError>;
 
     /// Marks the key revoked at `at` unless it already is (the first revocation time is kept);
     /// `None` when the workspace has no such key. The change is visible to the next request on
-    /// every instance: nothing caches keys.
+    /// every instance: nothing caches keys. `audit` is stored with the change, only when the key
+    /// was not revoked already.
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn revoke(&self, ws: WorkspaceId, id: ApiKeyId, at: OffsetDateTime) -> Result<Option<ApiKey>, RepoError>;
+    async fn revoke(
+        &self,
+        ws: WorkspaceId,
+        id: ApiKeyId,
+        at: OffsetDateTime,
+        audit: &AuditEntry,
+    ) -> Result<Option<ApiKey>, RepoError>;
 
-    /// Removes the key and its rate-limit window; `false` when the workspace has no such key.
+    /// Removes the key and its rate-limit window, storing `audit` with the change; `false` when
+    /// the workspace has no such key.
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn delete(&self, ws: WorkspaceId, id: ApiKeyId) -> Result<bool, RepoError>;
+    async fn delete(&self, ws: WorkspaceId, id: ApiKeyId, audit: &AuditEntry) -> Result<bool, RepoError>;
 }

@@ -3,6 +3,7 @@
 use super::model::{ApiKey, ApiKeyId, ApiKeyName, CreatedApiKey, KeyExpiry};
 use super::ports::{ApiKeyRepository, NewApiKey};
 use crate::access::{authorize, Action, Actor, Caller, Denied, ScopeSet, Surface};
+use crate::audit::{AuditAction, AuditContext, AuditTarget};
 use crate::auth::{NewToken, TokenKind, WorkspaceMember};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
@@ -91,6 +92,7 @@ pub async fn create_api_key(
     clock: &dyn Clock,
     random: &dyn RandomSource,
     actor: &WorkspaceMember,
+    audit: &AuditContext,
     cmd: CreateApiKey,
 ) -> Result<CreatedApiKey, CreateApiKeyError> {
     match authorize(&caller(actor), Action::ApiKeysCreate) {
@@ -127,7 +129,19 @@ pub async fn create_api_key(
         created_by: actor.user_id,
         scopes,
     };
-    let key = repo.insert(&new).await?;
+    let entry = audit.entry(
+        actor.workspace_id,
+        AuditAction::ApiKeyCreated,
+        AuditTarget::api_key(None),
+        serde_json::json!({
+            "name": new.name.as_str(),
+            "masked_key": new.masked_key,
+            // A full-access key's scopes are all of them: not listed.
+            "scopes": (!new.scopes.is_full()).then(|| new.scopes.names()),
+            "full_access": new.scopes.is_full(),
+        }),
+    );
+    let key = repo.insert(&new, &entry).await?;
     Ok(CreatedApiKey { key, secret })
 }
 
@@ -155,12 +169,19 @@ pub async fn revoke_api_key(
     repo: &dyn ApiKeyRepository,
     clock: &dyn Clock,
     actor: &WorkspaceMember,
+    audit: &AuditContext,
     id: ApiKeyId,
 ) -> Result<ApiKey, ChangeApiKeyError> {
     if authorize(&caller(actor), Action::ApiKeysWrite).is_err() {
         return Err(ChangeApiKeyError::Forbidden);
     }
-    repo.revoke(actor.workspace_id, id, clock.now()).await?.ok_or(ChangeApiKeyError::NotFound(id))
+    let entry = audit.entry(
+        actor.workspace_id,
+        AuditAction::ApiKeyRevoked,
+        AuditTarget::api_key(Some(id.0)),
+        serde_json::json!({}),
+    );
+    repo.revoke(actor.workspace_id, id, clock.now(), &entry).await?.ok_or(ChangeApiKeyError::NotFound(id))
 }
 
 /// Deletes a key and its record (spec 3.1: from valid or revoked).
@@ -170,12 +191,19 @@ pub async fn revoke_api_key(
 pub async fn delete_api_key(
     repo: &dyn ApiKeyRepository,
     actor: &WorkspaceMember,
+    audit: &AuditContext,
     id: ApiKeyId,
 ) -> Result<(), ChangeApiKeyError> {
     if authorize(&caller(actor), Action::ApiKeysWrite).is_err() {
         return Err(ChangeApiKeyError::Forbidden);
     }
-    if repo.delete(actor.workspace_id, id).await? {
+    let entry = audit.entry(
+        actor.workspace_id,
+        AuditAction::ApiKeyDeleted,
+        AuditTarget::api_key(Some(id.0)),
+        serde_json::json!({}),
+    );
+    if repo.delete(actor.workspace_id, id, &entry).await? {
         Ok(())
     } else {
         Err(ChangeApiKeyError::NotFound(id))
@@ -240,20 +268,23 @@ mod tests {
     async fn create_stores_only_the_digest_and_mask_and_returns_the_key_once() {
         let mut repo = MockApiKeyRepository::new();
         repo.expect_insert()
-            .withf(|n| {
-                n.name.as_str() == "CI deploy"
+            .withf(|n, e| {
+                e.action == AuditAction::ApiKeyCreated
+                    && !e.details.to_string().contains("wmsk_5")
+                    && n.name.as_str() == "CI deploy"
                     && n.masked_key.starts_with("wmsk_…")
                     && n.expires_at == Some(datetime!(2026-12-01 0:00 UTC))
                     && n.workspace_id == WorkspaceId(7)
                     && n.created_by == UserId(3)
             })
             .times(1)
-            .returning(|n| Ok(stored(n)));
+            .returning(|n, _| Ok(stored(n)));
         let created = create_api_key(
             &repo,
             &clock(),
             &random(),
             &admin(PlanTier::Advanced),
+            &AuditContext::cli(),
             cmd(" CI deploy ", Some("2026-12-01T00:00:00Z")),
         )
         .await
@@ -267,8 +298,15 @@ mod tests {
     #[tokio::test]
     async fn create_below_advanced_is_plan_required() {
         for plan in [PlanTier::Free, PlanTier::Starter, PlanTier::Growth] {
-            let result =
-                create_api_key(&MockApiKeyRepository::new(), &clock(), &random(), &admin(plan), cmd("ci", None)).await;
+            let result = create_api_key(
+                &MockApiKeyRepository::new(),
+                &clock(),
+                &random(),
+                &admin(plan),
+                &AuditContext::cli(),
+                cmd("ci", None),
+            )
+            .await;
             assert!(
                 matches!(result, Err(CreateApiKeyError::PlanRequired { required: PlanTier::Advanced, current }) if current == plan)
             );
@@ -279,7 +317,7 @@ mod tests {
     async fn agents_cannot_manage_keys() {
         let repo = MockApiKeyRepository::new();
         assert!(matches!(
-            create_api_key(&repo, &clock(), &random(), &agent(), cmd("ci", None)).await,
+            create_api_key(&repo, &clock(), &random(), &agent(), &AuditContext::cli(), cmd("ci", None)).await,
             Err(CreateApiKeyError::Forbidden)
         ));
         assert!(matches!(
@@ -287,10 +325,13 @@ mod tests {
             Err(ListApiKeysError::Forbidden)
         ));
         assert!(matches!(
-            revoke_api_key(&repo, &clock(), &agent(), ApiKeyId(1)).await,
+            revoke_api_key(&repo, &clock(), &agent(), &AuditContext::cli(), ApiKeyId(1)).await,
             Err(ChangeApiKeyError::Forbidden)
         ));
-        assert!(matches!(delete_api_key(&repo, &agent(), ApiKeyId(1)).await, Err(ChangeApiKeyError::Forbidden)));
+        assert!(matches!(
+            delete_api_key(&repo, &agent(), &AuditContext::cli(), ApiKeyId(1)).await,
+            Err(ChangeApiKeyError::Forbidden)
+        ));
     }
 
     #[tokio::test]
@@ -300,6 +341,7 @@ mod tests {
             &clock(),
             &random(),
             &admin(PlanTier::Advanced),
+            &AuditContext::cli(),
             cmd("  ", Some("2026-11-20T11:59:59Z")),
         )
         .await;
@@ -311,8 +353,9 @@ mod tests {
     #[tokio::test]
     async fn revoke_stamps_the_clock_time_and_reports_unknown_keys() {
         let mut repo = MockApiKeyRepository::new();
-        repo.expect_revoke().withf(|ws, id, at| *ws == WorkspaceId(7) && *id == ApiKeyId(1) && *at == NOW).returning(
-            |_, _, at| {
+        repo.expect_revoke()
+            .withf(|ws, id, at, _| *ws == WorkspaceId(7) && *id == ApiKeyId(1) && *at == NOW)
+            .returning(|_, _, at, _| {
                 let new = NewApiKey {
                     workspace_id: WorkspaceId(7),
                     name: ApiKeyName::new("ci").expect("name"),
@@ -323,13 +366,14 @@ mod tests {
                     scopes: ScopeSet::full(),
                 };
                 Ok(Some(ApiKey { revoked_at: Some(at), ..stored(&new) }))
-            },
-        );
-        repo.expect_revoke().withf(|_, id, _| *id == ApiKeyId(2)).returning(|_, _, _| Ok(None));
-        let revoked = revoke_api_key(&repo, &clock(), &admin(PlanTier::Growth), ApiKeyId(1)).await.expect("revoked");
+            });
+        repo.expect_revoke().withf(|_, id, _, _| *id == ApiKeyId(2)).returning(|_, _, _, _| Ok(None));
+        let revoked = revoke_api_key(&repo, &clock(), &admin(PlanTier::Growth), &AuditContext::cli(), ApiKeyId(1))
+            .await
+            .expect("revoked");
         assert_eq!(revoked.state(NOW), ApiKeyState::Revoked);
         assert!(matches!(
-            revoke_api_key(&repo, &clock(), &admin(PlanTier::Advanced), ApiKeyId(2)).await,
+            revoke_api_key(&repo, &clock(), &admin(PlanTier::Advanced), &AuditContext::cli(), ApiKeyId(2)).await,
             Err(ChangeApiKeyError::NotFound(ApiKeyId(2)))
         ));
     }
@@ -337,11 +381,13 @@ mod tests {
     #[tokio::test]
     async fn delete_reports_unknown_keys() {
         let mut repo = MockApiKeyRepository::new();
-        repo.expect_delete().withf(|_, id| *id == ApiKeyId(1)).returning(|_, _| Ok(true));
-        repo.expect_delete().withf(|_, id| *id == ApiKeyId(2)).returning(|_, _| Ok(false));
-        assert!(delete_api_key(&repo, &admin(PlanTier::Free), ApiKeyId(1)).await.is_ok());
+        repo.expect_delete()
+            .withf(|_, id, e| *id == ApiKeyId(1) && e.action == AuditAction::ApiKeyDeleted)
+            .returning(|_, _, _| Ok(true));
+        repo.expect_delete().withf(|_, id, _| *id == ApiKeyId(2)).returning(|_, _, _| Ok(false));
+        assert!(delete_api_key(&repo, &admin(PlanTier::Free), &AuditContext::cli(), ApiKeyId(1)).await.is_ok());
         assert!(matches!(
-            delete_api_key(&repo, &admin(PlanTier::Advanced), ApiKeyId(2)).await,
+            delete_api_key(&repo, &admin(PlanTier::Advanced), &AuditContext::cli(), ApiKeyId(2)).await,
             Err(ChangeApiKeyError::NotFound(ApiKeyId(2)))
         ));
     }

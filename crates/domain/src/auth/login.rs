@@ -13,6 +13,7 @@ use super::ports::{
 use super::throttle::{ThrottlePolicy, ThrottleSubject};
 use super::token::{NewToken, TokenKind};
 use super::verify::{admitted, presented_token, AuthenticateError};
+use crate::audit::{ActorType, AuditAction, AuditActor, AuditContext, AuditRepository, AuditTarget};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
 use crate::common::ports::{Clock, PasswordHash, PasswordHasher, RandomSource};
 use crate::rate_limit::{RateLimitPolicy, RateLimitStatus};
@@ -30,6 +31,8 @@ pub struct LoginRequest {
     pub workspace_id: Option<WorkspaceId>,
     /// The client's address, for the throttle.
     pub client: Option<IpAddr>,
+    /// Where the attempt came from, for the audit log (its actor becomes the account's).
+    pub context: AuditContext,
 }
 
 impl std::fmt::Debug for LoginRequest {
@@ -69,6 +72,8 @@ pub struct LoginPorts<'a> {
     pub clock: &'a dyn Clock,
     /// The OS CSPRNG.
     pub random: &'a dyn RandomSource,
+    /// The audit log (`user.signed_in`, `user.sign_in_failed`).
+    pub audit: &'a dyn AuditRepository,
 }
 
 /// A successful sign-in.
@@ -114,6 +119,7 @@ pub enum LoginError {
 /// [`LoginError`].
 pub async fn login(ports: LoginPorts<'_>, settings: &LoginSettings, req: LoginRequest) -> Result<LoggedIn, LoginError> {
     let wanted = req.workspace_id;
+    let context = req.context.clone();
     let user = check_credentials(ports, settings, req).await?;
     let membership = choose_membership(ports.users.memberships(user.id).await?, wanted)?;
     let token = NewToken::generate(TokenKind::User, ports.random);
@@ -127,6 +133,7 @@ pub async fn login(ports: LoginPorts<'_>, settings: &LoginSettings, req: LoginRe
             expires_at,
         })
         .await?;
+    record_sign_in(ports.audit, &context, &user, membership.workspace_id).await?;
     Ok(LoggedIn { token, expires_at, membership, user })
 }
 
@@ -171,12 +178,66 @@ pub async fn check_credentials(
     // No stored password is longer than the maximum; a longer one is wrong, not truncated into a match.
     let too_long = req.password.chars().count() > Password::MAX;
     let verified = ports.hasher.verify(&Password::attempt(&req.password), hash).await;
-    let Some(user) = user.filter(|_| verified && !too_long) else {
-        // The reservation stays: it was the failure.
+    let Some(user) = user else { return Err(LoginError::InvalidCredentials) };
+    if !verified || too_long {
+        // The reservation stays: it was the failure. A wrong password for a known account goes
+        // into the log of each workspace it belongs to (or the one it asked for).
+        record_failure(ports, &req.context, &user, req.workspace_id).await?;
         return Err(LoginError::InvalidCredentials);
-    };
+    }
     ports.throttle.release(&pair, &clients).await?;
     Ok(user)
+}
+
+fn actor_of(user: &LoginUser) -> AuditActor {
+    AuditActor { kind: ActorType::User, id: Some(user.id.0), label: Some(user.email.clone()) }
+}
+
+/// Records `user.signed_in` in the workspace signed in to.
+///
+/// # Errors
+/// Infrastructure failures only.
+pub async fn record_sign_in(
+    audit: &dyn AuditRepository,
+    context: &AuditContext,
+    user: &LoginUser,
+    ws: WorkspaceId,
+) -> Result<(), RepoError> {
+    let entry = context.with_actor(actor_of(user)).entry(
+        ws,
+        AuditAction::UserSignedIn,
+        AuditTarget::user(Some(user.id.0)),
+        serde_json::json!({}),
+    );
+    audit.record(&[entry]).await
+}
+
+async fn record_failure(
+    ports: LoginPorts<'_>,
+    context: &AuditContext,
+    user: &LoginUser,
+    wanted: Option<WorkspaceId>,
+) -> Result<(), RepoError> {
+    let context = context.with_actor(actor_of(user));
+    let entries: Vec<_> = ports
+        .users
+        .memberships(user.id)
+        .await?
+        .into_iter()
+        .filter(|m| wanted.is_none_or(|w| w == m.workspace_id))
+        .map(|m| {
+            context.entry(
+                m.workspace_id,
+                AuditAction::UserSignInFailed,
+                AuditTarget::user(Some(user.id.0)),
+                serde_json::json!({ "reason": "wrong password" }),
+            )
+        })
+        .collect();
+    if entries.is_empty() {
+        return Ok(());
+    }
+    ports.audit.record(&entries).await
 }
 
 fn choose_membership(mut all: Vec<Membership>, wanted: Option<WorkspaceId>) -> Result<Membership, LoginError> {
@@ -261,6 +322,7 @@ mod tests {
         hasher: MockPasswordHasher,
         clock: MockClock,
         random: MockRandomSource,
+        audit: crate::audit::MockAuditRepository,
     }
 
     impl World {
@@ -278,6 +340,11 @@ mod tests {
                 hasher,
                 clock,
                 random,
+                audit: {
+                    let mut a = crate::audit::MockAuditRepository::new();
+                    a.expect_record().returning(|_| Ok(()));
+                    a
+                },
             }
         }
 
@@ -289,6 +356,7 @@ mod tests {
                 hasher: &self.hasher,
                 clock: &self.clock,
                 random: &self.random,
+                audit: &self.audit,
             }
         }
 
@@ -329,6 +397,7 @@ mod tests {
             password: password.into(),
             workspace_id: ws.map(WorkspaceId),
             client: Some("10.0.0.1".parse().expect("ip")),
+            context: AuditContext::system(),
         }
     }
 
@@ -384,6 +453,29 @@ mod tests {
         assert!(matches!(a, Err(LoginError::InvalidCredentials)));
         assert!(matches!(b, Err(LoginError::InvalidCredentials)));
         assert_eq!(verified.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_wrong_password_is_recorded_in_each_workspace_of_the_account_or_the_one_named() {
+        for (wanted, expected) in [(None, vec![3, 8]), (Some(8), vec![8])] {
+            let mut w = World::new().with_user(vec![member(3), member(8)]).with_clean_throttle();
+            w.audit = crate::audit::MockAuditRepository::new();
+            let want = expected.clone();
+            w.audit
+                .expect_record()
+                .times(1)
+                .withf(move |entries| {
+                    entries.iter().map(|e| e.workspace_id.0).collect::<Vec<_>>() == want
+                        && entries.iter().all(|e| {
+                            e.action == AuditAction::UserSignInFailed
+                                && e.context.actor.id == Some(4)
+                                && !e.details.to_string().contains("Guess#1234")
+                        })
+                })
+                .returning(|_| Ok(()));
+            let err = login(w.ports(), &settings(), req("ann@example.com", "Guess#1234", wanted)).await;
+            assert!(matches!(err, Err(LoginError::InvalidCredentials)));
+        }
     }
 
     #[tokio::test]

@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 
 use super::model::{Channel, ChannelChange, ChannelFilter, ChannelId, NewChannel};
+use crate::audit::AuditEntry;
 use crate::common::error::RepoError;
 use crate::common::page::{Page, PageRequest};
 use crate::workspace::WorkspaceId;
@@ -55,13 +56,19 @@ pub trait ChannelRepository: Send + Sync {
     /// Infrastructure failures only.
     async fn find(&self, ws: WorkspaceId, id: ChannelId) -> Result<Option<Channel>, RepoError>;
 
-    /// Stores a channel and records `channel.created` in the same transaction.
+    /// Stores a channel and records `channel.created` in the same transaction, with `audit`
+    /// (its target id left to the new channel's).
     ///
     /// # Errors
     /// [`CreateChannelError::Duplicate`] for an identifier already used by this type in the workspace.
-    async fn create(&self, ws: WorkspaceId, new: &NewChannel) -> Result<Channel, CreateChannelError>;
+    async fn create(
+        &self,
+        ws: WorkspaceId,
+        new: &NewChannel,
+        audit: &AuditEntry,
+    ) -> Result<Channel, CreateChannelError>;
 
-    /// Applies a change and records `channel.updated` in the same transaction.
+    /// Applies a change and records `channel.updated` and `audit` in the same transaction.
     ///
     /// # Errors
     /// [`UpdateChannelError`].
@@ -70,5 +77,6 @@ pub trait ChannelRepository: Send + Sync {
         ws: WorkspaceId,
         id: ChannelId,
         change: &ChannelChange,
+        audit: &[AuditEntry],
     ) -> Result<Channel, UpdateChannelError>;
 }

@@ -1,10 +1,12 @@
 //! Channel rules.
 
-use super::model::{ChannelChange, ChannelStatus, ChannelType, NewChannel, SealedCredentials};
+use super::model::{ChannelChange, ChannelId, ChannelStatus, ChannelType, NewChannel, SealedCredentials};
+use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
 use crate::common::error::{FieldError, ValidationErrors};
 use crate::common::ports::SecretCipher;
 use crate::common::text::bounded;
 use crate::connectors::{seal_credentials, verify_token_digest, ChannelCredentials};
+use crate::workspace::WorkspaceId;
 
 /// Raw input of a new channel.
 #[derive(Debug, Clone, Default)]
@@ -30,6 +32,43 @@ pub struct ChannelChangeInput {
     pub status: Option<String>,
     /// New credentials.
     pub credentials: Option<ChannelCredentials>,
+}
+
+/// The record of a new channel (the repository fills in its id); never its credentials.
+pub fn channel_created_entry(ws: WorkspaceId, audit: &AuditContext, new: &NewChannel) -> AuditEntry {
+    audit.entry(
+        ws,
+        AuditAction::ChannelCreated,
+        AuditTarget::channel(None),
+        serde_json::json!({
+            "channel_type": new.channel_type.as_str(),
+            "identifier": new.identifier,
+            "credentials": new.credentials.is_some(),
+        }),
+    )
+}
+
+/// The records of a change: `channel.updated` naming the changed fields, and
+/// `channel.credentials_changed` when the credentials were replaced (never their values).
+pub fn channel_change_entries(
+    ws: WorkspaceId,
+    audit: &AuditContext,
+    id: ChannelId,
+    change: &ChannelChange,
+) -> Vec<AuditEntry> {
+    let target = AuditTarget::channel(Some(id.0));
+    let fields: Vec<&str> = [("display_name", change.display_name.is_some()), ("status", change.status.is_some())]
+        .into_iter()
+        .filter_map(|(name, changed)| changed.then_some(name))
+        .collect();
+    let mut entries = Vec::new();
+    if !fields.is_empty() || change.credentials.is_none() {
+        entries.push(audit.entry(ws, AuditAction::ChannelUpdated, target, serde_json::json!({ "fields": fields })));
+    }
+    if change.credentials.is_some() {
+        entries.push(audit.entry(ws, AuditAction::ChannelCredentialsChanged, target, serde_json::json!({})));
+    }
+    entries
 }
 
 fn seal(

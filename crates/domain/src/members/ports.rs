@@ -7,6 +7,7 @@ use crate::common::error::RepoError;
 use time::OffsetDateTime;
 
 use super::service::AcceptedInvitation;
+use crate::audit::AuditEntry;
 use crate::auth::TokenDigest;
 use crate::common::page::{Page, PageRequest};
 use crate::common::ports::PasswordHash;
@@ -84,11 +85,11 @@ pub trait MemberRepository: Send + Sync {
     async fn list(&self, ws: WorkspaceId, page: PageRequest) -> Result<Page<MemberProfile>, RepoError>;
 
     /// Adds the person in one transaction: the account if new, the membership, and the
-    /// invitation when they have no password.
+    /// invitation when they have no password, and `audit` (its target id left to the user's).
     ///
     /// # Errors
     /// [`AddMemberError`].
-    async fn add(&self, new: &NewMember) -> Result<AddedRow, AddMemberError>;
+    async fn add(&self, new: &NewMember, audit: &AuditEntry) -> Result<AddedRow, AddMemberError>;
 
     /// Whether the invitation with this digest is unused and unexpired at `now`.
     ///
@@ -109,7 +110,8 @@ pub trait MemberRepository: Send + Sync {
     ) -> Result<Option<AcceptedInvitation>, RepoError>;
 
     /// Applies a change atomically; refuses one that leaves no active admin (checked under a
-    /// lock, so two concurrent demotions cannot both pass).
+    /// lock, so two concurrent demotions cannot both pass), storing `audit` with it (a role
+    /// change's record gains the `previous_role`).
     ///
     /// # Errors
     /// [`ChangeMemberError`].
@@ -118,12 +120,13 @@ pub trait MemberRepository: Send + Sync {
         ws: WorkspaceId,
         user: UserId,
         change: &MemberChange,
+        audit: &[AuditEntry],
     ) -> Result<MemberProfile, ChangeMemberError>;
 
     /// Removes the membership (the user keeps their other workspaces); refuses removing the last
-    /// active admin.
+    /// active admin. `audit` is stored with the change.
     ///
     /// # Errors
     /// [`ChangeMemberError`].
-    async fn remove(&self, ws: WorkspaceId, user: UserId) -> Result<(), ChangeMemberError>;
+    async fn remove(&self, ws: WorkspaceId, user: UserId, audit: &AuditEntry) -> Result<(), ChangeMemberError>;
 }

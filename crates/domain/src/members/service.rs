@@ -10,6 +10,7 @@ use time::{Duration, OffsetDateTime};
 use super::model::{MemberChange, MemberProfile};
 use super::ports::{AddMemberError, ChangeMemberError, MemberRepository, NewMember};
 use crate::access::{authorize, Action, Caller, Denied};
+use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
 use crate::auth::{NewToken, TokenDigest, TokenKind};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
@@ -145,7 +146,12 @@ impl MembersService {
     ///
     /// # Errors
     /// [`AddMemberFailure`].
-    pub async fn add(&self, caller: &Caller, cmd: AddMember) -> Result<AddedMember, AddMemberFailure> {
+    pub async fn add(
+        &self,
+        caller: &Caller,
+        audit: &AuditContext,
+        cmd: AddMember,
+    ) -> Result<AddedMember, AddMemberFailure> {
         let mut errors = ValidationErrors::default();
         let email = errors.check(Email::new("email", &cmd.email));
         let role = errors.check(cmd.role.parse::<Role>());
@@ -174,7 +180,13 @@ impl MembersService {
             invitation_digest: invite.digest(),
             invitation_expires_at: now + INVITATION_TTL,
         };
-        let added = self.repo.add(&new).await.map_err(|e| match e {
+        let entry = audit.entry(
+            caller.workspace_id,
+            AuditAction::MemberAdded,
+            AuditTarget::user(None),
+            serde_json::json!({ "email": email.as_str(), "role": role.as_str() }),
+        );
+        let added = self.repo.add(&new, &entry).await.map_err(|e| match e {
             AddMemberError::AlreadyMember => AddMemberFailure::AlreadyMember(email.as_str().to_owned()),
             AddMemberError::Unknown(e) => AddMemberFailure::Unknown(e),
         })?;
@@ -191,6 +203,7 @@ impl MembersService {
     pub async fn update(
         &self,
         caller: &Caller,
+        audit: &AuditContext,
         user: UserId,
         change: &MemberChange,
     ) -> Result<MemberProfile, ManageMemberError> {
@@ -203,7 +216,8 @@ impl MembersService {
         if !own {
             manage(caller)?;
         }
-        Ok(self.repo.update(caller.workspace_id, user, change).await?)
+        let entries = change_entries(caller, audit, user, change);
+        Ok(self.repo.update(caller.workspace_id, user, change, &entries).await?)
     }
 
     /// Removes a member from the workspace (their account and other workspaces stay). Nobody
@@ -211,12 +225,18 @@ impl MembersService {
     ///
     /// # Errors
     /// [`ManageMemberError`].
-    pub async fn remove(&self, caller: &Caller, user: UserId) -> Result<(), ManageMemberError> {
+    pub async fn remove(&self, caller: &Caller, audit: &AuditContext, user: UserId) -> Result<(), ManageMemberError> {
         manage(caller)?;
         if caller.member().is_some_and(|(me, _)| me == user) {
             return Err(ManageMemberError::Forbidden("nobody can remove themselves; ask another admin"));
         }
-        Ok(self.repo.remove(caller.workspace_id, user).await?)
+        let entry = audit.entry(
+            caller.workspace_id,
+            AuditAction::MemberRemoved,
+            AuditTarget::user(Some(user.0)),
+            serde_json::json!({}),
+        );
+        Ok(self.repo.remove(caller.workspace_id, user, &entry).await?)
     }
 
     /// Sets the password of an invited person and uses up the link.
@@ -255,6 +275,26 @@ impl MembersService {
 /// costs no query).
 fn invitation_digest(token: &str) -> Option<TokenDigest> {
     crate::auth::parse(token).ok().filter(|t| t.kind == TokenKind::User).map(|t| t.digest)
+}
+
+/// The records of a change: a new role, a deactivation or reactivation (a new name is not a
+/// privileged change).
+fn change_entries(caller: &Caller, audit: &AuditContext, user: UserId, change: &MemberChange) -> Vec<AuditEntry> {
+    let mut entries = Vec::new();
+    let target = AuditTarget::user(Some(user.0));
+    if let Some(role) = change.role {
+        entries.push(audit.entry(
+            caller.workspace_id,
+            AuditAction::MemberRoleChanged,
+            target,
+            serde_json::json!({ "role": role.as_str() }),
+        ));
+    }
+    if let Some(active) = change.active {
+        let action = if active { AuditAction::MemberReactivated } else { AuditAction::MemberDeactivated };
+        entries.push(audit.entry(caller.workspace_id, action, target, serde_json::json!({})));
+    }
+    entries
 }
 
 fn manage(caller: &Caller) -> Result<(), ManageMemberError> {
@@ -296,15 +336,18 @@ mod tests {
         let s = service(MockMemberRepository::new());
         let promote = MemberChange::new(None, Some("admin"), None).expect("valid");
         assert!(matches!(
-            s.update(&member(5, Role::Agent), UserId(5), &promote).await,
+            s.update(&member(5, Role::Agent), &AuditContext::cli(), UserId(5), &promote).await,
             Err(ManageMemberError::Forbidden(_))
         ));
         let rename = MemberChange::new(Some("X"), None, None).expect("valid");
         assert!(matches!(
-            s.update(&member(5, Role::Agent), UserId(1), &rename).await,
+            s.update(&member(5, Role::Agent), &AuditContext::cli(), UserId(1), &rename).await,
             Err(ManageMemberError::Forbidden(_))
         ));
-        assert!(matches!(s.remove(&member(5, Role::Agent), UserId(1)).await, Err(ManageMemberError::Forbidden(_))));
+        assert!(matches!(
+            s.remove(&member(5, Role::Agent), &AuditContext::cli(), UserId(1)).await,
+            Err(ManageMemberError::Forbidden(_))
+        ));
     }
 
     #[tokio::test]
@@ -312,16 +355,19 @@ mod tests {
         let s = service(MockMemberRepository::new());
         let demote = MemberChange::new(None, Some("agent"), None).expect("valid");
         assert!(matches!(
-            s.update(&member(1, Role::Admin), UserId(1), &demote).await,
+            s.update(&member(1, Role::Admin), &AuditContext::cli(), UserId(1), &demote).await,
             Err(ManageMemberError::Forbidden(_))
         ));
-        assert!(matches!(s.remove(&member(1, Role::Admin), UserId(1)).await, Err(ManageMemberError::Forbidden(_))));
+        assert!(matches!(
+            s.remove(&member(1, Role::Admin), &AuditContext::cli(), UserId(1)).await,
+            Err(ManageMemberError::Forbidden(_))
+        ));
     }
 
     #[tokio::test]
     async fn a_member_may_rename_themselves() {
         let mut repo = MockMemberRepository::new();
-        repo.expect_update().times(1).returning(|_, u, _| {
+        repo.expect_update().times(1).withf(|_, _, _, audit| audit.is_empty()).returning(|_, u, _, _| {
             Ok(MemberProfile {
                 user_id: u,
                 email: "a@b.io".into(),
@@ -332,7 +378,10 @@ mod tests {
             })
         });
         let rename = MemberChange::new(Some("New"), None, None).expect("valid");
-        let p = service(repo).update(&member(5, Role::Agent), UserId(5), &rename).await.expect("renamed");
+        let p = service(repo)
+            .update(&member(5, Role::Agent), &AuditContext::cli(), UserId(5), &rename)
+            .await
+            .expect("renamed");
         assert_eq!(p.name, "New");
     }
 
@@ -340,7 +389,9 @@ mod tests {
     async fn bad_input_names_every_field_and_stores_nothing() {
         let s = service(MockMemberRepository::new());
         let cmd = AddMember { email: "nope".into(), name: Some(String::new()), role: "owner".into(), password: None };
-        let Err(AddMemberFailure::Invalid(e)) = s.add(&member(1, Role::Admin), cmd).await else { panic!("invalid") };
+        let Err(AddMemberFailure::Invalid(e)) = s.add(&member(1, Role::Admin), &AuditContext::cli(), cmd).await else {
+            panic!("invalid")
+        };
         let fields: Vec<&str> = e.0.iter().map(|f| f.field.as_str()).collect();
         assert_eq!(fields, ["email", "role", "name"]);
     }

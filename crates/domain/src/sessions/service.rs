@@ -101,6 +101,7 @@ impl SessionService {
         req: LoginRequest,
     ) -> Result<SignedIn, LoginError> {
         let wanted = req.workspace_id;
+        let context = req.context.clone();
         let user = check_credentials(ports, settings, req).await?;
         let choices = self.repo.workspaces_of(user.id).await?;
         let workspace_id = match (wanted, choices.as_slice()) {
@@ -127,6 +128,10 @@ impl SessionService {
                 expires_at,
             })
             .await?;
+        // A member of several workspaces who has not picked one yet is recorded in none.
+        if let Some(ws) = workspace_id {
+            crate::auth::record_sign_in(ports.audit, &context, &user, ws).await?;
+        }
         Ok(SignedIn { secret, expires_at, workspace_id })
     }
 
@@ -252,6 +257,7 @@ mod tests {
         hasher: MockPasswordHasher,
         clock: MockClock,
         random: MockRandomSource,
+        audit: crate::audit::MockAuditRepository,
     }
 
     impl World {
@@ -271,10 +277,14 @@ mod tests {
                     password_hash: PasswordHash("$real".into()),
                 }))
             });
+            // A wrong password is recorded in the account's workspaces (none here).
+            users.expect_memberships().returning(|_| Ok(Vec::new()));
             let mut throttle = MockLoginThrottleStore::new();
             throttle.expect_reserve().returning(|_, _, _| Ok(None));
             throttle.expect_release().returning(|_, _| Ok(()));
-            Self { users, credentials: MockCredentialStore::new(), throttle, hasher, clock, random }
+            let mut audit = crate::audit::MockAuditRepository::new();
+            audit.expect_record().returning(|_| Ok(()));
+            Self { users, credentials: MockCredentialStore::new(), throttle, hasher, clock, random, audit }
         }
 
         fn ports(&self) -> LoginPorts<'_> {
@@ -285,6 +295,7 @@ mod tests {
                 hasher: &self.hasher,
                 clock: &self.clock,
                 random: &self.random,
+                audit: &self.audit,
             }
         }
     }
@@ -320,6 +331,7 @@ mod tests {
             password: password.into(),
             workspace_id: ws.map(WorkspaceId),
             client: None,
+            context: crate::audit::AuditContext::system(),
         }
     }
 

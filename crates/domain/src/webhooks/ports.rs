@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::model::{AttemptTrigger, Delivery, DeliveryId, DeliveryStatus, DestinationId, WebhookDestination};
+use crate::audit::AuditEntry;
 use crate::common::error::RepoError;
 use crate::common::page::{Page, PageRequest};
 use crate::workspace::WorkspaceId;
@@ -54,11 +55,16 @@ pub struct StoredSecrets {
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait WebhookRepository: Send + Sync {
-    /// Stores a destination.
+    /// Stores a destination and `audit` (its target id left to the new destination's).
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn insert(&self, ws: WorkspaceId, new: &NewDestination) -> Result<WebhookDestination, RepoError>;
+    async fn insert(
+        &self,
+        ws: WorkspaceId,
+        new: &NewDestination,
+        audit: &AuditEntry,
+    ) -> Result<WebhookDestination, RepoError>;
 
     /// One page of destinations, oldest first.
     ///
@@ -73,7 +79,7 @@ pub trait WebhookRepository: Send + Sync {
     async fn find(&self, ws: WorkspaceId, id: DestinationId) -> Result<Option<WebhookDestination>, RepoError>;
 
     /// Applies `change` at `now`; reactivation clears the deactivation note and resumes paused
-    /// deliveries, deactivation pauses pending ones.
+    /// deliveries, deactivation pauses pending ones. `audit` is stored with the change.
     ///
     /// # Errors
     /// Infrastructure failures only.
@@ -83,21 +89,28 @@ pub trait WebhookRepository: Send + Sync {
         id: DestinationId,
         change: &DestinationChange,
         now: OffsetDateTime,
+        audit: &AuditEntry,
     ) -> Result<Option<WebhookDestination>, RepoError>;
 
-    /// Deletes a destination with its deliveries; `false` when there was none.
+    /// Deletes a destination with its deliveries and stores `audit`; `false` when there was none.
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn delete(&self, ws: WorkspaceId, id: DestinationId) -> Result<bool, RepoError>;
+    async fn delete(&self, ws: WorkspaceId, id: DestinationId, audit: &AuditEntry) -> Result<bool, RepoError>;
 
-    /// The sealed secrets.
+    /// The sealed secrets; `audit` (a person viewing it) is stored when the destination exists.
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn secrets(&self, ws: WorkspaceId, id: DestinationId) -> Result<Option<StoredSecrets>, RepoError>;
+    async fn secrets<'a>(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        audit: Option<&'a AuditEntry>,
+    ) -> Result<Option<StoredSecrets>, RepoError>;
 
     /// Makes `new_sealed` the current secret; the old one keeps signing until `previous_until`.
+    /// `audit` is stored with the change.
     ///
     /// # Errors
     /// Infrastructure failures only.
@@ -108,6 +121,7 @@ pub trait WebhookRepository: Send + Sync {
         new_sealed: &[u8],
         previous_until: OffsetDateTime,
         now: OffsetDateTime,
+        audit: &AuditEntry,
     ) -> Result<bool, RepoError>;
 
     /// One page of the destination's deliveries, newest first, with their attempts; `None` when

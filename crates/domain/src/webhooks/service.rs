@@ -13,6 +13,7 @@ use super::payload::{envelope, test_data};
 use super::ports::{DestinationChange, HostResolver, ManualClaim, NewDestination, WebhookRepository};
 use super::signing::SigningSecret;
 use super::ssrf::{is_local_name, AddressPolicy};
+use crate::audit::{AuditAction, AuditContext, AuditTarget};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
 use crate::workspace::WorkspaceId;
@@ -89,6 +90,7 @@ impl WebhookService {
     pub async fn create(
         &self,
         ws: WorkspaceId,
+        audit: &AuditContext,
         input: DestinationInput,
     ) -> Result<(WebhookDestination, SigningSecret), WebhookError> {
         let mut errors = ValidationErrors::default();
@@ -112,7 +114,13 @@ impl WebhookService {
             active: input.active.unwrap_or(true),
             secret_sealed: self.engine.cipher.seal(secret.expose().as_bytes()),
         };
-        let created = self.repo.insert(ws, &new).await?;
+        let entry = audit.entry(
+            ws,
+            AuditAction::WebhookCreated,
+            AuditTarget::webhook(None),
+            serde_json::json!({ "url": new.url, "events": new.events, "active": new.active }),
+        );
+        let created = self.repo.insert(ws, &new, &entry).await?;
         Ok((created, secret))
     }
 
@@ -139,6 +147,7 @@ impl WebhookService {
     pub async fn update(
         &self,
         ws: WorkspaceId,
+        audit: &AuditContext,
         id: DestinationId,
         patch: DestinationPatch,
     ) -> Result<WebhookDestination, WebhookError> {
@@ -158,27 +167,51 @@ impl WebhookService {
         }
         errors.into_result()?;
         let now = self.engine.clock.now();
-        self.repo.update(ws, id, &change, now).await?.ok_or(WebhookError::NotFound)
+        let fields: Vec<&str> = [
+            ("url", change.url.is_some()),
+            ("platform", change.platform.is_some()),
+            ("events", change.events.is_some()),
+            ("active", change.active.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, changed)| changed.then_some(name))
+        .collect();
+        let entry = audit.entry(
+            ws,
+            AuditAction::WebhookUpdated,
+            AuditTarget::webhook(Some(id.0)),
+            serde_json::json!({ "fields": fields, "active": change.active }),
+        );
+        self.repo.update(ws, id, &change, now, &entry).await?.ok_or(WebhookError::NotFound)
     }
 
     /// Deletes a destination and its delivery log.
     ///
     /// # Errors
     /// [`WebhookError::NotFound`].
-    pub async fn delete(&self, ws: WorkspaceId, id: DestinationId) -> Result<(), WebhookError> {
-        if self.repo.delete(ws, id).await? {
+    pub async fn delete(&self, ws: WorkspaceId, audit: &AuditContext, id: DestinationId) -> Result<(), WebhookError> {
+        let entry =
+            audit.entry(ws, AuditAction::WebhookDeleted, AuditTarget::webhook(Some(id.0)), serde_json::json!({}));
+        if self.repo.delete(ws, id, &entry).await? {
             Ok(())
         } else {
             Err(WebhookError::NotFound)
         }
     }
 
-    /// The current signing secret.
+    /// The current signing secret (the viewing is recorded).
     ///
     /// # Errors
     /// [`WebhookError::NotFound`]; an infrastructure error when it cannot be decrypted.
-    pub async fn secret(&self, ws: WorkspaceId, id: DestinationId) -> Result<SigningSecret, WebhookError> {
-        let stored = self.repo.secrets(ws, id).await?.ok_or(WebhookError::NotFound)?;
+    pub async fn secret(
+        &self,
+        ws: WorkspaceId,
+        audit: &AuditContext,
+        id: DestinationId,
+    ) -> Result<SigningSecret, WebhookError> {
+        let entry =
+            audit.entry(ws, AuditAction::WebhookSecretViewed, AuditTarget::webhook(Some(id.0)), serde_json::json!({}));
+        let stored = self.repo.secrets(ws, id, Some(&entry)).await?.ok_or(WebhookError::NotFound)?;
         let plain = self.engine.cipher.open(&stored.current).map_err(RepoError)?;
         let text = String::from_utf8(plain).map_err(RepoError::new)?;
         SigningSecret::parse(&text).map_err(|e| WebhookError::Unknown(RepoError::new(e)))
@@ -188,11 +221,18 @@ impl WebhookService {
     ///
     /// # Errors
     /// [`WebhookError::NotFound`].
-    pub async fn rotate_secret(&self, ws: WorkspaceId, id: DestinationId) -> Result<SigningSecret, WebhookError> {
+    pub async fn rotate_secret(
+        &self,
+        ws: WorkspaceId,
+        audit: &AuditContext,
+        id: DestinationId,
+    ) -> Result<SigningSecret, WebhookError> {
         let secret = SigningSecret::generate(self.engine.random.as_ref());
         let sealed = self.engine.cipher.seal(secret.expose().as_bytes());
         let now = self.engine.clock.now();
-        if self.repo.rotate_secret(ws, id, &sealed, now + ROTATION_OVERLAP, now).await? {
+        let entry =
+            audit.entry(ws, AuditAction::WebhookSecretRotated, AuditTarget::webhook(Some(id.0)), serde_json::json!({}));
+        if self.repo.rotate_secret(ws, id, &sealed, now + ROTATION_OVERLAP, now, &entry).await? {
             Ok(secret)
         } else {
             Err(WebhookError::NotFound)
@@ -375,7 +415,7 @@ mod tests {
     #[tokio::test]
     async fn create_seals_a_fresh_secret_and_defaults_platform_and_active() {
         let mut repo = MockWebhookRepository::new();
-        repo.expect_insert().times(1).returning(|_, new| {
+        repo.expect_insert().times(1).returning(|_, new, _| {
             assert_eq!(new.platform, "custom");
             assert!(new.active);
             assert!(new.secret_sealed.starts_with(b"sealed:whsec_"));
@@ -383,7 +423,7 @@ mod tests {
         });
         let s = service(repo, resolver_to(&["93.184.215.14"]), &[]);
         let (d, secret) = s
-            .create(WorkspaceId(1), input("https://hooks.example.com/a", &["message.created"]))
+            .create(WorkspaceId(1), &AuditContext::system(), input("https://hooks.example.com/a", &["message.created"]))
             .await
             .expect("created");
         assert_eq!(d.url, "https://hooks.example.com/a");
@@ -395,7 +435,7 @@ mod tests {
         let s = service(MockWebhookRepository::new(), resolver_to(&[]), &[]);
         let mut i = input("ftp://x", &["message.created", "message.exploded"]);
         i.platform = Some(String::new());
-        let f = fields(s.create(WorkspaceId(1), i).await.expect_err("invalid"));
+        let f = fields(s.create(WorkspaceId(1), &AuditContext::system(), i).await.expect_err("invalid"));
         assert_eq!(f, ["url", "platform", "events[1]"]);
     }
 
@@ -406,7 +446,13 @@ mod tests {
         const METADATA: &[&str] = &["169.254.169.254"];
         for ips in [PRIVATE, MIXED, METADATA] {
             let s = service(MockWebhookRepository::new(), resolver_to(ips), &[]);
-            let err = s.create(WorkspaceId(1), input("https://internal.example.com/", &["thread.created"])).await;
+            let err = s
+                .create(
+                    WorkspaceId(1),
+                    &AuditContext::system(),
+                    input("https://internal.example.com/", &["thread.created"]),
+                )
+                .await;
             let Err(WebhookError::Invalid(v)) = err else { panic!("expected a refusal, got {err:?}") };
             assert_eq!(v.0.len(), 1);
             assert!(v.0[0].message.contains("private, loopback or otherwise reserved"), "{}", v.0[0].message);
@@ -420,33 +466,44 @@ mod tests {
     async fn names_resolving_to_loopback_are_refused_unless_allowed() {
         let s = service(MockWebhookRepository::new(), resolver_to(&["127.0.0.1"]), &[]);
         let f = fields(
-            s.create(WorkspaceId(1), input("https://sneaky.example.com/", &["thread.created"]))
+            s.create(
+                WorkspaceId(1),
+                &AuditContext::system(),
+                input("https://sneaky.example.com/", &["thread.created"]),
+            )
+            .await
+            .expect_err("refused"),
+        );
+        assert_eq!(f, ["url"]);
+        let f = fields(
+            s.create(WorkspaceId(1), &AuditContext::system(), input("https://localhost/", &["thread.created"]))
                 .await
                 .expect_err("refused"),
         );
         assert_eq!(f, ["url"]);
         let f = fields(
-            s.create(WorkspaceId(1), input("https://localhost/", &["thread.created"])).await.expect_err("refused"),
-        );
-        assert_eq!(f, ["url"]);
-        let f = fields(
-            s.create(WorkspaceId(1), input("https://169.254.169.254/", &["thread.created"]))
+            s.create(WorkspaceId(1), &AuditContext::system(), input("https://169.254.169.254/", &["thread.created"]))
                 .await
                 .expect_err("refused"),
         );
         assert_eq!(f, ["url"]);
 
         let mut repo = MockWebhookRepository::new();
-        repo.expect_insert().returning(|_, n| Ok(destination(&n.url)));
+        repo.expect_insert().returning(|_, n, _| Ok(destination(&n.url)));
         let s = service(repo, resolver_to(&["127.0.0.1"]), &["127.0.0.0/8"]);
-        assert!(s.create(WorkspaceId(1), input("http://localhost:9000/", &["thread.created"])).await.is_ok());
+        assert!(s
+            .create(WorkspaceId(1), &AuditContext::system(), input("http://localhost:9000/", &["thread.created"]))
+            .await
+            .is_ok());
     }
 
     #[tokio::test]
     async fn plain_http_only_for_allowed_subnets() {
         let s = service(MockWebhookRepository::new(), resolver_to(&["93.184.215.14"]), &["127.0.0.0/8"]);
         let f = fields(
-            s.create(WorkspaceId(1), input("http://hooks.example.com/", &["thread.created"])).await.expect_err("http"),
+            s.create(WorkspaceId(1), &AuditContext::system(), input("http://hooks.example.com/", &["thread.created"]))
+                .await
+                .expect_err("http"),
         );
         assert_eq!(f, ["url"]);
     }
@@ -456,35 +513,41 @@ mod tests {
         let mut resolver = MockHostResolver::new();
         resolver.expect_resolve().returning(|_, _| Err(ResolveError::NotFound));
         let mut repo = MockWebhookRepository::new();
-        repo.expect_insert().returning(|_, n| Ok(destination(&n.url)));
+        repo.expect_insert().returning(|_, n, _| Ok(destination(&n.url)));
         let s = service(repo, resolver, &[]);
-        assert!(s.create(WorkspaceId(1), input("https://not-yet.example.com/", &["thread.created"])).await.is_ok());
+        assert!(s
+            .create(WorkspaceId(1), &AuditContext::system(), input("https://not-yet.example.com/", &["thread.created"]))
+            .await
+            .is_ok());
     }
 
     #[tokio::test]
     async fn rotation_keeps_the_old_secret_for_a_day() {
         let mut repo = MockWebhookRepository::new();
-        repo.expect_rotate_secret().times(1).returning(|_, _, sealed, until, now| {
+        repo.expect_rotate_secret().times(1).returning(|_, _, sealed, until, now, _| {
             assert!(sealed.starts_with(b"sealed:whsec_"));
             assert_eq!(until - now, time::Duration::hours(24));
             Ok(true)
         });
         let s = service(repo, resolver_to(&[]), &[]);
-        assert!(s.rotate_secret(WorkspaceId(1), DestinationId(3)).await.is_ok());
+        assert!(s.rotate_secret(WorkspaceId(1), &AuditContext::system(), DestinationId(3)).await.is_ok());
     }
 
     #[tokio::test]
     async fn unknown_destination_is_not_found() {
         let mut repo = MockWebhookRepository::new();
         repo.expect_find().returning(|_, _| Ok(None));
-        repo.expect_update().returning(|_, _, _, _| Ok(None));
-        repo.expect_delete().returning(|_, _| Ok(false));
+        repo.expect_update().returning(|_, _, _, _, _| Ok(None));
+        repo.expect_delete().returning(|_, _, _| Ok(false));
         let s = service(repo, resolver_to(&[]), &[]);
         assert!(matches!(s.get(WorkspaceId(1), DestinationId(9)).await, Err(WebhookError::NotFound)));
         assert!(matches!(
-            s.update(WorkspaceId(1), DestinationId(9), DestinationPatch::default()).await,
+            s.update(WorkspaceId(1), &AuditContext::system(), DestinationId(9), DestinationPatch::default()).await,
             Err(WebhookError::NotFound)
         ));
-        assert!(matches!(s.delete(WorkspaceId(1), DestinationId(9)).await, Err(WebhookError::NotFound)));
+        assert!(matches!(
+            s.delete(WorkspaceId(1), &AuditContext::system(), DestinationId(9)).await,
+            Err(WebhookError::NotFound)
+        ));
     }
 }

@@ -66,11 +66,17 @@ pub trait WorkspaceRepository: Send + Sync {
     /// [`InsertWorkspaceError::SlugTaken`] when the slug is in use.
     async fn insert_with_admin(&self, new: &NewWorkspace) -> Result<CreatedWorkspace, InsertWorkspaceError>;
 
-    /// Changes the plan tier.
+    /// Changes the plan tier and stores `audit` with the change (its details gain the
+    /// `previous_plan`).
     ///
     /// # Errors
     /// [`SetPlanError::NotFound`] for an unknown id.
-    async fn set_plan(&self, id: WorkspaceId, plan: PlanTier) -> Result<Workspace, SetPlanError>;
+    async fn set_plan(
+        &self,
+        id: WorkspaceId,
+        plan: PlanTier,
+        audit: &crate::audit::AuditEntry,
+    ) -> Result<Workspace, SetPlanError>;
 
     /// The workspace with this id.
     ///

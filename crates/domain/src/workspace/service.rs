@@ -1,7 +1,9 @@
 //! Provisioning: creating workspaces and changing their plan.
 
 use super::model::{PlanTier, Slug, WorkspaceName};
-use super::ports::{CreatedWorkspace, InsertWorkspaceError, NewWorkspace, WorkspaceRepository};
+use super::model::{Workspace, WorkspaceId};
+use super::ports::{CreatedWorkspace, InsertWorkspaceError, NewWorkspace, SetPlanError, WorkspaceRepository};
+use crate::audit::{AuditAction, AuditContext, AuditTarget};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::ports::{PasswordHasher, RandomSource};
 use crate::users::{Email, Password, PersonName};
@@ -30,6 +32,26 @@ pub enum CreateWorkspaceError {
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),
+}
+
+/// Changes a workspace's plan (the operator's `wms workspace set-plan`), recording
+/// `workspace.plan_changed` with the change.
+///
+/// # Errors
+/// [`SetPlanError`].
+pub async fn set_plan(
+    repo: &dyn WorkspaceRepository,
+    audit: &AuditContext,
+    id: WorkspaceId,
+    plan: PlanTier,
+) -> Result<Workspace, SetPlanError> {
+    let entry = audit.entry(
+        id,
+        AuditAction::WorkspacePlanChanged,
+        AuditTarget::workspace(id),
+        serde_json::json!({ "plan": plan.as_str() }),
+    );
+    repo.set_plan(id, plan, &entry).await
 }
 
 /// How many times a random suffix is tried when a slug is taken.

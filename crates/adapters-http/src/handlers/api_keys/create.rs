@@ -40,6 +40,7 @@ struct CreatedKey {
 /// 403 `forbidden` for non-admins, 403 `plan_required` below `advanced`, 422 for bad input.
 pub async fn create(
     member: Member,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateKeyBody>,
 ) -> Result<HttpResponse, ApiError> {
@@ -49,6 +50,7 @@ pub async fn create(
         auth.clock.as_ref(),
         auth.random.as_ref(),
         &member.into(),
+        &meta.member(member.user_id, member.role),
         CreateApiKey { name: body.name, expires_at: body.expires_at, scopes: body.scopes },
     )
     .await?;

@@ -13,10 +13,17 @@ use crate::state::AppState;
 /// 403 `forbidden` for non-admins, 404 for a key that is not this workspace's.
 pub async fn delete(
     member: Member,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<(i64, i64)>,
 ) -> Result<HttpResponse, ApiError> {
     let (_, key_id) = path.into_inner();
-    domain::api_keys::delete_api_key(state.auth.api_keys.as_ref(), &member.into(), ApiKeyId(key_id)).await?;
+    domain::api_keys::delete_api_key(
+        state.auth.api_keys.as_ref(),
+        &member.into(),
+        &meta.member(member.user_id, member.role),
+        ApiKeyId(key_id),
+    )
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }

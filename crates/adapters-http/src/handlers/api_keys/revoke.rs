@@ -14,13 +14,19 @@ use crate::state::AppState;
 /// 403 `forbidden` for non-admins, 404 for a key that is not this workspace's.
 pub async fn revoke(
     member: Member,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<(i64, i64)>,
 ) -> Result<HttpResponse, ApiError> {
     let (_, key_id) = path.into_inner();
     let auth = &state.auth;
-    let key =
-        domain::api_keys::revoke_api_key(auth.api_keys.as_ref(), auth.clock.as_ref(), &member.into(), ApiKeyId(key_id))
-            .await?;
+    let key = domain::api_keys::revoke_api_key(
+        auth.api_keys.as_ref(),
+        auth.clock.as_ref(),
+        &member.into(),
+        &meta.member(member.user_id, member.role),
+        ApiKeyId(key_id),
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(ApiKeyRecord::new(key, auth.clock.now())))
 }

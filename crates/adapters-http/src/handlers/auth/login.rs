@@ -95,6 +95,7 @@ pub async fn login(
         hasher: auth.hasher.as_ref(),
         clock: auth.clock.as_ref(),
         random: auth.random.as_ref(),
+        audit: auth.audit.as_ref(),
     };
     let attempt = LoginRequest {
         email: body.email,
@@ -102,6 +103,7 @@ pub async fn login(
         workspace_id: body.workspace_id.map(WorkspaceId),
         // The connection's address: forwarded-for headers are the client's to forge.
         client: req.peer_addr().map(|a| a.ip()),
+        context: crate::audit_context::RequestMeta::of(&req).anonymous(),
     };
     let done = domain::auth::login(ports, &auth.login, attempt).await?;
     Ok(HttpResponse::Ok().insert_header(CacheControl(vec![CacheDirective::NoStore])).json(LoginResponse {

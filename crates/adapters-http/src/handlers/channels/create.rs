@@ -48,6 +48,7 @@ pub struct CreateChannelBody {
 )]
 pub async fn create(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateChannelBody>,
 ) -> Result<HttpResponse, ApiError> {
@@ -59,7 +60,9 @@ pub async fn create(
         credentials: body.credentials.map(Into::into),
     };
     let new = validate_new_channel(&input, state.cipher.as_ref())?;
-    let channel = state.channels.create(caller.workspace_id, &new).await?;
+    let audit = meta.context(caller.principal.actor());
+    let entry = domain::channels::channel_created_entry(caller.workspace_id, &audit, &new);
+    let channel = state.channels.create(caller.workspace_id, &new, &entry).await?;
     Ok(HttpResponse::Created()
         .insert_header((LOCATION, format!("/v1/channels/{}", channel.id)))
         .json(ChannelRecord::from(channel)))

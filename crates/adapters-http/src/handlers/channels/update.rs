@@ -40,6 +40,7 @@ pub struct UpdateChannelBody {
 )]
 pub async fn update(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<i64>,
     StrictJson(body): StrictJson<UpdateChannelBody>,
@@ -56,6 +57,8 @@ pub async fn update(
         credentials: body.credentials.map(Into::into),
     };
     let change = validate_channel_change(channel.channel_type, input, state.cipher.as_ref())?;
-    let channel = state.channels.update(caller.workspace_id, id, &change).await?;
+    let audit = meta.context(caller.principal.actor());
+    let entries = domain::channels::channel_change_entries(caller.workspace_id, &audit, id, &change);
+    let channel = state.channels.update(caller.workspace_id, id, &change, &entries).await?;
     Ok(HttpResponse::Ok().json(ChannelRecord::from(channel)))
 }

@@ -66,7 +66,10 @@ pub async fn create(
     StrictJson(body): StrictJson<CreateUserBody>,
 ) -> Result<HttpResponse, ApiError> {
     let cmd = AddMember { email: body.email, name: body.name, role: body.role.as_str().to_owned(), password: None };
-    let added = state.members.add(&caller.access(), cmd).await?;
+    let added = state
+        .members
+        .add(&caller.access(), &crate::audit_context::RequestMeta::of(&req).context(caller.principal.actor()), cmd)
+        .await?;
     let invitation = added.invitation.map(|i| InvitationRecord {
         url: crate::pages::invitation::url(&state.pages, &req, &i.token),
         expires_at: i.expires_at,

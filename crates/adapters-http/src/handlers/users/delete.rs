@@ -22,9 +22,10 @@ use crate::state::AppState;
 )]
 pub async fn delete(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
-    state.members.remove(&caller.access(), UserId(path.into_inner())).await?;
+    state.members.remove(&caller.access(), &meta.context(caller.principal.actor()), UserId(path.into_inner())).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -42,6 +42,7 @@ pub struct UpdateUserBody {
 )]
 pub async fn update(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<i64>,
     StrictJson(body): StrictJson<UpdateUserBody>,
@@ -52,6 +53,6 @@ pub async fn update(
     if change.is_empty() {
         return Err(empty_change().into());
     }
-    let profile = state.members.update(&caller.access(), id, &change).await?;
+    let profile = state.members.update(&caller.access(), &meta.context(caller.principal.actor()), id, &change).await?;
     Ok(HttpResponse::Ok().json(UserRecord::from(profile)))
 }

@@ -55,25 +55,33 @@ pub struct CreatedWebhook {
 )]
 pub async fn v1(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateWebhookBody>,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.workspace_id, &state, body, "/v1/webhooks").await
+    run(caller.workspace_id, &meta.context(caller.principal.actor()), &state, body, "/v1/webhooks").await
 }
 
 /// The settings API's twin of [`v1`].
 pub async fn settings(
     member: Member,
+    meta: crate::audit_context::RequestMeta,
     req: HttpRequest,
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateWebhookBody>,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.workspace_id, &state, body, req.path()).await
+    run(member.workspace_id, &meta.member(member.user_id, member.role), &state, body, req.path()).await
 }
 
-async fn run(ws: WorkspaceId, state: &AppState, body: CreateWebhookBody, base: &str) -> Result<HttpResponse, ApiError> {
+async fn run(
+    ws: WorkspaceId,
+    audit: &domain::audit::AuditContext,
+    state: &AppState,
+    body: CreateWebhookBody,
+    base: &str,
+) -> Result<HttpResponse, ApiError> {
     let input = DestinationInput { url: body.url, platform: body.platform, events: body.events, active: body.active };
-    let (webhook, secret) = state.webhooks.create(ws, input).await?;
+    let (webhook, secret) = state.webhooks.create(ws, audit, input).await?;
     Ok(HttpResponse::Created()
         .insert_header((LOCATION, format!("{}/{}", base.trim_end_matches('/'), webhook.id)))
         .json(CreatedWebhook { webhook: webhook.into(), secret: secret.expose().to_owned() }))

@@ -21,23 +21,30 @@ use crate::state::AppState;
 )]
 pub async fn v1(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.workspace_id, &state, &path).await
+    run(caller.workspace_id, &meta.context(caller.principal.actor()), &state, &path).await
 }
 
 /// The settings API's twin of [`v1`].
 pub async fn settings(
     member: Member,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.workspace_id, &state, &path).await
+    run(member.workspace_id, &meta.member(member.user_id, member.role), &state, &path).await
 }
 
-async fn run(ws: WorkspaceId, state: &AppState, path: &WebhookPath) -> Result<HttpResponse, ApiError> {
-    let secret = state.webhooks.rotate_secret(ws, DestinationId(path.webhook_id)).await?;
+async fn run(
+    ws: WorkspaceId,
+    audit: &domain::audit::AuditContext,
+    state: &AppState,
+    path: &WebhookPath,
+) -> Result<HttpResponse, ApiError> {
+    let secret = state.webhooks.rotate_secret(ws, audit, DestinationId(path.webhook_id)).await?;
     Ok(HttpResponse::Ok()
         .insert_header((CACHE_CONTROL, "no-store"))
         .json(SecretRecord { secret: secret.expose().to_owned() }))

@@ -38,30 +38,33 @@ pub struct UpdateWebhookBody {
 )]
 pub async fn v1(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     StrictJson(body): StrictJson<UpdateWebhookBody>,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.workspace_id, &state, &path, body).await
+    run(caller.workspace_id, &meta.context(caller.principal.actor()), &state, &path, body).await
 }
 
 /// The settings API's twin of [`v1`].
 pub async fn settings(
     member: Member,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     StrictJson(body): StrictJson<UpdateWebhookBody>,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.workspace_id, &state, &path, body).await
+    run(member.workspace_id, &meta.member(member.user_id, member.role), &state, &path, body).await
 }
 
 async fn run(
     ws: WorkspaceId,
+    audit: &domain::audit::AuditContext,
     state: &AppState,
     path: &WebhookPath,
     body: UpdateWebhookBody,
 ) -> Result<HttpResponse, ApiError> {
     let patch = DestinationPatch { url: body.url, platform: body.platform, events: body.events, active: body.active };
-    let webhook = state.webhooks.update(ws, DestinationId(path.webhook_id), patch).await?;
+    let webhook = state.webhooks.update(ws, audit, DestinationId(path.webhook_id), patch).await?;
     Ok(HttpResponse::Ok().json(WebhookRecord::from(webhook)))
 }

@@ -28,6 +28,7 @@ fn end_of_day(raw: &str) -> Result<Option<String>, String> {
 /// [`PageError::Forbidden`] for agents, [`PageError::Csrf`] without the session's token.
 pub async fn create(
     s: Signed,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     SessionForm(form): SessionForm,
 ) -> Result<HttpResponse, PageError> {
@@ -54,6 +55,7 @@ pub async fn create(
                 auth.clock.as_ref(),
                 auth.random.as_ref(),
                 &s.member,
+                &meta.member(s.member.user_id, s.member.role),
                 cmd,
             )
             .await

@@ -16,11 +16,13 @@ use crate::state::AppState;
 /// [`PageError::NotFound`] for another workspace's key; [`PageError::Csrf`].
 pub async fn delete(
     s: Signed,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<(i64,)>,
     _form: SessionForm,
 ) -> Result<HttpResponse, PageError> {
-    domain::api_keys::delete_api_key(state.auth.api_keys.as_ref(), &s.member, ApiKeyId(path.0))
+    let audit = meta.member(s.member.user_id, s.member.role);
+    domain::api_keys::delete_api_key(state.auth.api_keys.as_ref(), &s.member, &audit, ApiKeyId(path.0))
         .await
         .map_err(change_error)?;
     Ok(HttpResponse::SeeOther()

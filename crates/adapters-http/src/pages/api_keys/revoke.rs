@@ -15,15 +15,21 @@ use crate::state::AppState;
 /// [`PageError::NotFound`] for another workspace's key; [`PageError::Csrf`].
 pub async fn revoke(
     s: Signed,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<(i64,)>,
     _form: SessionForm,
 ) -> Result<HttpResponse, PageError> {
     let auth = &state.auth;
-    let key =
-        domain::api_keys::revoke_api_key(auth.api_keys.as_ref(), auth.clock.as_ref(), &s.member, ApiKeyId(path.0))
-            .await
-            .map_err(change_error)?;
+    let key = domain::api_keys::revoke_api_key(
+        auth.api_keys.as_ref(),
+        auth.clock.as_ref(),
+        &s.member,
+        &meta.member(s.member.user_id, s.member.role),
+        ApiKeyId(path.0),
+    )
+    .await
+    .map_err(change_error)?;
     Ok(HttpResponse::SeeOther()
         .insert_header((header::LOCATION, PATH))
         .cookie(flash_cookie(&state.pages, &format!("The key “{}” ({}) was revoked.", key.name, key.masked_key)))

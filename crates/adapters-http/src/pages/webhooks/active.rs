@@ -14,14 +14,16 @@ use crate::state::AppState;
 /// [`PageError::NotFound`], [`PageError::Csrf`].
 pub async fn set_active(
     s: Signed,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<(i64,)>,
     SessionForm(form): SessionForm,
 ) -> Result<HttpResponse, PageError> {
     let ws = action_workspace(&s)?;
+    let audit = meta.member(s.member.user_id, s.member.role);
     let active = form.get("active") == Some("true");
     let patch = DestinationPatch { active: Some(active), ..DestinationPatch::default() };
-    let d = state.webhooks.update(ws, destination(path.0), patch).await.map_err(page_error)?;
+    let d = state.webhooks.update(ws, &audit, destination(path.0), patch).await.map_err(page_error)?;
     let message = if active {
         "Destination activated: events are delivered again."
     } else {

@@ -18,10 +18,12 @@ use crate::state::AppState;
 /// [`PageError::Forbidden`] for agents and below `growth`; [`PageError::Csrf`].
 pub async fn create(
     s: Signed,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     SessionForm(form): SessionForm,
 ) -> Result<HttpResponse, PageError> {
     let ws = action_workspace(&s)?;
+    let audit = meta.member(s.member.user_id, s.member.role);
     let f = DestinationForm::read(&form);
     let input = DestinationInput {
         url: f.url.clone(),
@@ -29,7 +31,7 @@ pub async fn create(
         events: f.events.clone(),
         active: Some(f.active),
     };
-    match state.webhooks.create(ws, input).await {
+    match state.webhooks.create(ws, &audit, input).await {
         Ok((d, _secret)) => Ok(back(
             &state.pages,
             &detail_path(d.id),

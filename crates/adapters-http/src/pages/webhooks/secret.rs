@@ -12,11 +12,22 @@ use crate::pages::session::{SessionForm, Signed};
 use crate::pages::PageError;
 use crate::state::AppState;
 
-async fn show(s: Signed, state: &AppState, id: i64, rotate: bool) -> Result<HttpResponse, PageError> {
+async fn show(
+    s: Signed,
+    meta: &crate::audit_context::RequestMeta,
+    state: &AppState,
+    id: i64,
+    rotate: bool,
+) -> Result<HttpResponse, PageError> {
     let ws = action_workspace(&s)?;
+    let audit = meta.member(s.member.user_id, s.member.role);
     let id = destination(id);
-    let secret = if rotate { state.webhooks.rotate_secret(ws, id).await } else { state.webhooks.secret(ws, id).await }
-        .map_err(page_error)?;
+    let secret = if rotate {
+        state.webhooks.rotate_secret(ws, &audit, id).await
+    } else {
+        state.webhooks.secret(ws, &audit, id).await
+    }
+    .map_err(page_error)?;
     let d = state.webhooks.get(ws, id).await.map_err(page_error)?;
     let mut v = DetailView {
         form: form_of(&d),
@@ -34,11 +45,12 @@ async fn show(s: Signed, state: &AppState, id: i64, rotate: bool) -> Result<Http
 /// [`PageError::NotFound`], [`PageError::Csrf`].
 pub async fn reveal(
     s: Signed,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<(i64,)>,
     _form: SessionForm,
 ) -> Result<HttpResponse, PageError> {
-    show(s, &state, path.0, false).await
+    show(s, &meta, &state, path.0, false).await
 }
 
 /// Replaces the secret (the old one signs for 24 more hours) and shows the new one.
@@ -47,9 +59,10 @@ pub async fn reveal(
 /// [`PageError::NotFound`], [`PageError::Csrf`].
 pub async fn rotate(
     s: Signed,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<(i64,)>,
     _form: SessionForm,
 ) -> Result<HttpResponse, PageError> {
-    show(s, &state, path.0, true).await
+    show(s, &meta, &state, path.0, true).await
 }

@@ -17,11 +17,13 @@ use crate::state::AppState;
 /// [`PageError::NotFound`], [`PageError::Csrf`].
 pub async fn update(
     s: Signed,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<(i64,)>,
     SessionForm(form): SessionForm,
 ) -> Result<HttpResponse, PageError> {
     let ws = action_workspace(&s)?;
+    let audit = meta.member(s.member.user_id, s.member.role);
     let id = destination(path.0);
     let f = DestinationForm::read(&form);
     let patch = DestinationPatch {
@@ -30,7 +32,7 @@ pub async fn update(
         events: Some(f.events.clone()),
         active: None,
     };
-    match state.webhooks.update(ws, id, patch).await {
+    match state.webhooks.update(ws, &audit, id, patch).await {
         Ok(d) => Ok(back(&state.pages, &detail_path(d.id), "Changes saved.")),
         Err(WebhookError::Invalid(v)) => {
             let d = state.webhooks.get(ws, id).await.map_err(page_error)?;

@@ -1,0 +1,376 @@
+//! Audit records: the action, who acted (actor), on what (target), from where, and details that
+//! never hold a secret.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::Value;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use crate::access::Actor;
+use crate::common::error::{FieldError, ValidationErrors};
+use crate::workspace::WorkspaceId;
+
+/// `audit.retention_days` by default: records older than this are deleted.
+pub const DEFAULT_RETENTION_DAYS: u32 = 365;
+
+/// Longest user agent kept.
+const MAX_USER_AGENT: usize = 512;
+
+macro_rules! actions {
+    ($($variant:ident => $name:literal),+ $(,)?) => {
+        /// What was done (`decisions.md`, "Audit log").
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum AuditAction {
+            $(
+                #[doc = concat!("`", $name, "`")]
+                $variant,
+            )+
+        }
+
+        impl AuditAction {
+            /// Every action, in catalog order.
+            pub const ALL: &'static [AuditAction] = &[$(AuditAction::$variant),+];
+
+            /// The stable name (`api_key.created`).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(AuditAction::$variant => $name,)+
+                }
+            }
+        }
+    };
+}
+
+actions! {
+    ApiKeyCreated => "api_key.created",
+    ApiKeyRevoked => "api_key.revoked",
+    ApiKeyDeleted => "api_key.deleted",
+    MemberAdded => "member.added",
+    MemberRoleChanged => "member.role_changed",
+    MemberDeactivated => "member.deactivated",
+    MemberReactivated => "member.reactivated",
+    MemberRemoved => "member.removed",
+    WebhookCreated => "webhook.created",
+    WebhookUpdated => "webhook.updated",
+    WebhookDeleted => "webhook.deleted",
+    WebhookSecretViewed => "webhook.secret_viewed",
+    WebhookSecretRotated => "webhook.secret_rotated",
+    WebhookDisabled => "webhook.disabled",
+    ChannelCreated => "channel.created",
+    ChannelUpdated => "channel.updated",
+    ChannelCredentialsChanged => "channel.credentials_changed",
+    UserSignedIn => "user.signed_in",
+    UserSignInFailed => "user.sign_in_failed",
+    WorkspacePlanChanged => "workspace.plan_changed",
+}
+
+impl fmt::Display for AuditAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for AuditAction {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL.iter().copied().find(|a| a.as_str() == s).ok_or(())
+    }
+}
+
+/// The kind of actor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ActorType {
+    /// A member (login token or settings session).
+    User,
+    /// A workspace API key.
+    ApiKey,
+    /// An operator running the `wms` binary.
+    Cli,
+    /// wms itself (a worker).
+    System,
+}
+
+impl ActorType {
+    /// Every kind.
+    pub const ALL: [ActorType; 4] = [ActorType::User, ActorType::ApiKey, ActorType::Cli, ActorType::System];
+
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActorType::User => "user",
+            ActorType::ApiKey => "api_key",
+            ActorType::Cli => "cli",
+            ActorType::System => "system",
+        }
+    }
+}
+
+impl FromStr for ActorType {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|a| a.as_str() == s).ok_or(())
+    }
+}
+
+/// Who acted. The label is filled in by the storage when `None` (the user's e-mail, the key's
+/// name) so that it stays readable after the user or key is gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditActor {
+    /// The kind.
+    pub kind: ActorType,
+    /// The user or key id; `None` for the CLI and the system.
+    pub id: Option<i64>,
+    /// A readable name.
+    pub label: Option<String>,
+}
+
+impl From<Actor> for AuditActor {
+    fn from(actor: Actor) -> Self {
+        match actor {
+            Actor::Member { user_id, .. } => Self { kind: ActorType::User, id: Some(user_id.0), label: None },
+            Actor::ApiKey { key_id, .. } => Self { kind: ActorType::ApiKey, id: Some(key_id), label: None },
+            Actor::Operator => Self { kind: ActorType::Cli, id: None, label: None },
+        }
+    }
+}
+
+/// Everything a record needs besides the action and its target: built once per request (or CLI
+/// command, or worker) and passed to the service methods that perform privileged writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditContext {
+    /// Who acts.
+    pub actor: AuditActor,
+    /// The client's address.
+    pub ip: Option<String>,
+    /// The client's `User-Agent` (at most 512 characters kept).
+    pub user_agent: Option<String>,
+    /// The request id (`X-Request-Id`).
+    pub request_id: Option<String>,
+}
+
+impl AuditContext {
+    /// A request's context.
+    pub fn new(
+        actor: impl Into<AuditActor>,
+        ip: Option<String>,
+        user_agent: Option<&str>,
+        request_id: Option<String>,
+    ) -> Self {
+        let user_agent = user_agent.filter(|u| !u.is_empty()).map(|u| u.chars().take(MAX_USER_AGENT).collect());
+        Self { actor: actor.into(), ip, user_agent, request_id }
+    }
+
+    /// An operator on the command line.
+    pub fn cli() -> Self {
+        Self {
+            actor: AuditActor { kind: ActorType::Cli, id: None, label: None },
+            ip: None,
+            user_agent: None,
+            request_id: None,
+        }
+    }
+
+    /// wms itself.
+    pub fn system() -> Self {
+        Self { actor: AuditActor { kind: ActorType::System, id: None, label: None }, ..Self::cli() }
+    }
+
+    /// The same request with another actor (a sign-in: the person signing in).
+    pub fn with_actor(&self, actor: AuditActor) -> Self {
+        Self { actor, ..self.clone() }
+    }
+
+    /// The record of `action` on `target` in workspace `ws`.
+    pub fn entry(&self, ws: WorkspaceId, action: AuditAction, target: AuditTarget, details: Value) -> AuditEntry {
+        AuditEntry { workspace_id: ws, action, context: self.clone(), target: Some(target), details }
+    }
+}
+
+/// What was acted on. A `None` id in the entry of a creation is the new row's id, filled in by
+/// the repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuditTarget {
+    /// `api_key`, `user`, `webhook`, `channel`, `workspace`.
+    pub kind: &'static str,
+    /// Its id.
+    pub id: Option<i64>,
+}
+
+impl AuditTarget {
+    /// An API key.
+    pub fn api_key(id: Option<i64>) -> Self {
+        Self { kind: "api_key", id }
+    }
+    /// A user (member).
+    pub fn user(id: Option<i64>) -> Self {
+        Self { kind: "user", id }
+    }
+    /// A webhook destination.
+    pub fn webhook(id: Option<i64>) -> Self {
+        Self { kind: "webhook", id }
+    }
+    /// A channel.
+    pub fn channel(id: Option<i64>) -> Self {
+        Self { kind: "channel", id }
+    }
+    /// A workspace.
+    pub fn workspace(id: WorkspaceId) -> Self {
+        Self { kind: "workspace", id: Some(id.0) }
+    }
+}
+
+/// A record to store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditEntry {
+    /// Whose log it goes into.
+    pub workspace_id: WorkspaceId,
+    /// What was done.
+    pub action: AuditAction,
+    /// Who, from where.
+    pub context: AuditContext,
+    /// On what.
+    pub target: Option<AuditTarget>,
+    /// Changed field names, old and new role, key prefix: never a secret.
+    pub details: Value,
+}
+
+impl AuditEntry {
+    /// The target id, or `created` when the entry's is left to the repository.
+    pub fn target_id_or(&self, created: i64) -> Option<i64> {
+        self.target.map(|t| t.id.unwrap_or(created))
+    }
+}
+
+/// A stored record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditEvent {
+    /// Its id (newest is largest).
+    pub id: i64,
+    /// When.
+    pub occurred_at: OffsetDateTime,
+    /// The action's name.
+    pub action: String,
+    /// `user`, `api_key`, `cli` or `system`.
+    pub actor_type: String,
+    /// The user or key id.
+    pub actor_id: Option<i64>,
+    /// Its readable name.
+    pub actor_label: Option<String>,
+    /// What was acted on.
+    pub target_type: Option<String>,
+    /// Its id.
+    pub target_id: Option<i64>,
+    /// The client's address.
+    pub ip: Option<String>,
+    /// The client's user agent.
+    pub user_agent: Option<String>,
+    /// The request id.
+    pub request_id: Option<String>,
+    /// The details.
+    pub details: Value,
+}
+
+/// The list's filters, validated.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    /// Only this action.
+    pub action: Option<AuditAction>,
+    /// Only this kind of actor.
+    pub actor_type: Option<ActorType>,
+    /// At or after.
+    pub since: Option<OffsetDateTime>,
+    /// Before.
+    pub until: Option<OffsetDateTime>,
+}
+
+impl AuditFilter {
+    /// Validates the raw query values (empty means absent).
+    ///
+    /// # Errors
+    /// [`ValidationErrors`] naming each bad field.
+    pub fn parse(
+        action: Option<&str>,
+        actor_type: Option<&str>,
+        since: Option<&str>,
+        until: Option<&str>,
+    ) -> Result<Self, ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        let present = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
+        let action = present(action).and_then(|a| {
+            errors.check(a.parse::<AuditAction>().map_err(|()| {
+                FieldError::new("action", "is not an audit action (for example api_key.created, member.added)")
+            }))
+        });
+        let actor_type = present(actor_type).and_then(|a| {
+            errors.check(
+                a.parse::<ActorType>()
+                    .map_err(|()| FieldError::new("actor_type", "must be one of user, api_key, cli, system")),
+            )
+        });
+        let time = |field: &'static str, v: Option<String>, errors: &mut ValidationErrors| {
+            v.and_then(|v| {
+                errors.check(
+                    OffsetDateTime::parse(&v, &Rfc3339)
+                        .map_err(|_| FieldError::new(field, "must be an RFC 3339 time such as 2026-11-24T10:00:00Z")),
+                )
+            })
+        };
+        let since = time("since", present(since), &mut errors);
+        let until = time("until", present(until), &mut errors);
+        errors.into_result()?;
+        Ok(Self { action, actor_type, since, until })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::users::{Role, UserId};
+
+    #[test]
+    fn action_names_round_trip_and_are_unique() {
+        for a in AuditAction::ALL {
+            assert_eq!(a.as_str().parse::<AuditAction>(), Ok(*a));
+        }
+        let mut names: Vec<&str> = AuditAction::ALL.iter().map(|a| a.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), AuditAction::ALL.len());
+    }
+
+    #[test]
+    fn filters_name_every_bad_field() {
+        let e = AuditFilter::parse(Some("api_key.stolen"), Some("robot"), Some("yesterday"), Some("2026-13-01"))
+            .expect_err("invalid");
+        let fields: Vec<&str> = e.0.iter().map(|f| f.field.as_str()).collect();
+        assert_eq!(fields, ["action", "actor_type", "since", "until"]);
+    }
+
+    #[test]
+    fn good_filters_parse_and_empty_ones_are_absent() {
+        let f = AuditFilter::parse(Some("member.added"), Some("cli"), Some("2026-11-24T10:00:00Z"), Some(""))
+            .expect("valid");
+        assert_eq!(f.action, Some(AuditAction::MemberAdded));
+        assert_eq!(f.actor_type, Some(ActorType::Cli));
+        assert!(f.since.is_some() && f.until.is_none());
+    }
+
+    #[test]
+    fn actors_map_to_their_kind_and_long_user_agents_are_cut() {
+        let ctx = AuditContext::new(
+            Actor::Member { user_id: UserId(4), role: Role::Admin },
+            Some("127.0.0.1".into()),
+            Some(&"x".repeat(2000)),
+            Some("r1".into()),
+        );
+        assert_eq!(ctx.actor, AuditActor { kind: ActorType::User, id: Some(4), label: None });
+        assert_eq!(ctx.user_agent.as_deref().map(str::len), Some(512));
+        assert_eq!(AuditActor::from(Actor::Operator).kind, ActorType::Cli);
+        let e = ctx.entry(WorkspaceId(1), AuditAction::ApiKeyCreated, AuditTarget::api_key(None), Value::Null);
+        assert_eq!(e.target_id_or(9), Some(9));
+    }
+}
