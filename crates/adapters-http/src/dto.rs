@@ -404,3 +404,23 @@ impl From<domain::threads::Thread> for ThreadRecord {
         }
     }
 }
+
+/// A contact, as `contact.*` events carry it. (The contacts REST resource, issue 15, makes this
+/// the record its endpoints answer; until then the events define it.)
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ContactRecord {
+    /// Id.
+    pub id: i64,
+    /// Name, when known.
+    pub name: Option<String>,
+    /// E.164 phone number (WhatsApp contacts).
+    pub phone: Option<String>,
+    /// E-mail address.
+    pub email: Option<String>,
+    /// The platform's id of the person (Messenger, Instagram).
+    pub platform_user_id: Option<String>,
+    /// Creation time (RFC 3339, UTC).
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+}

@@ -9,6 +9,7 @@ pub mod coalesce;
 pub mod connectors;
 pub mod docs;
 pub mod error;
+pub mod events;
 pub mod group_commit;
 pub mod member_windows;
 pub mod members;

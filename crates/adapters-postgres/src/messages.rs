@@ -144,8 +144,6 @@ async fn addressed_by_phone(conn: &mut AsyncPgConnection, ws: WorkspaceId, chann
 struct InsertedContact {
     #[diesel(sql_type = BigInt)]
     id: i64,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: OffsetDateTime,
 }
 
 /// The contact with this address (a phone for WhatsApp, a platform user id otherwise), created
@@ -175,7 +173,7 @@ async fn contact_for_address(
         let inserted: Option<InsertedContact> = diesel::sql_query(format!(
             "INSERT INTO contacts (workspace_id, {column}, first_contacted_at) VALUES ($1, $2, now())
              ON CONFLICT {target} DO NOTHING
-             RETURNING id, created_at"
+             RETURNING id"
         ))
         .bind::<BigInt, _>(ws.0)
         .bind::<Text, _>(address)
@@ -183,11 +181,7 @@ async fn contact_for_address(
         .await
         .optional()?;
         if let Some(c) = inserted {
-            let (phone, platform_user_id) = if by_phone { (Some(address), None) } else { (None, Some(address)) };
-            let data = serde_json::json!({
-                "id": c.id, "name": null, "phone": phone, "email": null, "platform_user_id": platform_user_id,
-                "created_at": rfc3339(c.created_at),
-            });
+            let data = crate::connectors::contact_json(conn, c.id).await?;
             outbox::record(conn, ws, EventType::ContactCreated, &data).await?;
             return Ok(c.id);
         }
@@ -250,19 +244,21 @@ pub(crate) async fn thread_for_contact(
     if let Some(id) = latest_thread(conn, ws, contact_id, channel_id).await? {
         return Ok(id);
     }
-    let (id, status, created_at): (i64, String, OffsetDateTime) = diesel::insert_into(threads::table)
+    let id: i64 = diesel::insert_into(threads::table)
         .values((
             threads::workspace_id.eq(ws.0),
             threads::contact_id.eq(contact_id),
             threads::channel_id.eq(channel_id.0),
+            // The message that needs the thread is inserted next in this transaction, with
+            // `created_at = now()`, which sets this again: the same value, so `thread.created`
+            // carries the record as it is once the transaction commits.
+            threads::last_message_at.eq(diesel::dsl::now),
         ))
-        .returning((threads::id, threads::status, threads::created_at))
+        .returning(threads::id)
         .get_result(conn)
         .await?;
-    let data = serde_json::json!({
-        "id": id, "channel_id": channel_id.0, "contact_id": contact_id, "status": status,
-        "unread_count": 0, "assignee": null, "created_at": rfc3339(created_at),
-    });
+    let thread = crate::threads::load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)?;
+    let data = crate::threads::thread_json(&thread);
     outbox::record(conn, ws, EventType::ThreadCreated, &data).await?;
     Ok(id)
 }

@@ -10,6 +10,7 @@ pub mod common;
 pub mod connectors;
 pub mod contacts;
 pub mod docs;
+pub mod events;
 pub mod members;
 pub mod messaging;
 pub mod rate_limit;

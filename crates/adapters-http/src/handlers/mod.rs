@@ -4,6 +4,7 @@ pub mod api_keys;
 pub mod auth;
 pub mod channels;
 pub mod co_admin;
+pub mod events;
 pub mod fallback;
 pub mod health;
 pub mod messages;
