@@ -286,3 +286,14 @@ impl From<domain::contacts::EraseContactError> for ApiError {
         }
     }
 }
+
+impl From<domain::events::EventsError> for ApiError {
+    fn from(e: domain::events::EventsError) -> Self {
+        use domain::events::EventsError;
+        match e {
+            EventsError::NotFound => ApiError::NotFound(e.to_string()),
+            EventsError::Invalid(v) => ApiError::Validation(v),
+            EventsError::Unknown(e) => e.into(),
+        }
+    }
+}

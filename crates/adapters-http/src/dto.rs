@@ -418,3 +418,4 @@ impl From<domain::threads::Thread> for ThreadRecord {
         }
     }
 }
+

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod domain_errors;
 pub mod dto;
 pub mod error;
+pub mod event_catalog;
 pub mod extract;
 pub mod handlers;
 pub mod mcp;

@@ -69,11 +69,20 @@ use crate::handlers::{channels, messages, users, webhooks};
         webhooks::deliveries::v1,
         webhooks::retry::v1,
         webhooks::test::v1,
+        webhooks::replay::v1,
+        crate::handlers::events::list::list,
+        crate::handlers::events::types::list,
     ),
     components(schemas(
         crate::error::Problem,
         crate::error::FieldErrorSchema,
-        crate::handlers::threads::list::AssigneeTypeDto
+        crate::handlers::threads::list::AssigneeTypeDto,
+        // `data` of the events (the OpenAPI `webhooks`), also when no operation answers them.
+        crate::dto::MessageRecord,
+        crate::dto::ThreadRecord,
+        crate::dto::ChannelRecord,
+        domain::contacts::Contact,
+        crate::handlers::webhooks::WebhookRecord,
     )),
     modifiers(&BearerAuth, &StandardResponses),
     security(("bearer" = [])),
@@ -89,6 +98,7 @@ use crate::handlers::{channels, messages, users, webhooks};
         (name = "ai_agents", description = "AI agents that threads can be assigned to (read-only)"),
         (name = "users", description = "Members of the workspace"),
         (name = "webhooks", description = "Outbound webhook destinations, their secrets and delivery logs"),
+        (name = "events", description = "The workspace's events feed and the event catalogue"),
         (name = "meta", description = "This document"),
     )
 )]
@@ -104,7 +114,21 @@ pub struct ApiDoc;
     responses((status = 200, description = "The OpenAPI 3.1 document of /v1", content_type = "application/json"))
 )]
 pub async fn openapi_json() -> HttpResponse {
-    HttpResponse::Ok().json(ApiDoc::openapi())
+    HttpResponse::Ok().json(document())
+}
+
+/// The document with its top-level `webhooks` (OpenAPI 3.1; utoipa has no model for it): one
+/// entry per event type with its payload schema (`crate::event_catalog`).
+pub fn document() -> serde_json::Value {
+    static DOC: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    DOC.get_or_init(|| {
+        let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+        if let Some(map) = doc.as_object_mut() {
+            map.insert("webhooks".to_owned(), crate::event_catalog::webhooks_object());
+        }
+        doc
+    })
+    .clone()
 }
 
 struct BearerAuth;

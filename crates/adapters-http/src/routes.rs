@@ -217,6 +217,11 @@ fn v1() -> actix_web::Scope<
                 .done(),
         )
         .service(r("/webhooks/{webhook_id}/test").post(Rest(A::WebhooksWrite), webhooks::test::v1).done())
+        .service(r("/webhooks/{webhook_id}/replay").post(Rest(A::WebhooksWrite), webhooks::replay::v1).done())
+        .service(r("/events").get(Rest(A::EventsRead), handlers::events::list::list).done())
+        // The catalogue destinations subscribe to: read with the webhooks (the same schemas are in
+        // the public /v1/openapi.json, so this guards nothing secret; it keeps one rule per route).
+        .service(r("/event-types").get(Rest(A::WebhooksRead), handlers::events::types::list).done())
 }
 
 /// The settings API of one workspace, in ONE scope for the same reason as `/v1`. The middleware
@@ -265,6 +270,7 @@ fn settings_api() -> actix_web::Scope<
                 .done(),
         )
         .service(r("/webhooks/{webhook_id}/test").post(S(A::WebhooksWrite), webhooks::test::settings).done())
+        .service(r("/webhooks/{webhook_id}/replay").post(S(A::WebhooksWrite), webhooks::replay::settings).done())
 }
 
 /// The assistant's endpoints (spec 4.2): members, and API keys with `assistant:read`. The check
@@ -355,6 +361,7 @@ fn pages() -> actix_web::Scope<
         .service(hook("/{webhook_id}/secret").post(P(A::WebhooksWrite), hooks::secret::reveal).done())
         .service(hook("/{webhook_id}/secret/rotate").post(P(A::WebhooksWrite), hooks::secret::rotate).done())
         .service(hook("/{webhook_id}/test").post(P(A::WebhooksWrite), hooks::test::send).done())
+        .service(hook("/{webhook_id}/replay").post(P(A::WebhooksWrite), hooks::replay::replay).done())
         .service(
             hook("/{webhook_id}/deliveries/{delivery_id}/retry").post(P(A::WebhooksWrite), hooks::retry::retry).done(),
         )

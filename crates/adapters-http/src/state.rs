@@ -32,6 +32,8 @@ pub struct AppState {
     pub ai_agents: Arc<domain::ai_agents::AiAgentsService>,
     /// Webhook destinations, their secrets, the delivery log, manual and test deliveries.
     pub webhooks: Arc<domain::webhooks::WebhookService>,
+    /// The events feed and replays.
+    pub events: Arc<domain::events::EventsService>,
     /// Credentials, the rate limit, sign-in and API key management.
     pub auth: crate::auth::AuthState,
     /// The assistant's tools (execute, capabilities, MCP).

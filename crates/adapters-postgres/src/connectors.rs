@@ -21,7 +21,6 @@ use time::OffsetDateTime;
 use crate::error::repo;
 use crate::messages::message_json;
 use crate::pool::Db;
-use crate::rfc3339;
 use crate::schema::{channels, contacts, messages, threads};
 use crate::webhooks::outbox;
 
@@ -149,12 +148,8 @@ async fn advance(
         status: row.5.parse().unwrap_or(next),
         created_at: row.6,
     };
-    let mut data = message_json(&m);
-    data["previous_status"] = serde_json::json!(current.as_str());
-    if let Some(r) = reason {
-        data["failure_reason"] = serde_json::json!(r);
-    }
-    outbox::record(conn, ws, EventType::MessageStatusUpdated, &data).await?;
+    // decisions.md, "Events as a contract": `data` is exactly the Message record.
+    outbox::record(conn, ws, EventType::MessageStatusUpdated, &message_json(&m)).await?;
     Ok(true)
 }
 
@@ -462,14 +457,13 @@ async fn apply_inbound(
             .execute(conn)
             .await?;
             if status == "resolved" {
-                let data = serde_json::json!({"id": id, "channel_id": ch.channel_id.0, "contact_id": contact_id,
-                                              "status": "open", "previous_status": status});
+                let data = thread_record(conn, ws, id).await?;
                 outbox::record(conn, ws, EventType::ThreadStatusChanged, &data).await?;
             }
             id
         }
         None => {
-            let (id, created_at): (i64, OffsetDateTime) = diesel::insert_into(threads::table)
+            let id: i64 = diesel::insert_into(threads::table)
                 .values((
                     threads::workspace_id.eq(ws.0),
                     threads::contact_id.eq(contact_id),
@@ -477,11 +471,10 @@ async fn apply_inbound(
                     threads::unread_count.eq(1),
                     threads::last_message_at.eq(m.at),
                 ))
-                .returning((threads::id, threads::created_at))
+                .returning(threads::id)
                 .get_result(conn)
                 .await?;
-            let data = serde_json::json!({"id": id, "channel_id": ch.channel_id.0, "contact_id": contact_id, "status": "open",
-                                          "unread_count": 1, "assignee": null, "created_at": rfc3339(created_at)});
+            let data = thread_record(conn, ws, id).await?;
             outbox::record(conn, ws, EventType::ThreadCreated, &data).await?;
             id
         }
@@ -514,6 +507,16 @@ async fn apply_inbound(
     };
     outbox::record(conn, ws, EventType::MessageCreated, &message_json(&message)).await?;
     Ok(true)
+}
+
+/// The Thread record of `id` as it is now in this transaction (the `data` of `thread.*`).
+async fn thread_record(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    id: i64,
+) -> diesel::QueryResult<serde_json::Value> {
+    let thread = crate::threads::load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)?;
+    Ok(crate::threads::thread_json(&thread))
 }
 
 #[async_trait]

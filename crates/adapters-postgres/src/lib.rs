@@ -12,6 +12,7 @@ pub mod connectors;
 pub mod contacts;
 pub mod docs;
 pub mod error;
+pub mod events;
 pub mod group_commit;
 pub mod labels;
 pub mod member_windows;

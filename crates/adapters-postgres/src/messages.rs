@@ -244,19 +244,21 @@ pub(crate) async fn thread_for_contact(
     if let Some(id) = latest_thread(conn, ws, contact_id, channel_id).await? {
         return Ok(id);
     }
-    let (id, status, created_at): (i64, String, OffsetDateTime) = diesel::insert_into(threads::table)
+    let id: i64 = diesel::insert_into(threads::table)
         .values((
             threads::workspace_id.eq(ws.0),
             threads::contact_id.eq(contact_id),
             threads::channel_id.eq(channel_id.0),
+            // The message that needs the thread is inserted next in this transaction, with
+            // `created_at = now()`, which sets this again: the same value, so `thread.created`
+            // carries the record as it is once the transaction commits.
+            threads::last_message_at.eq(diesel::dsl::now),
         ))
-        .returning((threads::id, threads::status, threads::created_at))
+        .returning(threads::id)
         .get_result(conn)
         .await?;
-    let data = serde_json::json!({
-        "id": id, "channel_id": channel_id.0, "contact_id": contact_id, "status": status,
-        "unread_count": 0, "assignee": null, "created_at": rfc3339(created_at),
-    });
+    let thread = crate::threads::load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)?;
+    let data = crate::threads::thread_json(&thread);
     outbox::record(conn, ws, EventType::ThreadCreated, &data).await?;
     Ok(id)
 }

@@ -355,6 +355,8 @@ diesel::table! {
         message_id -> Text,
         payload -> Text,
         created_at -> Timestamptz,
+        txid -> Int8,
+        sample -> Bool,
     }
 }
 

@@ -80,7 +80,8 @@ diesel::define_sql_function!(
     fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text
 );
 
-/// The event payload of a thread: the record the API returns.
+/// The event payload of a thread: exactly the record the API returns (`ThreadRecord` in
+/// adapters-http; the events contract test compares the two).
 pub fn thread_json(t: &Thread) -> serde_json::Value {
     serde_json::json!({
         "id": t.id,
@@ -100,7 +101,7 @@ pub(crate) fn assignee_json(a: Option<Assignee>) -> serde_json::Value {
     a.map_or(serde_json::Value::Null, |a| serde_json::json!({"type": a.kind(), "id": a.id()}))
 }
 
-async fn load(
+pub(crate) async fn load(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
     id: i64,
@@ -264,14 +265,12 @@ impl ThreadRepository for PgThreadRepository {
                             .await?;
                     }
                     let after = load(conn, ws, id, false).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))?;
+                    // decisions.md, "Events as a contract": `data` is exactly the Thread record.
+                    let data = thread_json(&after);
                     if after.status != before.status {
-                        let mut data = thread_json(&after);
-                        data["previous_status"] = serde_json::json!(before.status);
                         outbox::record(conn, ws, EventType::ThreadStatusChanged, &data).await?;
                     }
                     if after.assignee != before.assignee {
-                        let mut data = thread_json(&after);
-                        data["previous_assignee"] = assignee_json(before.assignee);
                         outbox::record(conn, ws, EventType::ThreadAssigned, &data).await?;
                     }
                     Ok(after)

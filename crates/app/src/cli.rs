@@ -36,6 +36,8 @@ pub enum Command {
     /// Ingest and evaluate the product documentation that `search_product_docs` searches.
     #[command(subcommand)]
     Docs(DocsCommand),
+    /// Follow the events feed of a wms server and forward each event, signed, to a local URL.
+    Listen(ListenArgs),
     /// Start or stop a private PostgreSQL cluster (used by scripts/test when no server is running).
     #[command(hide = true)]
     DevCluster(DevClusterArgs),
@@ -50,6 +52,30 @@ pub struct DevClusterArgs {
     /// Where the cluster lives (`<DIR>/postgres`).
     #[arg(long, value_name = "DIR")]
     pub data_dir: std::path::PathBuf,
+}
+
+/// `wms listen`: receive a workspace's events on your machine without a public URL.
+#[derive(Debug, Args)]
+pub struct ListenArgs {
+    /// The wms server (`https://wms.example.com`; `/v1` is added when missing).
+    #[arg(long, value_name = "URL")]
+    pub api_url: String,
+    /// An API key of the workspace with the `events:read` scope.
+    #[arg(long, value_name = "KEY", env = "WMS_API_KEY", hide_env_values = true)]
+    pub key: String,
+    /// Where to POST each event (`http://localhost:3000/webhooks`).
+    #[arg(long, value_name = "URL")]
+    pub forward_to: String,
+    /// Only these event types, comma-separated (default: all).
+    #[arg(long, value_name = "TYPES", value_delimiter = ',')]
+    pub events: Vec<String>,
+    /// Where the cursor and signing secret are kept between runs (default: a file per server and
+    /// key under $XDG_STATE_HOME/wms or ~/.local/state/wms).
+    #[arg(long, value_name = "PATH")]
+    pub state_file: Option<std::path::PathBuf>,
+    /// How long to wait between polls when the feed has nothing new, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    pub poll_interval_ms: u64,
 }
 
 /// `wms serve`

@@ -110,6 +110,10 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         auth: crate::pages::with_sessions(crate::auth::auth_state(settings, db), &pages),
         pages,
         webhooks: crate::webhooks::service(settings, db),
+        events: Arc::new(domain::events::EventsService {
+            store: Arc::new(adapters_postgres::events::PgEventStore::new(db.clone())),
+            clock: Arc::new(crate::platform::SystemClock),
+        }),
         co_admin: crate::co_admin::state(settings, db),
         cipher: crate::secrets::wired_cipher(settings),
         callbacks: Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),

@@ -13,6 +13,7 @@ pub mod connectors;
 pub mod contacts;
 pub mod docs;
 pub mod labels;
+pub mod events;
 pub mod members;
 pub mod messaging;
 pub mod rate_limit;

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod channels;
 pub mod co_admin;
 pub mod contacts;
+pub mod events;
 pub mod fallback;
 pub mod health;
 pub mod labels;

@@ -64,6 +64,36 @@ impl From<DestinationRow> for WebhookDestination {
     }
 }
 
+/// The destination record as the API returns it (`WebhookRecord` in adapters-http): the `data`
+/// of `webhook.disabled`.
+pub fn destination_json(d: &WebhookDestination) -> serde_json::Value {
+    serde_json::json!({
+        "id": d.id.0,
+        "url": d.url,
+        "platform": d.platform,
+        "events": d.events,
+        "active": d.active,
+        "created_at": crate::rfc3339(d.created_at),
+        "updated_at": crate::rfc3339(d.updated_at),
+        "disabled_reason": d.disabled_reason,
+        "disabled_at": d.disabled_at.map(crate::rfc3339),
+    })
+}
+
+/// The destinations `ids` as they are now in this transaction.
+pub(crate) async fn load_many(
+    conn: &mut diesel_async::AsyncPgConnection,
+    ids: &[i64],
+) -> diesel::QueryResult<Vec<WebhookDestination>> {
+    let rows: Vec<DestinationRow> = webhook_destinations::table
+        .filter(webhook_destinations::id.eq_any(ids))
+        .order(webhook_destinations::id)
+        .select(DestinationRow::as_select())
+        .load(conn)
+        .await?;
+    Ok(rows.into_iter().map(Into::into).collect())
+}
+
 #[derive(AsChangeset, Default)]
 #[diesel(table_name = webhook_destinations)]
 struct ChangeRow<'a> {

@@ -24,10 +24,10 @@ use time::OffsetDateTime;
 /// }.scope_boxed()).await
 /// ```
 ///
-/// It writes the event and one pending delivery per destination of the workspace that is active
-/// and subscribes to `event`; when there is none (or the workspace's plan has no webhooks) it
-/// writes nothing, so the cost for workspaces without webhooks is one indexed lookup. Delivery
-/// starts when the transaction commits; a rollback discards the event with the change.
+/// It writes the event (always: it is the workspace's events feed, `GET /v1/events`, and what
+/// replays send again) and one pending delivery per destination of the workspace that is active
+/// and subscribes to `event`, on a plan with webhooks. Delivery starts when the transaction
+/// commits; a rollback discards the event with the change.
 ///
 /// # Errors
 /// Database errors, which should fail (roll back) the caller's transaction.
@@ -52,19 +52,17 @@ pub async fn record_at(
     at: OffsetDateTime,
 ) -> diesel::QueryResult<()> {
     let payload = envelope(event, at, workspace, data);
-    fn webhook_plans() -> Vec<&'static str> {
-        domain::access::plans_including(domain::access::WEBHOOKS_PLAN).into_iter().map(|p| p.as_str()).collect()
-    }
     diesel::sql_query(
-        "WITH subscribed AS (
+        // The event is always kept (the workspace's feed and replays, issue 16); deliveries only
+        // for the active destinations that subscribe, on a plan with webhooks.
+        "WITH ev AS (
+             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload)
+             VALUES ($1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $3)
+             RETURNING id, created_at
+         ), subscribed AS (
              SELECT w.id FROM webhook_destinations w JOIN workspaces ws ON ws.id = w.workspace_id
              WHERE w.workspace_id = $1 AND w.active AND $2 = ANY (w.events)
                AND ws.plan = ANY ($4)
-         ), ev AS (
-             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload)
-             SELECT $1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $3
-             WHERE EXISTS (SELECT 1 FROM subscribed)
-             RETURNING id, created_at
          )
          INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, next_attempt_at, created_at, updated_at)
          SELECT $1, s.id, ev.id, clock_timestamp(), ev.created_at, ev.created_at FROM ev CROSS JOIN subscribed s",
@@ -77,6 +75,11 @@ pub async fn record_at(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// The plans the access policy includes webhooks in; below them nothing is delivered.
+fn webhook_plans() -> Vec<&'static str> {
+    domain::access::plans_including(domain::access::WEBHOOKS_PLAN).into_iter().map(|p| p.as_str()).collect()
 }
 
 /// [`record`] for several changes of one type at once (a group commit's messages): one
@@ -98,26 +101,24 @@ pub async fn record_many(
     let at = OffsetDateTime::now_utc();
     let payloads: Vec<String> = data.iter().map(|d| envelope(event, at, workspace, d)).collect();
     diesel::sql_query(
-        "WITH subscribed AS (
-             SELECT w.id FROM webhook_destinations w JOIN workspaces ws ON ws.id = w.workspace_id
-             WHERE w.workspace_id = $1 AND w.active AND $2 = ANY (w.events)
-               AND ws.plan IN ('growth', 'advanced')
-         ), ev AS (
+        "WITH ev AS (
              INSERT INTO webhook_events (workspace_id, event_type, message_id, payload)
              SELECT $1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), p.payload
              FROM unnest($3::text[]) WITH ORDINALITY AS p (payload, ord)
-             WHERE EXISTS (SELECT 1 FROM subscribed)
              ORDER BY p.ord
              RETURNING id, created_at
+         ), subscribed AS (
+             SELECT w.id FROM webhook_destinations w JOIN workspaces ws ON ws.id = w.workspace_id
+             WHERE w.workspace_id = $1 AND w.active AND $2 = ANY (w.events)
+               AND ws.plan = ANY ($4)
          )
          INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, next_attempt_at, created_at, updated_at)
          SELECT $1, s.id, ev.id, clock_timestamp(), ev.created_at, ev.created_at
          FROM ev CROSS JOIN subscribed s
          ORDER BY ev.id, s.id",
     )
-    .bind::<BigInt, _>(workspace.0)
-    .bind::<Text, _>(event.as_str())
     .bind::<diesel::sql_types::Array<Text>, _>(&payloads)
+    .bind::<diesel::sql_types::Array<Text>, _>(webhook_plans())
     .execute(conn)
     .await?;
     Ok(())

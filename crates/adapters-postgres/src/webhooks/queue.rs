@@ -14,7 +14,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::webhooks::retry::should_deactivate;
 use domain::webhooks::{
     AttemptRecord, AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryId, DeliveryQueue, DestinationEffect,
-    DestinationId, ManualClaim,
+    DestinationId, EventType, ManualClaim,
 };
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
@@ -360,6 +360,12 @@ fn rfc3339(t: OffsetDateTime) -> String {
     t.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
 }
 
+#[derive(QueryableByName)]
+struct Disabled {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
 async fn record_tx(
     conn: &mut AsyncPgConnection,
     records: &[AttemptRecord],
@@ -485,26 +491,36 @@ async fn record_tx(
         let at: Vec<OffsetDateTime> = disable.iter().map(|d| d.2).collect();
         // Each deactivation is recorded in its workspace's audit log, by `system`, in this
         // transaction.
-        diesel::sql_query(
+        let disabled: Vec<Disabled> = diesel::sql_query(
             "WITH d AS (
                UPDATE webhook_destinations w
                SET active = false, disabled_reason = v.reason, disabled_at = v.at, updated_at = v.at
                FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS v(id, reason, at)
                WHERE w.id = v.id AND w.active
                RETURNING w.id, w.workspace_id, v.reason
+             ), audited AS (
+               INSERT INTO audit_events (workspace_id, action, actor_type, actor_label, target_type, target_id, details)
+               SELECT d.workspace_id, $4, 'system', 'wms', 'webhook', d.id, jsonb_build_object('reason', d.reason)
+               FROM d
              )
-             INSERT INTO audit_events (workspace_id, action, actor_type, actor_label, target_type, target_id, details)
-             SELECT d.workspace_id, $4, 'system', 'wms', 'webhook', d.id, jsonb_build_object('reason', d.reason)
-             FROM d",
+             SELECT d.id FROM d",
         )
         .bind::<Array<BigInt>, _>(&ids)
         .bind::<Array<Text>, _>(&reasons)
         .bind::<Array<Timestamptz>, _>(&at)
         .bind::<Text, _>(domain::audit::AuditAction::WebhookDisabled.as_str())
-        .execute(conn)
+        .load(conn)
         .await?;
         let latest = at.iter().copied().max().unwrap_or_else(OffsetDateTime::now_utc);
         pause_pending(conn, &ids, latest).await?;
+        // Issue 16: the workspace's other destinations that subscribe hear of it (this one is
+        // inactive now, so the outbox does not queue the event for it), in this transaction.
+        let disabled: Vec<i64> = disabled.into_iter().map(|d| d.id).collect();
+        for d in super::destinations::load_many(conn, &disabled).await? {
+            let at = d.disabled_at.unwrap_or(latest);
+            let data = super::destinations::destination_json(&d);
+            super::outbox::record_at(conn, d.workspace_id, EventType::WebhookDisabled, &data, at).await?;
+        }
         for (id, reason, _) in &disable {
             tracing::warn!(destination_id = id, reason, "webhook destination deactivated");
         }
@@ -579,6 +595,7 @@ impl DeliveryQueue for PgDeliveryQueue {
         &self,
         ws: WorkspaceId,
         destination: DestinationId,
+        event: EventType,
         payload: &str,
         now: OffsetDateTime,
         lease: Duration,
@@ -588,8 +605,8 @@ impl DeliveryQueue for PgDeliveryQueue {
             "WITH w AS (
                  SELECT * FROM webhook_destinations WHERE workspace_id = $1 AND id = $2
              ), e AS (
-                 INSERT INTO webhook_events (workspace_id, event_type, message_id, payload)
-                 SELECT $1, 'webhook.test', 'msg_' || replace(gen_random_uuid()::text, '-', ''), $4 FROM w
+                 INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, sample)
+                 SELECT $1, $6, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $4, true FROM w
                  RETURNING id, message_id, payload
              ), d AS (
                  INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status, next_attempt_at,
@@ -607,6 +624,7 @@ impl DeliveryQueue for PgDeliveryQueue {
         .bind::<Timestamptz, _>(now)
         .bind::<Text, _>(payload)
         .bind::<Timestamptz, _>(ts(now, lease))
+        .bind::<Text, _>(event.as_str())
         .get_result(&mut conn)
         .await
         .optional_row()

@@ -2,6 +2,7 @@
 
 mod dev;
 mod docs;
+mod listen;
 mod migrate;
 mod seed;
 mod serve;
@@ -33,6 +34,7 @@ pub async fn run(command: Command, settings: Settings) -> Result<(), CommandErro
         Command::Seed(SeedCommand::Scale(args)) => seed::scale(settings, args).await,
         Command::Docs(DocsCommand::Ingest(args)) => docs::ingest(settings, args).await,
         Command::Docs(DocsCommand::Eval(args)) => docs::eval(settings, args).await,
+        Command::Listen(args) => listen::run(args).await,
         Command::DevCluster(args) => dev::cluster(args),
     }
 }

@@ -25,14 +25,14 @@ type Reply = (u16, Vec<(&'static str, String)>, Value);
 
 /// A stand-in Graph API: records requests and answers from a script (default: success).
 #[derive(Clone, Default)]
-struct Graph {
+pub(crate) struct Graph {
     seen: Arc<Mutex<Vec<Seen>>>,
     replies: Arc<Mutex<VecDeque<Reply>>>,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Graph {
-    fn start() -> Graph {
+    pub(crate) fn start() -> Graph {
         let mut g = Graph::default();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         g.url = format!("http://127.0.0.1:{}", listener.local_addr().expect("addr").port());
@@ -92,7 +92,7 @@ impl Graph {
 
 const APP_SECRET: &str = "app-secret-for-tests";
 
-async fn spawn(graph: &Graph) -> TestApp {
+pub(crate) async fn spawn(graph: &Graph) -> TestApp {
     let url = graph.url.clone();
     let app = TestApp::spawn_with(move |s| {
         s.connectors.graph_base_url = url;
@@ -104,14 +104,14 @@ async fn spawn(graph: &Graph) -> TestApp {
     app
 }
 
-async fn dispatch(app: &TestApp) -> domain::connectors::DispatchReport {
+pub(crate) async fn dispatch(app: &TestApp) -> domain::connectors::DispatchReport {
     let mut settings = app.settings.clone();
     app::secrets::resolve_key(&mut settings, &app.db, false).await.expect("key");
     let gateway = app::connectors::gateway(&settings).expect("gateway");
     app::connectors::run_once(&settings, &app.db, gateway.as_ref()).await.expect("dispatch")
 }
 
-async fn whatsapp_channel(app: &TestApp, key: &str, phone_number_id: &str) -> i64 {
+pub(crate) async fn whatsapp_channel(app: &TestApp, key: &str, phone_number_id: &str) -> i64 {
     let body = json!({"channel_type": "whatsapp", "display_name": "Support", "identifier": "+14155550101", "credentials": {
         "phone_number_id": phone_number_id, "access_token": "wa-token-123", "app_secret": APP_SECRET, "verify_token": "verify-me-please"}});
     let res = app.post_json("/v1/channels", key, &body).await;
@@ -119,7 +119,7 @@ async fn whatsapp_channel(app: &TestApp, key: &str, phone_number_id: &str) -> i6
     res.json::<Value>().await.expect("json")["id"].as_i64().expect("id")
 }
 
-async fn send(app: &TestApp, key: &str, body: Value) -> Value {
+pub(crate) async fn send(app: &TestApp, key: &str, body: Value) -> Value {
     let res = app.post_json("/v1/messages", key, &body).await;
     assert_eq!(res.status(), 201);
     res.json().await.expect("json")
@@ -136,7 +136,12 @@ fn sign(body: &[u8]) -> String {
     format!("sha256={hex}")
 }
 
-async fn callback(app: &TestApp, platform: &str, body: &Value, signature: Option<String>) -> reqwest::Response {
+pub(crate) async fn callback(
+    app: &TestApp,
+    platform: &str,
+    body: &Value,
+    signature: Option<String>,
+) -> reqwest::Response {
     let raw = serde_json::to_vec(body).expect("json");
     let mut req =
         app.client.post(app.url(&format!("/platform-webhooks/{platform}"))).header("content-type", "application/json");
@@ -146,7 +151,7 @@ async fn callback(app: &TestApp, platform: &str, body: &Value, signature: Option
     req.body(raw).send().await.expect("request")
 }
 
-fn wa_status(phone_number_id: &str, wamid: &str, status: &str, ts: i64) -> Value {
+pub(crate) fn wa_status(phone_number_id: &str, wamid: &str, status: &str, ts: i64) -> Value {
     let mut s = json!({"id": wamid, "status": status, "timestamp": ts.to_string(), "recipient_id": "14155550123"});
     if status == "failed" {
         s["errors"] = json!([{"code": 131026, "title": "Message undeliverable"}]);
@@ -156,7 +161,7 @@ fn wa_status(phone_number_id: &str, wamid: &str, status: &str, ts: i64) -> Value
         "statuses": [s]}}]}]})
 }
 
-fn wa_inbound(phone_number_id: &str, wamid: &str, from: &str, text: &str, ts: i64) -> Value {
+pub(crate) fn wa_inbound(phone_number_id: &str, wamid: &str, from: &str, text: &str, ts: i64) -> Value {
     json!({"object": "whatsapp_business_account", "entry": [{"id": "waba-1", "changes": [{"field": "messages", "value": {
         "messaging_product": "whatsapp", "metadata": {"phone_number_id": phone_number_id},
         "contacts": [{"profile": {"name": "Dana Ortiz"}, "wa_id": from}],

@@ -47,7 +47,7 @@ fn python() -> PathBuf {
 }
 
 /// Verifies each delivery with each secret; one JSON line per case.
-fn verify(cases: &[(String, &Received)]) -> Vec<Value> {
+pub(crate) fn verify(cases: &[(String, &Received)]) -> Vec<Value> {
     let input: Vec<Value> = cases
         .iter()
         .map(|(secret, r)| {

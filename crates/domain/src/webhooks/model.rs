@@ -57,13 +57,15 @@ pub enum EventType {
     ChannelCreated,
     /// A channel changed.
     ChannelUpdated,
+    /// wms deactivated a destination (a 410 answer, or every delivery failed for days).
+    WebhookDisabled,
     /// Sent only on request to check an endpoint; not part of the catalog.
     WebhookTest,
 }
 
 impl EventType {
     /// The catalog: every event a destination may subscribe to.
-    pub const CATALOG: [EventType; 11] = [
+    pub const CATALOG: [EventType; 12] = [
         EventType::MessageCreated,
         EventType::MessageStatusUpdated,
         EventType::ThreadCreated,
@@ -75,6 +77,7 @@ impl EventType {
         EventType::ContactDeleted,
         EventType::ChannelCreated,
         EventType::ChannelUpdated,
+        EventType::WebhookDisabled,
     ];
 
     /// The wire name (`message.created`).
@@ -91,7 +94,37 @@ impl EventType {
             EventType::ContactDeleted => "contact.deleted",
             EventType::ChannelCreated => "channel.created",
             EventType::ChannelUpdated => "channel.updated",
+            EventType::WebhookDisabled => "webhook.disabled",
             EventType::WebhookTest => "webhook.test",
+        }
+    }
+
+    /// What happened, in a sentence (`GET /v1/event-types`, the OpenAPI `webhooks`).
+    pub fn description(self) -> &'static str {
+        match self {
+            EventType::MessageCreated => {
+                "A message was created: sent through the API or the inbox, or received from a platform. `data` is the Message."
+            }
+            EventType::MessageStatusUpdated => {
+                "An outbound message changed status (sent, delivered, read, failed). `data` is the Message."
+            }
+            EventType::ThreadCreated => "A conversation started. `data` is the Thread.",
+            EventType::ThreadStatusChanged => {
+                "A thread's status changed (resolved, reopened by a new message, …). `data` is the Thread."
+            }
+            EventType::ThreadAssigned => "A thread was assigned, reassigned or unassigned. `data` is the Thread.",
+            EventType::ThreadLabelsChanged => "A thread's set of labels changed. `data` is the Thread.",
+            EventType::ContactCreated => "A contact was created. `data` is the Contact.",
+            EventType::ContactUpdated => "A contact's details changed. `data` is the Contact.",
+            EventType::ContactDeleted => {
+                "A contact was erased (GDPR art. 17): its personal details and message texts are gone. `data` is `{\"id\"}` only."
+            }
+            EventType::ChannelCreated => "A channel was added. `data` is the Channel (never its credentials).",
+            EventType::ChannelUpdated => "A channel changed. `data` is the Channel (never its credentials).",
+            EventType::WebhookDisabled => {
+                "wms deactivated a webhook destination; sent to the workspace's other destinations. `data` is the destination with `disabled_reason`."
+            }
+            EventType::WebhookTest => "Sent on request to check an endpoint; never in the events feed.",
         }
     }
 

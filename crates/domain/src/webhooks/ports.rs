@@ -7,7 +7,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use super::model::{AttemptTrigger, Delivery, DeliveryId, DeliveryStatus, DestinationId, WebhookDestination};
+use super::model::{
+    AttemptTrigger, Delivery, DeliveryId, DeliveryStatus, DestinationId, EventType, WebhookDestination,
+};
 use crate::audit::AuditEntry;
 use crate::common::error::RepoError;
 use crate::common::page::{Page, PageRequest};
@@ -273,8 +275,9 @@ pub trait DeliveryQueue: Send + Sync {
         lease: Duration,
     ) -> Result<ManualClaim, RepoError>;
 
-    /// Records a `webhook.test` event with one delivery to `destination`, claimed for an attempt
-    /// now; `None` when the destination does not exist.
+    /// Records a sample event of type `event` (`webhook.test` or a typed sample) with one
+    /// delivery to `destination`, claimed for an attempt now; `None` when the destination does not
+    /// exist. Samples are never in the events feed and never replayed.
     ///
     /// # Errors
     /// Infrastructure failures only.
@@ -282,6 +285,7 @@ pub trait DeliveryQueue: Send + Sync {
         &self,
         ws: WorkspaceId,
         destination: DestinationId,
+        event: EventType,
         payload: &str,
         now: OffsetDateTime,
         lease: Duration,

@@ -279,10 +279,27 @@ impl WebhookService {
     /// # Errors
     /// [`WebhookError::NotFound`].
     pub async fn send_test(&self, ws: WorkspaceId, id: DestinationId) -> Result<Delivery, WebhookError> {
+        self.send_sample(ws, id, EventType::WebhookTest, &test_data(id)).await
+    }
+
+    /// Sends a signed sample event of type `event` with `data` to the destination now (also
+    /// when it is inactive): what an integrator's endpoint will receive, without causing the
+    /// change. Samples are not in the events feed, not retried and not replayed.
+    ///
+    /// # Errors
+    /// [`WebhookError::NotFound`] for another workspace's or a missing destination.
+    pub async fn send_sample(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        event: EventType,
+        data: &serde_json::Value,
+    ) -> Result<Delivery, WebhookError> {
         let now = self.engine.clock.now();
-        let payload = envelope(EventType::WebhookTest, now, ws, &test_data(id));
+        let payload = envelope(event, now, ws, data);
         let lease = self.engine.policy.limits.lease;
-        let claim = self.engine.queue.create_test(ws, id, &payload, now, lease).await?.ok_or(WebhookError::NotFound)?;
+        let claim =
+            self.engine.queue.create_test(ws, id, event, &payload, now, lease).await?.ok_or(WebhookError::NotFound)?;
         self.engine.deliver_now(&claim).await?;
         self.repo.delivery(ws, id, claim.delivery_id).await?.ok_or(WebhookError::NotFound)
     }

@@ -7,6 +7,7 @@ pub mod delete;
 pub mod deliveries;
 pub mod get;
 pub mod list;
+pub mod replay;
 pub mod retry;
 pub mod rotate;
 pub mod secret;

@@ -7,6 +7,7 @@ pub mod create;
 pub mod delete;
 pub mod detail;
 pub mod list;
+pub mod replay;
 pub mod retry;
 pub mod secret;
 pub mod test;

@@ -1,13 +1,14 @@
 //! `POST /settings/integrations/webhooks/{webhook_id}/test`
 
 use actix_web::{web, HttpResponse};
+use domain::webhooks::EventType;
 
 use super::{action_workspace, back, destination, detail_path, page_error};
 use crate::pages::session::{SessionForm, Signed};
 use crate::pages::PageError;
 use crate::state::AppState;
 
-/// Sends a signed `webhook.test` event now and reports the endpoint's answer; the delivery
+/// Sends a signed `webhook.test` event (or a sample of the chosen `event_type`) now and reports the endpoint's answer; the delivery
 /// appears in the log.
 ///
 /// # Errors
@@ -16,11 +17,16 @@ pub async fn send(
     s: Signed,
     state: web::Data<AppState>,
     path: web::Path<(i64,)>,
-    _form: SessionForm,
+    SessionForm(form): SessionForm,
 ) -> Result<HttpResponse, PageError> {
     let ws = action_workspace(&s)?;
     let id = destination(path.0);
-    let delivery = state.webhooks.send_test(ws, id).await.map_err(page_error)?;
+    let event = match form.get("event_type").filter(|t| !t.is_empty()) {
+        None => EventType::WebhookTest,
+        Some(t) => t.parse::<EventType>().map_err(|e| PageError::BadRequest(e.message))?,
+    };
+    let data = crate::event_catalog::sample_data(event, id, time::OffsetDateTime::now_utc());
+    let delivery = state.webhooks.send_sample(ws, id, event, &data).await.map_err(page_error)?;
     let message = match delivery.attempts.last() {
         Some(a) => match (a.status_code, &a.error) {
             (Some(code), _) if (200..300).contains(&code) => {

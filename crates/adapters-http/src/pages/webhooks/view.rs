@@ -89,6 +89,21 @@ pub fn list_page(
         @match all {
             None => (plan_required("Webhooks", WEBHOOK_PLAN, s.plan())),
             Some(all) => {
+                // Issue 16: a destination wms deactivated is not silent.
+                @for d in all.iter().filter(|d| !d.active && d.disabled_reason.is_some()) {
+                    div.warning.disabled-banner role="alert" data-disabled-destination=(d.id.0) {
+                        p {
+                            "wms deactivated " a href=(detail_path(d.id)) { span.mono { (d.url) } } ": "
+                            (d.disabled_reason.as_deref().unwrap_or_default()) ". "
+                            "Events since then were not sent to it; after re-enabling, replay them from its page."
+                        }
+                        form method="post" action={ (detail_path(d.id)) "/active" } {
+                            (csrf(s))
+                            input type="hidden" name="active" value="true";
+                            button.small type="submit" { "Re-enable" span.visually-hidden { " " (d.url) } }
+                        }
+                    }
+                }
                 div.table-wrap {
                     table {
                         caption.visually-hidden { "Webhook destinations" }
@@ -209,6 +224,12 @@ pub fn detail_page(s: &Signed, d: &WebhookDestination, v: &DetailView, status: S
         div.actions {
             form method="post" action={ (path) "/test" } {
                 (csrf(s))
+                label.visually-hidden for="test-event-type" { "Event type of the test" }
+                select #test-event-type name="event_type" {
+                    option value="webhook.test" { "webhook.test" }
+                    @for ev in EventType::CATALOG { option value=(ev.as_str()) { "sample " (ev.as_str()) } }
+                }
+                " "
                 button type="submit" { "Send test event" }
             }
             form method="post" action={ (path) "/active" } {
@@ -256,6 +277,29 @@ pub fn detail_page(s: &Signed, d: &WebhookDestination, v: &DetailView, status: S
         section.card aria-labelledby="edit-title" {
             h2 #edit-title { "Edit" }
             (destination_form(s, &path, &v.form, &v.errors, "Save changes", false))
+        }
+
+        section.card aria-labelledby="replay-title" {
+            h2 #replay-title { "Replay events" }
+            p {
+                "Sends again every event of the period, of a type this destination subscribes to, that it has not "
+                "received successfully — also those from while it was inactive — oldest first, with the same "
+                code { "webhook-id" } " (so your endpoint can drop duplicates). Times are UTC."
+            }
+            form method="post" action={ (path) "/replay" } {
+                (csrf(s))
+                div.row {
+                    div.field {
+                        label for="replay-since" { "From" }
+                        input #replay-since type="datetime-local" name="since" required;
+                    }
+                    div.field {
+                        label for="replay-until" { "Until (blank: now)" }
+                        input #replay-until type="datetime-local" name="until";
+                    }
+                }
+                button.secondary type="submit" { "Replay events" }
+            }
         }
 
         h2 { "Delivery log" }

@@ -1,0 +1,200 @@
+//! The event catalogue as a contract (issue 16): each event type's payload schema, published as
+//! the OpenAPI document's top-level `webhooks` and by `GET /v1/event-types`, and a realistic
+//! sample of each (typed test events). The `data` schemas are the REST records' own
+//! ([`crate::dto`]), and the samples are built from those types, so a field added to a record
+//! shows up in its events' schema and samples too.
+
+use domain::webhooks::payload::test_data;
+use domain::webhooks::{DestinationId, EventType};
+use serde_json::{json, Value};
+use time::OffsetDateTime;
+
+use domain::contacts::Contact;
+
+use crate::dto::{
+    AssigneeRecord, ChannelRecord, ChannelStatusDto, ChannelTypeDto, DirectionDto, MessageRecord, MessageStatusDto,
+    ThreadRecord,
+};
+use crate::handlers::webhooks::WebhookRecord;
+
+/// The component schema of an event type's `data`; `None` for `webhook.test` and
+/// `contact.deleted` (inline).
+pub fn data_component(event: EventType) -> Option<&'static str> {
+    match event {
+        EventType::MessageCreated | EventType::MessageStatusUpdated => Some("MessageRecord"),
+        EventType::ThreadCreated
+        | EventType::ThreadStatusChanged
+        | EventType::ThreadAssigned
+        | EventType::ThreadLabelsChanged => Some("ThreadRecord"),
+        EventType::ContactCreated | EventType::ContactUpdated => Some("Contact"),
+        EventType::ChannelCreated | EventType::ChannelUpdated => Some("ChannelRecord"),
+        EventType::WebhookDisabled => Some("WebhookRecord"),
+        EventType::WebhookTest | EventType::ContactDeleted => None,
+    }
+}
+
+/// Every type a delivery can carry: the catalogue, then `webhook.test`.
+pub fn delivered_types() -> impl Iterator<Item = EventType> {
+    EventType::CATALOG.into_iter().chain([EventType::WebhookTest])
+}
+
+/// The JSON Schema of an event's body `{"type","timestamp","workspace_id","data"}`, with `data`
+/// a reference into the OpenAPI document's components.
+pub fn payload_schema(event: EventType) -> Value {
+    let data = match data_component(event) {
+        Some(name) => json!({"$ref": format!("#/components/schemas/{name}")}),
+        None if event == EventType::ContactDeleted => json!({
+            "type": "object",
+            "required": ["id"],
+            "additionalProperties": false,
+            "properties": {"id": {"type": "integer", "format": "int64", "description": "The erased contact"}}
+        }),
+        None => json!({
+            "type": "object",
+            "required": ["webhook_id", "message"],
+            "properties": {
+                "webhook_id": {"type": "integer", "format": "int64", "description": "The destination tested"},
+                "message": {"type": "string"}
+            }
+        }),
+    };
+    json!({
+        "type": "object",
+        "description": event.description(),
+        "required": ["type", "timestamp", "workspace_id", "data"],
+        "properties": {
+            "type": {"type": "string", "const": event.as_str()},
+            "timestamp": {"type": "string", "format": "date-time", "description": "When it happened (RFC 3339, UTC, milliseconds)"},
+            "workspace_id": {"type": "integer", "format": "int64"},
+            "data": data
+        }
+    })
+}
+
+/// The OpenAPI 3.1 `webhooks` object: one `POST` per event type, its body the payload schema,
+/// signed per Standard Webhooks.
+pub fn webhooks_object() -> Value {
+    let mut hooks = serde_json::Map::new();
+    for event in delivered_types() {
+        hooks.insert(
+            event.as_str().to_owned(),
+            json!({"post": {
+                "operationId": format!("event_{}", event.as_str().replace('.', "_")),
+                "summary": event.as_str(),
+                "description": format!(
+                    "{} Sent with the Standard Webhooks headers `webhook-id` (the event's id in `GET /v1/events`), \
+                     `webhook-timestamp` and `webhook-signature`.",
+                    event.description()
+                ),
+                "requestBody": {"required": true, "content": {"application/json": {"schema": payload_schema(event)}}},
+                "responses": {"2XX": {"description": "Received; any other answer is retried on the schedule"}}
+            }}),
+        );
+    }
+    Value::Object(hooks)
+}
+
+/// `schema` with every `#/components/schemas/…` reference replaced by the schema it names, so
+/// it stands alone (`GET /v1/event-types`).
+pub fn inline_refs(schema: &Value, components: &Value) -> Value {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(r)) = map.get("$ref") {
+                if let Some(name) = r.strip_prefix("#/components/schemas/") {
+                    if let Some(target) = components.get(name) {
+                        return inline_refs(target, components);
+                    }
+                }
+            }
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), inline_refs(v, components))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| inline_refs(v, components)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A realistic `data` of `event`, as a test delivery to `destination` sends it.
+pub fn sample_data(event: EventType, destination: DestinationId, now: OffsetDateTime) -> Value {
+    let message = |direction, status, content: &str| {
+        serde_json::to_value(MessageRecord {
+            id: 48_213,
+            channel_id: 12,
+            thread_id: 9_771,
+            direction,
+            content: content.to_owned(),
+            status,
+            created_at: now,
+        })
+    };
+    let thread = |status: &str, assignee: Option<AssigneeRecord>| {
+        serde_json::to_value(ThreadRecord {
+            id: 9_771,
+            channel_id: 12,
+            contact_id: 5_310,
+            status: status.to_owned(),
+            unread_count: 1,
+            assignee,
+            handover_status: None,
+            last_message_at: Some(now),
+            created_at: now,
+            labels: vec!["billing".to_owned()],
+        })
+    };
+    let contact = |name: Option<&str>| {
+        serde_json::to_value(Contact {
+            id: 5_310,
+            name: name.map(str::to_owned),
+            phone: Some("+4915112345678".to_owned()),
+            email: None,
+            country: Some("DE".to_owned()),
+            language: Some("de".to_owned()),
+            note: None,
+            created_at: now,
+            updated_at: now,
+            first_contacted_at: Some(now),
+            last_contacted_at: Some(now),
+        })
+    };
+    let channel = |status| {
+        serde_json::to_value(ChannelRecord {
+            id: 12,
+            channel_type: ChannelTypeDto::Whatsapp,
+            display_name: "Support DE".to_owned(),
+            identifier: "+4930123456789".to_owned(),
+            status,
+            created_at: now,
+        })
+    };
+    let value = match event {
+        EventType::MessageCreated => {
+            message(DirectionDto::Inbound, MessageStatusDto::Delivered, "Hi! Is my order #1042 on its way?")
+        }
+        EventType::MessageStatusUpdated => message(
+            DirectionDto::Outbound,
+            MessageStatusDto::Read,
+            "Yes, it left our warehouse this morning. Tracking: 00340434161094042557",
+        ),
+        EventType::ThreadCreated => thread("open", None),
+        EventType::ThreadStatusChanged => thread("resolved", None),
+        EventType::ThreadAssigned => thread("open", Some(AssigneeRecord { kind: "user".to_owned(), id: 3 })),
+        EventType::ThreadLabelsChanged => thread("open", None),
+        EventType::ContactCreated => contact(None),
+        EventType::ContactUpdated => contact(Some("Lena Fischer")),
+        EventType::ContactDeleted => Ok(json!({"id": 5_310})),
+        EventType::ChannelCreated => channel(ChannelStatusDto::Active),
+        EventType::ChannelUpdated => channel(ChannelStatusDto::Disconnected),
+        EventType::WebhookDisabled => serde_json::to_value(WebhookRecord {
+            id: destination.0,
+            url: "https://hooks.example.com/wms".to_owned(),
+            platform: "custom".to_owned(),
+            events: vec!["message.created".to_owned()],
+            active: false,
+            created_at: now,
+            updated_at: now,
+            disabled_reason: Some("every delivery failed for 5 days (since 2026-11-19T08:00:00Z)".to_owned()),
+            disabled_at: Some(now),
+        }),
+        EventType::WebhookTest => Ok(test_data(destination)),
+    };
+    value.unwrap_or(Value::Null)
+}

@@ -1,0 +1,50 @@
+//! `POST /settings/integrations/webhooks/{webhook_id}/replay`: the replay form.
+
+use actix_web::{web, HttpResponse};
+use domain::events::{EventsError, ReplayInput};
+
+use super::{action_workspace, back, destination, detail_path};
+use crate::pages::session::{SessionForm, Signed};
+use crate::pages::PageError;
+use crate::state::AppState;
+
+/// A `datetime-local` value (`2026-11-24T08:00`, seconds optional) read as UTC, in RFC 3339.
+fn utc(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    match raw.len() {
+        0 => None,
+        16 => Some(format!("{raw}:00Z")),
+        _ if raw.ends_with('Z') || raw.contains('+') => Some(raw.to_owned()),
+        _ => Some(format!("{raw}Z")),
+    }
+}
+
+/// Queues the period's missed events again (`EventsService::replay`, as `POST …/replay`).
+///
+/// # Errors
+/// [`PageError::NotFound`], [`PageError::Csrf`].
+pub async fn replay(
+    s: Signed,
+    state: web::Data<AppState>,
+    path: web::Path<(i64,)>,
+    SessionForm(form): SessionForm,
+) -> Result<HttpResponse, PageError> {
+    let ws = action_workspace(&s)?;
+    let id = destination(path.0);
+    let input = ReplayInput {
+        since: form.get("since").and_then(utc),
+        until: form.get("until").and_then(utc),
+        event_types: None,
+    };
+    let message = match state.events.replay(ws, id, &input).await {
+        Ok(0) => "Nothing to replay: the destination has every event of that period.".to_owned(),
+        Ok(1) => "1 event queued for delivery.".to_owned(),
+        Ok(n) => format!("{n} events queued for delivery, oldest first."),
+        Err(EventsError::Invalid(v)) => format!("Nothing replayed: {v}."),
+        Err(EventsError::NotFound) => {
+            return Err(PageError::NotFound("This webhook destination does not exist (any more).".into()))
+        }
+        Err(EventsError::Unknown(e)) => return Err(e.into()),
+    };
+    Ok(back(&state.pages, &detail_path(id), &message))
+}

@@ -1,0 +1,13 @@
+//! Events as a contract (issue 16): the workspace's durable events feed (`GET /v1/events`) and
+//! replays of a window of it to a webhook destination. The events are the webhook outbox's rows,
+//! so an event's feed id is the `webhook-id` of its deliveries.
+
+mod model;
+mod ports;
+mod service;
+
+pub use model::{EventPosition, FeedPage, FeedQuery, ReplayWindow, StoredEvent};
+pub use ports::EventStore;
+#[cfg(any(test, feature = "mocks"))]
+pub use ports::MockEventStore;
+pub use service::{EventsError, EventsService, FeedInput, ReplayInput};

@@ -1,0 +1,126 @@
+//! Positions in the feed, pages and replay windows.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use time::OffsetDateTime;
+
+use crate::webhooks::EventType;
+
+/// Where an event sits in the feed: its writing transaction, then its id.
+///
+/// Ids are handed out before commit, so ordering by id alone would let a reader pass an event
+/// whose transaction commits later. The store only shows events of transactions older than any
+/// still running, ordered by (transaction, id), so nothing can appear behind a position once it
+/// was handed out (`docs/webhooks.md`, "Events feed").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct EventPosition {
+    /// The writing transaction's id (64-bit, never wraps).
+    pub txid: i64,
+    /// The event's id.
+    pub id: i64,
+}
+
+const CURSOR_PREFIX: &str = "e1.";
+
+impl EventPosition {
+    /// The opaque cursor of this position.
+    pub fn cursor(self) -> String {
+        URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{}.{}", self.txid, self.id))
+    }
+
+    /// Reads a cursor made by [`EventPosition::cursor`]; `None` for anything else.
+    pub fn from_cursor(c: &str) -> Option<Self> {
+        let raw = URL_SAFE_NO_PAD.decode(c).ok()?;
+        let s = std::str::from_utf8(&raw).ok()?.strip_prefix(CURSOR_PREFIX)?;
+        let (txid, id) = s.split_once('.')?;
+        let (txid, id) = (txid.parse::<i64>().ok()?, id.parse::<i64>().ok()?);
+        (txid >= 0 && id >= 0).then_some(Self { txid, id })
+    }
+}
+
+/// A validated request for a page of the feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedQuery {
+    /// Events strictly after this position (the start of the feed by default).
+    pub after: EventPosition,
+    /// Only this type.
+    pub event_type: Option<EventType>,
+    /// Only events that happened at or after this time.
+    pub since: Option<OffsetDateTime>,
+    /// At most this many events.
+    pub limit: u16,
+}
+
+/// One event of the feed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvent {
+    /// `msg_…`: the `webhook-id` of its deliveries.
+    pub message_id: String,
+    /// Its place in the feed.
+    pub position: EventPosition,
+    /// The exact body its deliveries sign and send: `{"type","timestamp","workspace_id","data"}`.
+    pub payload: String,
+}
+
+impl StoredEvent {
+    /// The feed record `{"id","type","timestamp","workspace_id","data"}`: the delivered body with
+    /// the id in front, byte for byte what the destinations received after it.
+    pub fn record_json(&self) -> String {
+        let rest = self.payload.strip_prefix('{').unwrap_or(&self.payload);
+        let sep = if rest.trim_start().starts_with('}') { "" } else { "," };
+        format!("{{\"id\":{}{sep}{rest}", serde_json::Value::from(self.message_id.as_str()))
+    }
+}
+
+/// A page of the feed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedPage {
+    /// The events, oldest first.
+    pub events: Vec<StoredEvent>,
+    /// Where to resume: after the last event, or, at the end of the feed, a position every
+    /// later event will follow. Never absent: a client polls with it.
+    pub next: EventPosition,
+}
+
+/// The events a replay sends again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayWindow {
+    /// Events that happened at or after this time…
+    pub since: OffsetDateTime,
+    /// …and before this one.
+    pub until: OffsetDateTime,
+    /// Only these types (further limited to what the destination subscribes to); all when empty.
+    pub event_types: Vec<EventType>,
+    /// When the replayed deliveries become due.
+    pub now: OffsetDateTime,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_junk_is_refused() {
+        let p = EventPosition { txid: 9_000_000_123, id: 42 };
+        assert_eq!(EventPosition::from_cursor(&p.cursor()), Some(p));
+        for junk in ["", "x", "!!!", &URL_SAFE_NO_PAD.encode("e1.5"), &URL_SAFE_NO_PAD.encode("e1.-1.5")] {
+            assert_eq!(EventPosition::from_cursor(junk), None, "{junk}");
+        }
+        // A list cursor of another endpoint is not a feed position.
+        assert_eq!(EventPosition::from_cursor(&crate::common::page::encode_cursor(5)), None);
+    }
+
+    #[test]
+    fn the_record_is_the_delivered_body_with_the_id_first() {
+        let e = StoredEvent {
+            message_id: "msg_1".into(),
+            position: EventPosition::default(),
+            payload: r#"{"type":"message.created","timestamp":"2026-11-24T00:00:00Z","workspace_id":1,"data":{}}"#
+                .into(),
+        };
+        assert_eq!(
+            e.record_json(),
+            r#"{"id":"msg_1","type":"message.created","timestamp":"2026-11-24T00:00:00Z","workspace_id":1,"data":{}}"#
+        );
+    }
+}

@@ -1,0 +1,227 @@
+//! The feed and replay use cases: validation, then one store call.
+
+use std::sync::Arc;
+
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use super::model::{EventPosition, FeedPage, FeedQuery, ReplayWindow};
+use super::ports::EventStore;
+use crate::common::error::{FieldError, RepoError, ValidationErrors};
+use crate::common::page::{DEFAULT_LIMIT, MAX_LIMIT};
+use crate::common::ports::Clock;
+use crate::webhooks::{DestinationId, EventType};
+use crate::workspace::WorkspaceId;
+
+/// Why a feed or replay request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EventsError {
+    /// No such destination in this workspace.
+    #[error("no such webhook destination in this workspace")]
+    NotFound,
+    /// The input is invalid.
+    #[error(transparent)]
+    Invalid(#[from] ValidationErrors),
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
+
+/// Raw query of `GET /v1/events`.
+#[derive(Debug, Clone, Default)]
+pub struct FeedInput {
+    /// Page size, 1 to 100 (default 25).
+    pub limit: Option<i64>,
+    /// `next_cursor` of an earlier page.
+    pub cursor: Option<String>,
+    /// One event type.
+    pub event_type: Option<String>,
+    /// RFC 3339 time.
+    pub since: Option<String>,
+}
+
+/// Raw body of `POST /v1/webhooks/{id}/replay`.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayInput {
+    /// RFC 3339 time; required.
+    pub since: Option<String>,
+    /// RFC 3339 time after `since`; now when absent.
+    pub until: Option<String>,
+    /// Event types; every type the destination subscribes to when absent.
+    pub event_types: Option<Vec<String>>,
+}
+
+/// The events feed and replays.
+pub struct EventsService {
+    /// Where events are kept.
+    pub store: Arc<dyn EventStore>,
+    /// Now, for replays.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for EventsService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventsService").finish_non_exhaustive()
+    }
+}
+
+fn time_field(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> Option<OffsetDateTime> {
+    match OffsetDateTime::parse(raw, &Rfc3339) {
+        Ok(t) => Some(t),
+        Err(_) => {
+            errors.push(FieldError::new(field, "must be an RFC 3339 time such as 2026-11-24T08:00:00Z"));
+            None
+        }
+    }
+}
+
+fn event_type(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> Option<EventType> {
+    match raw.parse::<EventType>() {
+        Ok(e) if e.is_subscribable() => Some(e),
+        _ => {
+            errors.push(FieldError::new(field, format!("`{raw}` is not an event type (see GET /v1/event-types)")));
+            None
+        }
+    }
+}
+
+impl EventsService {
+    /// A page of the workspace's events, oldest first after the cursor.
+    ///
+    /// # Errors
+    /// [`EventsError::Invalid`] naming `limit`, `cursor`, `type` or `since`.
+    pub async fn feed(&self, ws: WorkspaceId, input: &FeedInput) -> Result<FeedPage, EventsError> {
+        let mut errors = Vec::new();
+        let limit = match input.limit {
+            None => DEFAULT_LIMIT,
+            Some(l) if (1..=i64::from(MAX_LIMIT)).contains(&l) => l as u16,
+            Some(_) => {
+                errors.push(FieldError::new("limit", format!("must be between 1 and {MAX_LIMIT}")));
+                DEFAULT_LIMIT
+            }
+        };
+        let after = match input.cursor.as_deref() {
+            None => EventPosition::default(),
+            Some(c) => EventPosition::from_cursor(c).unwrap_or_else(|| {
+                errors.push(FieldError::new("cursor", "is not a cursor returned by GET /v1/events"));
+                EventPosition::default()
+            }),
+        };
+        let event_type = input.event_type.as_deref().and_then(|t| event_type("type", t, &mut errors));
+        let since = input.since.as_deref().and_then(|s| time_field("since", s, &mut errors));
+        if !errors.is_empty() {
+            return Err(ValidationErrors(errors).into());
+        }
+        Ok(self.store.page(ws, FeedQuery { after, event_type, since, limit }).await?)
+    }
+
+    /// Queues the window's events again for the destination; returns how many.
+    ///
+    /// # Errors
+    /// [`EventsError::Invalid`] naming `since`, `until` or `event_types`;
+    /// [`EventsError::NotFound`] for another workspace's destination.
+    pub async fn replay(&self, ws: WorkspaceId, id: DestinationId, input: &ReplayInput) -> Result<u64, EventsError> {
+        let mut errors = Vec::new();
+        let now = self.clock.now();
+        let since = match input.since.as_deref() {
+            None => {
+                errors.push(FieldError::new("since", "is required"));
+                None
+            }
+            Some(s) => time_field("since", s, &mut errors),
+        };
+        let until = input.until.as_deref().and_then(|u| time_field("until", u, &mut errors));
+        if let (Some(s), Some(u)) = (since, until) {
+            if u <= s {
+                errors.push(FieldError::new("until", "must be after `since`"));
+            }
+        }
+        let mut event_types = Vec::new();
+        if let Some(types) = &input.event_types {
+            if types.is_empty() {
+                errors.push(FieldError::new("event_types", "must name at least one event type when given"));
+            }
+            for t in types {
+                if let Some(e) = event_type("event_types", t, &mut errors) {
+                    if !event_types.contains(&e) {
+                        event_types.push(e);
+                    }
+                }
+            }
+        }
+        let (Some(since), true) = (since, errors.is_empty()) else {
+            return Err(ValidationErrors(errors).into());
+        };
+        let window = ReplayWindow { since, until: until.unwrap_or(now), event_types, now };
+        self.store.replay(ws, id, &window).await?.ok_or(EventsError::NotFound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::ports::MockClock;
+    use crate::events::MockEventStore;
+    use time::macros::datetime;
+
+    fn service(store: MockEventStore) -> EventsService {
+        let mut clock = MockClock::new();
+        clock.expect_now().return_const(datetime!(2026-11-24 08:00 UTC));
+        EventsService { store: Arc::new(store), clock: Arc::new(clock) }
+    }
+
+    fn fields(e: EventsError) -> Vec<String> {
+        match e {
+            EventsError::Invalid(v) => v.0.into_iter().map(|f| f.field).collect(),
+            other => panic!("expected invalid, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn bad_feed_queries_name_their_fields_and_never_reach_the_store() {
+        let s = service(MockEventStore::new());
+        let input = FeedInput {
+            limit: Some(0),
+            cursor: Some("nope".into()),
+            event_type: Some("webhook.test".into()),
+            since: Some("yesterday".into()),
+        };
+        let err = s.feed(WorkspaceId(1), &input).await.expect_err("invalid");
+        assert_eq!(fields(err), ["limit", "cursor", "type", "since"]);
+    }
+
+    #[tokio::test]
+    async fn replay_needs_since_and_a_window_that_moves_forward() {
+        let s = service(MockEventStore::new());
+        let err = s.replay(WorkspaceId(1), DestinationId(2), &ReplayInput::default()).await.expect_err("invalid");
+        assert_eq!(fields(err), ["since"]);
+        let input = ReplayInput {
+            since: Some("2026-11-24T08:00:00Z".into()),
+            until: Some("2026-11-24T07:00:00Z".into()),
+            event_types: Some(vec!["message.created".into(), "message.exploded".into()]),
+        };
+        let err = s.replay(WorkspaceId(1), DestinationId(2), &input).await.expect_err("invalid");
+        assert_eq!(fields(err), ["until", "event_types"]);
+    }
+
+    #[tokio::test]
+    async fn replay_defaults_until_to_now_and_reports_another_workspaces_destination_as_missing() {
+        let mut store = MockEventStore::new();
+        store
+            .expect_replay()
+            .withf(|ws, d, w| {
+                *ws == WorkspaceId(1)
+                    && *d == DestinationId(2)
+                    && w.until == datetime!(2026-11-24 08:00 UTC)
+                    && w.event_types == [EventType::MessageCreated]
+            })
+            .returning(|_, _, _| Ok(None));
+        let input = ReplayInput {
+            since: Some("2026-11-23T08:00:00Z".into()),
+            until: None,
+            event_types: Some(vec!["message.created".into(), "message.created".into()]),
+        };
+        let err = service(store).replay(WorkspaceId(1), DestinationId(2), &input).await.expect_err("not found");
+        assert!(matches!(err, EventsError::NotFound));
+    }
+}
