@@ -47,7 +47,7 @@ impl From<WebhookError> for ApiError {
         match e {
             WebhookError::NotFound => ApiError::NotFound(e.to_string()),
             WebhookError::Invalid(v) => ApiError::Validation(v),
-            WebhookError::InProgress => ApiError::Conflict(e.to_string()),
+            WebhookError::InProgress | WebhookError::SecretUnreadable => ApiError::Conflict(e.to_string()),
             WebhookError::Unknown(e) => e.into(),
         }
     }
@@ -108,6 +108,15 @@ impl From<domain::members::AddMemberFailure> for ApiError {
             domain::members::AddMemberFailure::Invalid(v) => ApiError::Validation(v),
             domain::members::AddMemberFailure::AlreadyMember(_) => ApiError::Conflict(e.to_string()),
             domain::members::AddMemberFailure::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::connectors::ProofError> for ApiError {
+    fn from(e: domain::connectors::ProofError) -> Self {
+        match e {
+            domain::connectors::ProofError::Refused(m) => ApiError::field("credentials", m),
+            domain::connectors::ProofError::Unreachable(m) => ApiError::PlatformUnreachable(m),
         }
     }
 }

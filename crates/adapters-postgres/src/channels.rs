@@ -141,6 +141,10 @@ impl ChannelRepository for PgChannelRepository {
         row.map(ChannelRow::into_domain).transpose()
     }
 
+    async fn reserve_id(&self) -> Result<ChannelId, RepoError> {
+        Ok(ChannelId(crate::sealed::reserve_id(&self.db, "channels").await.map_err(repo)?))
+    }
+
     async fn create(&self, ws: WorkspaceId, new: &NewChannel) -> Result<Channel, CreateChannelError> {
         let mut conn = self.db.conn().await.map_err(|e| CreateChannelError::Unknown(repo(e)))?;
         let result = conn
@@ -148,6 +152,7 @@ impl ChannelRepository for PgChannelRepository {
                 async move {
                     let row: ChannelRow = diesel::insert_into(channels::table)
                         .values((
+                            channels::id.eq(new.id.0),
                             channels::workspace_id.eq(ws.0),
                             channels::channel_type.eq(new.channel_type.as_str()),
                             channels::display_name.eq(&new.display_name),

@@ -74,10 +74,15 @@ struct ChangeRow<'a> {
 
 #[async_trait]
 impl WebhookRepository for PgWebhookRepository {
+    async fn reserve_id(&self) -> Result<DestinationId, RepoError> {
+        Ok(DestinationId(crate::sealed::reserve_id(&self.db, "webhook_destinations").await.map_err(repo)?))
+    }
+
     async fn insert(&self, ws: WorkspaceId, new: &NewDestination) -> Result<WebhookDestination, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let row: DestinationRow = diesel::insert_into(webhook_destinations::table)
             .values((
+                webhook_destinations::id.eq(new.id.0),
                 webhook_destinations::workspace_id.eq(ws.0),
                 webhook_destinations::url.eq(&new.url),
                 webhook_destinations::platform.eq(&new.platform),

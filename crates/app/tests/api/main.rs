@@ -34,6 +34,7 @@ mod rest_messages;
 mod rest_openapi;
 mod rest_threads;
 mod rest_users;
+mod secrets_rotation;
 mod seed;
 mod webhooks_api;
 mod webhooks_crash;

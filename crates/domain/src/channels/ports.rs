@@ -55,6 +55,13 @@ pub trait ChannelRepository: Send + Sync {
     /// Infrastructure failures only.
     async fn find(&self, ws: WorkspaceId, id: ChannelId) -> Result<Option<Channel>, RepoError>;
 
+    /// A new channel id, reserved so credentials can be sealed for the row before it is written
+    /// (an id reserved but not used is a gap, as after a failed insert).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn reserve_id(&self) -> Result<ChannelId, RepoError>;
+
     /// Stores a channel and records `channel.created` in the same transaction.
     ///
     /// # Errors

@@ -15,6 +15,8 @@ use crate::workspace::WorkspaceId;
 /// A destination to store, validated, with its secret already sealed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewDestination {
+    /// Its id, reserved with [`WebhookRepository::reserve_id`] so the secret is sealed for the row.
+    pub id: DestinationId,
     /// Normalised URL.
     pub url: String,
     /// Free label.
@@ -54,7 +56,13 @@ pub struct StoredSecrets {
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait WebhookRepository: Send + Sync {
-    /// Stores a destination.
+    /// A new destination id, reserved so the secret can be sealed for the row before it is written.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn reserve_id(&self) -> Result<DestinationId, RepoError>;
+
+    /// Stores a destination under its reserved id.
     ///
     /// # Errors
     /// Infrastructure failures only.
