@@ -47,7 +47,7 @@ impl From<WebhookError> for ApiError {
         match e {
             WebhookError::NotFound => ApiError::NotFound(e.to_string()),
             WebhookError::Invalid(v) => ApiError::Validation(v),
-            WebhookError::InProgress => ApiError::Conflict(e.to_string()),
+            WebhookError::InProgress | WebhookError::SecretUnreadable => ApiError::Conflict(e.to_string()),
             WebhookError::Unknown(e) => e.into(),
         }
     }
@@ -294,6 +294,15 @@ impl From<domain::events::EventsError> for ApiError {
             EventsError::NotFound => ApiError::NotFound(e.to_string()),
             EventsError::Invalid(v) => ApiError::Validation(v),
             EventsError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::connectors::ProofError> for ApiError {
+    fn from(e: domain::connectors::ProofError) -> Self {
+        match e {
+            domain::connectors::ProofError::Refused(m) => ApiError::field("credentials", m),
+            domain::connectors::ProofError::Unreachable(m) => ApiError::PlatformUnreachable(m),
         }
     }
 }

@@ -107,6 +107,9 @@ pub enum ApiError {
     /// A dependency (the database) is unavailable.
     #[error("{0}")]
     ServiceUnavailable(String),
+    /// The messaging platform (Meta's Graph API) cannot be reached: 502 `service_unavailable`.
+    #[error("{0}")]
+    PlatformUnreachable(String),
     /// A bug or infrastructure failure; the cause is logged, never sent.
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
@@ -137,7 +140,7 @@ impl ApiError {
             ApiError::PayloadTooLarge { .. } | ApiError::TooLarge(_) => "payload_too_large",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::Conflict(_) | ApiError::FieldConflict(_) => "conflict",
-            ApiError::ServiceUnavailable(_) => "service_unavailable",
+            ApiError::ServiceUnavailable(_) | ApiError::PlatformUnreachable(_) => "service_unavailable",
             ApiError::Internal(_) if self.database_unavailable() => "service_unavailable",
             ApiError::Internal(_) => "internal_error",
         }
@@ -215,6 +218,7 @@ impl ResponseError for ApiError {
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Conflict(_) | ApiError::FieldConflict(_) => StatusCode::CONFLICT,
             ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::PlatformUnreachable(_) => StatusCode::BAD_GATEWAY,
             ApiError::Internal(_) if self.database_unavailable() => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

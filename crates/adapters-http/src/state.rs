@@ -42,6 +42,8 @@ pub struct AppState {
     pub pages: crate::pages::PagesState,
     /// Encrypts channel credentials (and opens them to check platform callbacks).
     pub cipher: Arc<dyn domain::common::ports::SecretCipher>,
+    /// Proves credentials control their platform account before a channel is bound to it.
+    pub account_proof: Arc<dyn domain::connectors::AccountProof>,
     /// Channels by platform account, and what the platforms' callbacks report.
     pub callbacks: Arc<dyn domain::connectors::CallbackStore>,
     /// The app secrets known to sign platform callbacks, remembered by the process.

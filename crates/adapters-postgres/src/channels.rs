@@ -142,6 +142,10 @@ impl ChannelRepository for PgChannelRepository {
         row.map(ChannelRow::into_domain).transpose()
     }
 
+    async fn reserve_id(&self) -> Result<ChannelId, RepoError> {
+        Ok(ChannelId(crate::sealed::reserve_id(&self.db, "channels").await.map_err(repo)?))
+    }
+
     async fn create(
         &self,
         ws: WorkspaceId,
@@ -154,6 +158,7 @@ impl ChannelRepository for PgChannelRepository {
                 async move {
                     let row: ChannelRow = diesel::insert_into(channels::table)
                         .values((
+                            channels::id.eq(new.id.0),
                             channels::workspace_id.eq(ws.0),
                             channels::channel_type.eq(new.channel_type.as_str()),
                             channels::display_name.eq(&new.display_name),

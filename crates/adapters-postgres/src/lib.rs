@@ -21,6 +21,7 @@ pub mod messages;
 pub mod migrate;
 pub mod pool;
 pub mod schema;
+pub mod sealed;
 pub mod seed;
 pub mod service_keys;
 pub mod sessions;

@@ -9,6 +9,7 @@
 //! (`docs/benchmarks.md`, "Authentication and the rate limit").
 
 use std::sync::Arc;
+use std::thread::ThreadId;
 use std::time::Duration;
 
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
@@ -47,12 +48,15 @@ fn no_connection(wait: Duration, why: impl std::fmt::Display) -> PoolError {
 struct ThreadPools {
     url: String,
     wait: Duration,
-    pools: ThreadLocal<Pool<AsyncPgConnection>>,
+    /// Each with the thread that adopted it: `thread_local` hands the slot of an exited thread to
+    /// a new thread, which must not borrow from a pool driven by a runtime that is gone (std's
+    /// `ThreadId`s are never reused, so the owner check is exact).
+    pools: ThreadLocal<(ThreadId, Pool<AsyncPgConnection>)>,
 }
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let threads: Vec<_> = self.threads.pools.iter().map(Pool::status).collect();
+        let threads: Vec<_> = self.threads.pools.iter().map(|(_, p)| p.status()).collect();
         f.debug_struct("Db").field("shared", &self.shared.status()).field("threads", &threads).finish()
     }
 }
@@ -77,10 +81,17 @@ impl Db {
     /// thread that already has a pool keeps it.
     ///
     /// # Errors
-    /// [`PoolError::Build`] when the pool cannot be configured.
+    /// [`PoolError::Build`] when the pool cannot be configured, or when this thread was handed
+    /// the slot of an exited thread (it then borrows from the shared pool).
     pub fn adopt_thread(&self, max_size: usize) -> Result<(), PoolError> {
         let t = &self.threads;
-        t.pools.get_or_try(|| pool(&t.url, max_size, t.wait)).map(|_| ())
+        let me = std::thread::current().id();
+        let (owner, _) = t.pools.get_or_try(|| pool(&t.url, max_size, t.wait).map(|p| (me, p)))?;
+        if *owner == me {
+            Ok(())
+        } else {
+            Err(PoolError::Build("this thread reuses the slot of an exited thread".into()))
+        }
     }
 
     /// Borrows a connection: from the calling thread's pool if it adopted one, else from the
@@ -89,7 +100,10 @@ impl Db {
     /// # Errors
     /// [`PoolError::Unavailable`] when the database cannot be reached in time.
     pub async fn conn(&self) -> Result<Conn, PoolError> {
-        let pool = self.threads.pools.get().unwrap_or(&self.shared);
+        let pool = match self.threads.pools.get() {
+            Some((owner, pool)) if *owner == std::thread::current().id() => pool,
+            _ => &self.shared,
+        };
         let wait = self.threads.wait;
         // deadpool bounds the wait for a free slot and the opening of a connection separately;
         // one deadline over both is what the setting promises.

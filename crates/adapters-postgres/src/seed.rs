@@ -48,9 +48,12 @@ impl SeedSize {
     }
 }
 
-/// A webhook destination to create, with its secret already encrypted by the caller.
+/// A webhook destination to create, with its secret already encrypted by the caller for its
+/// reserved id ([`crate::reserve_id`]).
 #[derive(Debug, Clone)]
 pub struct SeedDestination {
+    /// Its reserved id.
+    pub id: i64,
     /// HTTPS URL.
     pub url: String,
     /// Free label (`zapier`, `custom`).
@@ -457,8 +460,8 @@ async fn generate(
 
     for d in destinations {
         diesel::sql_query(
-            "INSERT INTO webhook_destinations (workspace_id, url, platform, events, active, secret_encrypted)
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO webhook_destinations (workspace_id, url, platform, events, active, secret_encrypted, id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind::<BigInt, _>(ws)
         .bind::<Text, _>(&d.url)
@@ -466,6 +469,7 @@ async fn generate(
         .bind::<Array<Text>, _>(&d.events)
         .bind::<Bool, _>(d.active)
         .bind::<Bytea, _>(&d.secret_encrypted)
+        .bind::<BigInt, _>(d.id)
         .execute(c)
         .await?;
     }

@@ -38,9 +38,32 @@ pub enum Command {
     Docs(DocsCommand),
     /// Follow the events feed of a wms server and forward each event, signed, to a local URL.
     Listen(ListenArgs),
+    /// Manage the key that encrypts secrets at rest.
+    #[command(subcommand)]
+    Secrets(SecretsCommand),
     /// Start or stop a private PostgreSQL cluster (used by scripts/test when no server is running).
     #[command(hide = true)]
     DevCluster(DevClusterArgs),
+}
+
+/// `wms secrets …`
+#[derive(Debug, Subcommand)]
+pub enum SecretsCommand {
+    /// Re-encrypt every secret at rest under a new key, in batches, while the service runs (see
+    /// docs/secrets.md for the whole procedure). Reads with `secrets.encryption_key` and
+    /// `secrets.previous_keys`; safe to run again.
+    RotateKey(RotateKeyArgs),
+}
+
+/// `wms secrets rotate-key`
+#[derive(Debug, Args)]
+pub struct RotateKeyArgs {
+    /// The new key: base64 of 32 bytes (`openssl rand -base64 32`).
+    #[arg(long, value_name = "BASE64", env = "WMS_NEW_ENCRYPTION_KEY", hide_env_values = true)]
+    pub new_key: String,
+    /// Secrets re-encrypted per transaction.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(i64).range(1..=10_000))]
+    pub batch_size: i64,
 }
 
 /// `wms dev-cluster`

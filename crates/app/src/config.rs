@@ -214,6 +214,24 @@ pub struct SecretSettings {
     /// ciphertexts (a dump or a replica then decrypts every secret): an explicit choice, never the
     /// default. `wms dev` does not need it.
     pub allow_key_in_database: bool,
+    /// Further keys (base64 of 32 bytes each; in the environment, comma-separated) that open
+    /// secrets but never seal: the keys of a rotation in progress (see `docs/secrets.md`).
+    #[serde(default, deserialize_with = "key_list")]
+    pub previous_keys: Vec<String>,
+}
+
+/// A list of keys, from a TOML array or one comma-separated string (the environment's form).
+fn key_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Keys {
+        List(Vec<String>),
+        One(String),
+    }
+    Ok(match Keys::deserialize(d)? {
+        Keys::List(v) => v,
+        Keys::One(s) => s.split(',').map(str::trim).filter(|k| !k.is_empty()).map(str::to_owned).collect(),
+    })
 }
 
 /// `dev.*`
@@ -444,14 +462,15 @@ impl Settings {
             return bad("connectors.workers", "must be at most 64");
         }
         if let Some(k) = &self.secrets.encryption_key {
-            use base64::Engine;
-            let ok = base64::engine::general_purpose::STANDARD.decode(k.trim()).map(|b| b.len() == 32).unwrap_or(false);
-            if !ok {
+            if crate::secrets::decode_key(k).is_none() {
                 return bad(
                     "secrets.encryption_key",
                     "must be the base64 of exactly 32 bytes (`openssl rand -base64 32`)",
                 );
             }
+        }
+        if self.secrets.previous_keys.iter().any(|k| crate::secrets::decode_key(k).is_none()) {
+            return bad("secrets.previous_keys", "each must be the base64 of exactly 32 bytes");
         }
         Ok(())
     }

@@ -8,8 +8,11 @@ use std::time::Duration;
 use adapters_http::outbound::meta::MetaGateway;
 use adapters_postgres::connectors::PgConnectors;
 use adapters_postgres::Db;
+use domain::channels::ChannelType;
 use domain::common::ports::SecretCipher;
-use domain::connectors::{dispatch_batch, ChannelGateway, DispatchReport};
+use domain::connectors::{
+    dispatch_batch, AccountProof, ChannelCredentials, ChannelGateway, DispatchReport, ProofError,
+};
 use domain::RepoError;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -24,6 +27,30 @@ use crate::platform::SystemClock;
 pub fn gateway(settings: &Settings) -> anyhow::Result<Arc<dyn ChannelGateway>> {
     let c = &settings.connectors;
     Ok(Arc::new(MetaGateway::new(&c.graph_base_url, &c.graph_version, Duration::from_secs(c.timeout_secs))?))
+}
+
+/// The proof of control of a platform account, on the configured Graph API. The platform's answer
+/// is awaited at most `connectors.timeout_secs` (and 10 s at most: someone waits for the request).
+pub fn account_proof(settings: &Settings) -> Arc<dyn AccountProof> {
+    let c = &settings.connectors;
+    let timeout = Duration::from_secs(c.timeout_secs.min(10));
+    match MetaGateway::new(&c.graph_base_url, &c.graph_version, timeout) {
+        Ok(g) => Arc::new(g),
+        Err(e) => {
+            tracing::error!(error = %e, "no HTTP client for the Graph API: channels cannot be given credentials");
+            Arc::new(NoPlatform)
+        }
+    }
+}
+
+/// Stands in when no HTTP client could be built: every proof is "cannot tell".
+struct NoPlatform;
+
+#[async_trait::async_trait]
+impl AccountProof for NoPlatform {
+    async fn prove(&self, _: ChannelType, _: &ChannelCredentials) -> Result<(), ProofError> {
+        Err(ProofError::Unreachable("the platform cannot be reached".into()))
+    }
 }
 
 /// One dispatch pass over due messages (tests drive sending with it).

@@ -30,7 +30,17 @@ pub async fn cipher(settings: &Settings, db: &Db, warn: bool) -> anyhow::Result<
         }
     };
     let key: [u8; 32] = key.try_into().map_err(|_| anyhow::anyhow!("the encryption key must be 32 bytes"))?;
-    Ok(Arc::new(XChaChaCipher::new(&key)))
+    Ok(Arc::new(XChaChaCipher::with_previous(&key, &previous_keys(settings))))
+}
+
+/// The 32 bytes of a base64 key; `None` when it is not base64 of exactly 32 bytes.
+pub fn decode_key(raw: &str) -> Option<[u8; 32]> {
+    base64::engine::general_purpose::STANDARD.decode(raw.trim()).ok()?.try_into().ok()
+}
+
+/// `secrets.previous_keys` that decode (the configuration check refuses the others).
+fn previous_keys(settings: &Settings) -> Vec<[u8; 32]> {
+    settings.secrets.previous_keys.iter().filter_map(|k| decode_key(k)).collect()
 }
 
 /// Puts the key (configured, or kept in the database) into `settings.secrets.encryption_key`, so
@@ -53,9 +63,8 @@ pub async fn resolve_key(settings: &mut Settings, db: &Db, warn: bool) -> anyhow
 
 /// The cipher of settings whose key is set (see [`resolve_key`]); `None` without a valid key.
 pub fn cipher_of(settings: &Settings) -> Option<Arc<dyn SecretCipher>> {
-    let raw = settings.secrets.encryption_key.as_deref()?;
-    let key: [u8; 32] = base64::engine::general_purpose::STANDARD.decode(raw.trim()).ok()?.try_into().ok()?;
-    Some(Arc::new(XChaChaCipher::new(&key)))
+    let key = decode_key(settings.secrets.encryption_key.as_deref()?)?;
+    Some(Arc::new(XChaChaCipher::with_previous(&key, &previous_keys(settings))))
 }
 
 /// The cipher the wiring uses: from the resolved key; if a command forgot to resolve it (a bug),

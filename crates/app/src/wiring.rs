@@ -116,6 +116,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         }),
         co_admin: crate::co_admin::state(settings, db),
         cipher: crate::secrets::wired_cipher(settings),
+        account_proof: crate::connectors::account_proof(settings),
         callbacks: Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
         callback_secrets: Arc::default(),
     }

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use domain::channels::ChannelType;
-use domain::connectors::{ChannelGateway, GatewayError, OutboundContent, OutboundRequest};
+use domain::connectors::{
+    AccountProof, ChannelCredentials, ChannelGateway, GatewayError, OutboundContent, OutboundRequest, ProofError,
+};
 use serde_json::{json, Value};
 
 /// Graph API error codes that mean "slow down" rather than "this message is wrong".
@@ -113,5 +115,45 @@ impl ChannelGateway for MetaGateway {
             None => format!("{status}: {message}"),
         };
         Err(GatewayError::Rejected { reason })
+    }
+}
+
+#[async_trait]
+impl AccountProof for MetaGateway {
+    /// `GET {graph}/{version}/{phone_number_id or page id}` with the access token: 200 with that
+    /// `id` proves the account; a 4xx (bad token, no access to that id) or another id refuses it;
+    /// a transport failure, timeout, 429 or 5xx is "cannot tell".
+    async fn prove(&self, channel_type: ChannelType, c: &ChannelCredentials) -> Result<(), ProofError> {
+        let what = match channel_type {
+            ChannelType::Whatsapp => "phone number id",
+            ChannelType::Messenger | ChannelType::Instagram => "page id",
+        };
+        let id = c.account_id().ok_or_else(|| ProofError::Refused(format!("a {what} is required")))?;
+        let token =
+            c.access_token.as_deref().ok_or_else(|| ProofError::Refused("an access token is required".into()))?;
+        let url = format!("{}/{}/{}", self.base_url, self.version, id);
+        let res = self.client.get(&url).bearer_auth(token).send().await.map_err(|e| {
+            ProofError::Unreachable(if e.is_timeout() {
+                "the platform did not answer in time; try again".into()
+            } else {
+                "the platform cannot be reached; try again".into()
+            })
+        })?;
+        let status = res.status();
+        let json: Value = res.json().await.unwrap_or(Value::Null);
+        if status.as_u16() == 429 || status.is_server_error() {
+            return Err(ProofError::Unreachable(format!("the platform answered {status}; try again")));
+        }
+        if !status.is_success() {
+            let message = json["error"]["message"].as_str().unwrap_or("no details");
+            return Err(ProofError::Refused(format!(
+                "the platform refused this access token for {what} {id} ({}: {message})",
+                status.as_u16()
+            )));
+        }
+        if json["id"].as_str() != Some(id) {
+            return Err(ProofError::Refused(format!("the platform did not confirm {what} {id} for this access token")));
+        }
+        Ok(())
     }
 }

@@ -105,6 +105,10 @@ struct ChangeRow<'a> {
 
 #[async_trait]
 impl WebhookRepository for PgWebhookRepository {
+    async fn reserve_id(&self) -> Result<DestinationId, RepoError> {
+        Ok(DestinationId(crate::sealed::reserve_id(&self.db, "webhook_destinations").await.map_err(repo)?))
+    }
+
     async fn insert(
         &self,
         ws: WorkspaceId,
@@ -119,6 +123,7 @@ impl WebhookRepository for PgWebhookRepository {
                 async move {
                     let row: DestinationRow = diesel::insert_into(webhook_destinations::table)
                         .values((
+                            webhook_destinations::id.eq(new.id.0),
                             webhook_destinations::workspace_id.eq(ws.0),
                             webhook_destinations::url.eq(&new.url),
                             webhook_destinations::platform.eq(&new.platform),

@@ -4,6 +4,7 @@ mod dev;
 mod docs;
 mod listen;
 mod migrate;
+mod secrets;
 mod seed;
 mod serve;
 mod workspace;
@@ -12,10 +13,11 @@ use std::time::Duration;
 
 use adapters_postgres::Db;
 
-use crate::cli::{Command, DocsCommand, SeedCommand, WorkspaceCommand};
+use crate::cli::{Command, DocsCommand, SecretsCommand, SeedCommand, WorkspaceCommand};
 use crate::config::{SettingError, Settings};
 use crate::CommandError;
 
+pub use secrets::{rotate as rotate_secrets, Rotation};
 pub use seed::{seed_demo, DemoCredentials};
 
 /// Runs a subcommand.
@@ -35,6 +37,7 @@ pub async fn run(command: Command, settings: Settings) -> Result<(), CommandErro
         Command::Docs(DocsCommand::Ingest(args)) => docs::ingest(settings, args).await,
         Command::Docs(DocsCommand::Eval(args)) => docs::eval(settings, args).await,
         Command::Listen(args) => listen::run(args).await,
+        Command::Secrets(SecretsCommand::RotateKey(args)) => secrets::rotate_key(settings, args).await,
         Command::DevCluster(args) => dev::cluster(args),
     }
 }

@@ -5,7 +5,7 @@ use std::time::Instant;
 use adapters_postgres::seed::{seed_workspace, SeedDestination, SeedSize};
 use adapters_postgres::{Db, PgWorkspaceRepository};
 use base64::Engine;
-use domain::common::ports::{RandomSource, SecretCipher};
+use domain::common::ports::{RandomSource, SecretCipher, SecretPlace};
 use domain::workspace::{create_workspace, CreateWorkspace, PlanTier, WorkspaceId, WorkspaceRepository};
 
 use crate::cli::{SeedDemoArgs, SeedScaleArgs};
@@ -57,7 +57,7 @@ pub async fn seed_demo(
             (created, Some(email), Some(password))
         }
     };
-    let destinations = demo_destinations(cipher);
+    let destinations = demo_destinations(db, ws, cipher).await?;
     let bar = crate::progress::bar(SeedSize::DEMO.messages.unsigned_abs(), "messages");
     let seeded = seed_workspace(
         db,
@@ -140,36 +140,51 @@ async fn agent_password_hash() -> anyhow::Result<String> {
     Ok(Argon2Hasher::default().hash(&pw).await?.0)
 }
 
-fn demo_destinations(cipher: &dyn SecretCipher) -> Vec<SeedDestination> {
-    let secret = || {
+/// The demo destinations of workspace `ws`, their ids reserved and secrets sealed for their rows.
+async fn demo_destinations(
+    db: &Db,
+    ws: WorkspaceId,
+    cipher: &dyn SecretCipher,
+) -> anyhow::Result<Vec<SeedDestination>> {
+    let mut ids = Vec::with_capacity(3);
+    for _ in 0..3 {
+        ids.push(adapters_postgres::sealed::reserve_id(db, "webhook_destinations").await?);
+    }
+    let secret = |id: i64| {
         let mut b = [0u8; 32];
         OsRandom.fill(&mut b);
-        cipher.seal(format!("whsec_{}", base64::engine::general_purpose::STANDARD.encode(b)).as_bytes())
+        cipher.seal(
+            format!("whsec_{}", base64::engine::general_purpose::STANDARD.encode(b)).as_bytes(),
+            &SecretPlace::webhook_secret(ws.0, id),
+        )
     };
     let events = |e: &[&str]| e.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-    vec![
+    Ok(vec![
         SeedDestination {
+            id: ids[0],
             url: "https://hooks.example.com/wms/orders".into(),
             platform: "custom".into(),
             events: events(&["message.created", "message.status_updated"]),
             active: true,
-            secret_encrypted: secret(),
+            secret_encrypted: secret(ids[0]),
         },
         SeedDestination {
+            id: ids[1],
             url: "https://hooks.zapier.com/hooks/catch/123456/abcdef/".into(),
             platform: "zapier".into(),
             events: events(&["thread.created", "thread.status_changed", "thread.assigned", "contact.created"]),
             active: true,
-            secret_encrypted: secret(),
+            secret_encrypted: secret(ids[1]),
         },
         SeedDestination {
+            id: ids[2],
             url: "https://n8n.example.com/webhook/wms".into(),
             platform: "n8n".into(),
             events: events(&["channel.created", "channel.updated"]),
             active: false,
-            secret_encrypted: secret(),
+            secret_encrypted: secret(ids[2]),
         },
-    ]
+    ])
 }
 
 /// `n` random base62 characters.

@@ -23,11 +23,15 @@ struct Seen {
 /// A scripted answer: status, headers, JSON body.
 type Reply = (u16, Vec<(&'static str, String)>, Value);
 
-/// A stand-in Graph API: records requests and answers from a script (default: success).
+/// A stand-in Graph API: records requests and answers from a script (default: success). Reads of
+/// an account (`GET /{version}/{id}`, the proof of control when credentials are set) are kept
+/// apart, with their own script (default: 200 with that `id`).
 #[derive(Clone, Default)]
 pub(crate) struct Graph {
     seen: Arc<Mutex<Vec<Seen>>>,
     replies: Arc<Mutex<VecDeque<Reply>>>,
+    proofs: Arc<Mutex<Vec<Seen>>>,
+    proof_replies: Arc<Mutex<VecDeque<Reply>>>,
     pub(crate) url: String,
 }
 
@@ -40,6 +44,21 @@ impl Graph {
         let server = HttpServer::new(move || {
             App::new().app_data(web::Data::new(state.clone())).default_service(web::to(
                 |req: HttpRequest, body: web::Bytes, g: web::Data<Graph>| async move {
+                    if req.method() == actix_web::http::Method::GET {
+                        let auth = req.headers().get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
+                        g.proofs.lock().expect("lock").push(Seen {
+                            path: req.path().to_owned(),
+                            authorization: auth.to_owned(),
+                            body: Value::Null,
+                        });
+                        let id = req.path().rsplit('/').next().unwrap_or("").to_owned();
+                        let (status, body) = match g.proof_replies.lock().expect("lock").pop_front() {
+                            Some((status, _, body)) => (status, body),
+                            None => (200, json!({"id": id, "display_phone_number": "+1 415 555 0101"})),
+                        };
+                        return HttpResponse::build(actix_web::http::StatusCode::from_u16(status).expect("status"))
+                            .json(body);
+                    }
                     let n = {
                         let mut seen = g.seen.lock().expect("lock");
                         seen.push(Seen {
@@ -87,6 +106,15 @@ impl Graph {
 
     fn seen(&self) -> Vec<Seen> {
         self.seen.lock().expect("lock").clone()
+    }
+
+    /// The next proof of control answers `status` with `body`.
+    fn proof_reply(&self, status: u16, body: Value) {
+        self.proof_replies.lock().expect("lock").push_back((status, vec![], body));
+    }
+
+    fn proofs(&self) -> Vec<Seen> {
+        self.proofs.lock().expect("lock").clone()
     }
 }
 
@@ -871,4 +899,164 @@ async fn inbound_contacts_carry_the_rest_record_and_an_erased_number_comes_back_
     assert_eq!(data.len(), 1, "{list}");
     assert_ne!(data[0]["id"], contact["id"], "the same number after erasure is a new contact");
     assert_eq!(data[0]["name"], "Dana Ortiz");
+}
+
+/// Each channel's sealed credentials are bound to its row and workspace: copied onto another
+/// channel (of the same or another workspace) in SQL, they do not open there, so the copy neither
+/// sends nor vouches for callbacks; the original keeps working.
+#[tokio::test]
+async fn sealed_credentials_moved_to_another_row_or_workspace_are_refused() {
+    let graph = Graph::start();
+    let app = spawn(&graph).await;
+    let (_, key) = app.advanced_with_key().await;
+    let (_, other_key) = app.advanced_with_key().await;
+    let original = whatsapp_channel(&app, &key, "pn-910").await;
+    let same_ws = whatsapp_channel_with(&app, &key, "pn-911", "+14155550111").await;
+    let other_ws = whatsapp_channel_with(&app, &other_key, "pn-912", "+14155550112").await;
+    crate::credentials::sql(
+        &app,
+        &format!(
+            "UPDATE channels SET credentials_encrypted = (SELECT credentials_encrypted FROM channels WHERE id = {original}) \
+             WHERE id IN ({same_ws}, {other_ws})"
+        ),
+    )
+    .await;
+    let to = "+14155550123";
+    let a = send(&app, &key, json!({"channel_id": same_ws, "content": "moved", "to": to})).await;
+    let b = send(&app, &other_key, json!({"channel_id": other_ws, "content": "moved", "to": to})).await;
+    let c = send(&app, &key, json!({"channel_id": original, "content": "mine", "to": to})).await;
+    let report = dispatch(&app).await;
+    assert_eq!((report.claimed, report.sent, report.failed), (3, 1, 2), "{report:?}");
+    for (k, m, ch) in [(&key, &a, same_ws), (&other_key, &b, other_ws)] {
+        assert_eq!(message(&app, k, &m["id"]).await["status"], "failed");
+        let reason = format!(
+            "(SELECT failure_reason FROM messages WHERE channel_id = {ch}) = \
+             'the channel''s credentials cannot be read; set them again'"
+        );
+        assert!(crate::credentials::sql_bool(&app, &reason).await, "failure reason of channel {ch}");
+    }
+    assert_eq!(message(&app, &key, &c["id"]).await["status"], "sent");
+    let seen = graph.seen();
+    assert_eq!(seen.len(), 1, "only the original's credentials reach the platform: {seen:?}");
+    assert_eq!(seen[0].path, "/v21.0/pn-910/messages");
+    // A callback for the copy's account, signed with the app secret it now holds, applies nothing.
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let res = callback(&app, "whatsapp", &wa_inbound("pn-911", "wamid.moved", "14155550999", "hi", now), None).await;
+    assert!(res.status() == 200 || res.status() == 401, "{}", res.status());
+    assert!(
+        !crate::credentials::sql_bool(
+            &app,
+            "EXISTS (SELECT 1 FROM messages WHERE platform_message_id = 'wamid.moved')"
+        )
+        .await,
+        "the moved credentials vouched for a callback"
+    );
+}
+
+fn wa_body(phone_number_id: &str, identifier: &str, token: &str) -> Value {
+    json!({"channel_type": "whatsapp", "display_name": "Proof", "identifier": identifier,
+        "credentials": {"phone_number_id": phone_number_id, "access_token": token, "app_secret": APP_SECRET}})
+}
+
+async fn nothing_stored_for(app: &TestApp, account: &str, identifier: &str) -> bool {
+    !crate::credentials::sql_bool(
+        app,
+        &format!(
+            "EXISTS (SELECT 1 FROM channels WHERE platform_account_id = '{account}' OR identifier = '{identifier}')"
+        ),
+    )
+    .await
+}
+
+/// decisions.md, "Abuse limits": credentials bind a channel to its platform account only after
+/// `GET {graph}/{version}/{id}` with the token answers 200 with that id; a refused token or another
+/// id is 422 naming `credentials`, a failing platform 502, and nothing is stored either way.
+#[tokio::test]
+async fn credentials_bind_only_once_the_platform_confirms_the_account() {
+    let graph = Graph::start();
+    let app = spawn(&graph).await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = whatsapp_channel(&app, &key, "pn-950").await;
+    let proofs = graph.proofs();
+    assert_eq!(proofs.len(), 1);
+    assert_eq!((proofs[0].path.as_str(), proofs[0].authorization.as_str()), ("/v21.0/pn-950", "Bearer wa-token-123"));
+    let page = json!({"channel_type": "messenger", "display_name": "Page", "identifier": "104829301928374",
+        "credentials": {"page_id": "104829301928374", "access_token": "page-token-123"}});
+    assert_eq!(app.post_json("/v1/channels", &key, &page).await.status(), 201);
+    assert_eq!(graph.proofs()[1].path, "/v21.0/104829301928374");
+
+    let refusals = [
+        (401, json!({"error": {"message": "Invalid OAuth access token.", "type": "OAuthException", "code": 190}})),
+        (400, json!({"error": {"message": "Unsupported get request.", "type": "GraphMethodException", "code": 100}})),
+        (200, json!({"id": "pn-someone-else"})),
+        (200, json!({"name": "no id"})),
+    ];
+    for (status, answer) in refusals {
+        graph.proof_reply(status, answer.clone());
+        let res = app.post_json("/v1/channels", &key, &wa_body("pn-951", "+14155550151", "wa-token-951")).await;
+        let p = problem(res, 422, "validation_failed").await;
+        assert_eq!(crate::helpers::error_fields(&p), ["credentials"], "{answer}: {p}");
+        assert!(!p.to_string().contains("wa-token-951"), "the token is never echoed: {p}");
+        assert!(nothing_stored_for(&app, "pn-951", "+14155550151").await, "{answer}");
+    }
+    graph.proof_reply(503, json!({"error": {"message": "Service temporarily unavailable", "code": 2}}));
+    let res = app.post_json("/v1/channels", &key, &wa_body("pn-951", "+14155550151", "wa-token-951")).await;
+    problem(res, 502, "service_unavailable").await;
+    assert!(nothing_stored_for(&app, "pn-951", "+14155550151").await);
+
+    // New credentials through PATCH: refused ones change nothing, confirmed ones bind.
+    let patch = |account: &str| json!({"display_name": "Renamed", "credentials": {"phone_number_id": account, "access_token": "wa-token-952"}});
+    graph.proof_reply(401, json!({"error": {"message": "Invalid OAuth access token.", "code": 190}}));
+    let res = app
+        .authed(Method::PATCH, &format!("/v1/channels/{ch}"), &key)
+        .json(&patch("pn-952"))
+        .send()
+        .await
+        .expect("req");
+    assert_eq!(crate::helpers::error_fields(&problem(res, 422, "validation_failed").await), ["credentials"]);
+    let unchanged =
+        format!("(SELECT platform_account_id = 'pn-950' AND display_name = 'Support' FROM channels WHERE id = {ch})");
+    assert!(crate::credentials::sql_bool(&app, &unchanged).await, "a refused PATCH changed the channel");
+    let res = app
+        .authed(Method::PATCH, &format!("/v1/channels/{ch}"), &key)
+        .json(&patch("pn-953"))
+        .send()
+        .await
+        .expect("req");
+    assert_eq!(res.status(), 200);
+    assert_eq!(graph.proofs().last().map(|p| p.path.clone()).as_deref(), Some("/v21.0/pn-953"));
+    let bound = format!("(SELECT platform_account_id = 'pn-953' FROM channels WHERE id = {ch})");
+    assert!(crate::credentials::sql_bool(&app, &bound).await);
+}
+
+#[tokio::test]
+async fn an_unreachable_platform_is_502_and_nothing_is_stored() {
+    let closed =
+        std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("port");
+    let app = TestApp::spawn_with(move |s| {
+        s.connectors.graph_base_url = format!("http://127.0.0.1:{closed}");
+        s.connectors.workers = 0;
+    })
+    .await;
+    let (_, key) = app.advanced_with_key().await;
+    let started = std::time::Instant::now();
+    let res = app.post_json("/v1/channels", &key, &wa_body("pn-960", "+14155550160", "wa-token-960")).await;
+    problem(res, 502, "service_unavailable").await;
+    assert!(nothing_stored_for(&app, "pn-960", "+14155550160").await);
+    let ch = app.channel(&key, "whatsapp", "+14155550161", "active").await;
+    let res = app
+        .authed(Method::PATCH, &format!("/v1/channels/{ch}"), &key)
+        .json(&json!({"credentials": {"phone_number_id": "pn-961", "access_token": "wa-token-961"}}))
+        .send()
+        .await
+        .expect("request");
+    problem(res, 502, "service_unavailable").await;
+    assert!(
+        crate::credentials::sql_bool(
+            &app,
+            &format!("(SELECT credentials_encrypted IS NULL FROM channels WHERE id = {ch})")
+        )
+        .await
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "bounded: {:?}", started.elapsed());
 }

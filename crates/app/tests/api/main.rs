@@ -42,6 +42,7 @@ mod rest_openapi;
 mod rest_teams;
 mod rest_threads;
 mod rest_users;
+mod secrets_rotation;
 mod seed;
 mod sql_functions;
 mod webhooks_api;

@@ -9,8 +9,14 @@ async fn schemathesis_finds_nothing() {
         panic!("WMS_TEST_PYTHON is not set: run the tests through scripts/test, which installs schemathesis");
     };
     let schemathesis = std::path::Path::new(&python).with_file_name("schemathesis");
-    // The limit is not under test here; generated traffic must not be cut short by it.
-    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 1_000_000).await;
+    // The limit is not under test here; generated traffic must not be cut short by it. Channel
+    // credentials are confirmed by a stand-in Graph API (offline, the real one would be 502).
+    let graph = crate::connectors::Graph::start();
+    let app = TestApp::spawn_with(move |s| {
+        s.rate_limit.requests_per_hour = 1_000_000;
+        s.connectors.graph_base_url = graph.url.clone();
+    })
+    .await;
     let (ws, key) = app.advanced_with_key().await;
     let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
     app::commands::seed_demo(&app.db, cipher.as_ref(), Some(domain::workspace::WorkspaceId(ws.id)))

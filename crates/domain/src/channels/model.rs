@@ -181,6 +181,8 @@ pub struct SealedCredentials {
 /// A validated new channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewChannel {
+    /// Its id, reserved before its credentials were sealed for the row.
+    pub id: ChannelId,
     /// Platform.
     pub channel_type: ChannelType,
     /// 1..=100 characters.

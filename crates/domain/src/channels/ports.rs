@@ -56,8 +56,15 @@ pub trait ChannelRepository: Send + Sync {
     /// Infrastructure failures only.
     async fn find(&self, ws: WorkspaceId, id: ChannelId) -> Result<Option<Channel>, RepoError>;
 
-    /// Stores a channel and records `channel.created` in the same transaction, with `audit`
-    /// (its target id left to the new channel's).
+    /// A new channel id, reserved so credentials can be sealed for the row before it is written
+    /// (an id reserved but not used is a gap, as after a failed insert).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn reserve_id(&self) -> Result<ChannelId, RepoError>;
+
+    /// Stores a channel under its reserved id and records `channel.created` and `audit` in the
+    /// same transaction.
     ///
     /// # Errors
     /// [`CreateChannelError::Duplicate`] for an identifier already used by this type in the workspace.

@@ -3,7 +3,7 @@
 use super::model::{ChannelChange, ChannelId, ChannelStatus, ChannelType, NewChannel, SealedCredentials};
 use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
 use crate::common::error::{FieldError, ValidationErrors};
-use crate::common::ports::SecretCipher;
+use crate::common::ports::{SecretCipher, SecretPlace};
 use crate::common::text::bounded;
 use crate::connectors::{seal_credentials, verify_token_digest, ChannelCredentials};
 use crate::workspace::WorkspaceId;
@@ -74,13 +74,14 @@ pub fn channel_change_entries(
 fn seal(
     errors: &mut ValidationErrors,
     cipher: &dyn SecretCipher,
+    place: &SecretPlace,
     channel_type: ChannelType,
     credentials: Option<ChannelCredentials>,
 ) -> Option<SealedCredentials> {
     let c = credentials?;
     match c.validate(channel_type) {
         Ok(c) => Some(SealedCredentials {
-            sealed: seal_credentials(cipher, &c),
+            sealed: seal_credentials(cipher, &c, place),
             account_id: c.account_id().unwrap_or_default().to_owned(),
             verify_token_digest: c.verify_token.as_deref().map(verify_token_digest),
         }),
@@ -91,11 +92,14 @@ fn seal(
     }
 }
 
-/// Validates a change of a channel of `channel_type`, sealing new credentials.
+/// Validates a change of channel `id` of workspace `ws`, of `channel_type`, sealing new
+/// credentials for that row.
 ///
 /// # Errors
 /// [`ValidationErrors`] naming each invalid field.
 pub fn validate_channel_change(
+    ws: WorkspaceId,
+    id: ChannelId,
     channel_type: ChannelType,
     input: ChannelChangeInput,
     cipher: &dyn SecretCipher,
@@ -103,7 +107,8 @@ pub fn validate_channel_change(
     let mut errors = ValidationErrors::default();
     let display_name = input.display_name.as_deref().and_then(|n| errors.check(bounded("display_name", n, 1, 100)));
     let status = input.status.as_deref().and_then(|s| errors.check(s.parse::<ChannelStatus>()));
-    let credentials = seal(&mut errors, cipher, channel_type, input.credentials);
+    let place = SecretPlace::channel_credentials(ws.0, id.0);
+    let credentials = seal(&mut errors, cipher, &place, channel_type, input.credentials);
     errors.clone().into_result()?;
     let change = ChannelChange { display_name, status, credentials };
     if change == ChannelChange::default() {
@@ -112,11 +117,18 @@ pub fn validate_channel_change(
     Ok(change)
 }
 
-/// Validates every field, reporting all the bad ones at once.
+/// Validates every field of the new channel `id` (reserved with
+/// [`super::ChannelRepository::reserve_id`]) of workspace `ws`, reporting all the bad ones at
+/// once; credentials are sealed for that row.
 ///
 /// # Errors
 /// [`ValidationErrors`] naming each invalid field.
-pub fn validate_new_channel(input: &ChannelInput, cipher: &dyn SecretCipher) -> Result<NewChannel, ValidationErrors> {
+pub fn validate_new_channel(
+    ws: WorkspaceId,
+    id: ChannelId,
+    input: &ChannelInput,
+    cipher: &dyn SecretCipher,
+) -> Result<NewChannel, ValidationErrors> {
     let mut errors = ValidationErrors::default();
     let channel_type = errors.check(input.channel_type.parse::<ChannelType>());
     let display_name = errors.check(bounded("display_name", &input.display_name, 1, 100));
@@ -132,10 +144,11 @@ pub fn validate_new_channel(input: &ChannelInput, cipher: &dyn SecretCipher) -> 
         Some(s) => errors.check(s.parse::<ChannelStatus>()),
         None => Some(ChannelStatus::Active),
     };
-    let credentials = channel_type.and_then(|t| seal(&mut errors, cipher, t, input.credentials.clone()));
+    let place = SecretPlace::channel_credentials(ws.0, id.0);
+    let credentials = channel_type.and_then(|t| seal(&mut errors, cipher, &place, t, input.credentials.clone()));
     match (channel_type, display_name, identifier, status) {
         (Some(channel_type), Some(display_name), Some(identifier), Some(status)) if errors.0.is_empty() => {
-            Ok(NewChannel { channel_type, display_name, identifier, status, credentials })
+            Ok(NewChannel { id, channel_type, display_name, identifier, status, credentials })
         }
         _ => Err(errors),
     }
@@ -159,13 +172,14 @@ mod tests {
 
     fn cipher() -> MockSecretCipher {
         let mut c = MockSecretCipher::new();
-        c.expect_seal().returning(|p| p.iter().rev().copied().collect());
+        c.expect_seal().returning(|p, _| p.iter().rev().copied().collect());
         c
     }
 
     #[test]
     fn whatsapp_number_is_normalised_and_status_defaults_to_active() {
-        let c = validate_new_channel(&input("whatsapp", "+1 415 555 0101"), &cipher()).expect("valid");
+        let c = validate_new_channel(WorkspaceId(1), ChannelId(1), &input("whatsapp", "+1 415 555 0101"), &cipher())
+            .expect("valid");
         assert_eq!(c.identifier, "+14155550101");
         assert_eq!(c.status, ChannelStatus::Active);
     }
@@ -179,8 +193,12 @@ mod tests {
             status: Some("on".into()),
             credentials: None,
         };
-        let fields: Vec<String> =
-            validate_new_channel(&bad, &cipher()).expect_err("invalid").0.into_iter().map(|e| e.field).collect();
+        let fields: Vec<String> = validate_new_channel(WorkspaceId(1), ChannelId(1), &bad, &cipher())
+            .expect_err("invalid")
+            .0
+            .into_iter()
+            .map(|e| e.field)
+            .collect();
         assert_eq!(fields, ["channel_type", "display_name", "identifier", "status"]);
     }
 
@@ -193,7 +211,10 @@ mod tests {
             ..ChannelCredentials::default()
         };
         let i = ChannelInput { credentials: Some(creds), ..input("whatsapp", "+14155550101") };
-        let c = validate_new_channel(&i, &cipher()).expect("valid").credentials.expect("sealed");
+        let c = validate_new_channel(WorkspaceId(1), ChannelId(1), &i, &cipher())
+            .expect("valid")
+            .credentials
+            .expect("sealed");
         assert_eq!(c.account_id, "109876");
         assert_eq!(c.verify_token_digest, Some(verify_token_digest("verify-me-1")));
         assert!(!String::from_utf8_lossy(&c.sealed).contains("EAAG-token-1"));
@@ -201,14 +222,21 @@ mod tests {
 
     #[test]
     fn an_empty_change_is_refused() {
-        let e = validate_channel_change(ChannelType::Whatsapp, ChannelChangeInput::default(), &cipher())
-            .expect_err("empty");
+        let e = validate_channel_change(
+            WorkspaceId(1),
+            ChannelId(1),
+            ChannelType::Whatsapp,
+            ChannelChangeInput::default(),
+            &cipher(),
+        )
+        .expect_err("empty");
         assert_eq!(e.0[0].field, "body");
     }
 
     #[test]
     fn identifier_is_checked_per_platform() {
-        assert!(validate_new_channel(&input("whatsapp", "12345"), &cipher()).is_err());
-        assert!(validate_new_channel(&input("messenger", "104829301928374"), &cipher()).is_ok());
+        assert!(validate_new_channel(WorkspaceId(1), ChannelId(1), &input("whatsapp", "12345"), &cipher()).is_err());
+        assert!(validate_new_channel(WorkspaceId(1), ChannelId(1), &input("messenger", "104829301928374"), &cipher())
+            .is_ok());
     }
 }

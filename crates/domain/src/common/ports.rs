@@ -40,16 +40,51 @@ pub trait PasswordHasher: Send + Sync {
     async fn verify(&self, password: &crate::users::Password, hash: &PasswordHash) -> bool;
 }
 
+/// Where a sealed secret is kept: one field of one row of one workspace. Its text is the
+/// associated data of the ciphertext, so a ciphertext copied onto another row, field or workspace
+/// does not open there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SecretPlace {
+    /// The table (`channels`, `webhook_destinations`).
+    pub table: &'static str,
+    /// The field; a value that moves between columns of its row keeps one name (a webhook's
+    /// current and previous secret are both `secret`).
+    pub field: &'static str,
+    /// The owning workspace's id.
+    pub workspace_id: i64,
+    /// The row's id.
+    pub row_id: i64,
+}
+
+impl SecretPlace {
+    /// A channel's platform credentials (`channels.credentials_encrypted`).
+    pub const fn channel_credentials(workspace_id: i64, channel_id: i64) -> Self {
+        Self { table: "channels", field: "credentials", workspace_id, row_id: channel_id }
+    }
+
+    /// A webhook destination's signing secret, current or previous
+    /// (`webhook_destinations.secret_encrypted`, `previous_secret_encrypted`).
+    pub const fn webhook_secret(workspace_id: i64, destination_id: i64) -> Self {
+        Self { table: "webhook_destinations", field: "secret", workspace_id, row_id: destination_id }
+    }
+
+    /// The associated data: `table:field:workspace_id:row_id`.
+    pub fn associated_data(&self) -> String {
+        format!("{}:{}:{}:{}", self.table, self.field, self.workspace_id, self.row_id)
+    }
+}
+
 /// Authenticated encryption of secrets that must be readable again (webhook signing secrets,
-/// channel access tokens), so a database dump alone does not reveal them.
+/// channel access tokens), so a database dump alone does not reveal them. Each ciphertext is
+/// bound to its [`SecretPlace`].
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 pub trait SecretCipher: Send + Sync {
-    /// Encrypts `plain`; every call uses a fresh nonce.
-    fn seal(&self, plain: &[u8]) -> Vec<u8>;
+    /// Encrypts `plain` for `place`; every call uses a fresh nonce.
+    fn seal(&self, plain: &[u8], place: &SecretPlace) -> Vec<u8>;
 
-    /// Decrypts what [`SecretCipher::seal`] produced.
+    /// Decrypts what [`SecretCipher::seal`] produced for the same `place`.
     ///
     /// # Errors
-    /// When the data was altered or sealed with another key.
-    fn open(&self, sealed: &[u8]) -> anyhow::Result<Vec<u8>>;
+    /// When the data was altered, sealed for another place or with a key this cipher lacks.
+    fn open(&self, sealed: &[u8], place: &SecretPlace) -> anyhow::Result<Vec<u8>>;
 }

@@ -22,7 +22,7 @@ use super::ports::{Applied, CallbackChannel, CallbackStore};
 use super::service::open_credentials;
 use crate::channels::{ChannelId, ChannelType};
 use crate::common::error::RepoError;
-use crate::common::ports::SecretCipher;
+use crate::common::ports::{SecretCipher, SecretPlace};
 
 /// Most distinct platform accounts one callback may name (spec "Abuse limits").
 pub const MAX_CALLBACK_ACCOUNTS: usize = 100;
@@ -177,7 +177,8 @@ fn signed_with(secret: &[u8], body: &[u8], mac: &[u8]) -> bool {
 
 /// The channel's app secret; `None` without one (such a channel accepts no callback).
 fn app_secret(cipher: &dyn SecretCipher, channel: &CallbackChannel) -> Option<Vec<u8>> {
-    open_credentials(cipher, &channel.credentials_sealed).ok()?.app_secret.map(String::into_bytes)
+    let place = SecretPlace::channel_credentials(channel.workspace_id.0, channel.channel_id.0);
+    open_credentials(cipher, &channel.credentials_sealed, &place).ok()?.app_secret.map(String::into_bytes)
 }
 
 #[cfg(test)]
@@ -195,7 +196,7 @@ mod tests {
     /// "Sealing" is the JSON itself, so each channel can carry its own secret.
     fn cipher() -> MockSecretCipher {
         let mut c = MockSecretCipher::new();
-        c.expect_open().returning(|b| Ok(b.to_vec()));
+        c.expect_open().returning(|b, _| Ok(b.to_vec()));
         c
     }
 

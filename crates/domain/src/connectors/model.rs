@@ -46,8 +46,11 @@ impl ChannelCredentials {
     /// [`ValidationErrors`] naming `credentials.<field>`.
     pub fn validate(self, channel_type: ChannelType) -> Result<Self, ValidationErrors> {
         let mut errors = Vec::new();
+        // At least one letter or digit: `.` or `..` would be a path step in the Graph API URL.
         let id_ok = |v: &str| {
-            !v.is_empty() && v.len() <= 64 && v.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+            v.len() <= 64
+                && v.chars().any(|c| c.is_ascii_alphanumeric())
+                && v.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
         };
         let secret_ok = |v: &str| (8..=512).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_graphic());
         let (needed, other) = match channel_type {
@@ -235,4 +238,16 @@ pub struct PlatformEvents {
     pub watermarks: Vec<WatermarkUpdate>,
     /// Messages from contacts.
     pub inbound: Vec<InboundMessage>,
+}
+
+/// Why credentials do not prove control of the platform account they name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProofError {
+    /// The platform refused the token for this account, or answered for another account: the
+    /// credentials are wrong (422 naming `credentials`).
+    #[error("{0}")]
+    Refused(String),
+    /// The platform could not be reached or failed (502).
+    #[error("{0}")]
+    Unreachable(String),
 }

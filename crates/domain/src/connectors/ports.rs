@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use super::model::{GatewayError, OutboundContent, OutboundRequest, PlatformEvents};
+use super::model::{ChannelCredentials, GatewayError, OutboundContent, OutboundRequest, PlatformEvents, ProofError};
 use crate::channels::{ChannelId, ChannelType};
 use crate::common::error::RepoError;
 use crate::messaging::MessageId;
@@ -18,6 +18,20 @@ pub trait ChannelGateway: Send + Sync {
     /// # Errors
     /// [`GatewayError`] classifying the failure: rejected, rate-limited or transient.
     async fn send(&self, request: &OutboundRequest) -> Result<String, GatewayError>;
+}
+
+/// Proves that credentials control the platform account they name, before a channel is bound to
+/// it (decisions.md, "Abuse limits"): the platform must answer a read of that phone number id or
+/// page with the access token, for that same id.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait AccountProof: Send + Sync {
+    /// `Ok` when the platform vouches for the account.
+    ///
+    /// # Errors
+    /// [`ProofError::Refused`] for wrong credentials, [`ProofError::Unreachable`] when the
+    /// platform cannot tell.
+    async fn prove(&self, channel_type: ChannelType, credentials: &ChannelCredentials) -> Result<(), ProofError>;
 }
 
 /// A queued outbound message claimed by a dispatcher, with everything needed to send it.

@@ -6,7 +6,7 @@ use time::{Duration, OffsetDateTime};
 use super::model::{ChannelCredentials, GatewayError, OutboundRequest};
 use super::ports::{ChannelGateway, Dispatch, DispatchQueue};
 use crate::common::error::RepoError;
-use crate::common::ports::{Clock, SecretCipher};
+use crate::common::ports::{Clock, SecretCipher, SecretPlace};
 
 /// How long a claimed message is leased to its dispatcher.
 pub const LEASE_SECS: i64 = 120;
@@ -87,7 +87,8 @@ async fn send_one(
     cipher: &dyn SecretCipher,
     d: &Dispatch,
 ) -> Result<String, GatewayError> {
-    let credentials = open_credentials(cipher, &d.credentials_sealed).map_err(|_| GatewayError::Rejected {
+    let place = SecretPlace::channel_credentials(d.workspace_id.0, d.channel_id.0);
+    let credentials = open_credentials(cipher, &d.credentials_sealed, &place).map_err(|_| GatewayError::Rejected {
         reason: "the channel's credentials cannot be read; set them again".into(),
     })?;
     let to = d
@@ -97,17 +98,21 @@ async fn send_one(
     gateway.send(&OutboundRequest { channel_type: d.channel_type, credentials, to, content: d.content.clone() }).await
 }
 
-/// Encrypts credentials for storage.
-pub fn seal_credentials(cipher: &dyn SecretCipher, credentials: &ChannelCredentials) -> Vec<u8> {
-    cipher.seal(&serde_json::to_vec(credentials).unwrap_or_default())
+/// Encrypts credentials for storage at `place` (the channel's row).
+pub fn seal_credentials(cipher: &dyn SecretCipher, credentials: &ChannelCredentials, place: &SecretPlace) -> Vec<u8> {
+    cipher.seal(&serde_json::to_vec(credentials).unwrap_or_default(), place)
 }
 
 /// Decrypts stored credentials.
 ///
 /// # Errors
-/// When they were sealed with another key or altered.
-pub fn open_credentials(cipher: &dyn SecretCipher, sealed: &[u8]) -> anyhow::Result<ChannelCredentials> {
-    Ok(serde_json::from_slice(&cipher.open(sealed)?)?)
+/// When they were sealed with another key, for another row or workspace, or altered.
+pub fn open_credentials(
+    cipher: &dyn SecretCipher,
+    sealed: &[u8],
+    place: &SecretPlace,
+) -> anyhow::Result<ChannelCredentials> {
+    Ok(serde_json::from_slice(&cipher.open(sealed, place)?)?)
 }
 
 /// SHA-256 of a verify token, the form in which it is looked up.
@@ -144,7 +149,7 @@ mod tests {
 
     fn cipher() -> MockSecretCipher {
         let mut c = MockSecretCipher::new();
-        c.expect_open().returning(|_| {
+        c.expect_open().returning(|_, _| {
             Ok(serde_json::to_vec(&ChannelCredentials {
                 phone_number_id: Some("123".into()),
                 access_token: Some("token-123456".into()),

@@ -13,7 +13,7 @@ use super::ports::{
 use super::retry::{classify, parse_retry_after, RetryAfterBounds, RetrySchedule, Verdict};
 use super::signing::{signature_header, SigningSecret};
 use crate::common::error::RepoError;
-use crate::common::ports::{Clock, RandomSource, SecretCipher};
+use crate::common::ports::{Clock, RandomSource, SecretCipher, SecretPlace};
 
 /// The `user-agent` of every delivery.
 pub const USER_AGENT: &str = concat!("wms-webhooks/", env!("CARGO_PKG_VERSION"));
@@ -60,8 +60,10 @@ impl DeliveryEngine {
     /// # Errors
     /// When the stored secret cannot be opened (the encryption key changed).
     pub fn request(&self, claim: &ClaimedDelivery, now: OffsetDateTime) -> Result<OutboundRequest, String> {
+        let place = SecretPlace::webhook_secret(claim.workspace_id.0, claim.destination_id.0);
         let open = |sealed: &[u8]| -> Result<SigningSecret, String> {
-            let plain = self.cipher.open(sealed).map_err(|e| format!("the signing secret cannot be opened: {e}"))?;
+            let plain =
+                self.cipher.open(sealed, &place).map_err(|e| format!("the signing secret cannot be opened: {e}"))?;
             let text = String::from_utf8(plain).map_err(|_| "the signing secret is not text".to_owned())?;
             SigningSecret::parse(&text).map_err(|e| e.to_string())
         };
@@ -183,7 +185,7 @@ mod tests {
 
     fn engine(transport: MockWebhookTransport) -> DeliveryEngine {
         let mut cipher = MockSecretCipher::new();
-        cipher.expect_open().returning(|sealed| match sealed {
+        cipher.expect_open().returning(|sealed, _| match sealed {
             b"sealed:current" => Ok(SECRET.as_bytes().to_vec()),
             b"sealed:previous" => Ok(format!("whsec_{}", "A".repeat(43) + "=").into_bytes()),
             _ => Err(anyhow::anyhow!("wrong key")),

@@ -18,6 +18,8 @@ use crate::workspace::WorkspaceId;
 /// A destination to store, validated, with its secret already sealed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewDestination {
+    /// Its id, reserved with [`WebhookRepository::reserve_id`] so the secret is sealed for the row.
+    pub id: DestinationId,
     /// Normalised URL.
     pub url: String,
     /// Free label.
@@ -57,7 +59,13 @@ pub struct StoredSecrets {
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait WebhookRepository: Send + Sync {
-    /// Stores a destination and `audit` (its target id left to the new destination's).
+    /// A new destination id, reserved so the secret can be sealed for the row before it is written.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn reserve_id(&self) -> Result<DestinationId, RepoError>;
+
+    /// Stores a destination under its reserved id, with `audit` in the same transaction.
     ///
     /// # Errors
     /// Infrastructure failures only.

@@ -16,6 +16,7 @@ use super::ssrf::{is_local_name, AddressPolicy};
 use crate::audit::{AuditAction, AuditContext, AuditTarget};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
+use crate::common::ports::SecretPlace;
 use crate::workspace::WorkspaceId;
 
 /// How long the previous secret keeps signing after a rotation.
@@ -33,6 +34,10 @@ pub enum WebhookError {
     /// A worker is delivering it right now.
     #[error("an attempt of this delivery is in progress; try again in a moment")]
     InProgress,
+    /// The stored secret does not open with the configured keys: altered, sealed for another row
+    /// or workspace, or with a key no longer configured.
+    #[error("the signing secret stored for this destination cannot be opened with the configured keys; rotate the secret to get a new one")]
+    SecretUnreadable,
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),
@@ -107,12 +112,17 @@ impl WebhookService {
             return Err(WebhookError::Invalid(errors));
         };
         let secret = SigningSecret::generate(self.engine.random.as_ref());
+        let id = self.repo.reserve_id().await?;
         let new = NewDestination {
+            id,
             url: url.as_str().to_owned(),
             platform: platform.as_str().to_owned(),
             events: events.names(),
             active: input.active.unwrap_or(true),
-            secret_sealed: self.engine.cipher.seal(secret.expose().as_bytes()),
+            secret_sealed: self
+                .engine
+                .cipher
+                .seal(secret.expose().as_bytes(), &SecretPlace::webhook_secret(ws.0, id.0)),
         };
         let entry = audit.entry(
             ws,
@@ -212,7 +222,11 @@ impl WebhookService {
         let entry =
             audit.entry(ws, AuditAction::WebhookSecretViewed, AuditTarget::webhook(Some(id.0)), serde_json::json!({}));
         let stored = self.repo.secrets(ws, id, Some(&entry)).await?.ok_or(WebhookError::NotFound)?;
-        let plain = self.engine.cipher.open(&stored.current).map_err(RepoError)?;
+        let plain = self
+            .engine
+            .cipher
+            .open(&stored.current, &SecretPlace::webhook_secret(ws.0, id.0))
+            .map_err(|_| WebhookError::SecretUnreadable)?;
         let text = String::from_utf8(plain).map_err(RepoError::new)?;
         SigningSecret::parse(&text).map_err(|e| WebhookError::Unknown(RepoError::new(e)))
     }
@@ -228,7 +242,7 @@ impl WebhookService {
         id: DestinationId,
     ) -> Result<SigningSecret, WebhookError> {
         let secret = SigningSecret::generate(self.engine.random.as_ref());
-        let sealed = self.engine.cipher.seal(secret.expose().as_bytes());
+        let sealed = self.engine.cipher.seal(secret.expose().as_bytes(), &SecretPlace::webhook_secret(ws.0, id.0));
         let now = self.engine.clock.now();
         let entry =
             audit.entry(ws, AuditAction::WebhookSecretRotated, AuditTarget::webhook(Some(id.0)), serde_json::json!({}));
@@ -375,8 +389,8 @@ mod tests {
 
     fn service(repo: MockWebhookRepository, resolver: MockHostResolver, allowed: &[&str]) -> WebhookService {
         let mut cipher = MockSecretCipher::new();
-        cipher.expect_seal().returning(|p| [b"sealed:".as_slice(), p].concat());
-        cipher.expect_open().returning(|s| Ok(s.strip_prefix(b"sealed:").unwrap_or(s).to_vec()));
+        cipher.expect_seal().returning(|p, _| [b"sealed:".as_slice(), p].concat());
+        cipher.expect_open().returning(|s, _| Ok(s.strip_prefix(b"sealed:").unwrap_or(s).to_vec()));
         let mut clock = MockClock::new();
         clock.expect_now().return_const(NOW);
         let mut random = MockRandomSource::new();
@@ -432,6 +446,7 @@ mod tests {
     #[tokio::test]
     async fn create_seals_a_fresh_secret_and_defaults_platform_and_active() {
         let mut repo = MockWebhookRepository::new();
+        repo.expect_reserve_id().returning(|| Ok(DestinationId(7)));
         repo.expect_insert().times(1).returning(|_, new, _| {
             assert_eq!(new.platform, "custom");
             assert!(new.active);
@@ -506,6 +521,7 @@ mod tests {
         assert_eq!(f, ["url"]);
 
         let mut repo = MockWebhookRepository::new();
+        repo.expect_reserve_id().returning(|| Ok(DestinationId(7)));
         repo.expect_insert().returning(|_, n, _| Ok(destination(&n.url)));
         let s = service(repo, resolver_to(&["127.0.0.1"]), &["127.0.0.0/8"]);
         assert!(s
@@ -530,6 +546,7 @@ mod tests {
         let mut resolver = MockHostResolver::new();
         resolver.expect_resolve().returning(|_, _| Err(ResolveError::NotFound));
         let mut repo = MockWebhookRepository::new();
+        repo.expect_reserve_id().returning(|| Ok(DestinationId(7)));
         repo.expect_insert().returning(|_, n, _| Ok(destination(&n.url)));
         let s = service(repo, resolver, &[]);
         assert!(s

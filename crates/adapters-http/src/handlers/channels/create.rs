@@ -44,6 +44,8 @@ pub struct CreateChannelBody {
         (status = 201, description = "The channel", body = ChannelRecord,
             headers(("Location" = String, description = "URL of the channel"))),
         (status = 409, description = "A channel of this type with this identifier exists", body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields, or credentials the platform does not confirm for their account (`credentials`)", body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The platform cannot be reached to confirm the credentials (`service_unavailable`); nothing is stored", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn create(
@@ -59,7 +61,14 @@ pub async fn create(
         status: body.status,
         credentials: body.credentials.map(Into::into),
     };
-    let new = validate_new_channel(&input, state.cipher.as_ref())?;
+    // The id first: the credentials are sealed for the row they go into.
+    let id = state.channels.reserve_id().await?;
+    let new = validate_new_channel(caller.workspace_id, id, &input, state.cipher.as_ref())?;
+    // Bound to the platform account only once the platform vouches for the token (nothing stored
+    // otherwise).
+    if let Some(c) = &input.credentials {
+        state.account_proof.prove(new.channel_type, c).await?;
+    }
     let audit = meta.context(caller.principal.actor());
     let entry = domain::channels::channel_created_entry(caller.workspace_id, &audit, &new);
     let channel = state.channels.create(caller.workspace_id, &new, &entry).await?;

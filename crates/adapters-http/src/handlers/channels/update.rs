@@ -36,6 +36,8 @@ pub struct UpdateChannelBody {
     responses(
         (status = 200, description = "The channel", body = ChannelRecord),
         (status = 409, description = "Another channel is connected to this platform account", body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields, or credentials the platform does not confirm for their account (`credentials`)", body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 502, description = "The platform cannot be reached to confirm the credentials (`service_unavailable`); nothing is stored", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn update(
@@ -56,7 +58,12 @@ pub async fn update(
         status: body.status,
         credentials: body.credentials.map(Into::into),
     };
-    let change = validate_channel_change(channel.channel_type, input, state.cipher.as_ref())?;
+    let credentials = input.credentials.clone();
+    let change = validate_channel_change(caller.workspace_id, id, channel.channel_type, input, state.cipher.as_ref())?;
+    // New credentials bind only once the platform vouches for the token (nothing changes otherwise).
+    if let Some(c) = &credentials {
+        state.account_proof.prove(channel.channel_type, c).await?;
+    }
     let audit = meta.context(caller.principal.actor());
     let entries = domain::channels::channel_change_entries(caller.workspace_id, &audit, id, &change);
     let channel = state.channels.update(caller.workspace_id, id, &change, &entries).await?;

@@ -59,7 +59,7 @@ pub fn page_error(e: WebhookError) -> PageError {
             PageError::NotFound("This webhook destination or delivery does not exist (any more).".into())
         }
         WebhookError::Invalid(v) => PageError::BadRequest(v.to_string()),
-        WebhookError::InProgress => PageError::BadRequest(e.to_string()),
+        WebhookError::InProgress | WebhookError::SecretUnreadable => PageError::BadRequest(e.to_string()),
         WebhookError::Unknown(e) => e.into(),
     }
 }
