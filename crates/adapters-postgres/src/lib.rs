@@ -20,6 +20,7 @@ pub mod seed;
 pub mod service_keys;
 pub mod sessions;
 pub mod threads;
+pub mod wake;
 pub mod webhooks;
 pub mod workspace;
 
