@@ -185,6 +185,10 @@ impl ChannelRepository for PgChannelRepository {
                 .scope_boxed()
             })
             .await;
+        if result.is_ok() {
+            // Its event is committed, and a channel that can send now may have queued messages.
+            self.db.wake().outbound_committed();
+        }
         result.map_err(|e| match e {
             TxError::Duplicate => CreateChannelError::Duplicate {
                 channel_type: new.channel_type.as_str().to_owned(),
@@ -251,6 +255,10 @@ impl ChannelRepository for PgChannelRepository {
                 .scope_boxed()
             })
             .await;
+        if result.is_ok() {
+            // Its event is committed, and a channel that can send now may have queued messages.
+            self.db.wake().outbound_committed();
+        }
         result.map_err(|e| match e {
             TxError::Duplicate => UpdateChannelError::AccountInUse,
             TxError::NotFound => UpdateChannelError::NotFound(id),

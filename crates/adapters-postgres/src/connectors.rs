@@ -35,6 +35,12 @@ impl PgConnectors {
     pub fn new(db: Db) -> Self {
         Self { db }
     }
+
+    /// A wake-up for one dispatcher: when outbound messages are queued (or a channel changes)
+    /// in this instance.
+    pub fn new_outbound(&self) -> crate::wake::Signal {
+        self.db.wake().outbound()
+    }
 }
 
 #[derive(QueryableByName)]
@@ -163,7 +169,10 @@ where
 {
     let mut pooled = db.conn().await.map_err(repo)?;
     let conn: &mut AsyncPgConnection = &mut pooled;
-    conn.transaction::<T, diesel::result::Error, _>(f).await.map_err(repo)
+    let done = conn.transaction::<T, diesel::result::Error, _>(f).await.map_err(repo)?;
+    // Status changes and callbacks write events: this instance's delivery loops look at once.
+    db.wake().events_committed();
+    Ok(done)
 }
 
 #[async_trait]

@@ -7,7 +7,7 @@
 //! timer, no added latency without contention); under contention, N writes cost one transaction,
 //! one commit (one WAL flush) and one execution of every statement-level trigger instead of N.
 //!
-//! Users: `POST /v1/messages` ([`crate::messages::PgMessageRepository`]), keyed by recipient.
+//! Users: `POST /v1/messages` ([`crate::messages::PgMessageRepository`]), keyed by channel.
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};

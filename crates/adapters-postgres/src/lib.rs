@@ -27,6 +27,7 @@ pub mod service_keys;
 pub mod sessions;
 pub mod teams;
 pub mod threads;
+pub mod wake;
 pub mod webhooks;
 pub mod workspace;
 

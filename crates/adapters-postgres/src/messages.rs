@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::{BigInt, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -276,6 +276,174 @@ async fn thread_for_address(
     thread_for_contact(conn, ws, contact_id, channel_id).await
 }
 
+#[derive(QueryableByName)]
+struct AddressedContact {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Text)]
+    address: String,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+}
+
+/// [`contact_for_address`] for several addresses (sorted, distinct) at once: the contacts by
+/// address, the new ones created with one `contact.created` each. The same race rules: the
+/// insert is `ON CONFLICT DO NOTHING` (in address order, so concurrent groups take the unique
+/// index's locks in the same order), and the contacts a concurrent transaction created are read
+/// after it committed.
+async fn contacts_for_addresses(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    by_phone: bool,
+    addresses: &[&str],
+) -> QueryResult<std::collections::HashMap<String, i64>> {
+    let (column, target) = if by_phone {
+        ("phone", "(workspace_id, phone) WHERE phone IS NOT NULL")
+    } else {
+        ("platform_user_id", "(workspace_id, platform_user_id) WHERE platform_user_id IS NOT NULL")
+    };
+    let find = |wanted: Vec<&str>| {
+        diesel::sql_query(format!(
+            "SELECT id, {column} AS address, created_at FROM contacts WHERE workspace_id = $1 AND {column} = ANY ($2)"
+        ))
+        .bind::<BigInt, _>(ws.0)
+        .bind::<diesel::sql_types::Array<Text>, _>(wanted.into_iter().map(str::to_owned).collect::<Vec<_>>())
+    };
+    let mut found: std::collections::HashMap<String, i64> =
+        find(addresses.to_vec()).load::<AddressedContact>(conn).await?.into_iter().map(|c| (c.address, c.id)).collect();
+    let missing: Vec<&str> = addresses.iter().copied().filter(|a| !found.contains_key(*a)).collect();
+    if missing.is_empty() {
+        return Ok(found);
+    }
+    let mut inserted: Vec<AddressedContact> = diesel::sql_query(format!(
+        "INSERT INTO contacts (workspace_id, {column}, first_contacted_at)
+         SELECT $1, u.address, now() FROM unnest($2::text[]) WITH ORDINALITY AS u (address, n) ORDER BY u.n
+         ON CONFLICT {target} DO NOTHING
+         RETURNING id, {column} AS address, created_at"
+    ))
+    .bind::<BigInt, _>(ws.0)
+    .bind::<diesel::sql_types::Array<Text>, _>(missing.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>())
+    .load(conn)
+    .await?;
+    inserted.sort_unstable_by_key(|c| c.id);
+    let events: Vec<serde_json::Value> = inserted
+        .iter()
+        .map(|c| {
+            let (phone, platform_user_id) =
+                if by_phone { (Some(c.address.as_str()), None) } else { (None, Some(c.address.as_str())) };
+            serde_json::json!({
+                "id": c.id, "name": null, "phone": phone, "email": null, "platform_user_id": platform_user_id,
+                "created_at": rfc3339(c.created_at),
+            })
+        })
+        .collect();
+    outbox::record_many(conn, ws, EventType::ContactCreated, &events).await?;
+    found.extend(inserted.into_iter().map(|c| (c.address, c.id)));
+    // Those another transaction created first: its commit was waited for, a new statement sees it.
+    let raced: Vec<&str> = missing.into_iter().filter(|a| !found.contains_key(*a)).collect();
+    if !raced.is_empty() {
+        let more = find(raced.clone()).load::<AddressedContact>(conn).await?;
+        if more.len() != raced.len() {
+            // Erased meanwhile: the group fails and each send is made alone (which tries again).
+            return Err(diesel::result::Error::NotFound);
+        }
+        found.extend(more.into_iter().map(|c| (c.address, c.id)));
+    }
+    Ok(found)
+}
+
+#[derive(QueryableByName)]
+struct ContactThread {
+    #[diesel(sql_type = BigInt)]
+    contact_id: i64,
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+#[derive(QueryableByName)]
+struct NewThread {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = BigInt)]
+    contact_id: i64,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+}
+
+/// [`thread_for_contact`] for several contacts (sorted, distinct) on one channel: each one's most
+/// recent thread, the missing ones created (with `thread.created`) under the contacts' row locks,
+/// taken in id order, with the lookup repeated under them.
+async fn threads_for_contacts(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    channel_id: ChannelId,
+    contact_ids: &[i64],
+) -> QueryResult<std::collections::HashMap<i64, i64>> {
+    async fn latest(
+        conn: &mut AsyncPgConnection,
+        ws: WorkspaceId,
+        channel_id: ChannelId,
+        contact_ids: &[i64],
+    ) -> QueryResult<Vec<ContactThread>> {
+        diesel::sql_query(
+            "SELECT DISTINCT ON (contact_id) contact_id, id FROM threads
+             WHERE workspace_id = $1 AND channel_id = $2 AND contact_id = ANY ($3)
+             ORDER BY contact_id, id DESC",
+        )
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(channel_id.0)
+        .bind::<diesel::sql_types::Array<BigInt>, _>(contact_ids)
+        .load(conn)
+        .await
+    }
+    let mut found: std::collections::HashMap<i64, i64> =
+        latest(conn, ws, channel_id, contact_ids).await?.into_iter().map(|t| (t.contact_id, t.id)).collect();
+    let missing: Vec<i64> = contact_ids.iter().copied().filter(|c| !found.contains_key(c)).collect();
+    if missing.is_empty() {
+        return Ok(found);
+    }
+    let locked = diesel::sql_query(
+        "SELECT id FROM contacts WHERE workspace_id = $1 AND id = ANY ($2) ORDER BY id FOR NO KEY UPDATE",
+    )
+    .bind::<BigInt, _>(ws.0)
+    .bind::<diesel::sql_types::Array<BigInt>, _>(&missing)
+    .execute(conn)
+    .await?;
+    if locked != missing.len() {
+        return Err(diesel::result::Error::NotFound);
+    }
+    found.extend(latest(conn, ws, channel_id, &missing).await?.into_iter().map(|t| (t.contact_id, t.id)));
+    let create: Vec<i64> = missing.into_iter().filter(|c| !found.contains_key(c)).collect();
+    if create.is_empty() {
+        return Ok(found);
+    }
+    let mut created: Vec<NewThread> = diesel::sql_query(
+        "INSERT INTO threads (workspace_id, contact_id, channel_id)
+         SELECT $1, u.contact_id, $2 FROM unnest($3::bigint[]) WITH ORDINALITY AS u (contact_id, n) ORDER BY u.n
+         RETURNING id, contact_id, status, created_at",
+    )
+    .bind::<BigInt, _>(ws.0)
+    .bind::<BigInt, _>(channel_id.0)
+    .bind::<diesel::sql_types::Array<BigInt>, _>(&create)
+    .load(conn)
+    .await?;
+    created.sort_unstable_by_key(|t| t.id);
+    let events: Vec<serde_json::Value> = created
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "id": t.id, "channel_id": channel_id.0, "contact_id": t.contact_id, "status": t.status,
+                "unread_count": 0, "assignee": null, "created_at": rfc3339(t.created_at),
+            })
+        })
+        .collect();
+    outbox::record_many(conn, ws, EventType::ThreadCreated, &events).await?;
+    found.extend(created.into_iter().map(|t| (t.contact_id, t.id)));
+    Ok(found)
+}
+
 #[async_trait]
 impl MessageRepository for PgMessageRepository {
     async fn list(&self, ws: WorkspaceId, f: MessageFilter, page: PageRequest) -> Result<Page<Message>, RepoError> {
@@ -340,14 +508,15 @@ impl MessageRepository for PgMessageRepository {
     }
 
     async fn insert_outbound(&self, ws: WorkspaceId, new: &NewOutboundMessage) -> Result<Stored, InsertMessageError> {
-        // Grouped per recipient: sends to one recipient write its one thread row, and queue on
-        // its lock unless they share a transaction; sends to different recipients have nothing
-        // to share and run in parallel transactions (a group resolves its recipients in turn).
-        let recipient = match &new.recipient {
-            Recipient::Thread(t) => SendKey::Thread(t.0),
-            Recipient::Address(a) => SendKey::Address(new.channel_id, a.clone()),
-        };
-        self.sends.call((ws, recipient), new.clone()).await
+        // Grouped per channel: sends to one recipient write its one thread row, and would queue
+        // on its lock unless they share a transaction; sends to different recipients share the
+        // statements (their new contacts and threads are created set-wise).
+        let stored = self.sends.call((ws, new.channel_id), new.clone()).await?;
+        if !stored.replayed {
+            // Committed: this instance's dispatchers and delivery loops look at once.
+            self.db.wake().outbound_committed();
+        }
+        Ok(stored)
     }
 }
 
@@ -434,8 +603,8 @@ async fn insert_one(db: &Db, ws: WorkspaceId, new: &NewOutboundMessage) -> Resul
     })
 }
 
-/// The storage side of the group commit of sends: one transaction for every send to one
-/// recipient that arrived while the previous one was in flight.
+/// The storage side of the group commit of sends: one transaction for every send through one
+/// channel that arrived while the previous one was in flight.
 #[derive(Debug, Clone)]
 struct OutboundCommit {
     db: Db,
@@ -443,14 +612,14 @@ struct OutboundCommit {
 
 #[async_trait]
 impl Commit for OutboundCommit {
-    type Key = (WorkspaceId, SendKey);
+    type Key = (WorkspaceId, ChannelId);
     type Item = NewOutboundMessage;
     type Output = Stored;
     type Error = InsertMessageError;
 
     async fn run(
         &self,
-        (ws, _): &(WorkspaceId, SendKey),
+        (ws, _): &(WorkspaceId, ChannelId),
         items: Vec<NewOutboundMessage>,
     ) -> Vec<Result<Stored, InsertMessageError>> {
         let ws = *ws;
@@ -484,13 +653,6 @@ impl Commit for OutboundCommit {
         }
         results
     }
-}
-
-/// Whom a group's sends go to.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum SendKey {
-    Thread(i64),
-    Address(ChannelId, String),
 }
 
 /// What became of one send of a group.
@@ -561,16 +723,27 @@ async fn insert_group(
         .collect();
     addresses.sort_unstable();
     addresses.dedup();
+    // Set-wise per channel: one statement finds the known contacts, one inserts the new ones, one
+    // finds the contacts' threads, one creates the missing threads (issue 21: a group of sends to
+    // different new recipients costs a few statements, not a few per recipient).
     let mut threads_by_address = std::collections::HashMap::new();
-    let mut by_phone = std::collections::HashMap::new();
-    for (channel_id, address) in addresses {
-        let phone = match by_phone.get(&channel_id) {
-            Some(p) => *p,
-            None => *by_phone.entry(channel_id).or_insert(addressed_by_phone(conn, ws, channel_id).await?),
-        };
-        let contact_id = contact_for_address(conn, ws, phone, address).await?;
-        let thread_id = thread_for_contact(conn, ws, contact_id, channel_id).await?;
-        threads_by_address.insert((channel_id, address), thread_id);
+    let mut channels: Vec<ChannelId> = addresses.iter().map(|(c, _)| *c).collect();
+    channels.dedup();
+    for channel_id in channels {
+        let of_channel: Vec<&str> = addresses.iter().filter(|(c, _)| *c == channel_id).map(|(_, a)| *a).collect();
+        let by_phone = addressed_by_phone(conn, ws, channel_id).await?;
+        let contact_of = contacts_for_addresses(conn, ws, by_phone, &of_channel).await?;
+        let mut contact_ids: Vec<i64> = contact_of.values().copied().collect();
+        contact_ids.sort_unstable();
+        contact_ids.dedup();
+        let thread_of = threads_for_contacts(conn, ws, channel_id, &contact_ids).await?;
+        for address in of_channel {
+            let thread_id = contact_of
+                .get(address)
+                .and_then(|c| thread_of.get(c))
+                .ok_or_else(|| into_db(repo(anyhow::anyhow!("no thread resolved for a recipient"))))?;
+            threads_by_address.insert((channel_id, address), *thread_id);
+        }
     }
     let pending: Vec<(usize, i64)> = items
         .iter()

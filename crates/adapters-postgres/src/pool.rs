@@ -37,6 +37,8 @@ pub enum PoolError {
 pub struct Db {
     shared: Pool<AsyncPgConnection>,
     threads: Arc<ThreadPools>,
+    /// This instance's worker wake-ups (`crate::wake`).
+    wake: Arc<crate::wake::Wake>,
 }
 
 /// A message for a connection that could not be had within `wait`.
@@ -72,7 +74,13 @@ impl Db {
         Ok(Self {
             shared: pool(url, max_size, wait)?,
             threads: Arc::new(ThreadPools { url: url.to_owned(), wait, pools: ThreadLocal::new() }),
+            wake: Arc::default(),
         })
+    }
+
+    /// The wake-ups of this instance's workers, shared by every clone.
+    pub fn wake(&self) -> &crate::wake::Wake {
+        &self.wake
     }
 
     /// Gives the calling thread a pool of its own of at most `max_size` connections (lazily

@@ -278,6 +278,9 @@ impl ThreadRepository for PgThreadRepository {
                 .scope_boxed()
             })
             .await;
+        if result.is_ok() {
+            self.db.wake().events_committed();
+        }
         result.map_err(|e| match e {
             TxError::Update(u) => u,
             TxError::Db(e) => UpdateThreadError::Unknown(repo(e)),

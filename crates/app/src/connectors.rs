@@ -13,12 +13,16 @@ use domain::common::ports::SecretCipher;
 use domain::connectors::{
     dispatch_batch, AccountProof, ChannelCredentials, ChannelGateway, DispatchReport, ProofError,
 };
+use domain::webhooks::WorkSignal;
 use domain::RepoError;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::config::Settings;
 use crate::platform::SystemClock;
+
+/// The least time between two claims of one loop woken by commits.
+const MIN_GAP: Duration = Duration::from_millis(5);
 
 /// The platforms' send API as configured.
 ///
@@ -124,10 +128,13 @@ async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut idle = poll;
+    // Sends committed in this instance wake the loop; the poll is for other instances' sends.
+    let mut queued = queue.new_outbound();
     loop {
         if *shutdown.borrow() {
             return;
         }
+        let claimed_at = tokio::time::Instant::now();
         match dispatch_batch(&queue, gateway.as_ref(), cipher.as_ref(), &SystemClock, batch).await {
             // A full batch: there may be more right away.
             Ok(r) if r.claimed as i64 == batch => {
@@ -145,8 +152,13 @@ async fn run(
                 idle = (idle * 2).min(Duration::from_secs(30));
             }
         }
+        let backing_off = idle > poll;
         tokio::select! {
-            _ = tokio::time::sleep(idle) => {}
+            () = tokio::time::sleep(idle) => {}
+            () = queued.changed(), if !backing_off => {
+                // At most one claim per loop per interval however many sends commit.
+                tokio::time::sleep_until(claimed_at + MIN_GAP).await;
+            }
             _ = shutdown.changed() => return,
         }
     }

@@ -19,7 +19,7 @@ use domain::webhooks::delivery::{DeliveryEngine, DeliveryPolicy};
 use domain::webhooks::retry::{RetryAfterBounds, RetrySchedule};
 use domain::webhooks::ssrf::AddressPolicy;
 use domain::webhooks::{
-    AttemptRecord, ClaimLimits, OutboundRequest, TransportOutcome, WebhookService, WebhookTransport,
+    AttemptRecord, ClaimLimits, OutboundRequest, TransportOutcome, WebhookService, WebhookTransport, WorkSignal,
 };
 use domain::RepoError;
 use tokio::sync::{mpsc, watch, Notify, Semaphore};
@@ -34,6 +34,9 @@ const CLAIM_BATCH: usize = 100;
 const RECORD_BATCH: usize = 500;
 /// How soon a loop that found work looks again.
 const BUSY_POLL: Duration = Duration::from_millis(10);
+/// The least time between two claims of one loop woken by commits, so that a stream of small
+/// commits costs at most one claim per loop per interval, not one per commit.
+const MIN_GAP: Duration = Duration::from_millis(5);
 /// How often old attempts are pruned.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
 
@@ -150,13 +153,15 @@ pub fn start(settings: &Settings, engine: Arc<DeliveryEngine>) -> Workers {
     let (tx, rx) = mpsc::unbounded_channel::<AttemptRecord>();
     let in_flight = Arc::new(Semaphore::new(w.concurrency));
     let wake = Arc::new(Notify::new());
+    // Results written free destinations' slots: the recorder wakes the loops.
+    let (recorded, recorded_rx) = watch::channel(());
     let poll = Duration::from_millis(w.poll_interval_ms);
     let loops = (0..w.workers)
         .map(|_| {
             tokio::spawn(dispatch(
                 engine.clone(),
                 in_flight.clone(),
-                wake.clone(),
+                Wakes { slot: wake.clone(), recorded: recorded_rx.clone(), events: engine.queue.new_events() },
                 tx.clone(),
                 shutdown_rx.clone(),
                 poll,
@@ -164,7 +169,7 @@ pub fn start(settings: &Settings, engine: Arc<DeliveryEngine>) -> Workers {
         })
         .collect();
     drop(tx);
-    let recorder = Some(tokio::spawn(record(engine.clone(), rx)));
+    let recorder = Some(tokio::spawn(record(engine.clone(), rx, recorded)));
     let retention = Duration::from_secs(w.retention_days * 86400);
     let pruner = tokio::spawn(prune(engine, retention, shutdown_rx));
     if w.workers > 0 {
@@ -194,10 +199,20 @@ impl Workers {
     }
 }
 
+/// What wakes a delivery loop before its next poll.
+struct Wakes {
+    /// A request of this instance finished (a permit is free again).
+    slot: Arc<Notify>,
+    /// The recorder wrote results: their destinations have free slots.
+    recorded: watch::Receiver<()>,
+    /// Events were committed in this instance.
+    events: Box<dyn WorkSignal>,
+}
+
 async fn dispatch(
     engine: Arc<DeliveryEngine>,
     in_flight: Arc<Semaphore>,
-    wake: Arc<Notify>,
+    mut wakes: Wakes,
     results: mpsc::UnboundedSender<AttemptRecord>,
     mut shutdown: watch::Receiver<bool>,
     poll: Duration,
@@ -207,6 +222,7 @@ async fn dispatch(
         if *shutdown.borrow() {
             return;
         }
+        let claimed_at = tokio::time::Instant::now();
         let room = in_flight.available_permits().min(CLAIM_BATCH);
         let mut full = false;
         let mut busy = false;
@@ -218,7 +234,7 @@ async fn dispatch(
                     busy = !claims.is_empty();
                     for claim in claims {
                         let Ok(permit) = in_flight.clone().acquire_owned().await else { return };
-                        let (engine, results, wake) = (engine.clone(), results.clone(), wake.clone());
+                        let (engine, results, wake) = (engine.clone(), results.clone(), wakes.slot.clone());
                         tokio::spawn(async move {
                             let record = engine.attempt(&claim).await;
                             let _ = results.send(record);
@@ -237,7 +253,8 @@ async fn dispatch(
             continue;
         }
         // While events keep coming, look again soon: small batches keep the commit-to-receiver
-        // latency low and stay under the per-destination in-flight limit. Idle, poll slowly.
+        // latency low and stay under the per-destination in-flight limit. Idle, poll slowly
+        // (for other instances' events): this instance's commits and results wake the loop.
         let pause = if failures > 0 {
             (poll * 2u32.pow(failures.min(6))).min(Duration::from_secs(10))
         } else if busy {
@@ -245,15 +262,24 @@ async fn dispatch(
         } else {
             poll
         };
-        tokio::select! {
-            _ = tokio::time::sleep(pause) => {}
-            _ = wake.notified(), if room == 0 => {}
-            _ = shutdown.changed() => {}
+        let woken = tokio::select! {
+            () = tokio::time::sleep(pause) => false,
+            () = wakes.slot.notified(), if room == 0 => true,
+            _ = wakes.recorded.changed(), if failures == 0 => true,
+            () = wakes.events.changed(), if failures == 0 => true,
+            _ = shutdown.changed() => false,
+        };
+        if woken {
+            tokio::time::sleep_until(claimed_at + MIN_GAP).await;
         }
     }
 }
 
-async fn record(engine: Arc<DeliveryEngine>, mut rx: mpsc::UnboundedReceiver<AttemptRecord>) {
+async fn record(
+    engine: Arc<DeliveryEngine>,
+    mut rx: mpsc::UnboundedReceiver<AttemptRecord>,
+    recorded: watch::Sender<()>,
+) {
     let mut batch = Vec::with_capacity(RECORD_BATCH);
     while let Some(first) = rx.recv().await {
         batch.push(first);
@@ -267,7 +293,10 @@ async fn record(engine: Arc<DeliveryEngine>, mut rx: mpsc::UnboundedReceiver<Att
         let mut delay = Duration::from_millis(100);
         for attempt in 1..=5 {
             match engine.queue.record(&batch, engine.policy.auto_disable_after).await {
-                Ok(()) => break,
+                Ok(()) => {
+                    recorded.send_modify(|()| {});
+                    break;
+                }
                 Err(e) if attempt < 5 => {
                     tracing::warn!(error = %e.0, attempt, "cannot record webhook attempts yet");
                     tokio::time::sleep(delay).await;

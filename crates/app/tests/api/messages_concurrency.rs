@@ -177,3 +177,108 @@ async fn concurrent_sends_to_many_new_recipients_make_one_contact_each() {
     let messages = count(&app, "SELECT count(*) AS n FROM messages WHERE workspace_id = $1", &[ws.id]).await;
     assert_eq!((contacts, threads, messages), (8, 8, 64));
 }
+
+#[tokio::test]
+async fn concurrent_sends_each_to_a_new_recipient_make_exactly_their_contacts_threads_and_events() {
+    let app = spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let hook = app
+        .post_json(
+            "/v1/webhooks",
+            &key,
+            &json!({"url": "https://hooks.example.com/wms",
+            "events": ["message.created", "thread.created", "contact.created"]}),
+        )
+        .await;
+    assert_eq!(hook.status(), 201);
+    let ch = app.channel(&key, "whatsapp", "+14155550102", "active").await;
+    let number = |i: usize| format!("+1415556{:04}", i);
+
+    // 96 sends at once, each to a number nobody has written to: they share transactions, so
+    // their contacts and threads are created together.
+    let first = send_all(
+        &app,
+        &key,
+        (0..96).map(|i| json!({"channel_id": ch, "content": format!("hello {i}"), "to": number(i)})).collect(),
+    )
+    .await;
+    let mut threads: Vec<i64> = first.iter().map(|m| m["thread_id"].as_i64().expect("thread")).collect();
+    let by_recipient = threads.clone();
+    threads.sort_unstable();
+    threads.dedup();
+    assert_eq!(threads.len(), 96, "one thread per recipient");
+
+    // Then, all at once: a second send to each number (in another spelling) and a reply to each
+    // thread, so known and new recipients and threads mix in the same groups, with 32 new numbers.
+    let mut bodies: Vec<Value> = (0..96)
+        .map(|i| json!({"channel_id": ch, "content": format!("again {i}"), "to": number(i).replacen("+1", "+1 ", 1)}))
+        .collect();
+    bodies.extend(
+        by_recipient.iter().map(|t| json!({"channel_id": ch, "content": format!("reply in {t}"), "thread_id": t})),
+    );
+    bodies.extend((96..128).map(|i| json!({"channel_id": ch, "content": format!("late {i}"), "to": number(i)})));
+    let second = send_all(&app, &key, bodies).await;
+    for i in 0..96 {
+        assert_eq!(second[i]["thread_id"], json!(by_recipient[i]), "a known number keeps its thread");
+        assert_eq!(second[96 + i]["thread_id"], json!(by_recipient[i]));
+    }
+
+    let contacts = count(&app, "SELECT count(*) AS n FROM contacts WHERE workspace_id = $1", &[ws.id]).await;
+    let threads = count(&app, "SELECT count(*) AS n FROM threads WHERE workspace_id = $1", &[ws.id]).await;
+    let messages = count(&app, "SELECT count(*) AS n FROM messages WHERE workspace_id = $1", &[ws.id]).await;
+    assert_eq!((contacts, threads, messages), (128, 128, 96 + 96 + 96 + 32));
+    let per_contact = count(
+        &app,
+        "SELECT count(*) AS n FROM (SELECT contact_id FROM threads WHERE workspace_id = $1
+           GROUP BY contact_id HAVING count(*) <> 1) t",
+        &[ws.id],
+    )
+    .await;
+    assert_eq!(per_contact, 0, "exactly one thread per contact");
+    let stale = count(
+        &app,
+        "SELECT count(*) AS n FROM threads t WHERE t.workspace_id = $1
+           AND t.last_message_at IS DISTINCT FROM (SELECT max(created_at) FROM messages WHERE thread_id = t.id)",
+        &[ws.id],
+    )
+    .await;
+    assert_eq!(stale, 0, "each thread's last_message_at is its newest message's time");
+    let open = count(
+        &app,
+        "SELECT coalesce(sum(threads), 0)::bigint AS n FROM thread_status_stats WHERE workspace_id = $1 AND status = 'open'",
+        &[ws.id],
+    )
+    .await;
+    assert_eq!(open, 128, "the overview rollup counts every new thread once");
+
+    // One event per change, each with the record the API answered, and each recipient's contact
+    // and thread announced before its first message.
+    let evs = events(&app, ws.id).await;
+    let of = |t: &str| evs.iter().filter(|(ty, _)| ty == t).map(|(_, d)| d.clone()).collect::<Vec<_>>();
+    assert_eq!((of("contact.created").len(), of("thread.created").len()), (128, 128));
+    let mut contact_ids: Vec<i64> = of("contact.created").iter().map(|d| d["id"].as_i64().expect("id")).collect();
+    contact_ids.sort_unstable();
+    contact_ids.dedup();
+    assert_eq!(contact_ids.len(), 128, "each contact announced once");
+    let mut announced: Vec<i64> = of("message.created").iter().map(|d| d["id"].as_i64().expect("id")).collect();
+    let mut accepted: Vec<i64> = first.iter().chain(&second).map(|m| m["id"].as_i64().expect("id")).collect();
+    announced.sort_unstable();
+    accepted.sort_unstable();
+    assert_eq!(announced, accepted);
+    for m in first.iter().chain(&second) {
+        assert!(of("message.created").contains(m), "event for {m}");
+    }
+    for (i, t) in evs.iter().enumerate().filter(|(_, (ty, _))| ty == "thread.created") {
+        let thread = &t.1;
+        let contact = evs
+            .iter()
+            .position(|(ty, d)| ty == "contact.created" && d["id"] == thread["contact_id"])
+            .expect("contact event");
+        let message = evs
+            .iter()
+            .position(|(ty, d)| ty == "message.created" && d["thread_id"] == thread["id"])
+            .expect("message event");
+        assert!(contact < i && i < message, "contact, thread, then messages for {thread}");
+        assert_eq!(thread["channel_id"], json!(ch));
+    }
+}

@@ -252,13 +252,34 @@ pub struct AttemptRecord {
     pub effect: DestinationEffect,
 }
 
+/// A worker's wake-up: resolves when work may have been added since it last resolved (a
+/// wake-up that came while the worker was busy is kept; several are one). Workers still poll,
+/// for work that other instances add.
+#[async_trait]
+pub trait WorkSignal: Send {
+    /// Waits for the next wake-up.
+    async fn changed(&mut self);
+}
+
+/// A signal that never wakes: for queues that can only be polled.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSignal;
+
+#[async_trait]
+impl WorkSignal for NoSignal {
+    async fn changed(&mut self) {
+        std::future::pending::<()>().await;
+    }
+}
+
 /// The delivery queue in storage, shared by every instance.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait DeliveryQueue: Send + Sync {
     /// Claims up to `max` due deliveries of active destinations, respecting each destination's
-    /// in-flight and rate limits; deliveries held back by a limit are rescheduled when the
-    /// limit allows them, so they do not block other destinations.
+    /// in-flight and rate limits: never more for a destination than it has room for (the others
+    /// stay due and untouched, and do not block other destinations' deliveries that are due);
+    /// deliveries held back by the rate are rescheduled when the rate allows them.
     ///
     /// # Errors
     /// Infrastructure failures only.
@@ -312,6 +333,11 @@ pub trait DeliveryQueue: Send + Sync {
     /// # Errors
     /// Infrastructure failures only.
     async fn prune(&self, before: OffsetDateTime) -> Result<u64, RepoError>;
+
+    /// A wake-up for one delivery loop: when events are committed in this process.
+    fn new_events(&self) -> Box<dyn WorkSignal> {
+        Box::new(NoSignal)
+    }
 }
 
 /// Why a host name could not be resolved.
