@@ -15,6 +15,8 @@ pub mod members;
 pub mod messages;
 pub mod migrate;
 pub mod pool;
+pub mod queue_stats;
+pub mod replica;
 pub mod schema;
 pub mod seed;
 pub mod service_keys;
@@ -23,7 +25,7 @@ pub mod threads;
 pub mod webhooks;
 pub mod workspace;
 
-pub use pool::{Db, PoolError};
+pub use pool::{Db, PoolError, PoolUsage};
 pub use workspace::PgWorkspaceRepository;
 
 /// RFC 3339 in UTC, the API's timestamp format.

@@ -11,6 +11,7 @@ pub mod docs_search;
 pub mod pages;
 pub mod platform;
 pub mod progress;
+pub mod prometheus;
 pub mod secrets;
 pub mod telemetry;
 pub mod webhooks;
