@@ -86,6 +86,8 @@ impl Cluster {
                 "-X",
                 "stream",
                 "--no-sync",
+                // Not a spread checkpoint on the primary: that alone takes minutes.
+                "--checkpoint=fast",
             ],
         )?;
         append(&replica.join("postgresql.conf"), &format!("port = {}\n", self.replica_port))?;
