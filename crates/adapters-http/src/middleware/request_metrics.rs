@@ -2,8 +2,9 @@
 //! status, their latency, and the rate limit's decisions.
 //!
 //! The series go through the `metrics` facade: without an installed recorder (no
-//! `metrics.bind`) each recording is a no-op, and with one it is a few atomic operations on a
-//! handle found by its labels (`docs/benchmarks.md`, "Metrics on the hot path").
+//! `metrics.bind`) this middleware is not even wrapped, and with one each recording is a few
+//! atomic operations on a handle found by its labels (not yet measured with `scripts/bench-auth`:
+//! `docs/benchmarks.md`, "Scale-out").
 
 use std::time::Instant;
 
