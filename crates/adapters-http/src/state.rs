@@ -7,6 +7,12 @@ use std::sync::Arc;
 pub trait HealthCheck: Send + Sync {
     /// `Ok` when the database is reachable and migrated, else why not.
     async fn ready(&self) -> Result<(), String>;
+
+    /// The read replica's state for `/readyz` (`state`, `lag_ms`, `max_lag_ms`), when there is
+    /// one; never a reason to be unready.
+    fn replica(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// The application state handed to every handler: the ports, as trait objects.

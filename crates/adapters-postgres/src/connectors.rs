@@ -237,7 +237,9 @@ impl DispatchQueue for PgConnectors {
             }
             .scope_boxed()
         })
-        .await
+        .await?;
+        count_send(d, "sent");
+        Ok(())
     }
 
     async fn failed(&self, d: &Dispatch, reason: &str) -> Result<(), RepoError> {
@@ -249,7 +251,9 @@ impl DispatchQueue for PgConnectors {
             }
             .scope_boxed()
         })
-        .await
+        .await?;
+        count_send(d, "failed");
+        Ok(())
     }
 
     async fn retry_at(&self, d: &Dispatch, at: OffsetDateTime) -> Result<(), RepoError> {
@@ -261,6 +265,7 @@ impl DispatchQueue for PgConnectors {
         .execute(&mut conn)
         .await
         .map_err(repo)?;
+        count_send(d, "retrying");
         Ok(())
     }
 
@@ -288,7 +293,9 @@ impl DispatchQueue for PgConnectors {
             }
             .scope_boxed()
         })
-        .await
+        .await?;
+        count_send(d, "paused");
+        Ok(())
     }
 }
 
@@ -631,4 +638,13 @@ fn callback_channels(rows: Vec<CallbackRow>) -> Vec<CallbackChannel> {
             })
         })
         .collect()
+}
+
+/// Send attempts to a platform, by `channel_type` and `outcome` (`sent`, `failed`: given up,
+/// `retrying`: tried again later, `paused`: the platform's rate limit paused the channel).
+pub const SENDS: &str = "wms_connector_sends_total";
+
+/// Counts a send attempt's outcome, once it is recorded.
+fn count_send(d: &Dispatch, outcome: &'static str) {
+    metrics::counter!(SENDS, "channel_type" => d.channel_type.as_str(), "outcome" => outcome).increment(1);
 }

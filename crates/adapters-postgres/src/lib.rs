@@ -20,6 +20,8 @@ pub mod members;
 pub mod messages;
 pub mod migrate;
 pub mod pool;
+pub mod queue_stats;
+pub mod replica;
 pub mod schema;
 pub mod sealed;
 pub mod seed;
@@ -31,7 +33,7 @@ pub mod wake;
 pub mod webhooks;
 pub mod workspace;
 
-pub use pool::{Db, PoolError};
+pub use pool::{Db, PoolError, PoolUsage};
 pub use workspace::PgWorkspaceRepository;
 
 /// RFC 3339 in UTC, the API's timestamp format.

@@ -31,6 +31,19 @@ pub enum PoolError {
     Unavailable(String),
 }
 
+/// How the connection pools of a [`Db`] are used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolUsage {
+    /// The most connections the pools may open.
+    pub max: usize,
+    /// Connections open.
+    pub open: usize,
+    /// Open connections not lent out.
+    pub idle: usize,
+    /// Tasks waiting for a connection.
+    pub waiting: usize,
+}
+
 /// The database: a pool of async connections for the threads that adopted one, and a shared
 /// pool for the others.
 #[derive(Clone)]
@@ -39,6 +52,8 @@ pub struct Db {
     threads: Arc<ThreadPools>,
     /// This instance's worker wake-ups (`crate::wake`).
     wake: Arc<crate::wake::Wake>,
+    /// The replica this handle reads from while it is usable ([`Db::reading_from`]).
+    replica: Option<Arc<crate::replica::Replica>>,
 }
 
 /// A message for a connection that could not be had within `wait`.
@@ -75,6 +90,7 @@ impl Db {
             shared: pool(url, max_size, wait)?,
             threads: Arc::new(ThreadPools { url: url.to_owned(), wait, pools: ThreadLocal::new() }),
             wake: Arc::default(),
+            replica: None,
         })
     }
 
@@ -108,6 +124,11 @@ impl Db {
     /// # Errors
     /// [`PoolError::Unavailable`] when the database cannot be reached in time.
     pub async fn conn(&self) -> Result<Conn, PoolError> {
+        if let Some(replica) = &self.replica {
+            if let Some(conn) = replica.conn().await {
+                return Ok(conn);
+            }
+        }
         let pool = match self.threads.pools.get() {
             Some((owner, pool)) if *owner == std::thread::current().id() => pool,
             _ => &self.shared,
@@ -122,10 +143,35 @@ impl Db {
         }
     }
 
+    /// This database for read-only work that may lag a little (decisions.md, "Operations at
+    /// scale"): [`Db::conn`] then borrows from `replica` while its replay lag is under its bound,
+    /// else (and whenever it cannot lend a connection at once) from this database.
+    pub fn reading_from(&self, replica: &Arc<crate::replica::Replica>) -> Db {
+        Db { replica: Some(replica.clone()), ..self.clone() }
+    }
+
+    /// Drops the idle connections of the shared pool (a replica out of use lets its server stop).
+    pub(crate) fn drop_idle(&self) {
+        let _ = self.shared.retain(|_, _| false);
+    }
+
     /// The longest wait for a connection (`database.acquire_timeout_ms`): also the bound of the
     /// waits built on it (a coalesced statement, a worker's claim).
     pub fn acquire_timeout(&self) -> Duration {
         self.threads.wait
+    }
+
+    /// How the pools are used right now, summed over the shared pool and every thread's pool
+    /// (for the metrics).
+    pub fn usage(&self) -> PoolUsage {
+        let mut usage = PoolUsage::default();
+        for status in std::iter::once(self.shared.status()).chain(self.threads.pools.iter().map(|(_, pool)| pool.status())) {
+            usage.max += status.max_size;
+            usage.open += status.size;
+            usage.idle += status.available;
+            usage.waiting += status.waiting;
+        }
+        usage
     }
 
     /// Whether the database answers a trivial query.

@@ -36,6 +36,18 @@ pub struct Settings {
     pub connectors: ConnectorSettings,
     /// `wms dev` only.
     pub dev: DevSettings,
+    /// The Prometheus listener.
+    #[serde(default)]
+    pub metrics: MetricsSettings,
+}
+
+/// `metrics.*`
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsSettings {
+    /// Where `GET /metrics` (Prometheus text format) is served, on a listener of its own
+    /// (`127.0.0.1:9090`); unset: no metrics are kept or served.
+    pub bind: Option<String>,
 }
 
 /// `database.*`
@@ -53,6 +65,17 @@ pub struct DatabaseSettings {
     /// The longest any wait for the database lasts (a pooled connection, a new one, a coalesced
     /// statement, a worker's claim), in milliseconds; past it the request is answered 503.
     pub acquire_timeout_ms: u64,
+    /// Whether `url` is a PgBouncer in transaction pooling mode: then no session state outlives
+    /// a transaction (advisory locks are transaction-scoped) and migrations take `migrate_url`.
+    pub pgbouncer: bool,
+    /// A direct URL for migrations (and their lock), when `url` goes through PgBouncer; unset:
+    /// `url`.
+    pub migrate_url: Option<String>,
+    /// A streaming replica for read-only work (the assistant's tools, analytics pages and CSV
+    /// exports, documentation search); unset: the primary serves everything.
+    pub replica_url: Option<String>,
+    /// The replica is read from only while its replay lag is under this bound, in milliseconds.
+    pub max_replica_lag_ms: u64,
 }
 
 impl DatabaseSettings {
@@ -261,6 +284,8 @@ pool_size = 16
 connect_timeout_secs = 30
 migrate_on_start = true
 acquire_timeout_ms = 2000
+pgbouncer = false
+max_replica_lag_ms = 2000
 
 [http]
 workers = 0
@@ -373,16 +398,34 @@ impl Settings {
         if let Some(b) = &self.http.bind {
             parse_bind("http.bind", b)?;
         }
+        if let Some(b) = &self.metrics.bind {
+            parse_bind("metrics.bind", b)?;
+        }
         if self.database.pool_size == 0 || self.database.pool_size > 1000 {
             return bad("database.pool_size", "must be between 1 and 1000");
         }
         if !(50..=600_000).contains(&self.database.acquire_timeout_ms) {
             return bad("database.acquire_timeout_ms", "must be between 50 and 600000 (milliseconds)");
         }
-        if let Some(url) = &self.database.url {
-            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-                return bad("database.url", "must be a postgres:// or postgresql:// URL");
+        for (name, url) in [
+            ("database.url", &self.database.url),
+            ("database.migrate_url", &self.database.migrate_url),
+            ("database.replica_url", &self.database.replica_url),
+        ] {
+            if let Some(url) = url {
+                if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                    return bad(name, "must be a postgres:// or postgresql:// URL");
+                }
             }
+        }
+        if self.database.pgbouncer && self.database.migrate_on_start && self.database.migrate_url.is_none() {
+            return bad(
+                "database.migrate_url",
+                "must be set when database.pgbouncer = true and migrate_on_start is: migrations need a direct connection",
+            );
+        }
+        if !(10..=3_600_000).contains(&self.database.max_replica_lag_ms) {
+            return bad("database.max_replica_lag_ms", "must be between 10 and 3600000 (milliseconds)");
         }
         if self.rate_limit.requests_per_hour == 0 {
             return bad("rate_limit.requests_per_hour", "must be at least 1");

@@ -84,17 +84,30 @@ pub fn library() -> Arc<DocsLibrary> {
 /// Ingests the embedded documentation (unchanged pages are skipped by their content hash), under
 /// an advisory lock so that instances starting together do not ingest the same pages at once.
 ///
+/// The lock is transaction-scoped, held by a transaction that stays open on a connection of its
+/// own for the ingest (which writes on other connections) and released by its end, however the
+/// ingest ends: a session lock would outlive its transaction on a PgBouncer server connection in
+/// transaction pooling, which hands that connection to other clients (decisions.md, "Operations
+/// at scale").
+///
 /// # Errors
 /// On database failure.
 pub async fn ingest_embedded(settings: &Settings, db: &Db) -> anyhow::Result<IngestReport> {
-    use diesel_async::RunQueryDsl;
+    use diesel_async::scoped_futures::ScopedFutureExt;
+    use diesel_async::{AsyncConnection, RunQueryDsl};
     let pages = embedded_pages();
-    let mut lock = db.conn().await?;
-    diesel::sql_query("SELECT pg_advisory_lock(727275)").execute(&mut lock).await?;
     let store = PgDocsIndex::new(db.clone());
     let embedder = embedder(settings, INGEST_EMBED_TIMEOUT);
-    let result = domain::docs::ingest(&store, embedder.as_ref().map(|e| e as &dyn Embedder), &pages).await;
-    let _ = diesel::sql_query("SELECT pg_advisory_unlock(727275)").execute(&mut lock).await;
+    let mut lock = db.conn().await?;
+    let result = lock
+        .transaction::<_, diesel::result::Error, _>(|c| {
+            async move {
+                diesel::sql_query("SELECT pg_advisory_xact_lock(727275)").execute(c).await?;
+                Ok(domain::docs::ingest(&store, embedder.as_ref().map(|e| e as &dyn Embedder), &pages).await)
+            }
+            .scope_boxed()
+        })
+        .await?;
     Ok(result?)
 }
 

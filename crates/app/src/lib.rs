@@ -12,6 +12,7 @@ pub mod pages;
 pub mod platform;
 pub mod progress;
 pub mod retention;
+pub mod prometheus;
 pub mod secrets;
 pub mod telemetry;
 pub mod webhooks;

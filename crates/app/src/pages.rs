@@ -14,8 +14,8 @@ use domain::sessions::SessionService;
 use crate::config::Settings;
 use crate::platform::{OsRandom, SystemClock};
 
-/// The pages' state.
-pub fn state(settings: &Settings, db: &Db) -> PagesState {
+/// The pages' state: sessions on `db`, the analytics on `reads` (`db`, or its read replica).
+pub fn state(settings: &Settings, db: &Db, reads: &Db) -> PagesState {
     PagesState {
         sessions: Arc::new(SessionService {
             repo: Arc::new(PgSessionRepository::new(db.clone())),
@@ -23,8 +23,8 @@ pub fn state(settings: &Settings, db: &Db) -> PagesState {
             random: Arc::new(OsRandom),
             ttl: time::Duration::hours(i64::from(settings.auth.session_ttl_hours)),
         }),
-        live: Arc::new(PgLiveData::new(db.clone())),
-        countries: Arc::new(PgCountryStats::new(db.clone())),
+        live: Arc::new(PgLiveData::new(reads.clone())),
+        countries: Arc::new(PgCountryStats::new(reads.clone())),
         // decisions: `Secure` outside `wms dev` (which sets it to false unless configured).
         secure_cookies: settings.http.secure_cookies.unwrap_or(true),
         public_url: settings.http.public_url.clone(),

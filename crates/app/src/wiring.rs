@@ -5,10 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::Server;
-use actix_web::middleware::from_fn;
+use actix_web::middleware::{from_fn, Condition};
 use actix_web::{web, App, HttpServer};
 use adapters_http::middleware::request_id::request_id;
+use adapters_http::middleware::request_metrics;
 use adapters_http::{AppState, HealthCheck};
+use adapters_postgres::replica::Replica;
 use adapters_postgres::Db;
 
 use crate::config::Settings;
@@ -55,14 +57,26 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
-/// Readiness: the database answers and has every embedded migration.
+/// Readiness: the database answers and has every embedded migration. The replica's state is
+/// reported, never a reason to be unready (the primary serves its reads meanwhile).
 struct DbHealth {
     db: Db,
     latest: String,
+    replica: Option<Arc<Replica>>,
 }
 
 #[async_trait::async_trait]
 impl HealthCheck for DbHealth {
+    fn replica(&self) -> Option<serde_json::Value> {
+        self.replica.as_ref().map(|r| {
+            serde_json::json!({
+                "state": r.state().as_str(),
+                "lag_ms": r.lag_ms(),
+                "max_lag_ms": u64::try_from(r.max_lag().as_millis()).unwrap_or(u64::MAX),
+            })
+        })
+    }
+
     async fn ready(&self) -> Result<(), String> {
         if !self.db.ping().await {
             return Err("the database is unreachable".into());
@@ -84,11 +98,37 @@ pub fn members_service(db: &Db) -> domain::members::MembersService {
     )
 }
 
-/// The handlers' shared state.
+/// The read replica of `database.replica_url`, watched from now on; `None` without one.
+///
+/// # Errors
+/// When its pool cannot be configured.
+pub fn replica(settings: &Settings, primary: &Db) -> Result<Option<Arc<Replica>>, adapters_postgres::PoolError> {
+    let Some(url) = &settings.database.replica_url else { return Ok(None) };
+    let max_lag = std::time::Duration::from_millis(settings.database.max_replica_lag_ms);
+    let replica = Replica::new(url, settings.database.pool_size, max_lag)?;
+    replica.watch(primary.clone());
+    Ok(Some(replica))
+}
+
+/// The handlers' shared state. With `database.replica_url`, the read-only work of decisions.md
+/// ("Operations at scale": the assistant's tools, analytics pages and exports, documentation
+/// search) reads from the replica while it keeps up; writes and `/v1` stay on the primary.
 pub fn state(settings: &Settings, db: &Db) -> AppState {
-    let pages = crate::pages::state(settings, db);
+    let replica = match replica(settings, db) {
+        Ok(replica) => replica,
+        Err(e) => {
+            tracing::error!(error = %e, "the read replica is not used");
+            None
+        }
+    };
+    let reads = replica.as_ref().map_or_else(|| db.clone(), |r| db.reading_from(r));
+    let pages = crate::pages::state(settings, db, &reads);
     AppState {
-        health: Arc::new(DbHealth { db: db.clone(), latest: adapters_postgres::migrate::latest_embedded_version() }),
+        health: Arc::new(DbHealth {
+            db: db.clone(),
+            latest: adapters_postgres::migrate::latest_embedded_version(),
+            replica,
+        }),
         channels: Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone())),
         messages: Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
         members: Arc::new(members_service(db)),
@@ -114,7 +154,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             store: Arc::new(adapters_postgres::events::PgEventStore::new(db.clone())),
             clock: Arc::new(crate::platform::SystemClock),
         }),
-        co_admin: crate::co_admin::state(settings, db),
+        co_admin: crate::co_admin::state(settings, &reads),
         cipher: crate::secrets::wired_cipher(settings),
         account_proof: crate::connectors::account_proof(settings),
         callbacks: Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
@@ -138,12 +178,18 @@ pub fn server(settings: &Settings, db: &Db, state: AppState, listener: TcpListen
     let per_worker = settings.database.pool_size.div_ceil(workers).max(2);
     let data = web::Data::new(state);
     let db = db.clone();
+    // Requests are measured only when the metrics are served (`metrics.bind`).
+    let measured = settings.metrics.bind.is_some();
     let server = HttpServer::new(move || {
         // Called on each worker's own thread, before it serves anything.
         if let Err(e) = db.adopt_thread(per_worker) {
             tracing::error!(error = %e, "this HTTP worker uses the shared database pool");
         }
-        App::new().app_data(data.clone()).wrap(from_fn(request_id)).configure(adapters_http::configure)
+        App::new()
+            .app_data(data.clone())
+            .wrap(Condition::new(measured, from_fn(request_metrics::record)))
+            .wrap(from_fn(request_id))
+            .configure(adapters_http::configure)
     })
     .workers(workers)
     .shutdown_timeout(settings.http.shutdown_timeout_secs)

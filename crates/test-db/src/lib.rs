@@ -8,6 +8,9 @@ use anyhow::Context;
 use diesel::sql_types::BigInt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
+pub mod cluster;
+pub mod pgbouncer;
+
 const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 
 /// A fresh, migrated database that is dropped when this value is dropped.
@@ -26,7 +29,14 @@ impl TestDatabase {
     /// # Errors
     /// When the server cannot be reached or the template cannot be built.
     pub async fn new() -> anyhow::Result<Self> {
-        let admin_url = admin_url();
+        Self::new_on(admin_url()).await
+    }
+
+    /// [`TestDatabase::new`] on the server of `admin_url` (a private cluster's, say).
+    ///
+    /// # Errors
+    /// When the server cannot be reached or the template cannot be built.
+    pub async fn new_on(admin_url: String) -> anyhow::Result<Self> {
         let template = template_name();
         let mut admin = AsyncPgConnection::establish(&admin_url)
             .await

@@ -1,3 +1,4 @@
 //! Cross-cutting middleware.
 
 pub mod request_id;
+pub mod request_metrics;

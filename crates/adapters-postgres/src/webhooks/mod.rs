@@ -7,4 +7,4 @@ pub mod outbox;
 mod queue;
 
 pub use destinations::PgWebhookRepository;
-pub use queue::PgDeliveryQueue;
+pub use queue::{PgDeliveryQueue, DELIVERIES};

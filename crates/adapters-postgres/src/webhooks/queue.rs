@@ -13,8 +13,8 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::webhooks::retry::should_deactivate;
 use domain::webhooks::{
-    AttemptRecord, AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryId, DeliveryQueue, DestinationEffect,
-    DestinationId, EventType, ManualClaim, WorkSignal,
+    AttemptRecord, AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryId, DeliveryQueue, DeliveryStatus,
+    DestinationEffect, DestinationId, EventType, ManualClaim, WorkSignal,
 };
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
@@ -651,7 +651,11 @@ impl DeliveryQueue for PgDeliveryQueue {
             return Ok(());
         }
         let mut conn = self.db.conn().await.map_err(repo)?;
-        conn.transaction(|conn| record_tx(conn, records, auto_disable_after).scope_boxed()).await.map_err(repo)
+        conn.transaction(|conn| record_tx(conn, records, auto_disable_after).scope_boxed()).await.map_err(repo)?;
+        for r in records {
+            metrics::counter!(DELIVERIES, "outcome" => outcome(r.status)).increment(1);
+        }
+        Ok(())
     }
 
     fn new_events(&self) -> Box<dyn WorkSignal> {
@@ -778,5 +782,19 @@ mod tests {
         let failing: Vec<(i64, bool)> = v.failing.iter().map(|f| (f.0, f.2)).collect();
         assert_eq!(failing, vec![(2, true), (3, false)]);
         assert_eq!(v.gone.len(), 1);
+    }
+}
+
+/// Delivery attempts recorded, by `outcome`: what the attempt left its delivery as
+/// (`succeeded`, `retrying`: another attempt is scheduled, `failed`: no more attempts).
+pub const DELIVERIES: &str = "wms_webhook_deliveries_total";
+
+/// The outcome label of an attempt that left its delivery in `status`.
+fn outcome(status: DeliveryStatus) -> &'static str {
+    match status {
+        DeliveryStatus::Succeeded => "succeeded",
+        DeliveryStatus::Pending | DeliveryStatus::Sending => "retrying",
+        DeliveryStatus::Failed => "failed",
+        DeliveryStatus::Paused => "paused",
     }
 }

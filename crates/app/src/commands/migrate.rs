@@ -5,7 +5,7 @@ use crate::config::Settings;
 use crate::CommandError;
 
 pub(super) async fn run(settings: Settings, args: MigrateArgs) -> Result<(), CommandError> {
-    let (db, url) = super::connect_for_command(&settings).await?;
+    let (db, url) = super::connect_for_migrations(&settings).await?;
     if args.revert {
         let v = adapters_postgres::migrate::revert_last(&url).await?;
         println!("reverted migration {v}");

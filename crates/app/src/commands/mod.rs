@@ -50,6 +50,17 @@ fn database_url(settings: &Settings) -> Result<String, SettingError> {
     })
 }
 
+/// Connects for migrations: to `database.migrate_url` when set (the direct URL next to a
+/// PgBouncer one), else to `database.url`.
+async fn connect_for_migrations(settings: &Settings) -> Result<(Db, String), CommandError> {
+    let url = match &settings.database.migrate_url {
+        Some(direct) => direct.clone(),
+        None => database_url(settings)?,
+    };
+    let db = crate::wiring::connect(settings, &url, Duration::from_secs(5)).await?;
+    Ok((db, url))
+}
+
 /// Connects for a one-off command: a few seconds of patience, not the server's.
 async fn connect_for_command(settings: &Settings) -> Result<(Db, String), CommandError> {
     let url = database_url(settings)?;

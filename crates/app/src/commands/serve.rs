@@ -35,7 +35,16 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     let db =
         crate::wiring::connect(&settings, &url, Duration::from_secs(settings.database.connect_timeout_secs)).await?;
     if settings.database.migrate_on_start {
-        for v in adapters_postgres::migrate::run_pending_locked(&db, &url).await? {
+        // Through PgBouncer, migrations (and their session lock) take the direct URL.
+        let (migrate_db, migrate_url) = match &settings.database.migrate_url {
+            Some(direct) => (
+                crate::wiring::connect(&settings, direct, Duration::from_secs(settings.database.connect_timeout_secs))
+                    .await?,
+                direct.clone(),
+            ),
+            None => (db.clone(), url.clone()),
+        };
+        for v in adapters_postgres::migrate::run_pending_locked(&migrate_db, &migrate_url).await? {
             tracing::info!(version = %v, "applied migration");
         }
     }
@@ -55,11 +64,27 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     tracing::info!(%addr, "wms serve listening");
     let server = crate::wiring::server(&settings, &db, crate::wiring::state(&settings, &db), listener)?;
     crate::wiring::stop_on_signal(&server);
+    let metrics = match &settings.metrics.bind {
+        Some(bind) => {
+            let addr = parse_bind("metrics.bind", bind)?;
+            let listener =
+                TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr} (metrics.bind)"))?;
+            tracing::info!(%addr, "metrics listening");
+            let metrics = crate::prometheus::server(&db, listener)?;
+            let handle = metrics.handle();
+            tokio::spawn(metrics);
+            Some(handle)
+        }
+        None => None,
+    };
     let workers = crate::webhooks::start(&settings, crate::webhooks::engine(&settings, &db, Arc::new(SystemClock)));
     let dispatchers = crate::connectors::start(&settings, &db)?;
     let audit_pruner = crate::retention::start(&settings, &db, Arc::new(SystemClock));
     let result = server.await.context("server failed");
     audit_pruner.abort();
+    if let Some(metrics) = metrics {
+        metrics.stop(true).await;
+    }
     // The server has stopped taking requests (SIGTERM or SIGINT); let deliveries in flight finish.
     let grace = Duration::from_secs(settings.http.shutdown_timeout_secs);
     tokio::join!(workers.stop(grace), dispatchers.stop(grace));

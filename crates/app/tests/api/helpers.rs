@@ -21,6 +21,9 @@ pub struct TestApp {
     pub client: reqwest::Client,
     /// Kept so the database lives as long as the app.
     pub database: TestDatabase,
+    /// The PgBouncer the server reaches its database through, if any (dropped after the server's
+    /// pools, so stopped last).
+    pub bouncer: Option<test_db::pgbouncer::PgBouncer>,
 }
 
 /// A workspace created through the real provisioning code.
@@ -74,6 +77,36 @@ impl TestApp {
         (Self::spawn_on(database, url, adjust).await, role)
     }
 
+    /// A server that reaches its database through a PgBouncer of its own
+    /// (`database.pgbouncer = true`, migrations on the direct URL): in transaction pooling with at
+    /// most `server_connections` server connections when PgBouncer is 1.21+, else in session
+    /// pooling (`test_db::pgbouncer`). [`TestApp::spawn_instance`] starts more instances
+    /// behind the same PgBouncer.
+    pub async fn spawn_behind_pgbouncer(server_connections: u32, adjust: impl FnOnce(&mut Settings)) -> TestApp {
+        app::telemetry::init_for_tests();
+        let database = TestDatabase::new().await.expect("test database");
+        let bouncer =
+            test_db::pgbouncer::PgBouncer::start(&database.url, server_connections).await.expect("start PgBouncer");
+        let url = bouncer.url(&database.url);
+        let direct = database.url.clone();
+        let mut app = Self::spawn_on(database, url, |s| {
+            s.database.pgbouncer = true;
+            s.database.migrate_url = Some(direct);
+            adjust(s);
+        })
+        .await;
+        app.bouncer = Some(bouncer);
+        app
+    }
+
+    /// A server on `database` (of another server than the suite's, say), with settings adjusted
+    /// by `adjust`.
+    pub async fn spawn_on_database(database: TestDatabase, adjust: impl FnOnce(&mut Settings)) -> TestApp {
+        app::telemetry::init_for_tests();
+        let url = database.url.clone();
+        Self::spawn_on(database, url, adjust).await
+    }
+
     /// Drops a role made by [`TestApp::spawn_as_role`], after its server and database.
     pub async fn drop_role(self, role: &str) {
         use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -96,7 +129,7 @@ impl TestApp {
         app::secrets::resolve_key(&mut settings, &db, false).await.expect("encryption key");
         let address = start_server(&settings, &db);
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
-        TestApp { address, db, settings, client, database }
+        TestApp { address, db, settings, client, database, bouncer: None }
     }
 
     /// Another server instance on the same database (for multi-instance behaviour).

@@ -90,7 +90,19 @@ async fn login_tokens_are_limited_like_keys() {
 
 #[tokio::test]
 async fn two_instances_and_64_clients_admit_exactly_the_limit() {
-    let app = TestApp::spawn().await;
+    exactly_the_limit_across_instances(TestApp::spawn().await).await;
+}
+
+/// The same through PgBouncer (decisions.md, "Operations at scale"): in transaction pooling, 8
+/// server connections for both instances' pools, when PgBouncer is 1.21+; in session pooling with
+/// Debian 12's 1.18 (docs/deployment.md, "Prepared statements").
+#[tokio::test]
+async fn two_instances_behind_pgbouncer_admit_exactly_the_limit() {
+    let app = TestApp::spawn_behind_pgbouncer(8, |_| {}).await;
+    exactly_the_limit_across_instances(app).await;
+}
+
+async fn exactly_the_limit_across_instances(app: TestApp) {
     let (_, key) = app.advanced_with_key().await;
     let bases = Arc::new([app.address.clone(), app.spawn_instance()]);
     let sent = Arc::new(AtomicUsize::new(0));

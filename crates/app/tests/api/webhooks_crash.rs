@@ -20,7 +20,10 @@ fn serve(app: &TestApp) -> Child {
             cmd.env_remove(k);
         }
     }
-    cmd.env("DATABASE_URL", &app.database.url)
+    if app.bouncer.is_some() {
+        cmd.env("WMS__DATABASE__PGBOUNCER", "true").env("WMS__DATABASE__MIGRATE_URL", &app.database.url);
+    }
+    cmd.env("DATABASE_URL", app.settings.database.url.as_deref().unwrap_or(&app.database.url))
         .env("WMS__SECRETS__ENCRYPTION_KEY", app.settings.secrets.encryption_key.as_deref().unwrap_or(""))
         .env("WMS__WEBHOOKS__ALLOWED_SUBNETS", "127.0.0.0/8")
         .env("WMS__WEBHOOKS__TIMEOUT_SECS", "5")
@@ -38,8 +41,19 @@ fn serve(app: &TestApp) -> Child {
 
 #[tokio::test]
 async fn sigkill_mid_delivery_loses_no_event() {
+    sigkill_loses_nothing(TestApp::spawn_with(loopback).await).await;
+}
+
+/// The same with both processes behind PgBouncer (transaction pooling when it is 1.21+,
+/// `test_db::pgbouncer`): the killed process's transactions end with its client connections,
+/// and nothing of its session stays on the server connections the next one gets.
+#[tokio::test]
+async fn sigkill_behind_pgbouncer_loses_no_event() {
+    sigkill_loses_nothing(TestApp::spawn_behind_pgbouncer(6, loopback).await).await;
+}
+
+async fn sigkill_loses_nothing(app: TestApp) {
     const EVENTS: usize = 60;
-    let app = TestApp::spawn_with(loopback).await;
     let receiver = Receiver::start().await;
     // Slow answers keep several deliveries in flight when the process dies.
     receiver.answer_always(Answer { delay: Duration::from_millis(250), ..Answer::status(204) });

@@ -343,21 +343,38 @@ async fn connect_time_check_refuses_a_name_that_now_resolves_to_loopback() {
     assert!(receiver.received().is_empty());
 }
 
+fn three_in_flight(s: &mut app::config::Settings) {
+    loopback(s);
+    s.webhooks.max_in_flight_per_destination = 3;
+    s.webhooks.workers = 2;
+    s.webhooks.poll_interval_ms = 20;
+}
+
 #[tokio::test]
 async fn per_destination_concurrency_limit_is_enforced_across_workers() {
-    let app = TestApp::spawn_with(|s| {
-        loopback(s);
-        s.webhooks.max_in_flight_per_destination = 3;
-        s.webhooks.workers = 2;
-        s.webhooks.poll_interval_ms = 20;
-    })
-    .await;
+    let app = TestApp::spawn_with(three_in_flight).await;
+    once_each_across_workers(&app).await;
+}
+
+/// The same through PgBouncer (transaction pooling when it is 1.21+, `test_db::pgbouncer`), and
+/// no event is delivered twice.
+#[tokio::test]
+async fn behind_pgbouncer_each_event_is_delivered_exactly_once_across_workers() {
+    let app = TestApp::spawn_behind_pgbouncer(6, three_in_flight).await;
+    let receiver = once_each_across_workers(&app).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let ids: std::collections::HashSet<String> =
+        receiver.received().iter().map(|r| r.header("webhook-id").to_owned()).collect();
+    assert_eq!((receiver.received().len(), ids.len()), (15, 15), "no duplicate");
+}
+
+async fn once_each_across_workers(app: &TestApp) -> Receiver {
     let receiver = Receiver::start().await;
     receiver.answer_always(Answer { delay: Duration::from_millis(150), ..Answer::status(204) });
     let (ws, key) = app.advanced_with_key().await;
-    destination(&app, &key, &receiver.url("/"), &["message.created"]).await;
+    destination(app, &key, &receiver.url("/"), &["message.created"]).await;
     for i in 0..15 {
-        emit(&app, ws.id, EventType::MessageCreated, json!({"id": i})).await;
+        emit(app, ws.id, EventType::MessageCreated, json!({"id": i})).await;
     }
     // Two instances' worth of workers on the same database.
     let a = app::webhooks::start(
@@ -374,6 +391,7 @@ async fn per_destination_concurrency_limit_is_enforced_across_workers() {
     assert_eq!(got.len(), 15, "each event exactly once");
     assert!(receiver.max_concurrent() <= 3, "at most 3 in flight, saw {}", receiver.max_concurrent());
     assert!(receiver.max_concurrent() >= 2, "but in parallel");
+    receiver
 }
 
 #[tokio::test]

@@ -11,5 +11,9 @@ use crate::state::AppState;
 /// [`ApiError::ServiceUnavailable`] when a dependency is not ready.
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     state.health.ready().await.map_err(ApiError::ServiceUnavailable)?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({ "status": "ready" })))
+    let mut body = serde_json::json!({ "status": "ready" });
+    if let Some(replica) = state.health.replica() {
+        body["replica"] = replica;
+    }
+    Ok(HttpResponse::Ok().json(body))
 }

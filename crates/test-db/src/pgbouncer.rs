@@ -1,0 +1,150 @@
+//! A private PgBouncer on a free loopback port, in front of the test
+//! server, for the tests that run wms the way a scaled-out deployment does (decisions.md,
+//! "Operations at scale"). Stopped and its files removed when dropped.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+/// Debian's PgBouncer (1.18); `WMS_TEST_PGBOUNCER` names another.
+pub fn binary() -> PathBuf {
+    std::env::var_os("WMS_TEST_PGBOUNCER").map_or_else(|| PathBuf::from("/usr/sbin/pgbouncer"), PathBuf::from)
+}
+
+/// A running PgBouncer.
+#[derive(Debug)]
+pub struct PgBouncer {
+    /// Its loopback port.
+    pub port: u16,
+    /// Its pooling mode: `transaction` (PgBouncer 1.21+), else `session`.
+    pub mode: &'static str,
+    child: Child,
+    dir: PathBuf,
+}
+
+impl PgBouncer {
+    /// Starts one in front of the server of `upstream` (a `postgres://user@host:port/db` URL):
+    /// with PgBouncer 1.21+ in transaction pooling with `pool_size` server connections at most,
+    /// keeping prepared statements and resetting every server connection after each transaction
+    /// (`DISCARD ALL`); with an older one in session pooling (at least 50 server connections).
+    ///
+    /// # Errors
+    /// When PgBouncer is missing or does not start listening within 10 seconds.
+    pub async fn start(upstream: &str, pool_size: u32) -> anyhow::Result<Self> {
+        let (user, host, port) = parts(upstream);
+        // Transaction pooling needs PgBouncer to keep the clients' named prepared statements
+        // (1.21+); 1.18 loses them at every transaction's end (docs/deployment.md, "Prepared
+        // statements"), so with it the tests get session pooling, the mode that works there.
+        let (mode, pool_size, extra) = if transaction_pooling_works()? {
+            ("transaction", pool_size, "max_prepared_statements = 200\nserver_reset_query_always = 1\n")
+        } else {
+            ("session", pool_size.max(50), "")
+        };
+        let dir = std::env::temp_dir().join(format!("wms-pgbouncer-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir)?;
+        // PgBouncer refuses to run as root: it is started as `postgres` then, which must write here.
+        set_mode(&dir, 0o777)?;
+        let listen = free_port()?;
+        std::fs::write(dir.join("users.txt"), format!("\"{user}\" \"\"\n"))?;
+        let ini = format!(
+            "[databases]\n* = host={host} port={port}\n\n[pgbouncer]\nlisten_addr = 127.0.0.1\n\
+             listen_port = {listen}\nunix_socket_dir =\nauth_type = trust\nauth_file = {users}\n\
+             pool_mode = {mode}\nmax_client_conn = 2000\ndefault_pool_size = {pool_size}\n\
+             max_db_connections = {pool_size}\nreserve_pool_size = 0\n{extra}\
+             server_reset_query = DISCARD ALL\n\
+             ignore_startup_parameters = extra_float_digits,options\nadmin_users = {user}\n\
+             logfile = {log}\npidfile = {pid}\n",
+            users = dir.join("users.txt").display(),
+            log = dir.join("pgbouncer.log").display(),
+            pid = dir.join("pgbouncer.pid").display(),
+        );
+        let ini_path = dir.join("pgbouncer.ini");
+        std::fs::write(&ini_path, ini)?;
+        let mut cmd = Command::new(binary());
+        if is_root() {
+            cmd.args(["-u", "postgres"]);
+        }
+        let child = cmd
+            .arg(&ini_path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot start {}", binary().display()))?;
+        let bouncer = Self { port: listen, child, dir, mode };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], listen));
+        while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            if Instant::now() > deadline {
+                let log = std::fs::read_to_string(bouncer.dir.join("pgbouncer.log")).unwrap_or_default();
+                anyhow::bail!("PgBouncer did not listen on {listen} within 10 s: {log}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(bouncer)
+    }
+
+    /// `url` (a database of the upstream server) reached through this PgBouncer.
+    pub fn url(&self, url: &str) -> String {
+        let (user, _, _) = parts(url);
+        let db = url.rsplit_once('/').map_or("postgres", |(_, db)| db.split('?').next().unwrap_or(db));
+        format!("postgres://{user}@127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// What PgBouncer logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("pgbouncer.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for PgBouncer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Whether this PgBouncer keeps prepared statements in transaction pooling (1.21 and later).
+///
+/// # Errors
+/// When it cannot be run.
+pub fn transaction_pooling_works() -> anyhow::Result<bool> {
+    let out = Command::new(binary()).arg("--version").output().with_context(|| binary().display().to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text.split_whitespace().nth(1).unwrap_or("0.0");
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    Ok((major, minor) >= (1, 21))
+}
+
+/// User, host and port of a `postgres://user[:password]@host[:port]/db` URL.
+fn parts(url: &str) -> (String, String, u16) {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let (user, hostport) = match authority.rsplit_once('@') {
+        Some((u, h)) => (u.split(':').next().unwrap_or("postgres").to_owned(), h),
+        None => ("postgres".to_owned(), authority),
+    };
+    let (host, port) = match hostport.rsplit_once(':') {
+        Some((h, p)) => (h.to_owned(), p.parse().unwrap_or(5432)),
+        None => (hostport.to_owned(), 5432),
+    };
+    (user, host, port)
+}
+
+/// A loopback port nobody listens on right now.
+pub fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
