@@ -418,4 +418,3 @@ impl From<domain::threads::Thread> for ThreadRecord {
         }
     }
 }
-

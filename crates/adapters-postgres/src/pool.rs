@@ -165,7 +165,9 @@ impl Db {
     /// (for the metrics).
     pub fn usage(&self) -> PoolUsage {
         let mut usage = PoolUsage::default();
-        for status in std::iter::once(self.shared.status()).chain(self.threads.pools.iter().map(|(_, pool)| pool.status())) {
+        for status in
+            std::iter::once(self.shared.status()).chain(self.threads.pools.iter().map(|(_, pool)| pool.status()))
+        {
             usage.max += status.max_size;
             usage.open += status.size;
             usage.idle += status.available;
