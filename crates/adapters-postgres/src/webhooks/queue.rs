@@ -709,6 +709,20 @@ impl<T> OptionalRow<T> for diesel::QueryResult<T> {
     }
 }
 
+/// Delivery attempts recorded, by `outcome`: what the attempt left its delivery as
+/// (`succeeded`, `retrying`: another attempt is scheduled, `failed`: no more attempts).
+pub const DELIVERIES: &str = "wms_webhook_deliveries_total";
+
+/// The outcome label of an attempt that left its delivery in `status`.
+fn outcome(status: DeliveryStatus) -> &'static str {
+    match status {
+        DeliveryStatus::Succeeded => "succeeded",
+        DeliveryStatus::Pending | DeliveryStatus::Sending => "retrying",
+        DeliveryStatus::Failed => "failed",
+        DeliveryStatus::Paused => "paused",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -782,19 +796,5 @@ mod tests {
         let failing: Vec<(i64, bool)> = v.failing.iter().map(|f| (f.0, f.2)).collect();
         assert_eq!(failing, vec![(2, true), (3, false)]);
         assert_eq!(v.gone.len(), 1);
-    }
-}
-
-/// Delivery attempts recorded, by `outcome`: what the attempt left its delivery as
-/// (`succeeded`, `retrying`: another attempt is scheduled, `failed`: no more attempts).
-pub const DELIVERIES: &str = "wms_webhook_deliveries_total";
-
-/// The outcome label of an attempt that left its delivery in `status`.
-fn outcome(status: DeliveryStatus) -> &'static str {
-    match status {
-        DeliveryStatus::Succeeded => "succeeded",
-        DeliveryStatus::Pending | DeliveryStatus::Sending => "retrying",
-        DeliveryStatus::Failed => "failed",
-        DeliveryStatus::Paused => "paused",
     }
 }
