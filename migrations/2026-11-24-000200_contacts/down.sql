@@ -1,8 +1,6 @@
 DROP INDEX contacts_live_idx;
 DROP INDEX contacts_updated_idx;
 DROP INDEX contacts_name_prefix_idx;
-CREATE INDEX contacts_email_idx ON contacts (workspace_id, email) WHERE email IS NOT NULL;
-DROP INDEX contacts_email_key;
 -- Erased messages cannot satisfy the old rule; give them a placeholder before restoring it.
 UPDATE messages SET content = '[erased]' WHERE content = '';
 ALTER TABLE messages DROP CONSTRAINT messages_content_check;

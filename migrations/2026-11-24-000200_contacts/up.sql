@@ -17,9 +17,10 @@ ALTER TABLE messages DROP CONSTRAINT messages_content_check;
 ALTER TABLE messages ADD CONSTRAINT messages_content_check CHECK (char_length(content) <= 4096) NOT VALID;
 ALTER TABLE messages VALIDATE CONSTRAINT messages_content_check;
 
--- One contact per e-mail in a workspace, like the phone (POST/PATCH /v1/contacts answer 409).
-CREATE UNIQUE INDEX contacts_email_key ON contacts (workspace_id, email) WHERE email IS NOT NULL;
-DROP INDEX contacts_email_idx;
+-- POST/PATCH /v1/contacts refuse an e-mail another contact of the workspace has (409), checked
+-- in the writing transaction under a lock on (workspace, e-mail) rather than by a unique index:
+-- contacts written before that rule (and by the platforms' inbound paths) may share one (a family
+-- address), and a unique index would make this migration fail on such data.
 
 -- GET /v1/contacts?q=: case-insensitive name prefix (`lower(name) LIKE 'ana%'`).
 CREATE INDEX contacts_name_prefix_idx ON contacts (workspace_id, lower(name) text_pattern_ops, id)

@@ -41,14 +41,21 @@ pub fn delivered_types() -> impl Iterator<Item = EventType> {
 /// The JSON Schema of an event's body `{"type","timestamp","workspace_id","data"}`, with `data`
 /// a reference into the OpenAPI document's components.
 pub fn payload_schema(event: EventType) -> Value {
+    let erased = json!({
+        "type": "object",
+        "description": "An erased contact: its id only",
+        "required": ["id"],
+        "additionalProperties": false,
+        "properties": {"id": {"type": "integer", "format": "int64", "description": "The erased contact"}}
+    });
     let data = match data_component(event) {
+        // Erasing a contact rewrites its earlier events to the id alone (docs/product/contacts.md),
+        // so a stored or replayed `contact.created|updated` may carry that form.
+        Some(name) if matches!(event, EventType::ContactCreated | EventType::ContactUpdated) => {
+            json!({"anyOf": [{"$ref": format!("#/components/schemas/{name}")}, erased]})
+        }
         Some(name) => json!({"$ref": format!("#/components/schemas/{name}")}),
-        None if event == EventType::ContactDeleted => json!({
-            "type": "object",
-            "required": ["id"],
-            "additionalProperties": false,
-            "properties": {"id": {"type": "integer", "format": "int64", "description": "The erased contact"}}
-        }),
+        None if event == EventType::ContactDeleted => erased,
         None => json!({
             "type": "object",
             "required": ["webhook_id", "message"],

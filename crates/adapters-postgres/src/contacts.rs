@@ -101,6 +101,31 @@ fn like_prefix(prefix: &str) -> String {
     p
 }
 
+/// Whether another live contact of the workspace has `email`, asked under a transaction lock on
+/// (workspace, e-mail) so that two writers of one address take turns and the second sees the
+/// first (the rule is checked here, not by a unique index: older contacts may share an address).
+async fn email_taken(conn: &mut AsyncPgConnection, ws: WorkspaceId, email: &str, except: i64) -> QueryResult<bool> {
+    #[derive(diesel::QueryableByName)]
+    struct Taken {
+        #[diesel(sql_type = diesel::sql_types::Bool)]
+        taken: bool,
+    }
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended('contact-email:' || $1 || ':' || $2, 0))")
+        .bind::<diesel::sql_types::BigInt, _>(ws.0)
+        .bind::<diesel::sql_types::Text, _>(email)
+        .execute(conn)
+        .await?;
+    let row: Taken = diesel::sql_query(
+        "SELECT EXISTS (SELECT 1 FROM contacts WHERE workspace_id = $1 AND email = $2 AND id <> $3) AS taken",
+    )
+    .bind::<diesel::sql_types::BigInt, _>(ws.0)
+    .bind::<diesel::sql_types::Text, _>(email)
+    .bind::<diesel::sql_types::BigInt, _>(except)
+    .get_result(conn)
+    .await?;
+    Ok(row.taken)
+}
+
 fn duplicate(e: &diesel::result::Error) -> Option<ContactField> {
     match unique_violation(e)? {
         "contacts_phone_key" => Some(ContactField::Phone),
@@ -322,6 +347,11 @@ impl ContactRepository for PgContactRepository {
         let result = conn
             .transaction::<_, TxError, _>(|conn| {
                 async move {
+                    if let Some(email) = &new.email {
+                        if email_taken(conn, ws, email.as_str(), 0).await? {
+                            return Err(TxError::Duplicate(ContactField::Email));
+                        }
+                    }
                     let row: ContactRow = diesel::insert_into(contacts::table)
                         .values((
                             contacts::workspace_id.eq(ws.0),
@@ -359,6 +389,11 @@ impl ContactRepository for PgContactRepository {
                     let before = load(conn, ws, id, true).await?.ok_or(TxError::NotFound)?;
                     if !changes(&before, &change) {
                         return Ok(before);
+                    }
+                    if let Some(Some(email)) = &change.email {
+                        if email_taken(conn, ws, email.as_str(), id).await? {
+                            return Err(TxError::Duplicate(ContactField::Email));
+                        }
                     }
                     let set = ContactSet {
                         name: change.name.as_deref(),

@@ -117,6 +117,8 @@ pub async fn record_many(
          FROM ev CROSS JOIN subscribed s
          ORDER BY ev.id, s.id",
     )
+    .bind::<BigInt, _>(workspace.0)
+    .bind::<Text, _>(event.as_str())
     .bind::<diesel::sql_types::Array<Text>, _>(&payloads)
     .bind::<diesel::sql_types::Array<Text>, _>(webhook_plans())
     .execute(conn)

@@ -249,7 +249,9 @@ async fn an_auto_disabled_webhook_is_recorded_by_the_system() {
 
 #[tokio::test]
 async fn channel_actions_are_recorded_and_never_hold_the_credentials() {
-    let app = TestApp::spawn().await;
+    // New credentials are proved against the Graph API first: the tests' stand-in answers.
+    let graph = crate::connectors::Graph::start();
+    let app = crate::connectors::spawn(&graph).await;
     let (ws, token) = advanced(&app).await;
     let actor = ("user", Some(ws.admin_id));
     let body = json!({"channel_type": "whatsapp", "display_name": "Support", "identifier": "+14155550123"});

@@ -101,6 +101,30 @@ async fn every_event_type_matches_its_schema_and_the_rest_record_from_every_code
     let contact = last(&app, &key, "contact.created").await;
     assert_eq!(contact["data"]["phone"], "+14155550188");
 
+    // REST: a thread's labels replaced; the record carries the new set.
+    let label = app.post_json("/v1/labels", &key, &json!({"name": "vip", "color": "#b45309"})).await;
+    assert_eq!(label.status(), 201);
+    let res = app
+        .authed(Method::PUT, &format!("/v1/threads/{thread}/labels"), &key)
+        .json(&json!({"labels": ["vip"]}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 200);
+    let labelled = same_as_rest(&app, &key, "thread.labels_changed", &format!("/v1/threads/{thread}")).await;
+    assert_eq!(labelled["data"]["labels"], json!(["vip"]));
+
+    // REST: a contact created through the API, then erased: `contact.deleted` carries the id only.
+    let res = app.post_json("/v1/contacts", &key, &json!({"name": "Eve Adams", "email": "eve@example.com"})).await;
+    assert_eq!(res.status(), 201);
+    let created: Value = res.json().await.expect("json");
+    same_as_rest(&app, &key, "contact.created", &format!("/v1/contacts/{}", created["id"])).await;
+    let res =
+        app.authed(Method::DELETE, &format!("/v1/contacts/{}", created["id"]), &key).send().await.expect("request");
+    assert_eq!(res.status(), 204);
+    let deleted = last(&app, &key, "contact.deleted").await;
+    assert_eq!(deleted["data"], json!({"id": created["id"]}));
+
     // Worker: a destination answering 410 is deactivated; the other destination hears of it.
     let gone = Receiver::start().await;
     gone.answer_always(Answer::status(410));
