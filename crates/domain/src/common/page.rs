@@ -29,6 +29,33 @@ pub struct PageRequest {
     pub filters: Option<FilterDigest>,
 }
 
+/// The canonical description of a filter set that [`PageRequest::for_filters`] digests:
+/// `name=value` of each filter given, in the listing's fixed order, joined by `&` (`%` and `&` in
+/// a value escaped as `%25` and `%26`). Plain on purpose: `scripts/bench-rest` builds deep cursors
+/// from it (`status=open&label=vip`, `channel_id=5`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FilterKey(String);
+
+impl FilterKey {
+    /// Adds `name=value` when the filter is given.
+    #[must_use]
+    pub fn with(mut self, name: &str, value: Option<impl std::fmt::Display>) -> Self {
+        if let Some(v) = value {
+            if !self.0.is_empty() {
+                self.0.push('&');
+            }
+            let v = v.to_string().replace('%', "%25").replace('&', "%26");
+            self.0.push_str(&format!("{name}={v}"));
+        }
+        self
+    }
+
+    /// The description.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// A short digest of a listing's filter set, carried by its cursors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FilterDigest([u8; 8]);
@@ -196,6 +223,35 @@ mod tests {
             };
             assert_eq!(got.expect_err("refused")[0].field, "cursor", "{filters:?} {cursor}");
         }
+    }
+
+    #[test]
+    fn filter_keys_are_the_plain_text_scripts_bench_rest_digests() {
+        let k = FilterKey::default()
+            .with("status", Some("open"))
+            .with("channel_id", None::<i64>)
+            .with("label", Some("a&b"));
+        assert_eq!(k.as_str(), "status=open&label=a%26b");
+        // scripts/bench-rest: `printf 'status=open&label=vip' | sha256sum | cut -c1-16`.
+        let hex = FilterDigest::of("status=open&label=vip").hex();
+        let expected: String =
+            Sha256::digest(b"status=open&label=vip")[..8].iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, expected);
+        let c = cursor_of(7, Some(FilterDigest::of("channel_id=5")));
+        let raw = String::from_utf8(URL_SAFE_NO_PAD.decode(&c).expect("base64")).expect("utf8");
+        assert_eq!(raw, format!("c1.7.{}", FilterDigest::of("channel_id=5").hex()));
+        // The keys the bench script writes out.
+        let threads = crate::threads::ThreadFilter {
+            status: Some("open".into()),
+            label: Some("VIP".into()),
+            ..crate::threads::ThreadFilter::default()
+        };
+        assert_eq!(threads.cursor_key().as_str(), "status=open&label=vip");
+        let messages = crate::messaging::MessageFilter {
+            channel_id: Some(crate::channels::ChannelId(5)),
+            ..crate::messaging::MessageFilter::default()
+        };
+        assert_eq!(messages.cursor_key().as_str(), "channel_id=5");
     }
 
     #[test]

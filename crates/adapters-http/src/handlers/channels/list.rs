@@ -46,7 +46,7 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let filter = ChannelFilter { channel_type: q.channel_type.map(Into::into), status: q.status.map(Into::into) };
     // The cursor is bound to the filter set.
-    let page = PageRequest::for_filters(q.limit, q.cursor.as_deref(), &format!("{filter:?}"))
+    let page = PageRequest::for_filters(q.limit, q.cursor.as_deref(), filter.cursor_key().as_str())
         .map_err(|e| ApiError::Validation(ValidationErrors(e)))?;
     let page = state.channels.list(caller.workspace_id, filter, page).await?;
     Ok(HttpResponse::Ok().json(ChannelList {

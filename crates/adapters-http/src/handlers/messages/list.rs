@@ -85,7 +85,7 @@ pub async fn list(
     // The cursor is bound to the filter set; read once the rest is valid.
     let page = errors
         .is_empty()
-        .then(|| PageRequest::for_filters(q.limit, q.cursor.as_deref(), &format!("{filter:?}")))
+        .then(|| PageRequest::for_filters(q.limit, q.cursor.as_deref(), filter.cursor_key().as_str()))
         .and_then(|p| p.map_err(|e| errors.extend(e)).ok());
     let (Some(page), true) = (page, errors.is_empty()) else {
         return Err(ApiError::Validation(ValidationErrors(errors)));

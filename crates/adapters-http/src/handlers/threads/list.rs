@@ -93,11 +93,12 @@ pub async fn list(
     })
     .map_err(|e| errors.extend(e.0))
     .ok();
-    // The cursor is bound to the filter set (labels compare without case, as the listing does);
-    // it is read once everything else is valid, so that a bad filter is not reported as a cursor.
+    // The cursor is bound to the filter set; it is read once everything else is valid, so that a
+    // bad filter is not reported as a cursor.
     let page = filter.as_ref().filter(|_| errors.is_empty()).and_then(|f| {
-        let canonical = format!("{:?}", ThreadFilter { label: f.label.as_deref().map(str::to_lowercase), ..f.clone() });
-        PageRequest::for_filters(q.limit, q.cursor.as_deref(), &canonical).map_err(|e| errors.extend(e)).ok()
+        PageRequest::for_filters(q.limit, q.cursor.as_deref(), f.cursor_key().as_str())
+            .map_err(|e| errors.extend(e))
+            .ok()
     });
     let (Some(page), Some(filter), true) = (page, filter, errors.is_empty()) else {
         return Err(ApiError::Validation(ValidationErrors(errors)));
