@@ -321,7 +321,7 @@ mod tests {
             Err(CreateApiKeyError::Forbidden)
         ));
         assert!(matches!(
-            list_api_keys(&repo, &agent(), PageRequest { limit: 25, after: None }).await,
+            list_api_keys(&repo, &agent(), PageRequest { limit: 25, after: None, filters: None }).await,
             Err(ListApiKeysError::Forbidden)
         ));
         assert!(matches!(
