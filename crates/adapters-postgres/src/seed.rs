@@ -174,9 +174,9 @@ async fn generate(
 ) -> diesel::QueryResult<()> {
     diesel::sql_query("SELECT setseed($1)").bind::<Double, _>(seed).execute(c).await?;
     diesel::sql_query("SET LOCAL synchronous_commit = off").execute(c).await?;
-    // The messages are sorted twice (by thread, to add up the gaps; by time, to insert them in
-    // order): in memory that is a second or two for a million rows, on disk several.
-    diesel::sql_query("SET LOCAL work_mem = '256MB'").execute(c).await?;
+    // The messages are sorted by time to be inserted in order, texts included (about 270 bytes a
+    // row): in memory that is a second or two for a million rows, on disk several.
+    diesel::sql_query("SET LOCAL work_mem = '512MB'").execute(c).await?;
     progress(SeedProgress::Step("contacts"));
 
     // Team members and teams.
@@ -333,15 +333,19 @@ async fn generate(
     Ok(())
 }
 
-/// `s_lines`: every line of [`conversations`], to join on by (language, topic, turn, side).
+/// `s_lines`: every line of [`conversations`], to join on by (language, topic, turn, side), also
+/// folded into one integer `key`: language index × 1000 + (topic + 1) × 100 + turn × 2 + customer.
 async fn conversation_lines(c: &mut AsyncPgConnection) -> diesel::QueryResult<()> {
     let rows = conversations::rows();
+    let mut keys = Vec::new();
     let mut langs = Vec::new();
     let mut topics = Vec::new();
     let mut turns = Vec::new();
     let mut customer = Vec::new();
     let mut texts = Vec::new();
     for (lang, topic, turn, is_customer, text) in rows {
+        let lang_i = conversations::LANGUAGES.iter().position(|l| l.code == lang).unwrap_or(0) as i32;
+        keys.push(lang_i * 1000 + (topic + 1) * 100 + turn * 2 + i32::from(is_customer));
         langs.push(lang);
         topics.push(topic);
         turns.push(turn);
@@ -350,13 +354,14 @@ async fn conversation_lines(c: &mut AsyncPgConnection) -> diesel::QueryResult<()
     }
     diesel::sql_query(
         "CREATE TEMP TABLE s_lines ON COMMIT DROP AS
-         SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::bool[], $5::text[]) AS l(lang, topic, turn, customer, text)",
+         SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::bool[], $5::text[], $6::int[]) AS l(lang, topic, turn, customer, text, key)",
     )
     .bind::<Array<Text>, _>(langs)
     .bind::<Array<Integer>, _>(topics)
     .bind::<Array<Integer>, _>(turns)
     .bind::<Array<Bool>, _>(customer)
     .bind::<Array<Text>, _>(texts)
+    .bind::<Array<Integer>, _>(keys)
     .execute(c)
     .await?;
     diesel::sql_query("ANALYZE s_lines").execute(c).await?;

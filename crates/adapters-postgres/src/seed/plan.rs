@@ -7,7 +7,7 @@
 //! here ([`gap`], [`draw`]) and used by both statements, so a thread's `last_message_at` is the
 //! bit-exact `created_at` of its last message, and no second pass reads the messages back.
 
-use diesel::sql_types::BigInt;
+use diesel::sql_types::{Array, BigInt, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 /// A uniform draw in `[0, 1)` for message `seq` of thread `n`; `which` tells the draws of one
@@ -38,6 +38,7 @@ fn gap(t: &str, n: &str, seq: &str) -> String {
 }
 
 /// `s_threads`: every thread to write, numbered `n` in the order it started, with its reserved id,
+/// its language's index `lang_i` in [`super::conversations::LANGUAGES`] (English for any other),
 /// its share `k` of the messages, and what its messages will add up to: `scale` (a conversation
 /// that would run past now is compressed into the time since it started, so today holds only
 /// what its hours can), `last_at` and `unread`.
@@ -73,7 +74,8 @@ pub(super) async fn plan_threads(
              WHERE pick.g IS NOT NULL),
          t AS (
              SELECT row_number() OVER (ORDER BY r.created_at, r.g) - 1 AS n, r.g, r.kind, r.created_at,
-                    ct.id AS contact_id, coalesce(ct.language, 'en') AS lang, ch.id AS channel_id,
+                    ct.id AS contact_id,
+                    coalesce(array_position($5::text[], ct.language), 1) - 1 AS lang_i, ch.id AS channel_id,
                     CASE WHEN r.created_at > now() - interval '2 days'
                          THEN CASE WHEN r.r1 < 0.6 THEN 'open' WHEN r.r1 < 0.8 THEN 'pending' ELSE 'resolved' END
                          WHEN r.r1 < 0.12 THEN 'open' WHEN r.r1 < 0.2 THEN 'pending' ELSE 'resolved' END AS status,
@@ -87,7 +89,7 @@ pub(super) async fn plan_threads(
                       $4 - CASE WHEN $4 >= total_n THEN total_n ELSE 0 END AS spread FROM c),
          a AS (SELECT b.*, CASE WHEN n = total_n - 1 THEN spread ELSE least(spread, floor(cum_w / total_w * spread)::bigint) END AS upto FROM b),
          p AS (
-             SELECT a.n, a.contact_id, a.channel_id, a.status, a.created_at, a.lang, a.topic, a.kind AS assignee_type,
+             SELECT a.n, a.contact_id, a.channel_id, a.status, a.created_at, a.lang_i, a.topic, a.kind AS assignee_type,
                     CASE WHEN a.kind = 'user' THEN (SELECT id FROM s_members WHERE n = a.g % (SELECT count(*) FROM s_members)) END AS assignee_user_id,
                     CASE WHEN a.kind = 'team' THEN (SELECT id FROM s_teams WHERE n = a.g % (SELECT count(*) FROM s_teams)) END AS assignee_team_id,
                     CASE WHEN a.kind = 'ai_agent' THEN (SELECT id FROM s_agents WHERE n = a.g % (SELECT count(*) FROM s_agents)) END AS assignee_ai_agent_id,
@@ -115,6 +117,7 @@ pub(super) async fn plan_threads(
         .bind::<BigInt, _>(salt)
         .bind::<BigInt, _>(threads)
         .bind::<BigInt, _>(messages)
+        .bind::<Array<Text>, _>(super::conversations::LANGUAGES.iter().map(|l| l.code).collect::<Vec<_>>())
         .execute(c)
         .await?;
     diesel::sql_query("CREATE INDEX ON s_threads (n)").execute(c).await?;
@@ -167,7 +170,7 @@ pub(super) async fn insert_messages(c: &mut AsyncPgConnection, ws: i64, salt: i6
              SELECT g.*, g.created_at + make_interval(secs => sum(g.gap) OVER (PARTITION BY g.tn ORDER BY g.seq) * g.scale) AS at
              FROM (
                  SELECT t.n AS tn, t.id AS thread_id, t.channel_id, t.created_at, t.assignee_user_id, t.scale,
-                        t.assignee_ai_agent_id, t.lang, t.order_no, s.seq, x.r3, {gap} AS gap,
+                        t.assignee_ai_agent_id, t.lang_i, t.order_no, s.seq, x.r3, {gap} AS gap,
                         CASE WHEN s.seq % 2 = 0 THEN 'inbound' ELSE 'outbound' END AS direction,
                         CASE WHEN s.seq % 2 = 0 THEN 'contact'
                              WHEN x.late OR x.closing AND x.r2 < 0.5 THEN 'template'
@@ -191,7 +194,10 @@ pub(super) async fn insert_messages(c: &mut AsyncPgConnection, ws: i64, salt: i6
                      s.seq % 2 = 1 AND s.seq = t.k - 1 AND s.seq >= 5 AND t.status = 'resolved' AS closing) x
              ) g
          ) m
-         JOIN s_lines l ON l.lang = m.lang AND l.topic = m.line_topic AND l.turn = m.turn AND l.customer = (m.seq % 2 = 0)
+         -- One integer key (see `conversation_lines`): with the four columns the planner would
+         -- price hashing s_lines as if every probe walked a long bucket and sort the million rows
+         -- for a merge join instead.
+         JOIN s_lines l ON l.key = m.lang_i * 1000 + (m.line_topic + 1) * 100 + m.turn * 2 + (m.seq % 2 = 0)::int
          ORDER BY m.at, m.tn, m.seq",
         gap = gap("t", "t.n", "s.seq"),
         late = late("t.n", "s.seq"),
