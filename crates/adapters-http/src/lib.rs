@@ -12,7 +12,6 @@ pub mod handlers;
 pub mod mcp;
 pub mod middleware;
 pub mod openapi;
-pub mod outbound;
 pub mod pages;
 pub mod routes;
 pub mod state;
