@@ -14,6 +14,7 @@ pub mod middleware;
 pub mod openapi;
 pub mod pages;
 pub mod routes;
+pub mod session_cookie;
 pub mod state;
 pub mod strict;
 

@@ -10,8 +10,9 @@ use domain::auth::{authenticate_member, MemberCredential};
 use domain::workspace::WorkspaceId;
 
 use super::v1::{app_state, authorization};
-use super::{Member, SESSION_COOKIE};
+use super::Member;
 use crate::error::ApiError;
+use crate::session_cookie::{csrf_header_ok, SESSION_COOKIE};
 
 /// Middleware for a scope whose path has a `{workspace_id}` segment: every request is from an
 /// active member of that workspace before its handler runs.
@@ -71,7 +72,7 @@ pub async fn authenticate(req: &HttpRequest) -> Result<Member, ApiError> {
     // A cookie is sent by the browser on its own: a state change made with it must also carry
     // the session's anti-forgery token (a bearer token is not sent on its own, so needs none).
     if let MemberCredential::Session(value) = credential {
-        if !crate::pages::session::csrf_header_ok(req, value) {
+        if !csrf_header_ok(req, value) {
             return Err(ApiError::Forbidden(
                 "send the session's anti-forgery token in the X-CSRF-Token header (state changes with the session cookie)"
                     .into(),

@@ -37,10 +37,6 @@ mod errors;
 pub mod member;
 pub mod v1;
 
-/// The settings web app's session cookie (its sessions belong to the settings work, which plugs
-/// them in through [`AuthState::sessions`]).
-pub const SESSION_COOKIE: &str = "wms_session";
-
 /// What authentication needs, part of [`crate::AppState`].
 #[derive(Clone)]
 pub struct AuthState {
