@@ -2,7 +2,7 @@
 
 pub mod access;
 pub mod audit_context;
-pub mod auth;
+pub mod authentication;
 pub mod domain_errors;
 pub mod dto;
 pub mod error;

@@ -1,13 +1,13 @@
 //! The settings session cookie, shared by the two sides that use it: the pages set it and check
 //! their forms' anti-forgery token ([`crate::pages::session`]); the member authentication of the
-//! JSON settings API and the assistant reads it ([`crate::auth::member`],
-//! [`crate::auth::assistant`]). It lives apart from both so neither imports the other.
+//! JSON settings API and the assistant reads it ([`crate::authentication::member`],
+//! [`crate::authentication::assistant`]). It lives apart from both so neither imports the other.
 
 use actix_web::HttpRequest;
 use domain::sessions::SessionSecret;
 
 /// The settings web app's session cookie (its sessions belong to the settings work, which plugs
-/// them in through [`crate::auth::AuthState::sessions`]).
+/// them in through [`crate::authentication::AuthState::sessions`]).
 pub const SESSION_COOKIE: &str = "wms_session";
 
 /// For the JSON settings API authenticated by the session cookie: safe methods pass; others need

@@ -26,7 +26,7 @@ pub struct AssistantCaller(pub Caller);
 ///
 /// # Errors
 /// 401 without valid credentials, 404 `not_found` for a non-member or another workspace's key.
-pub async fn authenticate(req: &HttpRequest) -> Result<Caller, ApiError> {
+pub async fn resolve_assistant_caller(req: &HttpRequest) -> Result<Caller, ApiError> {
     let ws = path_workspace(req)?;
     let state = app_state(req)?;
     let header = authorization(req)?;

@@ -23,7 +23,7 @@ pub async fn authenticate_members(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    if let Err(e) = authenticate(req.request()).await {
+    if let Err(e) = resolve_member(req.request()).await {
         return Ok(req.error_response(e));
     }
     Ok(next.call(req).await?.map_into_boxed_body())
@@ -60,7 +60,7 @@ pub fn credential<'a>(
 /// # Errors
 /// 401 without valid credentials, 403 `forbidden` for an API key, 404 `not_found` when the
 /// caller is not an active member of the workspace (or the id is not one).
-pub async fn authenticate(req: &HttpRequest) -> Result<Member, ApiError> {
+pub async fn resolve_member(req: &HttpRequest) -> Result<Member, ApiError> {
     let ws = path_workspace(req)?;
     let state = app_state(req)?;
     let header = authorization(req)?;
