@@ -147,7 +147,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         ai_agents: Arc::new(domain::ai_agents::AiAgentsService::new(Arc::new(
             adapters_postgres::ai_agents::PgAiAgentRepository::new(db.clone()),
         ))),
-        auth: crate::pages::with_sessions(crate::auth::auth_state(settings, db), &pages),
+        auth: crate::pages::with_sessions(crate::auth_state::auth_state(settings, db), &pages),
         pages,
         webhooks: crate::webhooks::service(settings, db),
         events: Arc::new(domain::events::EventsService {

@@ -3,7 +3,6 @@
 pub mod ai_agents;
 pub mod api_keys;
 pub mod audit_events;
-pub mod auth;
 pub mod channels;
 pub mod co_admin;
 pub mod contacts;
@@ -11,6 +10,7 @@ pub mod events;
 pub mod fallback;
 pub mod health;
 pub mod labels;
+pub mod login_tokens;
 pub mod messages;
 pub mod platform_webhooks;
 pub mod teams;

@@ -6,7 +6,7 @@ use domain::contacts::{Contact, ContactInput};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;

@@ -5,8 +5,8 @@ use domain::labels::LabelChangeInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::LabelRecord;
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
+use crate::dto::LabelRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;

@@ -10,7 +10,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use utoipa::IntoParams;
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::dto::{DirectionDto, MessageList, MessageRecord, MessageStatusDto};
 use crate::error::ApiError;
 use crate::state::AppState;

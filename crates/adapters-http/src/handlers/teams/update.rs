@@ -5,8 +5,8 @@ use domain::teams::TeamChangeInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::TeamRecord;
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
+use crate::dto::TeamRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;

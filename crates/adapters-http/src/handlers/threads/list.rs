@@ -9,7 +9,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::dto::{ThreadList, ThreadRecord};
 use crate::error::ApiError;
 use crate::state::AppState;
