@@ -15,6 +15,7 @@ use crate::credentials::{add_member, admin_token, login_raw, sql, token_for};
 use crate::helpers::{error_fields, problem, TestApp, TestWorkspace};
 
 // More of the log by idea, sharing the helpers below.
+mod labels;
 mod member_updates;
 mod sign_ins;
 mod webhook_sends;

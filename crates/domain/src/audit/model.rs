@@ -65,6 +65,9 @@ actions! {
     ChannelCreated => "channel.created",
     ChannelUpdated => "channel.updated",
     ChannelCredentialsChanged => "channel.credentials_changed",
+    LabelCreated => "label.created",
+    LabelUpdated => "label.updated",
+    LabelDeleted => "label.deleted",
     UserSignedIn => "user.signed_in",
     UserSignInFailed => "user.sign_in_failed",
     WorkspacePlanChanged => "workspace.plan_changed",
@@ -220,6 +223,10 @@ impl AuditTarget {
     /// A channel.
     pub fn channel(id: Option<i64>) -> Self {
         Self { kind: "channel", id }
+    }
+    /// A label.
+    pub fn label(id: Option<i64>) -> Self {
+        Self { kind: "label", id }
     }
     /// A workspace.
     pub fn workspace(id: WorkspaceId) -> Self {
