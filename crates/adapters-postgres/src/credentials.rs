@@ -13,6 +13,7 @@ use diesel::sql_types::{Array, BigInt, Bytea, Double, Integer, Nullable, Text, T
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::access::ScopeSet;
+use domain::audit::AuditEntry;
 use domain::auth::{
     CredentialCheck, CredentialOwner, CredentialStore, Identity, LoginThrottleStore, LoginUser, Membership,
     NewUserToken, PresentedToken, Requirements, ThrottlePolicy, ThrottleRecord, ThrottleSubject, TokenDigest,
@@ -239,19 +240,26 @@ impl CredentialStore for PgCredentialStore {
         self.checks.call((*token, *needs)).await
     }
 
-    async fn insert_user_token(&self, new: &NewUserToken) -> Result<(), RepoError> {
+    async fn insert_user_token(&self, new: &NewUserToken, audit: &AuditEntry) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        diesel::insert_into(user_tokens::table)
-            .values((
-                user_tokens::workspace_id.eq(new.workspace_id.0),
-                user_tokens::user_id.eq(new.user_id.0),
-                user_tokens::token_digest.eq(new.digest.0.as_slice()),
-                user_tokens::expires_at.eq(new.expires_at),
-            ))
-            .execute(&mut conn)
-            .await
-            .map_err(repo)?;
-        Ok(())
+        let (new, audit) = (new.clone(), audit.clone());
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                diesel::insert_into(user_tokens::table)
+                    .values((
+                        user_tokens::workspace_id.eq(new.workspace_id.0),
+                        user_tokens::user_id.eq(new.user_id.0),
+                        user_tokens::token_digest.eq(new.digest.0.as_slice()),
+                        user_tokens::expires_at.eq(new.expires_at),
+                    ))
+                    .execute(conn)
+                    .await?;
+                crate::audit::write(conn, std::slice::from_ref(&audit), None).await
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(repo)
     }
 
     async fn revoke_user_token(&self, digest: &TokenDigest, at: OffsetDateTime) -> Result<(), RepoError> {

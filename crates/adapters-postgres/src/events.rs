@@ -6,6 +6,7 @@ use diesel::sql_types::{Array, BigInt, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use domain::audit::AuditEntry;
 use domain::events::{EventPosition, EventStore, FeedPage, FeedQuery, ReplayWindow, StoredEvent};
 use domain::webhooks::DestinationId;
 use domain::workspace::WorkspaceId;
@@ -127,9 +128,11 @@ impl EventStore for PgEventStore {
         ws: WorkspaceId,
         destination: DestinationId,
         window: &ReplayWindow,
+        audit: &AuditEntry,
     ) -> Result<Option<u64>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let window = window.clone();
+        let audit = audit.clone();
         let types: Vec<&'static str> = window.event_types.iter().map(|t| t.as_str()).collect();
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
@@ -183,6 +186,12 @@ impl EventStore for PgEventStore {
                 .bind::<Timestamptz, _>(window.now)
                 .get_result(conn)
                 .await?;
+                // Recorded with the deliveries it queued; a replay that queues nothing changed
+                // nothing and is not recorded.
+                if replayed.queued > 0 {
+                    let entry = crate::audit::with_detail(&audit, "queued", replayed.queued);
+                    crate::audit::write(conn, &[entry], None).await?;
+                }
                 Ok(Some(replayed.queued as u64))
             }
             .scope_boxed()

@@ -179,12 +179,20 @@ impl MemberRepository for PgMemberRepository {
                     }
                     let records: Vec<AuditEntry> = audit
                         .iter()
-                        .map(|e| {
-                            if e.action == AuditAction::MemberRoleChanged {
-                                crate::audit::with_detail(e, "previous_role", current.3.clone())
-                            } else {
-                                e.clone()
+                        .filter_map(|e| match e.action {
+                            AuditAction::MemberRoleChanged => {
+                                Some(crate::audit::with_detail(e, "previous_role", current.3.clone()))
                             }
+                            // The same name again changes nothing and is not recorded.
+                            AuditAction::MemberUpdated
+                                if change.name.as_ref().is_some_and(|n| n.as_str() == current.2) =>
+                            {
+                                None
+                            }
+                            AuditAction::MemberUpdated => {
+                                Some(crate::audit::with_detail(e, "previous_name", current.2.clone()))
+                            }
+                            _ => Some(e.clone()),
                         })
                         .collect();
                     crate::audit::write(conn, &records, None).await?;

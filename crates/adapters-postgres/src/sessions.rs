@@ -2,7 +2,9 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use domain::audit::AuditEntry;
 use domain::auth::{TokenDigest, WorkspaceMember};
 use domain::sessions::{NewSession, Session, SessionRepository, WorkspaceChoice};
 use domain::users::{Role, UserId};
@@ -35,20 +37,27 @@ fn role(raw: &str) -> Result<Role, RepoError> {
 
 #[async_trait]
 impl SessionRepository for PgSessionRepository {
-    async fn insert(&self, new: &NewSession) -> Result<(), RepoError> {
+    async fn insert(&self, new: &NewSession, audit: &[AuditEntry]) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        diesel::insert_into(sessions::table)
-            .values((
-                sessions::token_digest.eq(new.digest.0.to_vec()),
-                sessions::user_id.eq(new.user_id.0),
-                sessions::workspace_id.eq(new.workspace_id.map(|w| w.0)),
-                sessions::created_at.eq(new.created_at),
-                sessions::expires_at.eq(new.expires_at),
-            ))
-            .execute(&mut conn)
-            .await
-            .map_err(repo)?;
-        Ok(())
+        let (new, audit) = (new.clone(), audit.to_vec());
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                diesel::insert_into(sessions::table)
+                    .values((
+                        sessions::token_digest.eq(new.digest.0.to_vec()),
+                        sessions::user_id.eq(new.user_id.0),
+                        sessions::workspace_id.eq(new.workspace_id.map(|w| w.0)),
+                        sessions::created_at.eq(new.created_at),
+                        sessions::expires_at.eq(new.expires_at),
+                    ))
+                    .execute(conn)
+                    .await?;
+                crate::audit::write(conn, &audit, None).await
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(repo)
     }
 
     async fn find(&self, digest: &TokenDigest) -> Result<Option<Session>, RepoError> {

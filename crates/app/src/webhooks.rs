@@ -114,6 +114,7 @@ pub fn service(settings: &Settings, db: &Db) -> Arc<WebhookService> {
         resolver: Arc::new(SystemResolver),
         engine: engine(settings, db, Arc::new(SystemClock)),
         addresses: address_policy(settings),
+        audit: Arc::new(adapters_postgres::audit::PgAuditRepository::new(db.clone())),
     })
 }
 

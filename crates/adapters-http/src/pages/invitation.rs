@@ -82,6 +82,7 @@ pub async fn show(state: web::Data<AppState>, token: web::Path<String>) -> Resul
 /// # Errors
 /// Infrastructure failures.
 pub async fn accept(
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     token: web::Path<String>,
     form_data: FormData,
@@ -89,7 +90,10 @@ pub async fn accept(
     let password = form_data.get("password").unwrap_or("");
     match state.members.accept_invitation(&token, password).await {
         Ok(accepted) => {
-            let done = state.pages.sessions.open(accepted.user_id, accepted.workspace_id).await?;
+            // Signed in by the link: recorded as a sign-in `via` the invitation.
+            let context = meta.anonymous();
+            let done =
+                state.pages.sessions.open(accepted.user_id, accepted.workspace_id, &context, "invitation").await?;
             let ttl = done.expires_at - state.auth.clock.now();
             Ok(HttpResponse::SeeOther()
                 .insert_header((header::LOCATION, "/"))

@@ -49,6 +49,7 @@ actions! {
     ApiKeyDeleted => "api_key.deleted",
     MemberAdded => "member.added",
     MemberRoleChanged => "member.role_changed",
+    MemberUpdated => "member.updated",
     MemberDeactivated => "member.deactivated",
     MemberReactivated => "member.reactivated",
     MemberRemoved => "member.removed",
@@ -58,9 +59,15 @@ actions! {
     WebhookSecretViewed => "webhook.secret_viewed",
     WebhookSecretRotated => "webhook.secret_rotated",
     WebhookDisabled => "webhook.disabled",
+    WebhookDeliveryRetried => "webhook.delivery_retried",
+    WebhookTestSent => "webhook.test_sent",
+    WebhookReplayed => "webhook.replayed",
     ChannelCreated => "channel.created",
     ChannelUpdated => "channel.updated",
     ChannelCredentialsChanged => "channel.credentials_changed",
+    LabelCreated => "label.created",
+    LabelUpdated => "label.updated",
+    LabelDeleted => "label.deleted",
     UserSignedIn => "user.signed_in",
     UserSignInFailed => "user.sign_in_failed",
     WorkspacePlanChanged => "workspace.plan_changed",
@@ -216,6 +223,10 @@ impl AuditTarget {
     /// A channel.
     pub fn channel(id: Option<i64>) -> Self {
         Self { kind: "channel", id }
+    }
+    /// A label.
+    pub fn label(id: Option<i64>) -> Self {
+        Self { kind: "label", id }
     }
     /// A workspace.
     pub fn workspace(id: WorkspaceId) -> Self {

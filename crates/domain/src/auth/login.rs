@@ -13,7 +13,7 @@ use super::ports::{
 use super::throttle::{ThrottlePolicy, ThrottleSubject};
 use super::token::{NewToken, TokenKind};
 use super::verify::{admitted, presented_token, AuthenticateError};
-use crate::audit::{ActorType, AuditAction, AuditActor, AuditContext, AuditRepository, AuditTarget};
+use crate::audit::{ActorType, AuditAction, AuditActor, AuditContext, AuditEntry, AuditRepository, AuditTarget};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
 use crate::common::ports::{Clock, PasswordHash, PasswordHasher, RandomSource};
 use crate::rate_limit::{RateLimitPolicy, RateLimitStatus};
@@ -124,16 +124,20 @@ pub async fn login(ports: LoginPorts<'_>, settings: &LoginSettings, req: LoginRe
     let membership = choose_membership(ports.users.memberships(user.id).await?, wanted)?;
     let token = NewToken::generate(TokenKind::User, ports.random);
     let expires_at = ports.clock.now() + settings.token_ttl;
+    // The record goes in with the token, in its transaction (decisions.md, "Audit log").
+    let record = sign_in_entry(&context, &user, membership.workspace_id, None);
     ports
         .credentials
-        .insert_user_token(&NewUserToken {
-            workspace_id: membership.workspace_id,
-            user_id: user.id,
-            digest: token.digest(),
-            expires_at,
-        })
+        .insert_user_token(
+            &NewUserToken {
+                workspace_id: membership.workspace_id,
+                user_id: user.id,
+                digest: token.digest(),
+                expires_at,
+            },
+            &record,
+        )
         .await?;
-    record_sign_in(ports.audit, &context, &user, membership.workspace_id).await?;
     Ok(LoggedIn { token, expires_at, membership, user })
 }
 
@@ -193,23 +197,12 @@ fn actor_of(user: &LoginUser) -> AuditActor {
     AuditActor { kind: ActorType::User, id: Some(user.id.0), label: Some(user.email.clone()) }
 }
 
-/// Records `user.signed_in` in the workspace signed in to.
-///
-/// # Errors
-/// Infrastructure failures only.
-pub async fn record_sign_in(
-    audit: &dyn AuditRepository,
-    context: &AuditContext,
-    user: &LoginUser,
-    ws: WorkspaceId,
-) -> Result<(), RepoError> {
-    let entry = context.with_actor(actor_of(user)).entry(
-        ws,
-        AuditAction::UserSignedIn,
-        AuditTarget::user(Some(user.id.0)),
-        serde_json::json!({}),
-    );
-    audit.record(&[entry]).await
+/// The `user.signed_in` record of `user` in `ws`, for the store that opens the token or session
+/// to write in its transaction. `via` says how the identity was proven when it was not the
+/// password (`invitation`).
+pub fn sign_in_entry(context: &AuditContext, user: &LoginUser, ws: WorkspaceId, via: Option<&str>) -> AuditEntry {
+    let details = via.map_or_else(|| serde_json::json!({}), |v| serde_json::json!({ "via": v }));
+    context.with_actor(actor_of(user)).entry(ws, AuditAction::UserSignedIn, AuditTarget::user(Some(user.id.0)), details)
 }
 
 async fn record_failure(
@@ -414,11 +407,16 @@ mod tests {
             .returning(|_, _| Ok(()));
         w.credentials
             .expect_insert_user_token()
-            .withf(|t| {
-                t.workspace_id == WorkspaceId(3) && t.user_id == UserId(4) && t.expires_at == NOW + Duration::hours(24)
+            .withf(|t, record| {
+                t.workspace_id == WorkspaceId(3)
+                    && t.user_id == UserId(4)
+                    && t.expires_at == NOW + Duration::hours(24)
+                    && record.action == AuditAction::UserSignedIn
+                    && record.workspace_id == WorkspaceId(3)
+                    && record.context.actor.id == Some(4)
             })
             .times(1)
-            .returning(|_| Ok(()));
+            .returning(|_, _| Ok(()));
         let ok = login(w.ports(), &settings(), req(" Ann@Example.com ", "right password", None)).await.expect("ok");
         assert_eq!(parse(&ok.token.secret).map(|t| t.kind), Ok(TokenKind::User));
         assert_eq!(ok.membership.workspace_id, WorkspaceId(3));
@@ -491,7 +489,10 @@ mod tests {
     async fn several_memberships_need_a_choice() {
         let mut w = World::new().with_user(vec![member(8), member(3)]).with_clean_throttle();
         w.throttle.expect_release().returning(|_, _| Ok(()));
-        w.credentials.expect_insert_user_token().withf(|t| t.workspace_id == WorkspaceId(8)).returning(|_| Ok(()));
+        w.credentials
+            .expect_insert_user_token()
+            .withf(|t, record| t.workspace_id == WorkspaceId(8) && record.workspace_id == WorkspaceId(8))
+            .returning(|_, _| Ok(()));
         let Err(LoginError::Invalid(e)) =
             login(w.ports(), &settings(), req("ann@example.com", "right password", None)).await
         else {

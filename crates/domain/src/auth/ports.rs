@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 use super::model::{Identity, WorkspaceMember};
 use super::throttle::{ThrottlePolicy, ThrottleSubject};
 use super::token::{PresentedToken, TokenDigest};
+use crate::audit::AuditEntry;
 use crate::common::error::RepoError;
 use crate::common::ports::PasswordHash;
 use crate::rate_limit::{RateLimitPolicy, RateLimitStatus};
@@ -83,11 +84,12 @@ pub trait CredentialStore: Send + Sync {
     /// Infrastructure failures only.
     async fn verify(&self, token: &PresentedToken, needs: &Requirements) -> Result<CredentialCheck, RepoError>;
 
-    /// Stores a new login token.
+    /// Stores a new login token and its `user.signed_in` record in one transaction: a token is
+    /// never issued without its record, nor recorded without being issued.
     ///
     /// # Errors
-    /// Infrastructure failures only.
-    async fn insert_user_token(&self, new: &NewUserToken) -> Result<(), RepoError>;
+    /// Infrastructure failures only (nothing is stored then).
+    async fn insert_user_token(&self, new: &NewUserToken, audit: &AuditEntry) -> Result<(), RepoError>;
 
     /// Revokes the login token with this digest (keeping the first revocation time).
     ///

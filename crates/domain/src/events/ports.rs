@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 
 use super::model::{FeedPage, FeedQuery, ReplayWindow};
+use crate::audit::AuditEntry;
 use crate::common::error::RepoError;
 use crate::webhooks::DestinationId;
 use crate::workspace::WorkspaceId;
@@ -20,6 +21,8 @@ pub trait EventStore: Send + Sync {
     /// Queues again, oldest first and under the same `webhook-id`, every event of the window of
     /// a type `destination` subscribes to that it has not received successfully and that is not
     /// already on its way to it; returns how many, or `None` when the destination is not `ws`'s.
+    /// When any is queued, `audit` (`webhook.replayed`) is stored in the same transaction with
+    /// the count added as `queued`.
     ///
     /// # Errors
     /// Infrastructure failures only.
@@ -28,5 +31,6 @@ pub trait EventStore: Send + Sync {
         ws: WorkspaceId,
         destination: DestinationId,
         window: &ReplayWindow,
+        audit: &AuditEntry,
     ) -> Result<Option<u64>, RepoError>;
 }

@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 
 use super::model::{EventPosition, FeedPage, FeedQuery, ReplayWindow};
 use super::ports::EventStore;
+use crate::audit::{AuditAction, AuditContext, AuditTarget};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
 use crate::common::page::{DEFAULT_LIMIT, MAX_LIMIT};
 use crate::common::ports::Clock;
@@ -120,7 +121,13 @@ impl EventsService {
     /// # Errors
     /// [`EventsError::Invalid`] naming `since`, `until` or `event_types`;
     /// [`EventsError::NotFound`] for another workspace's destination.
-    pub async fn replay(&self, ws: WorkspaceId, id: DestinationId, input: &ReplayInput) -> Result<u64, EventsError> {
+    pub async fn replay(
+        &self,
+        ws: WorkspaceId,
+        audit: &AuditContext,
+        id: DestinationId,
+        input: &ReplayInput,
+    ) -> Result<u64, EventsError> {
         let mut errors = Vec::new();
         let now = self.clock.now();
         let since = match input.since.as_deref() {
@@ -153,7 +160,14 @@ impl EventsService {
             return Err(ValidationErrors(errors).into());
         };
         let window = ReplayWindow { since, until: until.unwrap_or(now), event_types, now };
-        self.store.replay(ws, id, &window).await?.ok_or(EventsError::NotFound)
+        let types: Vec<&str> = window.event_types.iter().map(|t| t.as_str()).collect();
+        let details = serde_json::json!({
+            "since": window.since.format(&Rfc3339).ok(),
+            "until": window.until.format(&Rfc3339).ok(),
+            "event_types": types,
+        });
+        let entry = audit.entry(ws, AuditAction::WebhookReplayed, AuditTarget::webhook(Some(id.0)), details);
+        self.store.replay(ws, id, &window, &entry).await?.ok_or(EventsError::NotFound)
     }
 }
 
@@ -193,14 +207,17 @@ mod tests {
     #[tokio::test]
     async fn replay_needs_since_and_a_window_that_moves_forward() {
         let s = service(MockEventStore::new());
-        let err = s.replay(WorkspaceId(1), DestinationId(2), &ReplayInput::default()).await.expect_err("invalid");
+        let err = s
+            .replay(WorkspaceId(1), &AuditContext::cli(), DestinationId(2), &ReplayInput::default())
+            .await
+            .expect_err("invalid");
         assert_eq!(fields(err), ["since"]);
         let input = ReplayInput {
             since: Some("2026-11-24T08:00:00Z".into()),
             until: Some("2026-11-24T07:00:00Z".into()),
             event_types: Some(vec!["message.created".into(), "message.exploded".into()]),
         };
-        let err = s.replay(WorkspaceId(1), DestinationId(2), &input).await.expect_err("invalid");
+        let err = s.replay(WorkspaceId(1), &AuditContext::cli(), DestinationId(2), &input).await.expect_err("invalid");
         assert_eq!(fields(err), ["until", "event_types"]);
     }
 
@@ -209,19 +226,24 @@ mod tests {
         let mut store = MockEventStore::new();
         store
             .expect_replay()
-            .withf(|ws, d, w| {
+            .withf(|ws, d, w, record| {
                 *ws == WorkspaceId(1)
                     && *d == DestinationId(2)
                     && w.until == datetime!(2026-11-24 08:00 UTC)
                     && w.event_types == [EventType::MessageCreated]
+                    && record.action == AuditAction::WebhookReplayed
+                    && record.details["event_types"] == serde_json::json!(["message.created"])
             })
-            .returning(|_, _, _| Ok(None));
+            .returning(|_, _, _, _| Ok(None));
         let input = ReplayInput {
             since: Some("2026-11-23T08:00:00Z".into()),
             until: None,
             event_types: Some(vec!["message.created".into(), "message.created".into()]),
         };
-        let err = service(store).replay(WorkspaceId(1), DestinationId(2), &input).await.expect_err("not found");
+        let err = service(store)
+            .replay(WorkspaceId(1), &AuditContext::cli(), DestinationId(2), &input)
+            .await
+            .expect_err("not found");
         assert!(matches!(err, EventsError::NotFound));
     }
 }

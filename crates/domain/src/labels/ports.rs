@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 
 use super::model::{Label, LabelChange, NewLabel};
+use crate::audit::AuditEntry;
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
 use crate::workspace::WorkspaceId;
@@ -49,7 +50,8 @@ pub enum DeleteLabelError {
     Unknown(#[from] RepoError),
 }
 
-/// Labels of a workspace. Every method is scoped by the workspace.
+/// Labels of a workspace. Every method is scoped by the workspace; each change stores its audit
+/// record in its transaction (the created label's id fills an open target id).
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait LabelRepository: Send + Sync {
@@ -63,17 +65,23 @@ pub trait LabelRepository: Send + Sync {
     ///
     /// # Errors
     /// [`CreateLabelError::Duplicate`] for a name in use.
-    async fn create(&self, ws: WorkspaceId, new: &NewLabel) -> Result<Label, CreateLabelError>;
+    async fn create(&self, ws: WorkspaceId, new: &NewLabel, audit: &AuditEntry) -> Result<Label, CreateLabelError>;
 
     /// Renames or recolours a label.
     ///
     /// # Errors
     /// [`UpdateLabelError::NotFound`], [`UpdateLabelError::Duplicate`].
-    async fn update(&self, ws: WorkspaceId, id: i64, change: &LabelChange) -> Result<Label, UpdateLabelError>;
+    async fn update(
+        &self,
+        ws: WorkspaceId,
+        id: i64,
+        change: &LabelChange,
+        audit: &AuditEntry,
+    ) -> Result<Label, UpdateLabelError>;
 
     /// Deletes a label; the threads carrying it lose it.
     ///
     /// # Errors
     /// [`DeleteLabelError::NotFound`].
-    async fn delete(&self, ws: WorkspaceId, id: i64) -> Result<(), DeleteLabelError>;
+    async fn delete(&self, ws: WorkspaceId, id: i64, audit: &AuditEntry) -> Result<(), DeleteLabelError>;
 }

@@ -277,11 +277,19 @@ fn invitation_digest(token: &str) -> Option<TokenDigest> {
     crate::auth::parse(token).ok().filter(|t| t.kind == TokenKind::User).map(|t| t.digest)
 }
 
-/// The records of a change: a new role, a deactivation or reactivation (a new name is not a
-/// privileged change).
+/// The records of a change: a new role, a deactivation or reactivation, a new name
+/// (`member.updated`; the storage adds the name before, and drops the record when it is the same).
 fn change_entries(caller: &Caller, audit: &AuditContext, user: UserId, change: &MemberChange) -> Vec<AuditEntry> {
     let mut entries = Vec::new();
     let target = AuditTarget::user(Some(user.0));
+    if let Some(name) = &change.name {
+        entries.push(audit.entry(
+            caller.workspace_id,
+            AuditAction::MemberUpdated,
+            target,
+            serde_json::json!({ "fields": ["name"], "name": name.as_str() }),
+        ));
+    }
     if let Some(role) = change.role {
         entries.push(audit.entry(
             caller.workspace_id,
@@ -365,9 +373,14 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_member_may_rename_themselves() {
+    async fn a_member_may_rename_themselves_and_the_rename_is_recorded() {
         let mut repo = MockMemberRepository::new();
-        repo.expect_update().times(1).withf(|_, _, _, audit| audit.is_empty()).returning(|_, u, _, _| {
+        let recorded = |audit: &[AuditEntry]| {
+            audit.len() == 1
+                && audit[0].action == AuditAction::MemberUpdated
+                && audit[0].details == serde_json::json!({ "fields": ["name"], "name": "New" })
+        };
+        repo.expect_update().times(1).withf(move |_, _, _, audit| recorded(audit)).returning(|_, u, _, _| {
             Ok(MemberProfile {
                 user_id: u,
                 email: "a@b.io".into(),

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::model::{Session, WorkspaceChoice};
+use crate::audit::AuditEntry;
 use crate::auth::{TokenDigest, WorkspaceMember};
 use crate::common::error::RepoError;
 use crate::users::UserId;
@@ -28,11 +29,12 @@ pub struct NewSession {
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait SessionRepository: Send + Sync {
-    /// Stores a new session.
+    /// Stores a new session and its sign-in records (`user.signed_in`, one per workspace it
+    /// names) in one transaction.
     ///
     /// # Errors
-    /// Infrastructure failures only.
-    async fn insert(&self, new: &NewSession) -> Result<(), RepoError>;
+    /// Infrastructure failures only (nothing is stored then).
+    async fn insert(&self, new: &NewSession, audit: &[AuditEntry]) -> Result<(), RepoError>;
 
     /// The session with this digest, valid or not.
     ///

@@ -8,8 +8,10 @@ use time::{Duration, OffsetDateTime};
 
 use super::model::{Session, SessionSecret, WorkspaceChoice};
 use super::ports::{NewSession, SessionRepository};
+use crate::audit::{ActorType, AuditAction, AuditActor, AuditContext, AuditTarget};
 use crate::auth::{
-    check_credentials, LoginError, LoginPorts, LoginRequest, LoginSettings, SessionLookup, SessionUser, WorkspaceMember,
+    check_credentials, sign_in_entry, LoginError, LoginPorts, LoginRequest, LoginSettings, SessionLookup, SessionUser,
+    WorkspaceMember,
 };
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::ports::{Clock, RandomSource};
@@ -119,39 +121,52 @@ impl SessionService {
         self.repo.delete_ended(now - KEEP_ENDED).await?;
         let secret = SessionSecret::generate(self.random.as_ref());
         let expires_at = now + self.ttl;
+        // decisions.md, "Audit log": a sign-in goes into the log of the workspace named, or of
+        // every workspace of the account when none is. A member of several who picks one later
+        // has signed in to all of them at this point (the session can enter any); the later
+        // choice is not another sign-in (docs/audit.md).
+        let records: Vec<_> = match workspace_id {
+            Some(ws) => vec![sign_in_entry(&context, &user, ws, None)],
+            None => choices.iter().map(|c| sign_in_entry(&context, &user, c.id, None)).collect(),
+        };
         self.repo
-            .insert(&NewSession {
-                digest: secret.digest(),
-                user_id: user.id,
-                workspace_id,
-                created_at: now,
-                expires_at,
-            })
+            .insert(
+                &NewSession { digest: secret.digest(), user_id: user.id, workspace_id, created_at: now, expires_at },
+                &records,
+            )
             .await?;
-        // A member of several workspaces who has not picked one yet is recorded in none.
-        if let Some(ws) = workspace_id {
-            crate::auth::record_sign_in(ports.audit, &context, &user, ws).await?;
-        }
         Ok(SignedIn { secret, expires_at, workspace_id })
     }
 
     /// Opens a session in `ws` for a user whose identity was proven another way (an accepted
-    /// invitation: the one-time link stood in for the password).
+    /// invitation: the one-time link stood in for the password), recorded as `user.signed_in`
+    /// `via` that way in the session's transaction.
     ///
     /// # Errors
     /// Infrastructure failures only.
-    pub async fn open(&self, user_id: UserId, ws: WorkspaceId) -> Result<SignedIn, RepoError> {
+    pub async fn open(
+        &self,
+        user_id: UserId,
+        ws: WorkspaceId,
+        context: &AuditContext,
+        via: &str,
+    ) -> Result<SignedIn, RepoError> {
         let now = self.clock.now();
         let secret = SessionSecret::generate(self.random.as_ref());
         let expires_at = now + self.ttl;
+        // The actor's label (the e-mail) is filled in by the storage.
+        let actor = AuditActor { kind: ActorType::User, id: Some(user_id.0), label: None };
+        let record = context.with_actor(actor).entry(
+            ws,
+            AuditAction::UserSignedIn,
+            AuditTarget::user(Some(user_id.0)),
+            serde_json::json!({ "via": via }),
+        );
         self.repo
-            .insert(&NewSession {
-                digest: secret.digest(),
-                user_id,
-                workspace_id: Some(ws),
-                created_at: now,
-                expires_at,
-            })
+            .insert(
+                &NewSession { digest: secret.digest(), user_id, workspace_id: Some(ws), created_at: now, expires_at },
+                &[record],
+            )
             .await?;
         Ok(SignedIn { secret, expires_at, workspace_id: Some(ws) })
     }
@@ -360,13 +375,15 @@ mod tests {
         repo.expect_workspaces_of().returning(|_| Ok(vec![choice(3)]));
         repo.expect_delete_ended().withf(|t| *t == NOW - KEEP_ENDED).returning(|_| Ok(0));
         repo.expect_insert()
-            .withf(|s| {
+            .withf(|s, records| {
                 s.user_id == UserId(4)
                     && s.workspace_id == Some(WorkspaceId(3))
                     && s.expires_at == NOW + Duration::hours(12)
+                    && records.iter().map(|r| (r.action, r.workspace_id)).collect::<Vec<_>>()
+                        == [(AuditAction::UserSignedIn, WorkspaceId(3))]
             })
             .times(1)
-            .returning(|_| Ok(()));
+            .returning(|_, _| Ok(()));
         let ok = service(repo).sign_in(w.ports(), &settings(), req("right password", None)).await.expect("signed in");
         assert_eq!(ok.workspace_id, Some(WorkspaceId(3)));
         assert_eq!(ok.secret.expose(), cookie());
@@ -378,7 +395,17 @@ mod tests {
         let mut repo = MockSessionRepository::new();
         repo.expect_workspaces_of().returning(|_| Ok(vec![choice(3), choice(8)]));
         repo.expect_delete_ended().returning(|_| Ok(0));
-        repo.expect_insert().returning(|_| Ok(()));
+        // Picking later: recorded in each workspace of the account; naming one: in that one.
+        repo.expect_insert()
+            .withf(|s, records| {
+                let in_ws: Vec<i64> = records.iter().map(|r| r.workspace_id.0).collect();
+                match s.workspace_id {
+                    None => in_ws == [3, 8],
+                    Some(ws) => in_ws == [ws.0],
+                }
+            })
+            .times(2)
+            .returning(|_, _| Ok(()));
         let svc = service(repo);
         let later = svc.sign_in(w.ports(), &settings(), req("right password", None)).await.expect("signed in");
         assert_eq!(later.workspace_id, None);

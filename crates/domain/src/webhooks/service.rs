@@ -5,6 +5,8 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::json;
+
 use super::delivery::DeliveryEngine;
 use super::model::{
     Delivery, DeliveryId, DestinationId, DestinationUrl, EventList, EventType, Platform, UrlHost, WebhookDestination,
@@ -13,7 +15,7 @@ use super::payload::{envelope, test_data};
 use super::ports::{DestinationChange, HostResolver, ManualClaim, NewDestination, WebhookRepository};
 use super::signing::SigningSecret;
 use super::ssrf::{is_local_name, AddressPolicy};
-use crate::audit::{AuditAction, AuditContext, AuditTarget};
+use crate::audit::{AuditAction, AuditContext, AuditRepository, AuditTarget};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
 use crate::common::ports::SecretPlace;
@@ -79,6 +81,8 @@ pub struct WebhookService {
     pub engine: Arc<DeliveryEngine>,
     /// Which addresses destinations may have.
     pub addresses: AddressPolicy,
+    /// The audit log, for the manual sends (`webhook.delivery_retried`, `webhook.test_sent`).
+    pub audit: Arc<dyn AuditRepository>,
 }
 
 impl std::fmt::Debug for WebhookService {
@@ -274,6 +278,7 @@ impl WebhookService {
     pub async fn redeliver(
         &self,
         ws: WorkspaceId,
+        audit: &AuditContext,
         id: DestinationId,
         delivery: DeliveryId,
     ) -> Result<Delivery, WebhookError> {
@@ -284,6 +289,8 @@ impl WebhookService {
             ManualClaim::NotFound => return Err(WebhookError::NotFound),
             ManualClaim::InProgress => return Err(WebhookError::InProgress),
         };
+        self.record_send(ws, audit, id, AuditAction::WebhookDeliveryRetried, json!({ "delivery_id": delivery.0 }))
+            .await?;
         self.engine.deliver_now(&claim).await?;
         self.repo.delivery(ws, id, delivery).await?.ok_or(WebhookError::NotFound)
     }
@@ -292,8 +299,13 @@ impl WebhookService {
     ///
     /// # Errors
     /// [`WebhookError::NotFound`].
-    pub async fn send_test(&self, ws: WorkspaceId, id: DestinationId) -> Result<Delivery, WebhookError> {
-        self.send_sample(ws, id, EventType::WebhookTest, &test_data(id)).await
+    pub async fn send_test(
+        &self,
+        ws: WorkspaceId,
+        audit: &AuditContext,
+        id: DestinationId,
+    ) -> Result<Delivery, WebhookError> {
+        self.send_sample(ws, audit, id, EventType::WebhookTest, &test_data(id)).await
     }
 
     /// Sends a signed sample event of type `event` with `data` to the destination now (also
@@ -305,6 +317,7 @@ impl WebhookService {
     pub async fn send_sample(
         &self,
         ws: WorkspaceId,
+        audit: &AuditContext,
         id: DestinationId,
         event: EventType,
         data: &serde_json::Value,
@@ -314,8 +327,26 @@ impl WebhookService {
         let lease = self.engine.policy.limits.lease;
         let claim =
             self.engine.queue.create_test(ws, id, event, &payload, now, lease).await?.ok_or(WebhookError::NotFound)?;
+        let details = json!({ "event_type": event.as_str(), "delivery_id": claim.delivery_id.0 });
+        self.record_send(ws, audit, id, AuditAction::WebhookTestSent, details).await?;
         self.engine.deliver_now(&claim).await?;
         self.repo.delivery(ws, id, claim.delivery_id).await?.ok_or(WebhookError::NotFound)
+    }
+
+    /// Records a manual send once the queue has accepted it and before it goes out. Not in the
+    /// claim's transaction: the queue's claim is its own (`DeliveryQueue`, owned by the delivery
+    /// worker), and the send itself is an HTTP request no transaction covers. A refused send
+    /// (unknown delivery, one in progress) is never recorded; the payload and the signature never
+    /// are (docs/audit.md).
+    async fn record_send(
+        &self,
+        ws: WorkspaceId,
+        audit: &AuditContext,
+        id: DestinationId,
+        action: AuditAction,
+        details: serde_json::Value,
+    ) -> Result<(), RepoError> {
+        self.audit.record(&[audit.entry(ws, action, AuditTarget::webhook(Some(id.0)), details)]).await
     }
 
     /// Validates a URL and the addresses it points at (spec: SSRF guard at creation).
@@ -418,6 +449,7 @@ mod tests {
             resolver: Arc::new(resolver),
             engine: Arc::new(engine),
             addresses: AddressPolicy::new(allowed.iter().filter_map(|c| Cidr::parse(c)).collect()),
+            audit: Arc::new(crate::audit::MockAuditRepository::new()),
         }
     }
 

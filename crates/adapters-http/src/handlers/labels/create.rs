@@ -37,9 +37,12 @@ pub struct CreateLabelBody {
 )]
 pub async fn create(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateLabelBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let label = state.labels.create(caller.workspace_id, LabelInput { name: body.name, color: body.color }).await?;
+    let audit = meta.context(caller.principal.actor());
+    let input = LabelInput { name: body.name, color: body.color };
+    let label = state.labels.create(caller.workspace_id, &audit, input).await?;
     Ok(HttpResponse::Created().json(LabelRecord::from(label)))
 }

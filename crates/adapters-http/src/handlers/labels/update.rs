@@ -38,11 +38,13 @@ pub struct UpdateLabelBody {
 )]
 pub async fn update(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<i64>,
     StrictJson(body): StrictJson<UpdateLabelBody>,
 ) -> Result<HttpResponse, ApiError> {
+    let audit = meta.context(caller.principal.actor());
     let input = LabelChangeInput { name: body.name, color: body.color };
-    let label = state.labels.update(caller.workspace_id, path.into_inner(), input).await?;
+    let label = state.labels.update(caller.workspace_id, &audit, path.into_inner(), input).await?;
     Ok(HttpResponse::Ok().json(LabelRecord::from(label)))
 }

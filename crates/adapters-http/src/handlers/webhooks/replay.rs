@@ -48,30 +48,33 @@ pub struct ReplayAnswer {
 )]
 pub async fn v1(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     StrictJson(body): StrictJson<ReplayBody>,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.workspace_id, &state, &path, body).await
+    run(caller.workspace_id, &meta.context(caller.principal.actor()), &state, &path, body).await
 }
 
 /// The settings API's twin of [`v1`].
 pub async fn settings(
     member: Member,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     StrictJson(body): StrictJson<ReplayBody>,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.workspace_id, &state, &path, body).await
+    run(member.workspace_id, &meta.member(member.user_id, member.role), &state, &path, body).await
 }
 
 async fn run(
     ws: WorkspaceId,
+    audit: &domain::audit::AuditContext,
     state: &AppState,
     path: &WebhookPath,
     body: ReplayBody,
 ) -> Result<HttpResponse, ApiError> {
     let input = ReplayInput { since: body.since, until: body.until, event_types: body.event_types };
-    let queued = state.events.replay(ws, DestinationId(path.webhook_id), &input).await?;
+    let queued = state.events.replay(ws, audit, DestinationId(path.webhook_id), &input).await?;
     Ok(HttpResponse::Accepted().json(ReplayAnswer { queued }))
 }

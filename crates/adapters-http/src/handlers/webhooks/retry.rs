@@ -28,22 +28,30 @@ use crate::state::AppState;
 )]
 pub async fn v1(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<DeliveryPath>,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.workspace_id, &state, &path).await
+    run(caller.workspace_id, &meta.context(caller.principal.actor()), &state, &path).await
 }
 
 /// The settings API's twin of [`v1`].
 pub async fn settings(
     member: Member,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<DeliveryPath>,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.workspace_id, &state, &path).await
+    run(member.workspace_id, &meta.member(member.user_id, member.role), &state, &path).await
 }
 
-async fn run(ws: WorkspaceId, state: &AppState, path: &DeliveryPath) -> Result<HttpResponse, ApiError> {
-    let delivery = state.webhooks.redeliver(ws, DestinationId(path.webhook_id), DeliveryId(path.delivery_id)).await?;
+async fn run(
+    ws: WorkspaceId,
+    audit: &domain::audit::AuditContext,
+    state: &AppState,
+    path: &DeliveryPath,
+) -> Result<HttpResponse, ApiError> {
+    let (id, delivery) = (DestinationId(path.webhook_id), DeliveryId(path.delivery_id));
+    let delivery = state.webhooks.redeliver(ws, audit, id, delivery).await?;
     Ok(HttpResponse::Ok().json(DeliveryRecord::from(delivery)))
 }

@@ -44,24 +44,32 @@ fn body(raw: &[u8]) -> Result<TestBody, ApiError> {
 )]
 pub async fn v1(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     raw: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.workspace_id, &state, &path, &raw).await
+    run(caller.workspace_id, &meta.context(caller.principal.actor()), &state, &path, &raw).await
 }
 
 /// The settings API's twin of [`v1`].
 pub async fn settings(
     member: Member,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     raw: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.workspace_id, &state, &path, &raw).await
+    run(member.workspace_id, &meta.member(member.user_id, member.role), &state, &path, &raw).await
 }
 
-async fn run(ws: WorkspaceId, state: &AppState, path: &WebhookPath, raw: &[u8]) -> Result<HttpResponse, ApiError> {
+async fn run(
+    ws: WorkspaceId,
+    audit: &domain::audit::AuditContext,
+    state: &AppState,
+    path: &WebhookPath,
+    raw: &[u8],
+) -> Result<HttpResponse, ApiError> {
     // Another workspace's destination is not found, whatever the body (the body was ignored
     // before it became optional, so existing callers may send anything).
     state.webhooks.get(ws, DestinationId(path.webhook_id)).await?;
@@ -78,6 +86,6 @@ async fn run(ws: WorkspaceId, state: &AppState, path: &WebhookPath, raw: &[u8]) 
     let id = DestinationId(path.webhook_id);
     let now = time::OffsetDateTime::now_utc();
     let data = crate::event_catalog::sample_data(event, id, now);
-    let delivery = state.webhooks.send_sample(ws, id, event, &data).await?;
+    let delivery = state.webhooks.send_sample(ws, audit, id, event, &data).await?;
     Ok(HttpResponse::Ok().json(DeliveryRecord::from(delivery)))
 }

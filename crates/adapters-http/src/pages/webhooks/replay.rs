@@ -25,18 +25,20 @@ fn utc(raw: &str) -> Option<String> {
 /// [`PageError::NotFound`], [`PageError::Csrf`].
 pub async fn replay(
     s: Signed,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<(i64,)>,
     SessionForm(form): SessionForm,
 ) -> Result<HttpResponse, PageError> {
     let ws = action_workspace(&s)?;
+    let audit = meta.member(s.member.user_id, s.member.role);
     let id = destination(path.0);
     let input = ReplayInput {
         since: form.get("since").and_then(utc),
         until: form.get("until").and_then(utc),
         event_types: None,
     };
-    let message = match state.events.replay(ws, id, &input).await {
+    let message = match state.events.replay(ws, &audit, id, &input).await {
         Ok(0) => "Nothing to replay: the destination has every event of that period.".to_owned(),
         Ok(1) => "1 event queued for delivery.".to_owned(),
         Ok(n) => format!("{n} events queued for delivery, oldest first."),

@@ -14,14 +14,16 @@ use crate::state::AppState;
 /// [`PageError::NotFound`], [`PageError::Csrf`].
 pub async fn retry(
     s: Signed,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<(i64, i64)>,
     _form: SessionForm,
 ) -> Result<HttpResponse, PageError> {
     let ws = action_workspace(&s)?;
+    let audit = meta.member(s.member.user_id, s.member.role);
     let (id, delivery) = (destination(path.0), DeliveryId(path.1));
     let location = format!("{}#deliveries", detail_path(id));
-    let message = match state.webhooks.redeliver(ws, id, delivery).await {
+    let message = match state.webhooks.redeliver(ws, &audit, id, delivery).await {
         Ok(d) => match d.attempts.last().and_then(|a| a.status_code) {
             Some(code) => format!("Delivery {} sent again: HTTP {code}.", delivery.0),
             None => format!("Delivery {} sent again; see its status below.", delivery.0),

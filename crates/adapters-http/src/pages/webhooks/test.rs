@@ -15,18 +15,20 @@ use crate::state::AppState;
 /// [`PageError::NotFound`], [`PageError::Csrf`].
 pub async fn send(
     s: Signed,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<(i64,)>,
     SessionForm(form): SessionForm,
 ) -> Result<HttpResponse, PageError> {
     let ws = action_workspace(&s)?;
+    let audit = meta.member(s.member.user_id, s.member.role);
     let id = destination(path.0);
     let event = match form.get("event_type").filter(|t| !t.is_empty()) {
         None => EventType::WebhookTest,
         Some(t) => t.parse::<EventType>().map_err(|e| PageError::BadRequest(e.message))?,
     };
     let data = crate::event_catalog::sample_data(event, id, time::OffsetDateTime::now_utc());
-    let delivery = state.webhooks.send_sample(ws, id, event, &data).await.map_err(page_error)?;
+    let delivery = state.webhooks.send_sample(ws, &audit, id, event, &data).await.map_err(page_error)?;
     let message = match delivery.attempts.last() {
         Some(a) => match (a.status_code, &a.error) {
             (Some(code), _) if (200..300).contains(&code) => {
