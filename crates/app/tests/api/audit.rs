@@ -422,6 +422,13 @@ async fn the_list_filters_pages_and_names_bad_filters_and_shows_only_its_workspa
         page2["data"].as_array().expect("data").iter().filter_map(|r| r["details"]["name"].as_str()).collect();
     assert_eq!(names, ["a"]);
     assert!(page2["next_cursor"].is_null());
+    // The cursor belongs to its filters: with others, or none, it is refused, not continued.
+    for other_filters in ["action=api_key.revoked&", "actor_type=user&", ""] {
+        let url = format!("/v1/audit-events?{other_filters}limit=2&cursor={cursor}");
+        let p = problem(app.authed(Method::GET, &url, &token).send().await.expect("request"), 422, "validation_failed")
+            .await;
+        assert_eq!(error_fields(&p), ["cursor"], "{url}");
+    }
 
     // Another workspace's records are never seen, whatever the filter.
     let (_, all) = app.get_json("/v1/audit-events?limit=100", &token).await;

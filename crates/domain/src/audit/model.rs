@@ -335,6 +335,15 @@ impl AuditFilter {
         errors.into_result()?;
         Ok(Self { action, actor_type, since, until })
     }
+
+    /// The canonical text of these filters that the listing's cursors are bound to.
+    pub fn cursor_key(&self) -> crate::common::page::FilterKey {
+        crate::common::page::FilterKey::default()
+            .with("action", self.action)
+            .with("actor_type", self.actor_type.map(ActorType::as_str))
+            .with("since", self.since.map(OffsetDateTime::unix_timestamp_nanos))
+            .with("until", self.until.map(OffsetDateTime::unix_timestamp_nanos))
+    }
 }
 
 #[cfg(test)]

@@ -55,13 +55,13 @@ impl ListAuditEventsQuery {
                 None
             }
         };
-        let page = match PageRequest::new(self.limit, self.cursor.as_deref()) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                errors.0.extend(e);
-                None
-            }
-        };
+        // The cursor is bound to the filter set; it is read once the filters are valid, so that a
+        // bad filter is not reported as a cursor.
+        let page = filter.as_ref().and_then(|f| {
+            PageRequest::for_filters(self.limit, self.cursor.as_deref(), f.cursor_key().as_str())
+                .map_err(|e| errors.0.extend(e))
+                .ok()
+        });
         match (filter, page) {
             (Some(f), Some(p)) => Ok((f, p)),
             _ => Err(errors),
