@@ -96,14 +96,7 @@ impl ChannelRow {
 
 /// The event payload of a channel: the same record the API returns.
 pub fn channel_json(c: &Channel) -> serde_json::Value {
-    serde_json::json!({
-        "id": c.id.0,
-        "channel_type": c.channel_type.as_str(),
-        "display_name": c.display_name,
-        "identifier": c.identifier,
-        "status": c.status.as_str(),
-        "created_at": crate::rfc3339(c.created_at),
-    })
+    domain::channels::ChannelRecord::from(c.clone()).to_json()
 }
 
 enum TxError {

@@ -8,8 +8,8 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::common::page::{Page, PageRequest};
 use domain::threads::{
-    Assignee, AssigneeFilter, LabelNames, ListThreadsError, SetThreadLabelsError, Thread, ThreadChange, ThreadFilter,
-    ThreadRepository, UpdateThreadError,
+    Assignee, AssigneeFilter, AssigneeRecord, LabelNames, ListThreadsError, SetThreadLabelsError, Thread, ThreadChange,
+    ThreadFilter, ThreadRecord, ThreadRepository, UpdateThreadError,
 };
 use domain::webhooks::EventType;
 use domain::workspace::WorkspaceId;
@@ -18,7 +18,6 @@ use time::OffsetDateTime;
 
 use crate::error::repo;
 use crate::pool::Db;
-use crate::rfc3339;
 use crate::schema::{ai_agents, labels, teams, thread_labels, threads, workspace_members};
 use crate::webhooks::outbox;
 
@@ -80,25 +79,16 @@ diesel::define_sql_function!(
     fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text
 );
 
-/// The event payload of a thread: exactly the record the API returns (`ThreadRecord` in
-/// adapters-http; the events contract test compares the two).
+/// The event payload of a thread: the record the API returns ([`ThreadRecord`]; the events
+/// contract test compares the two).
 pub fn thread_json(t: &Thread) -> serde_json::Value {
-    serde_json::json!({
-        "id": t.id,
-        "channel_id": t.channel_id,
-        "contact_id": t.contact_id,
-        "status": t.status,
-        "unread_count": t.unread_count,
-        "assignee": assignee_json(t.assignee),
-        "handover_status": t.handover_status,
-        "last_message_at": t.last_message_at.map(rfc3339),
-        "created_at": rfc3339(t.created_at),
-        "labels": t.labels,
-    })
+    ThreadRecord::from(t.clone()).to_json()
 }
 
 pub(crate) fn assignee_json(a: Option<Assignee>) -> serde_json::Value {
-    a.map_or(serde_json::Value::Null, |a| serde_json::json!({"type": a.kind(), "id": a.id()}))
+    a.map_or(serde_json::Value::Null, |a| {
+        serde_json::to_value(AssigneeRecord { kind: a.kind().to_owned(), id: a.id() }).unwrap_or_default()
+    })
 }
 
 pub(crate) async fn load(

@@ -2,6 +2,7 @@
 //! callbacks (delivery statuses and inbound messages).
 
 pub mod callbacks;
+pub mod inbound;
 pub mod model;
 pub mod ports;
 pub mod service;

@@ -2,8 +2,10 @@
 
 pub mod model;
 pub mod ports;
+pub mod record;
 pub mod service;
 
 pub use model::*;
 pub use ports::*;
+pub use record::*;
 pub use service::*;

@@ -2,6 +2,8 @@
 //! schedule, the SSRF address rules and the delivery engine.
 
 pub mod delivery;
+pub mod health;
+pub mod limiter;
 pub mod model;
 pub mod payload;
 pub mod ports;

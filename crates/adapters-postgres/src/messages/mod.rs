@@ -1,0 +1,202 @@
+//! Messages and the threads and contacts they create.
+
+mod outbound;
+mod recipients;
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use domain::channels::ChannelId;
+use domain::common::page::{Page, PageRequest};
+use domain::messaging::{
+    Direction, IdempotencyKey, InsertMessageError, Message, MessageFilter, MessageId, MessageRepository, MessageStatus,
+    NewOutboundMessage, Recipient, Stored, ThreadId, ThreadRef,
+};
+use domain::workspace::WorkspaceId;
+use domain::RepoError;
+use time::OffsetDateTime;
+
+use crate::error::repo;
+use crate::group_commit::{Commit, GroupCommit};
+use crate::pool::Db;
+use crate::rfc3339;
+use crate::schema::{channels, contacts, idempotency_keys, messages, threads};
+use crate::webhooks::outbox;
+use domain::webhooks::EventType;
+use outbound::OutboundCommit;
+
+/// [`MessageRepository`] on PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgMessageRepository {
+    db: Db,
+    /// Sends to one recipient that arrive while one of its transactions is in flight share the
+    /// next one (docs/benchmarks.md, "Sending messages").
+    sends: GroupCommit<OutboundCommit>,
+}
+
+impl PgMessageRepository {
+    /// A repository on `db`.
+    pub fn new(db: Db) -> Self {
+        Self { sends: GroupCommit::new(OutboundCommit { db: db.clone() }), db }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = messages)]
+struct MessageRow {
+    id: i64,
+    channel_id: i64,
+    thread_id: i64,
+    direction: String,
+    content: String,
+    status: String,
+    created_at: OffsetDateTime,
+}
+
+impl MessageRow {
+    fn into_domain(self) -> Result<Message, RepoError> {
+        let bad = |m: String| repo(anyhow::anyhow!("stored message {}: {m}", self.id));
+        Ok(Message {
+            id: MessageId(self.id),
+            channel_id: ChannelId(self.channel_id),
+            thread_id: ThreadId(self.thread_id),
+            direction: self.direction.parse::<Direction>().map_err(|e| bad(e.message))?,
+            status: self.status.parse::<MessageStatus>().map_err(|e| bad(e.message))?,
+            content: self.content,
+            created_at: self.created_at,
+        })
+    }
+}
+
+/// The event payload of a message: the same record the API returns.
+pub fn message_json(m: &Message) -> serde_json::Value {
+    domain::messaging::MessageRecord::from(m.clone()).to_json()
+}
+
+enum TxError {
+    Mismatch,
+    Db(diesel::result::Error),
+}
+
+impl From<diesel::result::Error> for TxError {
+    fn from(e: diesel::result::Error) -> Self {
+        TxError::Db(e)
+    }
+}
+
+fn into_db(e: RepoError) -> diesel::result::Error {
+    diesel::result::Error::QueryBuilderError(e.0.into())
+}
+
+async fn load_message(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64) -> Result<Option<Message>, RepoError> {
+    let row: Option<MessageRow> = messages::table
+        .filter(messages::workspace_id.eq(ws.0))
+        .filter(messages::id.eq(id))
+        .select(MessageRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+        .map_err(repo)?;
+    row.map(MessageRow::into_domain).transpose()
+}
+
+/// Keys older than this are forgotten.
+const IDEMPOTENCY_HOURS: i64 = 24;
+
+fn idempotency_cutoff() -> OffsetDateTime {
+    OffsetDateTime::now_utc() - time::Duration::hours(IDEMPOTENCY_HOURS)
+}
+
+async fn existing_key(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    key: &IdempotencyKey,
+) -> diesel::QueryResult<Option<(Vec<u8>, Option<i64>)>> {
+    idempotency_keys::table
+        .filter(idempotency_keys::workspace_id.eq(ws.0))
+        .filter(idempotency_keys::key.eq(&key.key))
+        .filter(idempotency_keys::created_at.gt(idempotency_cutoff()))
+        .select((idempotency_keys::fingerprint, idempotency_keys::message_id))
+        .first(conn)
+        .await
+        .optional()
+}
+
+#[async_trait]
+impl MessageRepository for PgMessageRepository {
+    async fn list(&self, ws: WorkspaceId, f: MessageFilter, page: PageRequest) -> Result<Page<Message>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let mut q = messages::table
+            .filter(messages::workspace_id.eq(ws.0))
+            .select(MessageRow::as_select())
+            .order(messages::id.desc())
+            .limit(page.fetch())
+            .into_boxed();
+        if let Some(after) = page.after {
+            q = q.filter(messages::id.lt(after));
+        }
+        if let Some(c) = f.channel_id {
+            q = q.filter(messages::channel_id.eq(c.0));
+        }
+        if let Some(t) = f.thread_id {
+            q = q.filter(messages::thread_id.eq(t.0));
+        }
+        if let Some(s) = f.status {
+            q = q.filter(messages::status.eq(s.as_str()));
+        }
+        if let Some(d) = f.direction {
+            q = q.filter(messages::direction.eq(d.as_str()));
+        }
+        if let Some(since) = f.since {
+            q = q.filter(messages::created_at.ge(since));
+        }
+        if let Some(until) = f.until {
+            q = q.filter(messages::created_at.lt(until));
+        }
+        let rows: Vec<MessageRow> = q.load(&mut conn).await.map_err(repo)?;
+        let items = rows.into_iter().map(MessageRow::into_domain).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(items, page, |m| m.id.0))
+    }
+
+    async fn find(&self, ws: WorkspaceId, id: MessageId) -> Result<Option<Message>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        load_message(&mut conn, ws, id.0).await
+    }
+
+    async fn find_thread(&self, ws: WorkspaceId, id: ThreadId) -> Result<Option<ThreadRef>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let row: Option<(i64, i64)> = threads::table
+            .filter(threads::workspace_id.eq(ws.0))
+            .filter(threads::id.eq(id.0))
+            .select((threads::id, threads::channel_id))
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(repo)?;
+        Ok(row.map(|(id, channel_id)| ThreadRef { id: ThreadId(id), channel_id: ChannelId(channel_id) }))
+    }
+
+    async fn replay(&self, ws: WorkspaceId, key: &IdempotencyKey) -> Result<Option<Message>, InsertMessageError> {
+        let mut conn = self.db.conn().await.map_err(|e| InsertMessageError::Unknown(repo(e)))?;
+        match existing_key(&mut conn, ws, key).await.map_err(|e| InsertMessageError::Unknown(repo(e)))? {
+            None | Some((_, None)) => Ok(None),
+            Some((fp, Some(_))) if fp != key.fingerprint => Err(InsertMessageError::IdempotencyMismatch),
+            Some((_, Some(id))) => Ok(load_message(&mut conn, ws, id).await?),
+        }
+    }
+
+    async fn insert_outbound(&self, ws: WorkspaceId, new: &NewOutboundMessage) -> Result<Stored, InsertMessageError> {
+        // Grouped per channel: sends to one recipient write its one thread row, and would queue
+        // on its lock unless they share a transaction; sends to different recipients share the
+        // statements (their new contacts and threads are created set-wise).
+        let stored = self.sends.call((ws, new.channel_id), new.clone()).await?;
+        if !stored.replayed {
+            // Committed: this instance's dispatchers and delivery loops look at once.
+            self.db.wake().outbound_committed();
+        }
+        Ok(stored)
+    }
+}

@@ -1,0 +1,314 @@
+//! Storing outbound messages: one send in its own transaction, or a group of sends through one
+//! channel in one transaction (the group commit).
+
+#[allow(clippy::wildcard_imports)]
+use super::recipients::*;
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+/// One send in a transaction of its own: a lone send, or one of a group whose shared transaction
+/// failed (so that one bad send fails alone).
+pub(super) async fn insert_one(
+    db: &Db,
+    ws: WorkspaceId,
+    new: &NewOutboundMessage,
+) -> Result<Stored, InsertMessageError> {
+    let mut conn = db.conn().await.map_err(|e| InsertMessageError::Unknown(repo(e)))?;
+    let result = conn
+        .transaction::<_, TxError, _>(|conn| {
+            async move {
+                if let Some(key) = &new.idempotency {
+                    diesel::delete(idempotency_keys::table)
+                        .filter(idempotency_keys::workspace_id.eq(ws.0))
+                        .filter(idempotency_keys::key.eq(&key.key))
+                        .filter(idempotency_keys::created_at.le(idempotency_cutoff()))
+                        .execute(conn)
+                        .await?;
+                    // Waits for a concurrent request with the same key to commit, then does nothing.
+                    let inserted = diesel::insert_into(idempotency_keys::table)
+                        .values((
+                            idempotency_keys::workspace_id.eq(ws.0),
+                            idempotency_keys::key.eq(&key.key),
+                            idempotency_keys::fingerprint.eq(key.fingerprint.to_vec()),
+                        ))
+                        .on_conflict_do_nothing()
+                        .execute(conn)
+                        .await?;
+                    if inserted == 0 {
+                        return match existing_key(conn, ws, key).await? {
+                            Some((fp, _)) if fp != key.fingerprint => Err(TxError::Mismatch),
+                            Some((_, Some(id))) => {
+                                let m = load_message(conn, ws, id).await.map_err(into_db)?;
+                                m.map(|message| Stored { message, replayed: true })
+                                    .ok_or(TxError::Db(diesel::result::Error::NotFound))
+                            }
+                            _ => Err(TxError::Db(diesel::result::Error::NotFound)),
+                        };
+                    }
+                }
+                let thread_id = match &new.recipient {
+                    Recipient::Thread(t) => t.0,
+                    Recipient::Address(a) => thread_for_address(conn, ws, new.channel_id, a).await?,
+                };
+                let row: MessageRow = diesel::insert_into(messages::table)
+                    .values((
+                        messages::workspace_id.eq(ws.0),
+                        messages::thread_id.eq(thread_id),
+                        messages::channel_id.eq(new.channel_id.0),
+                        messages::direction.eq("outbound"),
+                        messages::sender_kind.eq(if new.template.is_some() { "template" } else { "human" }),
+                        messages::template.eq(new.template.as_ref().and_then(|t| serde_json::to_value(t).ok())),
+                        messages::author_user_id.eq(new.author.map(|u| u.0)),
+                        messages::content.eq(&new.content),
+                        messages::status.eq("queued"),
+                        messages::queued_at.eq(diesel::dsl::now),
+                    ))
+                    .returning(MessageRow::as_returning())
+                    .get_result(conn)
+                    .await?;
+                let message = row.into_domain().map_err(into_db)?;
+                diesel::update(threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq(thread_id)))
+                    .set((threads::last_message_at.eq(message.created_at), threads::updated_at.eq(diesel::dsl::now)))
+                    .execute(conn)
+                    .await?;
+                if let Some(key) = &new.idempotency {
+                    diesel::update(
+                        idempotency_keys::table
+                            .filter(idempotency_keys::workspace_id.eq(ws.0))
+                            .filter(idempotency_keys::key.eq(&key.key)),
+                    )
+                    .set(idempotency_keys::message_id.eq(message.id.0))
+                    .execute(conn)
+                    .await?;
+                }
+                outbox::record(conn, ws, EventType::MessageCreated, &message_json(&message)).await?;
+                Ok(Stored { message, replayed: false })
+            }
+            .scope_boxed()
+        })
+        .await;
+    result.map_err(|e| match e {
+        TxError::Mismatch => InsertMessageError::IdempotencyMismatch,
+        TxError::Db(e) => InsertMessageError::Unknown(repo(e)),
+    })
+}
+
+/// The storage side of the group commit of sends: one transaction for every send through one
+/// channel that arrived while the previous one was in flight.
+#[derive(Debug, Clone)]
+pub(super) struct OutboundCommit {
+    pub(super) db: Db,
+}
+
+#[async_trait]
+impl Commit for OutboundCommit {
+    type Key = (WorkspaceId, ChannelId);
+    type Item = NewOutboundMessage;
+    type Output = Stored;
+    type Error = InsertMessageError;
+
+    async fn run(
+        &self,
+        (ws, _): &(WorkspaceId, ChannelId),
+        items: Vec<NewOutboundMessage>,
+    ) -> Vec<Result<Stored, InsertMessageError>> {
+        let ws = *ws;
+        if items.len() == 1 {
+            return vec![insert_one(&self.db, ws, &items[0]).await];
+        }
+        let grouped = match self.db.conn().await {
+            Ok(mut conn) => {
+                let items = &items;
+                conn.transaction::<_, diesel::result::Error, _>(|c| insert_group(c, ws, items).scope_boxed()).await
+            }
+            Err(e) => {
+                return items.iter().map(|_| Err(InsertMessageError::Unknown(repo(anyhow::anyhow!("{e}"))))).collect()
+            }
+        };
+        let outcomes = match grouped {
+            Ok(outcomes) => outcomes,
+            Err(e) => {
+                // Nothing of the group was committed. Each send is made again on its own, so a
+                // send that cannot be stored (its thread deleted meanwhile, say) fails alone.
+                tracing::info!(error = %e, sends = items.len(), "a group of sends failed together; retrying them one by one");
+                items.iter().map(|_| Outcome::Alone).collect()
+            }
+        };
+        let mut results = Vec::with_capacity(items.len());
+        for (item, outcome) in items.iter().zip(outcomes) {
+            results.push(match outcome {
+                Outcome::Done(r) => r,
+                Outcome::Alone => insert_one(&self.db, ws, item).await,
+            });
+        }
+        results
+    }
+}
+
+/// What became of one send of a group.
+pub(super) enum Outcome {
+    /// Answered by the group's transaction (committed when the caller hears of it).
+    Done(Result<Stored, InsertMessageError>),
+    /// To be made in a transaction of its own after the group's (a second send with an
+    /// idempotency key already used in the same group: it must see the first one committed).
+    Alone,
+}
+
+/// The sends of one group, inside its transaction: the same rows and events, in the same order
+/// per send, as [`insert_one`] for each, with one statement where several sends share work — the
+/// messages in one insert (so the rollup triggers run once), their threads' activity in one
+/// update, their `message.created` events in one statement.
+pub(super) async fn insert_group(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    items: &[NewOutboundMessage],
+) -> QueryResult<Vec<Outcome>> {
+    let mut outcomes: Vec<Option<Outcome>> = items.iter().map(|_| None).collect();
+    // Idempotency keys first, as insert_one does: a key already used answers from its message.
+    let mut keys_seen = std::collections::HashSet::new();
+    for (i, item) in items.iter().enumerate() {
+        let Some(key) = &item.idempotency else { continue };
+        if !keys_seen.insert(key.key.as_str()) {
+            outcomes[i] = Some(Outcome::Alone);
+            continue;
+        }
+        diesel::delete(idempotency_keys::table)
+            .filter(idempotency_keys::workspace_id.eq(ws.0))
+            .filter(idempotency_keys::key.eq(&key.key))
+            .filter(idempotency_keys::created_at.le(idempotency_cutoff()))
+            .execute(conn)
+            .await?;
+        let inserted = diesel::insert_into(idempotency_keys::table)
+            .values((
+                idempotency_keys::workspace_id.eq(ws.0),
+                idempotency_keys::key.eq(&key.key),
+                idempotency_keys::fingerprint.eq(key.fingerprint.to_vec()),
+            ))
+            .on_conflict_do_nothing()
+            .execute(conn)
+            .await?;
+        if inserted == 0 {
+            let answer = match existing_key(conn, ws, key).await? {
+                Some((fp, _)) if fp != key.fingerprint => Err(InsertMessageError::IdempotencyMismatch),
+                Some((_, Some(id))) => match load_message(conn, ws, id).await {
+                    Ok(Some(message)) => Ok(Stored { message, replayed: true }),
+                    Ok(None) => Err(InsertMessageError::Unknown(repo(anyhow::anyhow!("message {id} vanished")))),
+                    Err(e) => Err(InsertMessageError::Unknown(e)),
+                },
+                _ => Err(InsertMessageError::Unknown(repo(anyhow::anyhow!("idempotency key without its message")))),
+            };
+            outcomes[i] = Some(Outcome::Done(answer));
+        }
+    }
+    // Recipients: each distinct address once, in a fixed order so that concurrent groups (of
+    // other instances) take contact and thread locks in the same order.
+    let mut addresses: Vec<(ChannelId, &str)> = items
+        .iter()
+        .zip(&outcomes)
+        .filter(|(_, o)| o.is_none())
+        .filter_map(|(item, _)| match &item.recipient {
+            Recipient::Address(a) => Some((item.channel_id, a.as_str())),
+            Recipient::Thread(_) => None,
+        })
+        .collect();
+    addresses.sort_unstable();
+    addresses.dedup();
+    // Set-wise per channel: one statement finds the known contacts, one inserts the new ones, one
+    // finds the contacts' threads, one creates the missing threads (issue 21: a group of sends to
+    // different new recipients costs a few statements, not a few per recipient).
+    let mut threads_by_address = std::collections::HashMap::new();
+    let mut channels: Vec<ChannelId> = addresses.iter().map(|(c, _)| *c).collect();
+    channels.dedup();
+    for channel_id in channels {
+        let of_channel: Vec<&str> = addresses.iter().filter(|(c, _)| *c == channel_id).map(|(_, a)| *a).collect();
+        let by_phone = addressed_by_phone(conn, ws, channel_id).await?;
+        let contact_of = contacts_for_addresses(conn, ws, by_phone, &of_channel).await?;
+        let mut contact_ids: Vec<i64> = contact_of.values().copied().collect();
+        contact_ids.sort_unstable();
+        contact_ids.dedup();
+        let thread_of = threads_for_contacts(conn, ws, channel_id, &contact_ids).await?;
+        for address in of_channel {
+            let thread_id = contact_of
+                .get(address)
+                .and_then(|c| thread_of.get(c))
+                .ok_or_else(|| into_db(repo(anyhow::anyhow!("no thread resolved for a recipient"))))?;
+            threads_by_address.insert((channel_id, address), *thread_id);
+        }
+    }
+    let pending: Vec<(usize, i64)> = items
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| outcomes[*i].is_none())
+        .map(|(i, item)| {
+            let thread_id = match &item.recipient {
+                Recipient::Thread(t) => t.0,
+                Recipient::Address(a) => threads_by_address[&(item.channel_id, a.as_str())],
+            };
+            (i, thread_id)
+        })
+        .collect();
+    if !pending.is_empty() {
+        let rows: Vec<_> = pending
+            .iter()
+            .map(|&(i, thread_id)| {
+                let new = &items[i];
+                (
+                    messages::workspace_id.eq(ws.0),
+                    messages::thread_id.eq(thread_id),
+                    messages::channel_id.eq(new.channel_id.0),
+                    messages::direction.eq("outbound"),
+                    messages::sender_kind.eq(if new.template.is_some() { "template" } else { "human" }),
+                    messages::template.eq(new.template.as_ref().and_then(|t| serde_json::to_value(t).ok())),
+                    messages::author_user_id.eq(new.author.map(|u| u.0)),
+                    messages::content.eq(new.content.as_str()),
+                    messages::status.eq("queued"),
+                    messages::queued_at.eq(diesel::dsl::now),
+                )
+            })
+            .collect();
+        // RETURNING gives the rows in the order of VALUES, which is the order of `pending`.
+        let inserted: Vec<MessageRow> = diesel::insert_into(messages::table)
+            .values(rows)
+            .returning(MessageRow::as_returning())
+            .get_results(conn)
+            .await?;
+        if inserted.len() != pending.len() {
+            return Err(into_db(repo(anyhow::anyhow!("{} rows for {} messages", inserted.len(), pending.len()))));
+        }
+        let stored: Vec<Message> =
+            inserted.into_iter().map(MessageRow::into_domain).collect::<Result<_, _>>().map_err(into_db)?;
+        // Every message of the transaction has the same created_at (now()), so one update sets
+        // each thread's activity to its newest message's time, as insert_one does per message.
+        let mut thread_ids: Vec<i64> = pending.iter().map(|&(_, t)| t).collect();
+        thread_ids.sort_unstable();
+        thread_ids.dedup();
+        let newest = stored.iter().map(|m| m.created_at).max().unwrap_or_else(OffsetDateTime::now_utc);
+        diesel::update(threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq_any(&thread_ids)))
+            .set((threads::last_message_at.eq(newest), threads::updated_at.eq(diesel::dsl::now)))
+            .execute(conn)
+            .await?;
+        let keyed: Vec<(&str, i64)> = pending
+            .iter()
+            .zip(&stored)
+            .filter_map(|(&(i, _), m)| items[i].idempotency.as_ref().map(|k| (k.key.as_str(), m.id.0)))
+            .collect();
+        if !keyed.is_empty() {
+            diesel::sql_query(
+                "UPDATE idempotency_keys k SET message_id = v.message_id
+                 FROM unnest($2::text[], $3::bigint[]) AS v (key, message_id)
+                 WHERE k.workspace_id = $1 AND k.key = v.key",
+            )
+            .bind::<BigInt, _>(ws.0)
+            .bind::<diesel::sql_types::Array<Text>, _>(keyed.iter().map(|(k, _)| *k).collect::<Vec<_>>())
+            .bind::<diesel::sql_types::Array<BigInt>, _>(keyed.iter().map(|(_, id)| *id).collect::<Vec<_>>())
+            .execute(conn)
+            .await?;
+        }
+        let events: Vec<serde_json::Value> = stored.iter().map(message_json).collect();
+        outbox::record_many(conn, ws, EventType::MessageCreated, &events).await?;
+        for (&(i, _), message) in pending.iter().zip(stored) {
+            outcomes[i] = Some(Outcome::Done(Ok(Stored { message, replayed: false })));
+        }
+    }
+    Ok(outcomes.into_iter().map(|o| o.unwrap_or(Outcome::Alone)).collect())
+}

@@ -1,0 +1,334 @@
+//! The contacts and threads a send addresses: found by the recipient's address (phone or
+//! platform user id) or by thread, created with their events when new, one at a time or set-wise
+//! for a group of sends.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+/// Whether contacts on this channel are found by phone (WhatsApp) or by platform user id.
+pub(super) async fn addressed_by_phone(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    channel_id: ChannelId,
+) -> QueryResult<bool> {
+    let channel_type: String = channels::table
+        .filter(channels::workspace_id.eq(ws.0))
+        .filter(channels::id.eq(channel_id.0))
+        .select(channels::channel_type)
+        .first(conn)
+        .await?;
+    Ok(channel_type == "whatsapp")
+}
+
+#[derive(QueryableByName)]
+pub(super) struct InsertedContact {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+/// The contact with this address (a phone for WhatsApp, a platform user id otherwise), created
+/// with `contact.created` when new.
+///
+/// Concurrent first sends to one address race to create it. The insert is `ON CONFLICT DO
+/// NOTHING` on the address's unique index: a loser waits for the winner to commit, inserts
+/// nothing and then reads the winner's row (a new statement, so a new snapshot that has it). So
+/// exactly one contact and one `contact.created` exist, and no caller sees a unique violation.
+pub(super) async fn contact_for_address(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    by_phone: bool,
+    address: &str,
+) -> QueryResult<i64> {
+    let (column, target) = if by_phone {
+        ("phone", "(workspace_id, phone) WHERE phone IS NOT NULL")
+    } else {
+        ("platform_user_id", "(workspace_id, platform_user_id) WHERE platform_user_id IS NOT NULL")
+    };
+    // The row can vanish between the conflict and the read (a contact erased meanwhile): then
+    // the insert is simply tried again.
+    for _ in 0..3 {
+        if let Some(id) = find_contact(conn, ws, by_phone, address).await? {
+            return Ok(id);
+        }
+        let inserted: Option<InsertedContact> = diesel::sql_query(format!(
+            "INSERT INTO contacts (workspace_id, {column}, first_contacted_at) VALUES ($1, $2, now())
+             ON CONFLICT {target} DO NOTHING
+             RETURNING id"
+        ))
+        .bind::<BigInt, _>(ws.0)
+        .bind::<Text, _>(address)
+        .get_result(conn)
+        .await
+        .optional()?;
+        if let Some(c) = inserted {
+            let data = crate::contacts::record(conn, ws, c.id).await?;
+            outbox::record(conn, ws, EventType::ContactCreated, &data).await?;
+            return Ok(c.id);
+        }
+    }
+    Err(diesel::result::Error::NotFound)
+}
+
+pub(super) async fn find_contact(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    by_phone: bool,
+    address: &str,
+) -> QueryResult<Option<i64>> {
+    let q = contacts::table.filter(contacts::workspace_id.eq(ws.0)).select(contacts::id).into_boxed();
+    let q =
+        if by_phone { q.filter(contacts::phone.eq(address)) } else { q.filter(contacts::platform_user_id.eq(address)) };
+    q.first(conn).await.optional()
+}
+
+pub(super) async fn latest_thread(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    contact_id: i64,
+    channel_id: ChannelId,
+) -> QueryResult<Option<i64>> {
+    threads::table
+        .filter(threads::workspace_id.eq(ws.0))
+        .filter(threads::contact_id.eq(contact_id))
+        .filter(threads::channel_id.eq(channel_id.0))
+        .order(threads::id.desc())
+        .select(threads::id)
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// The contact's most recent thread on the channel, or a new one (with `thread.created`).
+///
+/// Threads have no unique key (a contact may have several on a channel), so concurrent first
+/// sends are serialised on the contact's row instead: only when no thread exists, the row is
+/// locked (`FOR NO KEY UPDATE`, which does not block the foreign-key checks of other inserts)
+/// and the lookup repeated, so the second of two racing senders finds the first one's thread.
+/// Inbound messages update the same row before they look for a thread, so they take part too.
+pub(super) async fn thread_for_contact(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    contact_id: i64,
+    channel_id: ChannelId,
+) -> QueryResult<i64> {
+    if let Some(id) = latest_thread(conn, ws, contact_id, channel_id).await? {
+        return Ok(id);
+    }
+    contacts::table
+        .filter(contacts::workspace_id.eq(ws.0))
+        .filter(contacts::id.eq(contact_id))
+        .select(contacts::id)
+        .for_no_key_update()
+        .first::<i64>(conn)
+        .await?;
+    if let Some(id) = latest_thread(conn, ws, contact_id, channel_id).await? {
+        return Ok(id);
+    }
+    let id: i64 = diesel::insert_into(threads::table)
+        .values((
+            threads::workspace_id.eq(ws.0),
+            threads::contact_id.eq(contact_id),
+            threads::channel_id.eq(channel_id.0),
+            // The message that needs the thread is inserted next in this transaction, with
+            // `created_at = now()`, which sets this again: the same value, so `thread.created`
+            // carries the record as it is once the transaction commits.
+            threads::last_message_at.eq(diesel::dsl::now),
+        ))
+        .returning(threads::id)
+        .get_result(conn)
+        .await?;
+    let thread = crate::threads::load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)?;
+    let data = crate::threads::thread_json(&thread);
+    outbox::record(conn, ws, EventType::ThreadCreated, &data).await?;
+    Ok(id)
+}
+
+/// The thread for an address on a channel: its contact found or created, then the contact's most
+/// recent thread on the channel, or a new one.
+pub(super) async fn thread_for_address(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    channel_id: ChannelId,
+    address: &str,
+) -> QueryResult<i64> {
+    let by_phone = addressed_by_phone(conn, ws, channel_id).await?;
+    let contact_id = contact_for_address(conn, ws, by_phone, address).await?;
+    thread_for_contact(conn, ws, contact_id, channel_id).await
+}
+
+#[derive(QueryableByName)]
+pub(super) struct AddressedContact {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Text)]
+    address: String,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+}
+
+/// [`contact_for_address`] for several addresses (sorted, distinct) at once: the contacts by
+/// address, the new ones created with one `contact.created` each. The same race rules: the
+/// insert is `ON CONFLICT DO NOTHING` (in address order, so concurrent groups take the unique
+/// index's locks in the same order), and the contacts a concurrent transaction created are read
+/// after it committed.
+pub(super) async fn contacts_for_addresses(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    by_phone: bool,
+    addresses: &[&str],
+) -> QueryResult<std::collections::HashMap<String, i64>> {
+    let (column, target) = if by_phone {
+        ("phone", "(workspace_id, phone) WHERE phone IS NOT NULL")
+    } else {
+        ("platform_user_id", "(workspace_id, platform_user_id) WHERE platform_user_id IS NOT NULL")
+    };
+    let find = |wanted: Vec<&str>| {
+        diesel::sql_query(format!(
+            "SELECT id, {column} AS address, created_at FROM contacts WHERE workspace_id = $1 AND {column} = ANY ($2)"
+        ))
+        .bind::<BigInt, _>(ws.0)
+        .bind::<diesel::sql_types::Array<Text>, _>(wanted.into_iter().map(str::to_owned).collect::<Vec<_>>())
+    };
+    let mut found: std::collections::HashMap<String, i64> =
+        find(addresses.to_vec()).load::<AddressedContact>(conn).await?.into_iter().map(|c| (c.address, c.id)).collect();
+    let missing: Vec<&str> = addresses.iter().copied().filter(|a| !found.contains_key(*a)).collect();
+    if missing.is_empty() {
+        return Ok(found);
+    }
+    let mut inserted: Vec<AddressedContact> = diesel::sql_query(format!(
+        "INSERT INTO contacts (workspace_id, {column}, first_contacted_at)
+         SELECT $1, u.address, now() FROM unnest($2::text[]) WITH ORDINALITY AS u (address, n) ORDER BY u.n
+         ON CONFLICT {target} DO NOTHING
+         RETURNING id, {column} AS address, created_at"
+    ))
+    .bind::<BigInt, _>(ws.0)
+    .bind::<diesel::sql_types::Array<Text>, _>(missing.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>())
+    .load(conn)
+    .await?;
+    inserted.sort_unstable_by_key(|c| c.id);
+    let events: Vec<serde_json::Value> = inserted
+        .iter()
+        .map(|c| {
+            let (phone, platform_user_id) =
+                if by_phone { (Some(c.address.as_str()), None) } else { (None, Some(c.address.as_str())) };
+            serde_json::json!({
+                "id": c.id, "name": null, "phone": phone, "email": null, "platform_user_id": platform_user_id,
+                "created_at": rfc3339(c.created_at),
+            })
+        })
+        .collect();
+    outbox::record_many(conn, ws, EventType::ContactCreated, &events).await?;
+    found.extend(inserted.into_iter().map(|c| (c.address, c.id)));
+    // Those another transaction created first: its commit was waited for, a new statement sees it.
+    let raced: Vec<&str> = missing.into_iter().filter(|a| !found.contains_key(*a)).collect();
+    if !raced.is_empty() {
+        let more = find(raced.clone()).load::<AddressedContact>(conn).await?;
+        if more.len() != raced.len() {
+            // Erased meanwhile: the group fails and each send is made alone (which tries again).
+            return Err(diesel::result::Error::NotFound);
+        }
+        found.extend(more.into_iter().map(|c| (c.address, c.id)));
+    }
+    Ok(found)
+}
+
+#[derive(QueryableByName)]
+pub(super) struct ContactThread {
+    #[diesel(sql_type = BigInt)]
+    contact_id: i64,
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+#[derive(QueryableByName)]
+pub(super) struct NewThread {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = BigInt)]
+    contact_id: i64,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+}
+
+/// [`thread_for_contact`] for several contacts (sorted, distinct) on one channel: each one's most
+/// recent thread, the missing ones created (with `thread.created`) under the contacts' row locks,
+/// taken in id order, with the lookup repeated under them.
+pub(super) async fn threads_for_contacts(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    channel_id: ChannelId,
+    contact_ids: &[i64],
+) -> QueryResult<std::collections::HashMap<i64, i64>> {
+    async fn latest(
+        conn: &mut AsyncPgConnection,
+        ws: WorkspaceId,
+        channel_id: ChannelId,
+        contact_ids: &[i64],
+    ) -> QueryResult<Vec<ContactThread>> {
+        diesel::sql_query(
+            "SELECT DISTINCT ON (contact_id) contact_id, id FROM threads
+             WHERE workspace_id = $1 AND channel_id = $2 AND contact_id = ANY ($3)
+             ORDER BY contact_id, id DESC",
+        )
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(channel_id.0)
+        .bind::<diesel::sql_types::Array<BigInt>, _>(contact_ids)
+        .load(conn)
+        .await
+    }
+    let mut found: std::collections::HashMap<i64, i64> =
+        latest(conn, ws, channel_id, contact_ids).await?.into_iter().map(|t| (t.contact_id, t.id)).collect();
+    let missing: Vec<i64> = contact_ids.iter().copied().filter(|c| !found.contains_key(c)).collect();
+    if missing.is_empty() {
+        return Ok(found);
+    }
+    let locked = diesel::sql_query(
+        "SELECT id FROM contacts WHERE workspace_id = $1 AND id = ANY ($2) ORDER BY id FOR NO KEY UPDATE",
+    )
+    .bind::<BigInt, _>(ws.0)
+    .bind::<diesel::sql_types::Array<BigInt>, _>(&missing)
+    .execute(conn)
+    .await?;
+    if locked != missing.len() {
+        return Err(diesel::result::Error::NotFound);
+    }
+    found.extend(latest(conn, ws, channel_id, &missing).await?.into_iter().map(|t| (t.contact_id, t.id)));
+    let create: Vec<i64> = missing.into_iter().filter(|c| !found.contains_key(c)).collect();
+    if create.is_empty() {
+        return Ok(found);
+    }
+    let mut created: Vec<NewThread> = diesel::sql_query(
+        "INSERT INTO threads (workspace_id, contact_id, channel_id)
+         SELECT $1, u.contact_id, $2 FROM unnest($3::bigint[]) WITH ORDINALITY AS u (contact_id, n) ORDER BY u.n
+         RETURNING id, contact_id, status, created_at",
+    )
+    .bind::<BigInt, _>(ws.0)
+    .bind::<BigInt, _>(channel_id.0)
+    .bind::<diesel::sql_types::Array<BigInt>, _>(&create)
+    .load(conn)
+    .await?;
+    created.sort_unstable_by_key(|t| t.id);
+    let events: Vec<serde_json::Value> = created
+        .iter()
+        .map(|t| {
+            // The columns the insert leaves to their defaults, as `thread_for_contact` reads them back.
+            crate::threads::thread_json(&domain::threads::Thread {
+                id: t.id,
+                channel_id: channel_id.0,
+                contact_id: t.contact_id,
+                status: t.status.clone(),
+                unread_count: 0,
+                assignee: None,
+                handover_status: None,
+                last_message_at: None,
+                created_at: t.created_at,
+                labels: Vec::new(),
+            })
+        })
+        .collect();
+    outbox::record_many(conn, ws, EventType::ThreadCreated, &events).await?;
+    found.extend(created.into_iter().map(|t| (t.contact_id, t.id)));
+    Ok(found)
+}

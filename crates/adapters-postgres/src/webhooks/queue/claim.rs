@@ -1,0 +1,176 @@
+//! Claiming due deliveries under the limiter: the candidates, the buckets and the in-flight
+//! counts are read under lock, [`allot`] decides, and the result is written back.
+
+use std::collections::HashMap;
+
+use diesel::sql_types::{Array, BigInt, Double, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::webhooks::limiter::{allot, DeliveryCandidate, TokenBucket};
+use domain::webhooks::{AttemptTrigger, ClaimLimits, ClaimedDelivery};
+use time::OffsetDateTime;
+
+use super::{ts, ClaimRow, CLAIM_RETURNING};
+
+#[derive(QueryableByName)]
+struct Candidate {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = BigInt)]
+    destination_id: i64,
+}
+
+#[derive(QueryableByName)]
+struct InFlight {
+    #[diesel(sql_type = BigInt)]
+    destination_id: i64,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct Bucket {
+    #[diesel(sql_type = BigInt)]
+    destination_id: i64,
+    #[diesel(sql_type = Double)]
+    tokens: f64,
+    #[diesel(sql_type = Timestamptz)]
+    refilled_at: OffsetDateTime,
+}
+
+/// How many due deliveries (oldest first) a claim looks through to find each destination's
+/// oldest ones. Deliveries beyond it are seen once the older ones are sent.
+const CLAIM_SCAN: i64 = 2000;
+
+pub(super) async fn claim_due_tx(
+    conn: &mut AsyncPgConnection,
+    now: OffsetDateTime,
+    max: usize,
+    limits: ClaimLimits,
+) -> diesel::QueryResult<Vec<ClaimedDelivery>> {
+    // At most `max_in_flight` per destination (no destination can take more at once), the oldest
+    // first: a destination with a backlog does not fill the claim with deliveries it has no room
+    // for, and the other destinations' due deliveries behind them are claimed too.
+    let candidates: Vec<Candidate> = diesel::sql_query(
+        "SELECT d.id, d.destination_id FROM webhook_deliveries d
+         JOIN (
+             SELECT s.id, s.next_attempt_at,
+                    row_number() OVER (PARTITION BY s.destination_id ORDER BY s.next_attempt_at, s.id) AS rn
+             FROM (
+                 SELECT id, destination_id, next_attempt_at FROM webhook_deliveries
+                 WHERE status IN ('pending', 'sending') AND next_attempt_at <= $1
+                 ORDER BY next_attempt_at
+                 LIMIT $3
+             ) s
+         ) r ON r.id = d.id
+         WHERE r.rn <= $4 AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= $1
+         ORDER BY r.next_attempt_at, d.id
+         LIMIT $2
+         FOR UPDATE OF d SKIP LOCKED",
+    )
+    .bind::<Timestamptz, _>(now)
+    .bind::<BigInt, _>(i64::try_from(max).unwrap_or(i64::MAX))
+    .bind::<BigInt, _>(CLAIM_SCAN)
+    .bind::<BigInt, _>(i64::from(limits.max_in_flight.max(1)))
+    .load(conn)
+    .await?;
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut dests: Vec<i64> = candidates.iter().map(|c| c.destination_id).collect();
+    dests.sort_unstable();
+    dests.dedup();
+
+    diesel::sql_query(
+        "INSERT INTO webhook_throttles (destination_id, tokens, refilled_at)
+         SELECT u.dest, $2, $3 FROM unnest($1::bigint[]) AS u(dest)
+         WHERE EXISTS (SELECT 1 FROM webhook_destinations w WHERE w.id = u.dest)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind::<Array<BigInt>, _>(&dests)
+    .bind::<Double, _>(limits.burst)
+    .bind::<Timestamptz, _>(now)
+    .execute(conn)
+    .await?;
+    // Locked in id order, so instances claiming for the same destinations cannot deadlock.
+    let buckets: HashMap<i64, TokenBucket> = diesel::sql_query(
+        "SELECT destination_id, tokens, refilled_at FROM webhook_throttles
+         WHERE destination_id = ANY ($1) ORDER BY destination_id FOR UPDATE",
+    )
+    .bind::<Array<BigInt>, _>(&dests)
+    .load::<Bucket>(conn)
+    .await?
+    .into_iter()
+    .map(|b| (b.destination_id, TokenBucket { tokens: b.tokens, refilled_at: b.refilled_at }))
+    .collect();
+
+    // Counted only now, under the buckets' locks: an instance claiming for the same destination
+    // at the same time has committed its claims by then, so both cannot fill the same slots.
+    let in_flight: HashMap<i64, i64> = diesel::sql_query(
+        "SELECT destination_id, count(*) AS n FROM webhook_deliveries
+         WHERE destination_id = ANY ($1) AND status = 'sending' AND next_attempt_at > $2
+         GROUP BY destination_id",
+    )
+    .bind::<Array<BigInt>, _>(&dests)
+    .bind::<Timestamptz, _>(now)
+    .load::<InFlight>(conn)
+    .await?
+    .into_iter()
+    .map(|r| (r.destination_id, r.n))
+    .collect();
+
+    let candidates: Vec<DeliveryCandidate> =
+        candidates.iter().map(|c| DeliveryCandidate { id: c.id, destination_id: c.destination_id }).collect();
+    let allotment = allot(&candidates, &in_flight, &buckets, limits, now);
+
+    let (ids, tokens): (Vec<i64>, Vec<f64>) = allotment.tokens.iter().copied().unzip();
+    diesel::sql_query(
+        "UPDATE webhook_throttles t SET tokens = v.tokens, refilled_at = $3
+         FROM unnest($1::bigint[], $2::float8[]) AS v(id, tokens) WHERE t.destination_id = v.id",
+    )
+    .bind::<Array<BigInt>, _>(&ids)
+    .bind::<Array<Double>, _>(&tokens)
+    .bind::<Timestamptz, _>(now)
+    .execute(conn)
+    .await?;
+
+    if !allotment.deferred.is_empty() {
+        let (ids, at): (Vec<i64>, Vec<OffsetDateTime>) = allotment.deferred.iter().copied().unzip();
+        diesel::sql_query(
+            "UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = v.at
+             FROM unnest($1::bigint[], $2::timestamptz[]) AS v(id, at) WHERE d.id = v.id",
+        )
+        .bind::<Array<BigInt>, _>(&ids)
+        .bind::<Array<Timestamptz>, _>(&at)
+        .execute(conn)
+        .await?;
+    }
+    if allotment.claimed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<ClaimRow> = diesel::sql_query(format!(
+        "UPDATE webhook_deliveries d SET status = 'sending', next_attempt_at = $2, updated_at = $3
+         FROM webhook_events e, webhook_destinations w
+         WHERE d.id = ANY ($1) AND e.id = d.event_id AND w.id = d.destination_id AND w.active
+         RETURNING {CLAIM_RETURNING}, 'pending' AS old_status"
+    ))
+    .bind::<Array<BigInt>, _>(&allotment.claimed)
+    .bind::<Timestamptz, _>(ts(now, limits.lease))
+    .bind::<Timestamptz, _>(now)
+    .load(conn)
+    .await?;
+    if rows.len() < allotment.claimed.len() {
+        // The others belong to destinations deactivated since their event: park them.
+        diesel::sql_query(
+            "UPDATE webhook_deliveries SET status = 'paused', updated_at = $2
+             WHERE id = ANY ($1) AND status IN ('pending', 'sending')",
+        )
+        .bind::<Array<BigInt>, _>(
+            allotment.claimed.iter().copied().filter(|id| !rows.iter().any(|r| r.id == *id)).collect::<Vec<_>>(),
+        )
+        .bind::<Timestamptz, _>(now)
+        .execute(conn)
+        .await?;
+    }
+    Ok(rows.into_iter().map(|r| r.into_claim(AttemptTrigger::Scheduled, true)).collect())
+}

@@ -1,0 +1,289 @@
+//! [`DeliveryQueue`] on PostgreSQL. Workers of every instance claim due deliveries with
+//! `FOR UPDATE SKIP LOCKED` and a lease (`status = 'sending'` until `next_attempt_at`), send them
+//! outside any transaction, and write the results in batches. A worker that dies leaves its
+//! leases to expire, and the deliveries are claimed again: at least once, never lost.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use domain::webhooks::{
+    AttemptRecord, AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryId, DeliveryQueue, DeliveryStatus,
+    DestinationId, EventType, ManualClaim, WorkSignal,
+};
+use domain::workspace::WorkspaceId;
+use domain::RepoError;
+use time::OffsetDateTime;
+
+use crate::error::repo;
+use crate::pool::Db;
+use claim::claim_due_tx;
+use record::record_tx;
+
+mod claim;
+mod record;
+
+/// The delivery queue in PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgDeliveryQueue {
+    db: Db,
+}
+
+impl PgDeliveryQueue {
+    /// A queue on `db`.
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+}
+
+#[derive(QueryableByName)]
+struct ClaimRow {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = BigInt)]
+    workspace_id: i64,
+    #[diesel(sql_type = BigInt)]
+    destination_id: i64,
+    #[diesel(sql_type = Integer)]
+    attempt_count: i32,
+    #[diesel(sql_type = Text)]
+    url: String,
+    #[diesel(sql_type = diesel::sql_types::Bytea)]
+    secret: Vec<u8>,
+    #[diesel(sql_type = Nullable<diesel::sql_types::Bytea>)]
+    previous_secret: Option<Vec<u8>>,
+    #[diesel(sql_type = Text)]
+    message_id: String,
+    #[diesel(sql_type = Text)]
+    payload: String,
+    #[diesel(sql_type = Text)]
+    old_status: String,
+}
+
+impl ClaimRow {
+    fn into_claim(self, trigger: AttemptTrigger, retries_on_failure: bool) -> ClaimedDelivery {
+        ClaimedDelivery {
+            delivery_id: DeliveryId(self.id),
+            workspace_id: WorkspaceId(self.workspace_id),
+            destination_id: DestinationId(self.destination_id),
+            url: self.url,
+            message_id: self.message_id,
+            payload: self.payload,
+            secret_sealed: self.secret,
+            previous_secret_sealed: self.previous_secret,
+            attempt_number: self.attempt_count.saturating_add(1),
+            trigger,
+            retries_on_failure,
+        }
+    }
+}
+
+/// The columns a claim returns, for `UPDATE … FROM webhook_events e, webhook_destinations w`.
+const CLAIM_RETURNING: &str = "d.id, d.workspace_id, d.destination_id, d.attempt_count, w.url,
+    w.secret_encrypted AS secret,
+    CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_encrypted END AS previous_secret,
+    e.message_id, e.payload";
+
+fn ts(now: OffsetDateTime, d: Duration) -> OffsetDateTime {
+    now + d
+}
+
+/// Parks the pending deliveries of deactivated destinations (they resume on reactivation).
+pub(super) async fn pause_pending(
+    conn: &mut AsyncPgConnection,
+    destinations: &[i64],
+    now: OffsetDateTime,
+) -> diesel::QueryResult<usize> {
+    diesel::sql_query(
+        "UPDATE webhook_deliveries SET status = 'paused', updated_at = $2
+         WHERE destination_id = ANY ($1) AND status = 'pending'",
+    )
+    .bind::<Array<BigInt>, _>(destinations)
+    .bind::<Timestamptz, _>(now)
+    .execute(conn)
+    .await
+}
+
+#[async_trait]
+impl DeliveryQueue for PgDeliveryQueue {
+    async fn claim_due(
+        &self,
+        now: OffsetDateTime,
+        max: usize,
+        limits: ClaimLimits,
+    ) -> Result<Vec<ClaimedDelivery>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        conn.transaction(|conn| claim_due_tx(conn, now, max, limits).scope_boxed()).await.map_err(repo)
+    }
+
+    async fn claim_manual(
+        &self,
+        ws: WorkspaceId,
+        destination: DestinationId,
+        delivery: DeliveryId,
+        now: OffsetDateTime,
+        lease: Duration,
+    ) -> Result<ManualClaim, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let rows: Vec<ClaimRow> = diesel::sql_query(format!(
+            "WITH old AS (
+                 SELECT id, status FROM webhook_deliveries
+                 WHERE id = $1 AND workspace_id = $4 AND destination_id = $5
+                   AND NOT (status = 'sending' AND next_attempt_at > $3)
+                 FOR UPDATE
+             )
+             UPDATE webhook_deliveries d SET status = 'sending', next_attempt_at = $2, updated_at = $3
+             FROM old, webhook_events e, webhook_destinations w
+             WHERE d.id = old.id AND e.id = d.event_id AND w.id = d.destination_id
+             RETURNING {CLAIM_RETURNING}, old.status AS old_status"
+        ))
+        .bind::<BigInt, _>(delivery.0)
+        .bind::<Timestamptz, _>(ts(now, lease))
+        .bind::<Timestamptz, _>(now)
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(destination.0)
+        .load(&mut conn)
+        .await
+        .map_err(repo)?;
+        if let Some(row) = rows.into_iter().next() {
+            // A delivery still on its schedule keeps it after a failed manual attempt.
+            let on_schedule = matches!(row.old_status.as_str(), "pending" | "paused" | "sending");
+            return Ok(ManualClaim::Claimed(Box::new(row.into_claim(AttemptTrigger::Manual, on_schedule))));
+        }
+        #[derive(QueryableByName)]
+        struct N {
+            #[diesel(sql_type = BigInt)]
+            n: i64,
+        }
+        let exists: N = diesel::sql_query(
+            "SELECT count(*) AS n FROM webhook_deliveries WHERE id = $1 AND workspace_id = $2 AND destination_id = $3",
+        )
+        .bind::<BigInt, _>(delivery.0)
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(destination.0)
+        .get_result(&mut conn)
+        .await
+        .map_err(repo)?;
+        Ok(if exists.n > 0 { ManualClaim::InProgress } else { ManualClaim::NotFound })
+    }
+
+    async fn create_test(
+        &self,
+        ws: WorkspaceId,
+        destination: DestinationId,
+        event: EventType,
+        payload: &str,
+        now: OffsetDateTime,
+        lease: Duration,
+    ) -> Result<Option<ClaimedDelivery>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let row: Option<ClaimRow> = diesel::sql_query(
+            "WITH w AS (
+                 SELECT * FROM webhook_destinations WHERE workspace_id = $1 AND id = $2
+             ), e AS (
+                 INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, sample)
+                 SELECT $1, $6, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $4, true FROM w
+                 RETURNING id, message_id, payload
+             ), d AS (
+                 INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status, next_attempt_at,
+                                                 created_at, updated_at)
+                 SELECT $1, w.id, e.id, 'sending', $5, $3, $3 FROM w, e
+                 RETURNING id, workspace_id, destination_id, attempt_count
+             )
+             SELECT d.id, d.workspace_id, d.destination_id, d.attempt_count, w.url, w.secret_encrypted AS secret,
+                    CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_encrypted END AS previous_secret,
+                    e.message_id, e.payload, 'pending' AS old_status
+             FROM d, w, e",
+        )
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(destination.0)
+        .bind::<Timestamptz, _>(now)
+        .bind::<Text, _>(payload)
+        .bind::<Timestamptz, _>(ts(now, lease))
+        .bind::<Text, _>(event.as_str())
+        .get_result(&mut conn)
+        .await
+        .optional_row()
+        .map_err(repo)?;
+        Ok(row.map(|r| r.into_claim(AttemptTrigger::Test, false)))
+    }
+
+    async fn record(&self, records: &[AttemptRecord], auto_disable_after: Duration) -> Result<(), RepoError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        conn.transaction(|conn| record_tx(conn, records, auto_disable_after).scope_boxed()).await.map_err(repo)?;
+        for r in records {
+            metrics::counter!(DELIVERIES, "outcome" => outcome(r.status)).increment(1);
+        }
+        Ok(())
+    }
+
+    fn new_events(&self) -> Box<dyn WorkSignal> {
+        Box::new(self.db.wake().events())
+    }
+
+    async fn prune(&self, before: OffsetDateTime) -> Result<u64, RepoError> {
+        const BATCH: i64 = 5000;
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let mut total = 0u64;
+        for sql in [
+            "DELETE FROM webhook_attempts WHERE id IN (
+                 SELECT id FROM webhook_attempts WHERE attempted_at < $1 LIMIT $2)",
+            "DELETE FROM webhook_deliveries WHERE id IN (
+                 SELECT id FROM webhook_deliveries
+                 WHERE status IN ('succeeded', 'failed') AND updated_at < $1 LIMIT $2)",
+            "DELETE FROM webhook_events WHERE id IN (
+                 SELECT e.id FROM webhook_events e
+                 WHERE e.created_at < $1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+                 LIMIT $2)",
+        ] {
+            loop {
+                let n = diesel::sql_query(sql)
+                    .bind::<Timestamptz, _>(before)
+                    .bind::<BigInt, _>(BATCH)
+                    .execute(&mut conn)
+                    .await
+                    .map_err(repo)?;
+                total += n as u64;
+                if (n as i64) < BATCH {
+                    break;
+                }
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// `Ok(None)` for "no row", like diesel's `optional()` for `sql_query`.
+trait OptionalRow<T> {
+    fn optional_row(self) -> diesel::QueryResult<Option<T>>;
+}
+
+impl<T> OptionalRow<T> for diesel::QueryResult<T> {
+    fn optional_row(self) -> diesel::QueryResult<Option<T>> {
+        match self {
+            Ok(v) => Ok(Some(v)),
+            Err(diesel::result::Error::NotFound) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Delivery attempts recorded, by `outcome`: what the attempt left its delivery as
+/// (`succeeded`, `retrying`: another attempt is scheduled, `failed`: no more attempts).
+pub const DELIVERIES: &str = "wms_webhook_deliveries_total";
+
+/// The outcome label of an attempt that left its delivery in `status`.
+fn outcome(status: DeliveryStatus) -> &'static str {
+    match status {
+        DeliveryStatus::Succeeded => "succeeded",
+        DeliveryStatus::Pending | DeliveryStatus::Sending => "retrying",
+        DeliveryStatus::Failed => "failed",
+        DeliveryStatus::Paused => "paused",
+    }
+}

@@ -1,0 +1,197 @@
+//! Recording a batch of attempt results: the attempts, the deliveries' new states, and each
+//! destination's health ([`verdicts`]), deactivating the ones that failed too long or are gone.
+
+use std::time::Duration;
+
+use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::webhooks::health::verdicts;
+use domain::webhooks::retry::should_deactivate;
+use domain::webhooks::{AttemptRecord, EventType};
+use time::OffsetDateTime;
+
+use super::pause_pending;
+use crate::webhooks::{destinations, outbox};
+
+#[derive(QueryableByName)]
+struct Health {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    failing_since: Option<OffsetDateTime>,
+    #[diesel(sql_type = Bool)]
+    active: bool,
+}
+
+fn rfc3339(t: OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+#[derive(QueryableByName)]
+struct Disabled {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+pub(super) async fn record_tx(
+    conn: &mut AsyncPgConnection,
+    records: &[AttemptRecord],
+    auto_disable_after: Duration,
+) -> diesel::QueryResult<()> {
+    let col = |f: &dyn Fn(&AttemptRecord) -> i64| records.iter().map(f).collect::<Vec<i64>>();
+    let ws = col(&|r| r.workspace_id.0);
+    let ids = col(&|r| r.delivery_id.0);
+    let numbers: Vec<i32> = records.iter().map(|r| r.attempt_number).collect();
+    let triggers: Vec<&str> = records.iter().map(|r| r.trigger.as_str()).collect();
+    let at: Vec<OffsetDateTime> = records.iter().map(|r| r.attempted_at).collect();
+    let codes: Vec<Option<i32>> = records.iter().map(|r| r.status_code.map(i32::from)).collect();
+    let errors: Vec<Option<String>> = records
+        .iter()
+        .map(|r| r.error.clone().or_else(|| r.status_code.is_none().then(|| "no answer".to_owned())))
+        .collect();
+    let durations: Vec<i32> = records.iter().map(|r| i32::try_from(r.duration_ms).unwrap_or(i32::MAX)).collect();
+    let excerpts: Vec<&str> = records.iter().map(|r| r.response_excerpt.as_str()).collect();
+    let next: Vec<Option<OffsetDateTime>> = records.iter().map(|r| r.next_attempt_at).collect();
+    let statuses: Vec<&str> = records.iter().map(|r| r.status.as_str()).collect();
+
+    // Only for deliveries that still exist (their destination may have been deleted meanwhile).
+    diesel::sql_query(
+        "INSERT INTO webhook_attempts (workspace_id, delivery_id, attempt_number, trigger, attempted_at,
+             status_code, error, duration_ms, response_excerpt, next_attempt_at)
+         SELECT v.ws, v.id, v.n, v.trigger, v.at, v.code, v.err, v.dur, v.excerpt, v.next
+         FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::text[], $5::timestamptz[], $6::int[], $7::text[],
+                     $8::int[], $9::text[], $10::timestamptz[])
+              AS v(ws, id, n, trigger, at, code, err, dur, excerpt, next)
+         WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = v.id)",
+    )
+    .bind::<Array<BigInt>, _>(&ws)
+    .bind::<Array<BigInt>, _>(&ids)
+    .bind::<Array<Integer>, _>(&numbers)
+    .bind::<Array<Text>, _>(&triggers)
+    .bind::<Array<Timestamptz>, _>(&at)
+    .bind::<Array<Nullable<Integer>>, _>(&codes)
+    .bind::<Array<Nullable<Text>>, _>(&errors)
+    .bind::<Array<Integer>, _>(&durations)
+    .bind::<Array<Text>, _>(&excerpts)
+    .bind::<Array<Nullable<Timestamptz>>, _>(&next)
+    .execute(conn)
+    .await?;
+
+    // A stale result (a lease that expired and was claimed again) never overwrites a newer one.
+    diesel::sql_query(
+        "UPDATE webhook_deliveries d SET
+             status = CASE WHEN v.status = 'pending' AND NOT w.active THEN 'paused' ELSE v.status END,
+             attempt_count = v.n, next_attempt_at = v.next, last_attempt_at = v.at, updated_at = v.at
+         FROM unnest($1::bigint[], $2::text[], $3::int[], $4::timestamptz[], $5::timestamptz[])
+              AS v(id, status, n, next, at),
+              webhook_destinations w
+         WHERE d.id = v.id AND w.id = d.destination_id AND d.attempt_count < v.n",
+    )
+    .bind::<Array<BigInt>, _>(&ids)
+    .bind::<Array<Text>, _>(&statuses)
+    .bind::<Array<Integer>, _>(&numbers)
+    .bind::<Array<Nullable<Timestamptz>>, _>(&next)
+    .bind::<Array<Timestamptz>, _>(&at)
+    .execute(conn)
+    .await?;
+
+    let v = verdicts(records);
+    let mut touched: Vec<i64> = v.failing.iter().map(|f| f.id).collect();
+    touched.sort_unstable();
+    // Destination rows are locked in id order before any update, so concurrent recorders of
+    // several instances cannot deadlock; healthy destinations are only touched if they had failed.
+    diesel::sql_query(
+        "SELECT id FROM webhook_destinations
+         WHERE (id = ANY ($1) AND failing_since IS NOT NULL) OR id = ANY ($2)
+         ORDER BY id FOR UPDATE",
+    )
+    .bind::<Array<BigInt>, _>(&v.healthy)
+    .bind::<Array<BigInt>, _>(&touched)
+    .execute(conn)
+    .await?;
+    if !v.healthy.is_empty() {
+        diesel::sql_query(
+            "UPDATE webhook_destinations SET failing_since = NULL WHERE id = ANY ($1) AND failing_since IS NOT NULL",
+        )
+        .bind::<Array<BigInt>, _>(&v.healthy)
+        .execute(conn)
+        .await?;
+    }
+    let mut disable: Vec<(i64, String, OffsetDateTime)> = v
+        .gone
+        .iter()
+        .map(|(id, at)| (*id, format!("the endpoint answered 410 Gone at {}", rfc3339(*at)), *at))
+        .collect();
+    if !v.failing.is_empty() {
+        let ids: Vec<i64> = v.failing.iter().map(|f| f.id).collect();
+        let firsts: Vec<OffsetDateTime> = v.failing.iter().map(|f| f.first_failure).collect();
+        let resets: Vec<bool> = v.failing.iter().map(|f| f.reset).collect();
+        let health: Vec<Health> = diesel::sql_query(
+            "UPDATE webhook_destinations w
+             SET failing_since = CASE WHEN v.reset THEN v.first ELSE coalesce(w.failing_since, v.first) END
+             FROM unnest($1::bigint[], $2::timestamptz[], $3::bool[]) AS v(id, first, reset)
+             WHERE w.id = v.id
+             RETURNING w.id, w.failing_since, w.active",
+        )
+        .bind::<Array<BigInt>, _>(&ids)
+        .bind::<Array<Timestamptz>, _>(&firsts)
+        .bind::<Array<Bool>, _>(&resets)
+        .load(conn)
+        .await?;
+        for h in health {
+            let last = v.failing.iter().find(|f| f.id == h.id).map(|f| f.last_attempt);
+            if let (true, Some(since), Some(now)) = (h.active, h.failing_since, last) {
+                if should_deactivate(since, now, auto_disable_after) && !disable.iter().any(|d| d.0 == h.id) {
+                    let days = auto_disable_after.as_secs_f64() / 86400.0;
+                    disable.push((
+                        h.id,
+                        format!("every delivery failed for {days} days (since {})", rfc3339(since)),
+                        now,
+                    ));
+                }
+            }
+        }
+    }
+    if !disable.is_empty() {
+        let ids: Vec<i64> = disable.iter().map(|d| d.0).collect();
+        let reasons: Vec<&str> = disable.iter().map(|d| d.1.as_str()).collect();
+        let at: Vec<OffsetDateTime> = disable.iter().map(|d| d.2).collect();
+        // Each deactivation is recorded in its workspace's audit log, by `system`, in this
+        // transaction.
+        let disabled: Vec<Disabled> = diesel::sql_query(
+            "WITH d AS (
+               UPDATE webhook_destinations w
+               SET active = false, disabled_reason = v.reason, disabled_at = v.at, updated_at = v.at
+               FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS v(id, reason, at)
+               WHERE w.id = v.id AND w.active
+               RETURNING w.id, w.workspace_id, v.reason
+             ), audited AS (
+               INSERT INTO audit_events (workspace_id, action, actor_type, actor_label, target_type, target_id, details)
+               SELECT d.workspace_id, $4, 'system', 'wms', 'webhook', d.id, jsonb_build_object('reason', d.reason)
+               FROM d
+             )
+             SELECT d.id FROM d",
+        )
+        .bind::<Array<BigInt>, _>(&ids)
+        .bind::<Array<Text>, _>(&reasons)
+        .bind::<Array<Timestamptz>, _>(&at)
+        .bind::<Text, _>(domain::audit::AuditAction::WebhookDisabled.as_str())
+        .load(conn)
+        .await?;
+        let latest = at.iter().copied().max().unwrap_or_else(OffsetDateTime::now_utc);
+        pause_pending(conn, &ids, latest).await?;
+        // Issue 16: the workspace's other destinations that subscribe hear of it (this one is
+        // inactive now, so the outbox does not queue the event for it), in this transaction.
+        let disabled: Vec<i64> = disabled.into_iter().map(|d| d.id).collect();
+        for d in destinations::load_many(conn, &disabled).await? {
+            let at = d.disabled_at.unwrap_or(latest);
+            let data = destinations::destination_json(&d);
+            outbox::record_at(conn, d.workspace_id, EventType::WebhookDisabled, &data, at).await?;
+        }
+        for (id, reason, _) in &disable {
+            tracing::warn!(destination_id = id, reason, "webhook destination deactivated");
+        }
+    }
+    Ok(())
+}

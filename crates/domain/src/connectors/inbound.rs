@@ -1,0 +1,312 @@
+//! The decision on one inbound platform message: whether it is new, which contact it comes from
+//! (created, or touched and perhaps named), which thread it goes to (created, or bumped and
+//! perhaps reopened), and the events each step emits. The storage adapter reads the facts, asks
+//! [`plan_inbound`], and executes the plan in one transaction.
+
+use time::OffsetDateTime;
+
+use super::InboundMessage;
+use crate::channels::ChannelType;
+use crate::webhooks::EventType;
+
+/// A contact the adapter found for the sender's address (its row locked until commit, which
+/// serialises concurrent messages of one sender).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownContact {
+    /// Its id.
+    pub id: i64,
+    /// Its name, when known.
+    pub name: Option<String>,
+}
+
+/// The sender's latest thread on the channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownThread {
+    /// Its id.
+    pub id: i64,
+    /// Its status (`open`, `resolved`, or another the workspace uses).
+    pub status: String,
+}
+
+/// What the adapter read before the decision.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InboundFacts {
+    /// A message with the same platform message id is already stored for the channel.
+    pub duplicate: bool,
+    /// The contact with the sender's address, if any.
+    pub contact: Option<KnownContact>,
+    /// The known contact's latest thread on the channel, if any.
+    pub thread: Option<KnownThread>,
+}
+
+/// Which contact column identifies a sender on a platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SenderAddress {
+    /// `contacts.phone` (WhatsApp: the sender is an E.164 number).
+    Phone,
+    /// `contacts.platform_user_id` (Messenger, Instagram).
+    PlatformUserId,
+}
+
+impl SenderAddress {
+    /// The address column of senders on `channel_type`.
+    pub fn of(channel_type: ChannelType) -> Self {
+        match channel_type {
+            ChannelType::Whatsapp => Self::Phone,
+            ChannelType::Messenger | ChannelType::Instagram => Self::PlatformUserId,
+        }
+    }
+
+    /// The column name.
+    pub fn column(self) -> &'static str {
+        match self {
+            Self::Phone => "phone",
+            Self::PlatformUserId => "platform_user_id",
+        }
+    }
+}
+
+/// What happens to the sender's contact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContactStep {
+    /// A new contact with the address, the platform's name and both contact times at the message.
+    Create {
+        /// Which column holds `address`.
+        column: SenderAddress,
+        /// The sender's address.
+        address: String,
+        /// The platform's profile name.
+        name: Option<String>,
+        /// First and last contact time.
+        at: OffsetDateTime,
+    },
+    /// A known contact: last contact time set, first contact time and name filled when missing.
+    Touch {
+        /// The contact.
+        id: i64,
+        /// The name to fill in when the contact has none.
+        name: Option<String>,
+        /// The message time.
+        at: OffsetDateTime,
+        /// The name is learned now (the contact had none): `contact.updated` is emitted.
+        learns_name: bool,
+    },
+}
+
+impl ContactStep {
+    /// The event recorded after the step.
+    pub fn event(&self) -> Option<EventType> {
+        match self {
+            Self::Create { .. } => Some(EventType::ContactCreated),
+            Self::Touch { learns_name: true, .. } => Some(EventType::ContactUpdated),
+            Self::Touch { .. } => None,
+        }
+    }
+}
+
+/// What happens to the conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ThreadStep {
+    /// A new thread of the contact on the channel, one unread message.
+    Create {
+        /// Its last message time.
+        at: OffsetDateTime,
+    },
+    /// The latest thread: one more unread, last message time moved forward (never back).
+    Bump {
+        /// The thread.
+        id: i64,
+        /// The message time.
+        at: OffsetDateTime,
+        /// The thread was resolved: it is open again (`thread.status_changed`).
+        reopens: bool,
+    },
+}
+
+impl ThreadStep {
+    /// The event recorded after the step.
+    pub fn event(&self) -> Option<EventType> {
+        match self {
+            Self::Create { .. } => Some(EventType::ThreadCreated),
+            Self::Bump { reopens: true, .. } => Some(EventType::ThreadStatusChanged),
+            Self::Bump { .. } => None,
+        }
+    }
+}
+
+/// The inbound message to store: delivered at its time, from the contact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewInboundMessage {
+    /// The platform's id (unique per channel).
+    pub platform_message_id: String,
+    /// The text.
+    pub content: String,
+    /// Creation and delivery time.
+    pub at: OffsetDateTime,
+}
+
+impl NewInboundMessage {
+    /// The event recorded once it is stored.
+    pub fn event(&self) -> EventType {
+        EventType::MessageCreated
+    }
+}
+
+/// What to write for one inbound message, in order: contact, thread, message, each followed by
+/// its event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InboundPlan {
+    /// The sender's contact.
+    pub contact: ContactStep,
+    /// The conversation.
+    pub thread: ThreadStep,
+    /// The message.
+    pub message: NewInboundMessage,
+}
+
+impl InboundPlan {
+    /// Every event the plan emits, in the order they are recorded.
+    pub fn events(&self) -> Vec<EventType> {
+        self.contact.event().into_iter().chain(self.thread.event()).chain([self.message.event()]).collect()
+    }
+}
+
+/// The status a contact's message reopens (to `open`).
+const RESOLVED: &str = "resolved";
+
+/// Decides what an inbound message changes. `None` for a platform message id already stored (a
+/// redelivered callback): nothing is written, nothing emitted.
+pub fn plan_inbound(channel_type: ChannelType, m: &InboundMessage, facts: &InboundFacts) -> Option<InboundPlan> {
+    if facts.duplicate {
+        return None;
+    }
+    let contact = match &facts.contact {
+        Some(c) => ContactStep::Touch {
+            id: c.id,
+            name: m.name.clone(),
+            at: m.at,
+            learns_name: c.name.is_none() && m.name.is_some(),
+        },
+        None => ContactStep::Create {
+            column: SenderAddress::of(channel_type),
+            address: m.from.clone(),
+            name: m.name.clone(),
+            at: m.at,
+        },
+    };
+    // A new contact has no thread yet, whatever the adapter passed.
+    let thread = match (&facts.contact, &facts.thread) {
+        (Some(_), Some(t)) => ThreadStep::Bump { id: t.id, at: m.at, reopens: t.status == RESOLVED },
+        _ => ThreadStep::Create { at: m.at },
+    };
+    let message =
+        NewInboundMessage { platform_message_id: m.platform_message_id.clone(), content: m.text.clone(), at: m.at };
+    Some(InboundPlan { contact, thread, message })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    const AT: OffsetDateTime = datetime!(2026-03-01 10:00:00 UTC);
+
+    fn message(name: Option<&str>) -> InboundMessage {
+        InboundMessage {
+            platform_message_id: "wamid.1".into(),
+            from: "+14155550123".into(),
+            name: name.map(Into::into),
+            text: "hello".into(),
+            at: AT,
+        }
+    }
+
+    fn known(name: Option<&str>, thread: Option<&str>) -> InboundFacts {
+        InboundFacts {
+            duplicate: false,
+            contact: Some(KnownContact { id: 7, name: name.map(Into::into) }),
+            thread: thread.map(|status| KnownThread { id: 70, status: status.into() }),
+        }
+    }
+
+    #[test]
+    fn a_new_sender_becomes_a_contact_with_a_new_thread() {
+        let plan = plan_inbound(ChannelType::Whatsapp, &message(Some("Ana")), &InboundFacts::default())
+            .expect("a new message");
+        assert_eq!(
+            plan.contact,
+            ContactStep::Create {
+                column: SenderAddress::Phone,
+                address: "+14155550123".into(),
+                name: Some("Ana".into()),
+                at: AT
+            }
+        );
+        assert_eq!(plan.thread, ThreadStep::Create { at: AT });
+        assert_eq!(
+            plan.message,
+            NewInboundMessage { platform_message_id: "wamid.1".into(), content: "hello".into(), at: AT }
+        );
+        assert_eq!(plan.events(), [EventType::ContactCreated, EventType::ThreadCreated, EventType::MessageCreated]);
+    }
+
+    #[test]
+    fn a_new_sender_on_messenger_is_matched_by_platform_user_id() {
+        let plan =
+            plan_inbound(ChannelType::Messenger, &message(None), &InboundFacts::default()).expect("a new message");
+        assert!(matches!(plan.contact, ContactStep::Create { column: SenderAddress::PlatformUserId, .. }));
+    }
+
+    #[test]
+    fn a_known_contact_is_touched_and_its_open_thread_bumped_without_events() {
+        let plan = plan_inbound(ChannelType::Whatsapp, &message(Some("Ana")), &known(Some("Ana B."), Some("open")))
+            .expect("a new message");
+        assert_eq!(plan.contact, ContactStep::Touch { id: 7, name: Some("Ana".into()), at: AT, learns_name: false });
+        assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, reopens: false });
+        assert_eq!(plan.events(), [EventType::MessageCreated]);
+    }
+
+    #[test]
+    fn a_known_contact_without_a_name_learns_it_with_contact_updated() {
+        let plan = plan_inbound(ChannelType::Whatsapp, &message(Some("Ana")), &known(None, Some("open")))
+            .expect("a new message");
+        assert!(matches!(plan.contact, ContactStep::Touch { learns_name: true, .. }));
+        assert_eq!(plan.events(), [EventType::ContactUpdated, EventType::MessageCreated]);
+    }
+
+    #[test]
+    fn a_message_without_a_name_teaches_none() {
+        let plan =
+            plan_inbound(ChannelType::Whatsapp, &message(None), &known(None, Some("open"))).expect("a new message");
+        assert!(matches!(plan.contact, ContactStep::Touch { learns_name: false, .. }));
+    }
+
+    #[test]
+    fn a_known_contact_without_a_thread_on_the_channel_gets_one() {
+        let plan =
+            plan_inbound(ChannelType::Whatsapp, &message(None), &known(Some("Ana"), None)).expect("a new message");
+        assert_eq!(plan.thread, ThreadStep::Create { at: AT });
+        assert_eq!(plan.events(), [EventType::ThreadCreated, EventType::MessageCreated]);
+    }
+
+    #[test]
+    fn a_duplicate_platform_message_id_writes_and_emits_nothing() {
+        let facts = InboundFacts { duplicate: true, ..known(Some("Ana"), Some("resolved")) };
+        assert_eq!(plan_inbound(ChannelType::Whatsapp, &message(Some("Ana")), &facts), None);
+    }
+
+    #[test]
+    fn a_message_reopens_a_resolved_thread_with_status_changed() {
+        let plan = plan_inbound(ChannelType::Whatsapp, &message(None), &known(Some("Ana"), Some("resolved")))
+            .expect("a new message");
+        assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, reopens: true });
+        assert_eq!(plan.events(), [EventType::ThreadStatusChanged, EventType::MessageCreated]);
+    }
+
+    #[test]
+    fn a_workspace_status_other_than_resolved_is_kept() {
+        let plan = plan_inbound(ChannelType::Whatsapp, &message(None), &known(Some("Ana"), Some("pending")))
+            .expect("a new message");
+        assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, reopens: false });
+    }
+}

@@ -1,0 +1,75 @@
+//! The thread record: what the REST API returns and the `data` of the `thread.*` events
+//! (decisions.md, "Events as a contract"), serialised from this one type so the two cannot drift.
+//! The wire enums are the OpenAPI schemas of the same names.
+
+use time::OffsetDateTime;
+
+use super::Thread;
+
+/// Who handles a thread.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AssigneeRecord {
+    /// `user` (a member), `team` or `ai_agent`.
+    #[serde(rename = "type")]
+    #[cfg_attr(feature = "openapi", schema(example = "team"))]
+    pub kind: String,
+    /// The user's, team's or agent's id.
+    pub id: i64,
+}
+
+/// A thread (conversation).
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ThreadRecord {
+    /// Id.
+    pub id: i64,
+    /// Channel.
+    pub channel_id: i64,
+    /// Contact.
+    pub contact_id: i64,
+    /// Status (`open`, `resolved`, or another status the workspace uses).
+    pub status: String,
+    /// Inbound messages not read yet.
+    pub unread_count: i32,
+    /// Who handles it; null when unassigned.
+    pub assignee: Option<AssigneeRecord>,
+    /// `ai`, `requested` or `human` when an AI agent is involved.
+    pub handover_status: Option<String>,
+    /// Time of the last message (RFC 3339, UTC).
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub last_message_at: Option<OffsetDateTime>,
+    /// Creation time (RFC 3339, UTC).
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub created_at: OffsetDateTime,
+    /// The names of its labels, alphabetical (ignoring case).
+    #[cfg_attr(feature = "openapi", schema(example = json!(["billing", "vip"])))]
+    pub labels: Vec<String>,
+}
+
+impl From<Thread> for ThreadRecord {
+    fn from(t: Thread) -> Self {
+        Self {
+            id: t.id,
+            channel_id: t.channel_id,
+            contact_id: t.contact_id,
+            status: t.status,
+            unread_count: t.unread_count,
+            assignee: t.assignee.map(|a| AssigneeRecord { kind: a.kind().to_owned(), id: a.id() }),
+            handover_status: t.handover_status,
+            last_message_at: t.last_message_at,
+            created_at: t.created_at,
+            labels: t.labels,
+        }
+    }
+}
+
+impl ThreadRecord {
+    /// The record as event `data`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
