@@ -123,14 +123,24 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
     };
     let reads = replica.as_ref().map_or_else(|| db.clone(), |r| db.reading_from(r));
     let pages = crate::pages::state(settings, db, &reads);
+    // One cipher: what a channel seals, the callbacks check must open.
+    let cipher = crate::secrets::wired_cipher(settings);
+    let channels = Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone()));
     AppState {
         health: Arc::new(DbHealth {
             db: db.clone(),
             latest: adapters_postgres::migrate::latest_embedded_version(),
             replica,
         }),
-        channels: Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone())),
-        messages: Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
+        channels: Arc::new(domain::channels::ChannelsService::new(
+            channels.clone(),
+            cipher.clone(),
+            crate::connectors::account_proof(settings),
+        )),
+        messages: Arc::new(domain::messaging::MessagingService::new(
+            channels,
+            Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
+        )),
         members: Arc::new(members_service(db)),
         contacts: Arc::new(domain::contacts::ContactsService::new(Arc::new(
             adapters_postgres::contacts::PgContactRepository::new(db.clone()),
@@ -155,8 +165,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             clock: Arc::new(crate::platform::SystemClock),
         }),
         co_admin: crate::co_admin::state(settings, &reads),
-        cipher: crate::secrets::wired_cipher(settings),
-        account_proof: crate::connectors::account_proof(settings),
+        cipher,
         callbacks: Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
         callback_secrets: Arc::default(),
     }

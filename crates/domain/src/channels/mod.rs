@@ -3,7 +3,9 @@
 pub mod model;
 pub mod ports;
 pub mod service;
+pub mod validate;
 
 pub use model::*;
 pub use ports::*;
 pub use service::*;
+pub use validate::*;
