@@ -24,6 +24,8 @@ pub struct AppState {
     pub channels: Arc<domain::channels::ChannelsService>,
     /// Messages: send (creating threads and contacts as needed), read and list.
     pub messages: Arc<domain::messaging::MessagingService>,
+    /// API keys: create, list, revoke, delete (admins).
+    pub api_keys: Arc<domain::api_keys::ApiKeysService>,
     /// Workspace members: list, add, change, remove, invitations.
     pub members: Arc<domain::members::MembersService>,
     /// Contacts: list, create, change and erase.

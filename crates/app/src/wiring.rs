@@ -126,6 +126,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
     // One cipher: what a channel seals, the callbacks check must open.
     let cipher = crate::secrets::wired_cipher(settings);
     let channels = Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone()));
+    let auth = crate::pages::with_sessions(crate::auth::auth_state(settings, db), &pages);
     AppState {
         health: Arc::new(DbHealth {
             db: db.clone(),
@@ -157,7 +158,12 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         ai_agents: Arc::new(domain::ai_agents::AiAgentsService::new(Arc::new(
             adapters_postgres::ai_agents::PgAiAgentRepository::new(db.clone()),
         ))),
-        auth: crate::pages::with_sessions(crate::auth::auth_state(settings, db), &pages),
+        api_keys: Arc::new(domain::api_keys::ApiKeysService::new(
+            auth.api_keys.clone(),
+            auth.clock.clone(),
+            auth.random.clone(),
+        )),
+        auth,
         pages,
         webhooks: crate::webhooks::service(settings, db),
         events: Arc::new(domain::events::EventsService {
