@@ -1,6 +1,5 @@
 //! `POST /v1/channels`
 
-use actix_web::http::header::LOCATION;
 use actix_web::{web, HttpResponse};
 use domain::channels::ChannelInput;
 use serde::Deserialize;
@@ -9,6 +8,7 @@ use utoipa::ToSchema;
 use crate::auth::V1Caller;
 use crate::dto::{ChannelRecord, ChannelStatusDto, ChannelTypeDto, CredentialsBody};
 use crate::error::ApiError;
+use crate::handlers::created;
 use crate::state::AppState;
 use crate::strict::StrictJson;
 
@@ -56,9 +56,7 @@ pub async fn create(
 ) -> Result<HttpResponse, ApiError> {
     let audit = meta.context(caller.principal.actor());
     let channel = state.channels.create(caller.workspace_id, &audit, body.into()).await?;
-    Ok(HttpResponse::Created()
-        .insert_header((LOCATION, format!("/v1/channels/{}", channel.id)))
-        .json(ChannelRecord::from(channel)))
+    Ok(created(format!("/v1/channels/{}", channel.id), ChannelRecord::from(channel)))
 }
 
 impl From<CreateChannelBody> for ChannelInput {

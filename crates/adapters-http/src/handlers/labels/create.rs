@@ -6,10 +6,9 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::LabelRecord;
-use crate::auth::V1Caller;
 use crate::error::ApiError;
+use crate::handlers::input::{NewInput, RequestBody};
 use crate::state::AppState;
-use crate::strict::StrictJson;
 
 /// A new label.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -35,11 +34,14 @@ pub struct CreateLabelBody {
         (status = 409, description = "A label of this name exists (`conflict`)", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn create(
-    caller: V1Caller,
-    state: web::Data<AppState>,
-    StrictJson(body): StrictJson<CreateLabelBody>,
-) -> Result<HttpResponse, ApiError> {
-    let label = state.labels.create(caller.workspace_id, LabelInput { name: body.name, color: body.color }).await?;
+pub async fn create(state: web::Data<AppState>, req: NewInput<CreateLabelBody>) -> Result<HttpResponse, ApiError> {
+    let label = state.labels.create(req.workspace, req.input).await?;
     Ok(HttpResponse::Created().json(LabelRecord::from(label)))
+}
+
+impl RequestBody for CreateLabelBody {
+    type Input = LabelInput;
+    fn into_input(self) -> LabelInput {
+        LabelInput { name: self.name, color: self.color }
+    }
 }
