@@ -14,7 +14,7 @@ use actix_web::middleware::{from_fn, Next};
 use actix_web::{HttpMessage, Route};
 use domain::access::{authorize, Action, Denied, Surface};
 
-use crate::auth::{Member, V1Caller};
+use crate::authentication::{Member, V1Caller};
 use crate::error::ApiError;
 use crate::pages::session::{signed, Signed};
 use crate::pages::PageError;
@@ -123,7 +123,7 @@ async fn enforce(
                 None => Err(ApiError::Internal(anyhow::anyhow!("a settings route outside the member scope"))),
             }
         }
-        Access::Assistant => match crate::auth::assistant::authenticate(req.request()).await {
+        Access::Assistant => match crate::authentication::assistant::resolve_assistant_caller(req.request()).await {
             Ok(caller) => authorize(&caller, Action::AssistantUse).map_err(ApiError::from),
             Err(e) => Err(e),
         },

@@ -11,11 +11,11 @@ use time::OffsetDateTime;
 
 use domain::contacts::Contact;
 
+use crate::dto::WebhookRecord;
 use crate::dto::{
     AssigneeRecord, ChannelRecord, ChannelStatusDto, ChannelTypeDto, DirectionDto, MessageRecord, MessageStatusDto,
     ThreadRecord,
 };
-use crate::handlers::webhooks::WebhookRecord;
 
 /// The component schema of an event type's `data`; `None` for `webhook.test` and
 /// `contact.deleted` (inline).

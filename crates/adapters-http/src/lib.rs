@@ -2,7 +2,7 @@
 
 pub mod access;
 pub mod audit_context;
-pub mod auth;
+pub mod authentication;
 pub mod domain_errors;
 pub mod dto;
 pub mod error;
@@ -12,9 +12,9 @@ pub mod handlers;
 pub mod mcp;
 pub mod middleware;
 pub mod openapi;
-pub mod outbound;
 pub mod pages;
 pub mod routes;
+pub mod session_cookie;
 pub mod state;
 pub mod strict;
 

@@ -9,7 +9,7 @@ use crate::access::{guarded, Access};
 use crate::extract::{json_config, path_config, query_config};
 use crate::handlers;
 use crate::handlers::{
-    ai_agents, api_keys, auth, channels, co_admin, fallback, health, labels, messages, teams, users, webhooks,
+    ai_agents, api_keys, channels, co_admin, fallback, health, labels, login_tokens, messages, teams, users, webhooks,
 };
 
 /// A resource under construction: every method's route is registered with its entry in the
@@ -95,7 +95,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
 
 /// Every `/v1` route, in ONE scope: actix matches the first scope whose prefix fits, so a second
 /// `/v1` scope would never be reached. Put new `/v1` routes here. The middleware authenticates
-/// and rate-limits every request but those of `auth::v1::PUBLIC_PATHS` before its handler runs,
+/// and rate-limits every request but those of `authentication::v1::PUBLIC_PATHS` before its handler runs,
 /// and adds the rate-limit headers to every response; each route then asks the policy.
 fn v1() -> actix_web::Scope<
     impl actix_web::dev::ServiceFactory<
@@ -109,11 +109,11 @@ fn v1() -> actix_web::Scope<
     use Access::{Public, Rest};
     let r = |path| res("/v1", path);
     web::scope("/v1")
-        .wrap(from_fn(crate::auth::v1::authenticate_v1))
+        .wrap(from_fn(crate::authentication::v1::authenticate_v1))
         .service(r("/openapi.json").get(Public, crate::openapi::openapi_json).done())
-        .service(r("/auth/login").post(Public, auth::login::login).done())
+        .service(r("/auth/login").post(Public, login_tokens::login::login).done())
         // Public here: sign-out checks its own token, on every plan.
-        .service(r("/auth/logout").post(Public, auth::logout::logout).done())
+        .service(r("/auth/logout").post(Public, login_tokens::logout::logout).done())
         .service(r("/audit-events").get(Rest(A::AuditRead), handlers::audit_events::list::list).done())
         .service(
             r("/channels")
@@ -239,7 +239,7 @@ fn settings_api() -> actix_web::Scope<
     use Access::Settings as S;
     let r = |path| res("/api/workspaces/{workspace_id}", path);
     web::scope("/api/workspaces/{workspace_id}")
-        .wrap(from_fn(crate::auth::member::authenticate_members))
+        .wrap(from_fn(crate::authentication::member::authenticate_members))
         .service(
             r("/api-keys")
                 .get(S(A::ApiKeysRead), api_keys::list::list)
@@ -289,7 +289,7 @@ fn co_admin_routes() -> actix_web::Scope<
     use Access::Assistant;
     let r = |path| res("/workspaces/{workspace_id}/co-admin", path);
     web::scope("/workspaces/{workspace_id}/co-admin")
-        .wrap(from_fn(crate::auth::assistant::rate_headers))
+        .wrap(from_fn(crate::authentication::assistant::rate_headers))
         .service(r("/tools/execute").post(Assistant, co_admin::execute::execute).done())
         .service(r("/capabilities").get(Assistant, co_admin::capabilities::capabilities).done())
         .service(r("/mcp").post(Assistant, co_admin::mcp::post).otherwise(co_admin::mcp::not_allowed).done())

@@ -43,7 +43,7 @@ pub struct AppState {
     /// The events feed and replays.
     pub events: Arc<domain::events::EventsService>,
     /// Credentials, the rate limit, sign-in and API key management.
-    pub auth: crate::auth::AuthState,
+    pub auth: crate::authentication::AuthState,
     /// The assistant's tools (execute, capabilities, MCP).
     pub co_admin: crate::handlers::co_admin::CoAdminState,
     /// The settings web app: sessions, analytics data and cookie settings.

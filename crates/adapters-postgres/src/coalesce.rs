@@ -7,7 +7,7 @@
 //! that answers all of them; the answers are handed out in arrival order. A request that finds
 //! nothing in flight is sent at once (no timer, no added latency when there is no contention).
 //!
-//! Users: the credential check of `/v1` ([`crate::auth::PgCredentialStore`]: one
+//! Users: the credential check of `/v1` ([`crate::credentials::PgCredentialStore`]: one
 //! `wms_authenticate` verifies the credential and asks the limiter to admit the whole batch) and
 //! the channel listing ([`crate::channels::PgChannelRepository`], what integrators poll for the
 //! state of their connections: one query, its page handed to every identical request).

@@ -11,6 +11,7 @@ use domain::workspace::WorkspaceId;
 use crate::pool::Db;
 
 mod conversations;
+mod plan;
 
 /// What the generator is doing, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,9 +174,9 @@ async fn generate(
 ) -> diesel::QueryResult<()> {
     diesel::sql_query("SELECT setseed($1)").bind::<Double, _>(seed).execute(c).await?;
     diesel::sql_query("SET LOCAL synchronous_commit = off").execute(c).await?;
-    // The messages are sorted twice (by thread, to add up the gaps; by time, to insert them in
-    // order): in memory that is a second or two for a million rows, on disk several.
-    diesel::sql_query("SET LOCAL work_mem = '256MB'").execute(c).await?;
+    // The messages are sorted by time to be inserted in order, texts included (about 270 bytes a
+    // row): in memory that is a second or two for a million rows, on disk several.
+    diesel::sql_query("SET LOCAL work_mem = '512MB'").execute(c).await?;
     progress(SeedProgress::Step("contacts"));
 
     // Team members and teams.
@@ -279,73 +280,12 @@ async fn generate(
     conversation_lines(c).await?;
     business_hours(c, ws, size.days).await?;
 
-    // `+ 0 * g` below ties each LATERAL subquery to its row: an uncorrelated one is evaluated
-    // once for the whole statement, which would give every row the same random values.
-    // Threads start in business hours (s_hours) and are inserted in the order they started, so
-    // thread ids rise with time as they do in a real workspace. Statuses follow age: recent
-    // conversations are still open, old ones mostly resolved.
+    // Threads and messages are planned together: each thread is written once, with the figures
+    // its messages will add up to (see `plan`).
     progress(SeedProgress::Step("threads"));
-    diesel::sql_query(
-        "INSERT INTO threads (workspace_id, contact_id, channel_id, status, assignee_type, assignee_user_id,
-                              assignee_team_id, assignee_ai_agent_id, handover_status, created_at, updated_at)
-         SELECT $1, ct.id, ch.id,
-                CASE WHEN r.created_at > now() - interval '2 days' THEN CASE WHEN r.r1 < 0.6 THEN 'open' WHEN r.r1 < 0.8 THEN 'pending' ELSE 'resolved' END
-                     WHEN r.r1 < 0.12 THEN 'open' WHEN r.r1 < 0.2 THEN 'pending' ELSE 'resolved' END,
-                r.kind,
-                CASE WHEN r.kind = 'user' THEN (SELECT id FROM s_members WHERE n = r.g % (SELECT count(*) FROM s_members)) END,
-                CASE WHEN r.kind = 'team' THEN (SELECT id FROM s_teams WHERE n = r.g % (SELECT count(*) FROM s_teams)) END,
-                CASE WHEN r.kind = 'ai_agent' THEN (SELECT id FROM s_agents WHERE n = r.g % (SELECT count(*) FROM s_agents)) END,
-                CASE WHEN r.kind = 'ai_agent' THEN (ARRAY['ai','ai','requested','human'])[1 + r.g % 4] END,
-                r.created_at, r.created_at
-         FROM (
-             -- Each thread's hour: random points on the running sum of the hours' weights, sorted
-             -- together with the hours' lower bounds, each point taking the last bound before it
-             -- (one sort, instead of a search per thread).
-             SELECT g, max(i) OVER (ORDER BY v, i NULLS LAST) AS i
-             FROM (SELECT g, random() * (SELECT max(cum) FROM s_hours) AS v, NULL::bigint AS i FROM generate_series(0, $2 - 1) g
-                   UNION ALL SELECT NULL, cum - w, i FROM s_hours) p
-         ) pick
-         JOIN s_hours h ON h.i = pick.i
-         CROSS JOIN LATERAL (SELECT pick.g, random() + 0 * pick.g AS r1,
-             (ARRAY['user','user','user','team','team','ai_agent','ai_agent','ai_agent',NULL])[1 + floor(random() * 9)::int] AS kind,
-             floor(power(random(), 1.6) * (SELECT count(*) FROM s_channels))::bigint AS ch_n,
-             h.start + make_interval(secs => random() * h.passed * 3600) AS created_at) r
-         JOIN s_contacts ct ON ct.n = (r.g * 7919) % (SELECT count(*) FROM s_contacts)
-         JOIN s_channels ch ON ch.n = r.ch_n
-         WHERE pick.g IS NOT NULL
-         ORDER BY r.created_at",
-    )
-    .bind::<BigInt, _>(ws)
-    .bind::<BigInt, _>(size.threads)
-    .execute(c)
-    .await?;
-    // Each thread's share of the messages: at least one, the rest by a skewed weight (most
-    // conversations are short, a few run long), adding up to exactly `size.messages`.
-    diesel::sql_query(
-        "CREATE TEMP TABLE s_threads ON COMMIT DROP AS
-         WITH t AS (
-             SELECT row_number() OVER (ORDER BY t.id) - 1 AS n, t.id, t.channel_id, t.status, t.created_at,
-                    t.assignee_type, t.assignee_user_id, t.assignee_ai_agent_id, t.handover_status,
-                    coalesce(ct.language, 'en') AS lang, floor(random() * 6)::int AS topic,
-                    -ln(1 - random()) - ln(1 - random()) AS w
-             FROM threads t JOIN contacts ct ON ct.workspace_id = t.workspace_id AND ct.id = t.contact_id
-             WHERE t.workspace_id = $1),
-         c AS (SELECT t.*, sum(w) OVER (ORDER BY n) AS cum_w, sum(w) OVER () AS total_w, count(*) OVER () AS total_n FROM t),
-         b AS (SELECT c.*, CASE WHEN $2 >= total_n THEN 1 ELSE 0 END AS base,
-                      $2 - CASE WHEN $2 >= total_n THEN total_n ELSE 0 END AS spread FROM c),
-         a AS (SELECT b.*, CASE WHEN n = total_n - 1 THEN spread ELSE least(spread, floor(cum_w / total_w * spread)::bigint) END AS upto FROM b)
-         SELECT a.n, a.id, a.channel_id, a.status, a.created_at, a.assignee_type, a.assignee_user_id,
-                a.assignee_ai_agent_id, a.handover_status, a.lang, a.topic,
-                a.base + a.upto - coalesce(lag(a.upto) OVER (ORDER BY a.n), 0) AS k,
-                100000 + (482913 + a.n * 7919) % 900000 AS order_no
-         FROM a",
-    )
-    .bind::<BigInt, _>(ws)
-    .bind::<BigInt, _>(size.messages)
-    .execute(c)
-    .await?;
-    diesel::sql_query("CREATE INDEX ON s_threads (n)").execute(c).await?;
-    diesel::sql_query("ANALYZE s_threads").execute(c).await?;
+    let salt = (seed * 1e9) as i64;
+    plan::plan_threads(c, ws, salt, size.threads, size.messages).await?;
+    plan::insert_threads(c, ws).await?;
     exec(
         c,
         "INSERT INTO thread_labels (workspace_id, thread_id, label_id)
@@ -360,94 +300,11 @@ async fn generate(
     )
     .await?;
 
-    // Messages, as conversations: the customer writes (even positions), the team answers (odd
-    // positions: a person, the thread's AI agent, or an approved template when WhatsApp's 24-hour
-    // window has closed and to close a resolved thread). Each message follows the previous one by
-    // a realistic gap; a conversation that would run past now is compressed into the time since it
-    // started, so today holds only what its hours can. Inserted in time order so message ids rise
-    // with created_at across the workspace, as they do when messages arrive one by one.
     progress(SeedProgress::Step("messages"));
-    diesel::sql_query(
-        "INSERT INTO messages (workspace_id, thread_id, channel_id, direction, sender_kind, author_user_id,
-                               author_ai_agent_id, content, status, queued_at, sent_at, delivered_at, read_at,
-                               failed_at, failure_reason, platform_message_id, created_at, updated_at)
-         SELECT $1, m.thread_id, m.channel_id, m.direction, m.sender_kind,
-                CASE WHEN m.sender_kind = 'human' THEN m.assignee_user_id END,
-                CASE WHEN m.sender_kind = 'ai' THEN m.assignee_ai_agent_id END,
-                replace(l.text, '{order}', m.order_no::text),
-                m.status,
-                m.at,
-                CASE WHEN m.status IN ('sent','delivered','read') THEN m.at + interval '2 seconds' END,
-                CASE WHEN m.status IN ('delivered','read') THEN m.at + interval '9 seconds' END,
-                CASE WHEN m.status = 'read' THEN least(now(), m.at + make_interval(secs => 30 + m.r3 * 3600)) END,
-                CASE WHEN m.status = 'failed' THEN m.at + interval '3 seconds' END,
-                CASE WHEN m.status = 'failed' THEN (ARRAY['131026: message undeliverable', '131047: re-engagement window closed',
-                                                          '131051: unsupported message type'])[1 + m.tn % 3] END,
-                CASE WHEN m.status <> 'queued' THEN 'wamid.seed' || $1 || '.' || m.tn || '.' || m.seq END,
-                m.at, m.at
-         FROM (
-             SELECT w.*, w.created_at + make_interval(secs => w.cum * CASE WHEN w.total > w.room THEN w.room / w.total ELSE 1 END) AS at
-             FROM (
-                 SELECT g.*, sum(g.gap) OVER (PARTITION BY g.tn ORDER BY g.seq) AS cum, sum(g.gap) OVER (PARTITION BY g.tn) AS total,
-                        0.9 * extract(epoch FROM now() - g.created_at)::float8 AS room
-                 FROM (
-                     SELECT t.n AS tn, t.id AS thread_id, t.channel_id, t.created_at, t.assignee_user_id,
-                            t.assignee_ai_agent_id, t.lang, t.topic, t.order_no, s.seq, x.r3,
-                            CASE WHEN s.seq % 2 = 0 THEN 'inbound' ELSE 'outbound' END AS direction,
-                            CASE WHEN s.seq % 2 = 0 THEN 'contact'
-                                 WHEN x.late OR x.closing AND x.r2 < 0.5 THEN 'template'
-                                 WHEN t.assignee_type = 'ai_agent' AND (s.seq < 4 OR t.handover_status <> 'human') THEN 'ai'
-                                 ELSE 'human' END AS sender_kind,
-                            CASE WHEN s.seq % 2 = 0 THEN CASE WHEN s.seq < t.k - 1 OR t.status = 'resolved' OR x.r3 < 0.5 THEN 'read' ELSE 'delivered' END
-                                 WHEN x.r3 < 0.45 THEN 'read' WHEN x.r3 < 0.72 THEN 'delivered' WHEN x.r3 < 0.88 THEN 'sent'
-                                 WHEN x.r3 < 0.96 THEN 'failed' ELSE 'queued' END AS status,
-                            -- Seconds since the previous message of the thread (log-uniform, so mostly short):
-                            -- an AI agent answers in under a minute, a person in 1 min to 3 h, the customer
-                            -- writes back in 20 s to 2 h.
-                            CASE WHEN s.seq = 0 THEN 0
-                                 WHEN x.late THEN 72000 + x.r1 * 108000
-                                 WHEN s.seq % 2 = 1 AND t.assignee_type = 'ai_agent' AND t.handover_status <> 'human' THEN 3 + x.r1 * 40
-                                 WHEN s.seq % 2 = 1 THEN 60 * exp(x.r1 * ln(180))
-                                 ELSE 20 * exp(x.r1 * ln(360)) END AS gap,
-                            -- Which line: the topic's turns 0-2, then the middle exchanges 3-6; templates are topic -1.
-                            CASE WHEN s.seq % 2 = 1 AND x.late THEN -1
-                                 WHEN s.seq % 2 = 1 AND x.closing AND x.r2 < 0.5 THEN -1 ELSE t.topic END AS line_topic,
-                            CASE WHEN s.seq % 2 = 1 AND x.late THEN 0
-                                 WHEN s.seq % 2 = 1 AND x.closing AND x.r2 < 0.5 THEN 1
-                                 WHEN s.seq / 2 < 2 THEN s.seq / 2
-                                 WHEN x.closing OR (s.seq % 2 = 0 AND s.seq / 2 = (t.k + 1) / 2 - 1 AND t.status = 'resolved') THEN 2
-                                 ELSE 3 + (s.seq / 2 - 2) % 4 END AS turn
-                     FROM s_threads t
-                     CROSS JOIN LATERAL generate_series(0, t.k - 1) s(seq)
-                     CROSS JOIN LATERAL (SELECT random() + 0 * s.seq AS r1, random() + 0 * s.seq AS r2, random() + 0 * s.seq AS r3) r
-                     CROSS JOIN LATERAL (SELECT r.r1, r.r2, r.r3,
-                         -- A day or two of silence before this message (the customer came back, or the team could
-                         -- only answer with a template).
-                         s.seq > 0 AND r.r2 > 0.97 AS late,
-                         -- The team's last reply in a resolved thread of three exchanges or more.
-                         s.seq % 2 = 1 AND s.seq = t.k - 1 AND s.seq >= 5 AND t.status = 'resolved' AS closing) x
-                 ) g
-             ) w
-         ) m
-         JOIN s_lines l ON l.lang = m.lang AND l.topic = m.line_topic AND l.turn = m.turn AND l.customer = (m.seq % 2 = 0)
-         ORDER BY m.at, m.tn, m.seq",
-    )
-    .bind::<BigInt, _>(ws)
-    .execute(c)
-    .await?;
+    plan::insert_messages(c, ws, salt).await?;
 
-    // Denormalised thread and contact figures, consistent with the messages.
+    // Denormalised contact figures, consistent with the threads.
     progress(SeedProgress::Step("figures"));
-    exec(
-        c,
-        "UPDATE threads t SET unread_count = s.unread, last_message_at = s.last_at, updated_at = s.last_at
-         FROM (SELECT thread_id, count(*) FILTER (WHERE direction = 'inbound' AND status <> 'read') AS unread,
-                      max(created_at) AS last_at
-               FROM messages WHERE workspace_id = $1 GROUP BY thread_id) s
-         WHERE t.workspace_id = $1 AND t.id = s.thread_id",
-        ws,
-    )
-    .await?;
     exec(
         c,
         "UPDATE contacts ct SET first_contacted_at = s.first_at, last_contacted_at = s.last_at
@@ -476,15 +333,19 @@ async fn generate(
     Ok(())
 }
 
-/// `s_lines`: every line of [`conversations`], to join on by (language, topic, turn, side).
+/// `s_lines`: every line of [`conversations`], to join on by (language, topic, turn, side), also
+/// folded into one integer `key`: language index × 1000 + (topic + 1) × 100 + turn × 2 + customer.
 async fn conversation_lines(c: &mut AsyncPgConnection) -> diesel::QueryResult<()> {
     let rows = conversations::rows();
+    let mut keys = Vec::new();
     let mut langs = Vec::new();
     let mut topics = Vec::new();
     let mut turns = Vec::new();
     let mut customer = Vec::new();
     let mut texts = Vec::new();
     for (lang, topic, turn, is_customer, text) in rows {
+        let lang_i = conversations::LANGUAGES.iter().position(|l| l.code == lang).unwrap_or(0) as i32;
+        keys.push(lang_i * 1000 + (topic + 1) * 100 + turn * 2 + i32::from(is_customer));
         langs.push(lang);
         topics.push(topic);
         turns.push(turn);
@@ -493,15 +354,17 @@ async fn conversation_lines(c: &mut AsyncPgConnection) -> diesel::QueryResult<()
     }
     diesel::sql_query(
         "CREATE TEMP TABLE s_lines ON COMMIT DROP AS
-         SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::bool[], $5::text[]) AS l(lang, topic, turn, customer, text)",
+         SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::bool[], $5::text[], $6::int[]) AS l(lang, topic, turn, customer, text, key)",
     )
     .bind::<Array<Text>, _>(langs)
     .bind::<Array<Integer>, _>(topics)
     .bind::<Array<Integer>, _>(turns)
     .bind::<Array<Bool>, _>(customer)
     .bind::<Array<Text>, _>(texts)
+    .bind::<Array<Integer>, _>(keys)
     .execute(c)
     .await?;
+    diesel::sql_query("ANALYZE s_lines").execute(c).await?;
     Ok(())
 }
 

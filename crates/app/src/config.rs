@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use domain::webhooks::ssrf::Cidr;
 use serde::Deserialize;
 
 /// Every setting of the service. The README's configuration table lists them with their defaults.
@@ -480,10 +481,11 @@ impl Settings {
         }
         if let Some(subnets) = &self.webhooks.allowed_subnets {
             for s in subnets.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                if parse_cidr(s).is_none() {
+                // The parser the SSRF policy is built with, so what passes here is what it allows.
+                if Cidr::parse(s).is_none() {
                     return bad(
                         "webhooks.allowed_subnets",
-                        &format!("`{s}` is not a CIDR such as 127.0.0.0/8 or ::1/128"),
+                        &format!("`{s}` is not a CIDR such as 127.0.0.0/8 or ::1/128, nor an IP address"),
                     );
                 }
             }
@@ -536,15 +538,6 @@ pub fn parse_retry_schedule(raw: &str) -> Option<Vec<u64>> {
     v.filter(|v| !v.is_empty())
 }
 
-/// A CIDR as address and prefix length.
-pub fn parse_cidr(raw: &str) -> Option<(std::net::IpAddr, u8)> {
-    let (addr, len) = raw.split_once('/')?;
-    let addr: std::net::IpAddr = addr.parse().ok()?;
-    let len: u8 = len.parse().ok()?;
-    let max = if addr.is_ipv4() { 32 } else { 128 };
-    (len <= max).then_some((addr, len))
-}
-
 fn named(setting: &str, e: &config::ConfigError) -> SettingError {
     SettingError { setting: setting.into(), message: e.to_string() }
 }
@@ -569,14 +562,38 @@ fn setting_of(e: &config::ConfigError) -> String {
 
 #[cfg(test)]
 mod tests {
+    use domain::webhooks::ssrf::AddressPolicy;
+
     use super::*;
 
     #[test]
     fn cidrs_parse() {
-        assert!(parse_cidr("127.0.0.0/8").is_some());
-        assert!(parse_cidr("::1/128").is_some());
-        assert!(parse_cidr("10.0.0.0/33").is_none());
-        assert!(parse_cidr("localhost/8").is_none());
+        assert!(Cidr::parse("127.0.0.0/8").is_some());
+        assert!(Cidr::parse("::1/128").is_some());
+        assert!(Cidr::parse("10.0.0.0/33").is_none());
+        assert!(Cidr::parse("localhost/8").is_none());
+    }
+
+    fn with_allowed_subnets(raw: &str) -> Result<(), SettingError> {
+        let mut settings = Settings::defaults().expect("defaults");
+        settings.webhooks.allowed_subnets = Some(raw.to_owned());
+        settings.validate()
+    }
+
+    #[test]
+    fn a_malformed_allowed_subnet_is_refused_naming_the_setting_and_the_entry() {
+        for bad in ["10.0.0.0/33", "::1/129", "localhost/8", "10.0.0.0/", "10.0.0/8"] {
+            let err = with_allowed_subnets(&format!("127.0.0.0/8, {bad}")).expect_err(bad);
+            assert_eq!(err.setting, "webhooks.allowed_subnets", "{bad}");
+            assert!(err.message.contains(&format!("`{bad}`")), "{bad}: {}", err.message);
+        }
+    }
+
+    #[test]
+    fn allowed_subnets_accept_what_the_address_policy_accepts() {
+        let raw = "127.0.0.0/8, ::1/128,10.1.2.3, 192.168.0.0/16";
+        assert!(with_allowed_subnets(raw).is_ok());
+        assert!(AddressPolicy::from_setting(Some(raw)).is_some());
     }
 
     #[test]

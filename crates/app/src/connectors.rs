@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use adapters_http::outbound::meta::MetaGateway;
+use adapters_outbound::meta::MetaGateway;
 use adapters_postgres::connectors::PgConnectors;
 use adapters_postgres::Db;
 use domain::channels::ChannelType;

@@ -4,8 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use adapters_http::outbound::embeddings::HttpEmbedder;
-use adapters_http::outbound::rerank::HttpReranker;
+use adapters_outbound::embeddings::HttpEmbedder;
+use adapters_outbound::rerank::HttpReranker;
 use adapters_postgres::docs::PgDocsIndex;
 use adapters_postgres::Db;
 use anyhow::Context;

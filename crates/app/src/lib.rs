@@ -1,6 +1,6 @@
 #![doc = include_str!("../README.md")]
 
-pub mod auth;
+pub mod auth_state;
 pub mod cli;
 pub mod co_admin;
 pub mod commands;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use adapters_http::auth::AuthState;
+use adapters_http::authentication::AuthState;
 use adapters_http::pages::PagesState;
 use adapters_postgres::analytics::PgCountryStats;
 use adapters_postgres::assistant::PgLiveData;

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use adapters_http::outbound::webhooks::{HttpWebhookTransport, SystemResolver};
+use adapters_outbound::webhooks::{HttpWebhookTransport, SystemResolver};
 use adapters_postgres::webhooks::{PgDeliveryQueue, PgWebhookRepository};
 use adapters_postgres::Db;
 use async_trait::async_trait;

@@ -126,7 +126,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
     // One cipher: what a channel seals, the callbacks check must open.
     let cipher = crate::secrets::wired_cipher(settings);
     let channels = Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone()));
-    let auth = crate::pages::with_sessions(crate::auth::auth_state(settings, db), &pages);
+    let auth = crate::pages::with_sessions(crate::auth_state::auth_state(settings, db), &pages);
     AppState {
         health: Arc::new(DbHealth {
             db: db.clone(),

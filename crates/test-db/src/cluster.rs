@@ -41,6 +41,15 @@ impl Cluster {
     /// # Errors
     /// When a server binary is missing or a server does not start.
     pub async fn start() -> anyhow::Result<Self> {
+        Self::start_with("").await
+    }
+
+    /// [`Cluster::start`] with `conf` appended to the primary's `postgresql.conf` after the
+    /// defaults (a later line wins: `max_connections = 12`, say).
+    ///
+    /// # Errors
+    /// When a server binary is missing or a server does not start.
+    pub async fn start_with(conf_extra: &str) -> anyhow::Result<Self> {
         let dir = clusters_dir().join(uuid::Uuid::new_v4().simple().to_string());
         std::fs::create_dir_all(&dir)?;
         let (primary_port, replica_port) = (free_port()?, free_port()?);
@@ -57,7 +66,7 @@ impl Cluster {
              synchronous_commit = off\nfull_page_writes = off\nshared_buffers = 32MB\nmax_connections = 200\n",
             path(&cluster.dir),
         );
-        append(&primary.join("postgresql.conf"), &conf)?;
+        append(&primary.join("postgresql.conf"), &format!("{conf}{extra}\n", extra = conf_extra))?;
         cluster.start_server(&primary)?;
         wait_ready(primary_port).await?;
         Ok(cluster)

@@ -8,9 +8,19 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-/// Debian's PgBouncer (1.18); `WMS_TEST_PGBOUNCER` names another.
+/// The PgBouncer the tests run: `WMS_TEST_PGBOUNCER` when set, else the one
+/// `scripts/pgbouncer-build` built into this checkout's `.tools/` (1.24.1, transaction pooling
+/// with `max_prepared_statements`), else Debian's (`/usr/sbin/pgbouncer`, 1.18 on Debian 12).
 pub fn binary() -> PathBuf {
-    std::env::var_os("WMS_TEST_PGBOUNCER").map_or_else(|| PathBuf::from("/usr/sbin/pgbouncer"), PathBuf::from)
+    if let Some(named) = std::env::var_os("WMS_TEST_PGBOUNCER") {
+        return PathBuf::from(named);
+    }
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools/pgbouncer-1.24.1/bin/pgbouncer");
+    if built.is_file() {
+        built
+    } else {
+        PathBuf::from("/usr/sbin/pgbouncer")
+    }
 }
 
 /// A running PgBouncer.
@@ -18,30 +28,35 @@ pub fn binary() -> PathBuf {
 pub struct PgBouncer {
     /// Its loopback port.
     pub port: u16,
-    /// Its pooling mode: `transaction` (PgBouncer 1.21+), else `session`.
+    /// Its pooling mode: `transaction`.
     pub mode: &'static str,
+    /// The user of its admin console (the upstream's).
+    user: String,
     child: Child,
     dir: PathBuf,
 }
 
 impl PgBouncer {
-    /// Starts one in front of the server of `upstream` (a `postgres://user@host:port/db` URL):
-    /// with PgBouncer 1.21+ in transaction pooling with `pool_size` server connections at most,
-    /// keeping prepared statements and resetting every server connection after each transaction
-    /// (`DISCARD ALL`); with an older one in session pooling (at least 50 server connections).
+    /// Starts one in front of the server of `upstream` (a `postgres://user@host:port/db` URL), in
+    /// transaction pooling with `pool_size` server connections at most, keeping the clients'
+    /// prepared statements (`max_prepared_statements`) and resetting every server connection
+    /// after each transaction (`DISCARD ALL`, so that nothing can rely on session state).
     ///
     /// # Errors
-    /// When PgBouncer is missing or does not start listening within 10 seconds.
+    /// When PgBouncer is missing, older than 1.21, or does not start listening within 10 seconds.
     pub async fn start(upstream: &str, pool_size: u32) -> anyhow::Result<Self> {
         let (user, host, port) = parts(upstream);
         // Transaction pooling needs PgBouncer to keep the clients' named prepared statements
         // (1.21+); 1.18 loses them at every transaction's end (docs/deployment.md, "Prepared
-        // statements"), so with it the tests get session pooling, the mode that works there.
-        let (mode, pool_size, extra) = if transaction_pooling_works()? {
-            ("transaction", pool_size, "max_prepared_statements = 200\nserver_reset_query_always = 1\n")
-        } else {
-            ("session", pool_size.max(50), "")
-        };
+        // statements").
+        anyhow::ensure!(
+            transaction_pooling_works()?,
+            "{} is older than PgBouncer 1.21, which transaction pooling needs: run \
+             scripts/pgbouncer-build (or set WMS_TEST_PGBOUNCER to a 1.21+ binary)",
+            binary().display()
+        );
+        let mode = "transaction";
+        let extra = "max_prepared_statements = 200\nserver_reset_query_always = 1\n";
         let dir = std::env::temp_dir().join(format!("wms-pgbouncer-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir)?;
         // PgBouncer refuses to run as root: it is started as `postgres` then, which must write here.
@@ -73,7 +88,7 @@ impl PgBouncer {
             .stderr(Stdio::null())
             .spawn()
             .with_context(|| format!("cannot start {}", binary().display()))?;
-        let bouncer = Self { port: listen, child, dir, mode };
+        let bouncer = Self { port: listen, child, dir, mode, user: user.clone() };
         let deadline = Instant::now() + Duration::from_secs(10);
         let addr = std::net::SocketAddr::from(([127, 0, 0, 1], listen));
         while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
@@ -91,6 +106,26 @@ impl PgBouncer {
         let (user, _, _) = parts(url);
         let db = url.rsplit_once('/').map_or("postgres", |(_, db)| db.split('?').next().unwrap_or(db));
         format!("postgres://{user}@127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// The rows of an admin console command (`SHOW STATS`, `SHOW CONFIG`…), each column by name.
+    /// Through `psql`: the console speaks only the simple query protocol.
+    ///
+    /// # Errors
+    /// When `psql` cannot run or the command fails.
+    pub fn show(&self, command: &str) -> anyhow::Result<Vec<std::collections::HashMap<String, String>>> {
+        let out = Command::new("psql")
+            .args(["-X", "-A", "-F", "\t", "-P", "footer=off", "-c", command])
+            .arg(format!("postgres://{}@127.0.0.1:{}/pgbouncer", self.user, self.port))
+            .output()
+            .context("psql")?;
+        anyhow::ensure!(out.status.success(), "{command}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap_or_default().split('\t').collect();
+        Ok(lines
+            .map(|l| header.iter().zip(l.split('\t')).map(|(h, v)| ((*h).to_owned(), v.to_owned())).collect())
+            .collect())
     }
 
     /// What PgBouncer logged so far.

@@ -11,7 +11,7 @@ use actix_web::{web, FromRequest, HttpRequest};
 use domain::workspace::WorkspaceId;
 use serde::de::DeserializeOwned;
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::strict::StrictJson;
 
 /// A documented request body (its `ToSchema` is the OpenAPI one) and the domain input it carries.

@@ -3,7 +3,6 @@
 pub mod ai_agents;
 pub mod api_keys;
 pub mod audit_events;
-pub mod auth;
 pub mod channels;
 pub mod co_admin;
 pub mod contacts;
@@ -12,6 +11,7 @@ pub mod fallback;
 pub mod health;
 pub mod input;
 pub mod labels;
+pub mod login_tokens;
 pub mod messages;
 pub mod platform_webhooks;
 pub mod teams;

@@ -15,7 +15,7 @@ use super::session::{
     login_csrf_cookie, login_csrf_removal, session_cookie, tokens_match, CSRF_FIELD, LOGIN_CSRF_COOKIE,
 };
 use super::PageError;
-use crate::auth::SESSION_COOKIE;
+use crate::session_cookie::SESSION_COOKIE;
 use crate::state::AppState;
 
 /// Where to go after signing in when nothing else was asked for.

@@ -5,7 +5,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::session::{removal, SessionForm};
 use super::PageError;
-use crate::auth::SESSION_COOKIE;
+use crate::session_cookie::SESSION_COOKIE;
 use crate::state::AppState;
 
 /// Revokes the session (so a copied cookie stops working too) and deletes the cookie.

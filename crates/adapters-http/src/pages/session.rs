@@ -7,7 +7,7 @@
 //! 3. Every state-changing form carries the session's synchronizer token
 //!    ([`domain::sessions::SessionSecret::csrf_token`]), checked in constant time here
 //!    ([`SessionForm`]); the JSON settings API wants it in `X-CSRF-Token` when authenticated by
-//!    cookie ([`crate::auth::member`]). The sign-in form, which has no session yet, uses a
+//!    cookie ([`crate::session_cookie::csrf_header_ok`]). The sign-in form, which has no session yet, uses a
 //!    double-submit cookie ([`LOGIN_CSRF_COOKIE`]).
 
 use std::future::Future;
@@ -24,7 +24,7 @@ use subtle::ConstantTimeEq;
 
 use super::form::FormData;
 use super::{PageError, PagesState};
-use crate::auth::SESSION_COOKIE;
+use crate::session_cookie::SESSION_COOKIE;
 use crate::state::AppState;
 
 /// The sign-in form's double-submit cookie.
@@ -228,17 +228,4 @@ impl FromRequest for SessionForm {
             }
         })
     }
-}
-
-/// For the JSON settings API authenticated by the session cookie: safe methods pass; others need
-/// `X-CSRF-Token` with the session's token.
-pub fn csrf_header_ok(req: &HttpRequest, cookie_value: &str) -> bool {
-    if matches!(
-        *req.method(),
-        actix_web::http::Method::GET | actix_web::http::Method::HEAD | actix_web::http::Method::OPTIONS
-    ) {
-        return true;
-    }
-    let presented = req.headers().get("x-csrf-token").and_then(|v| v.to_str().ok()).unwrap_or("");
-    SessionSecret::parse(cookie_value).is_some_and(|s| s.csrf_matches(presented))
 }

@@ -223,3 +223,117 @@ async fn with_every_slot_taken_by_others_requests_never_hang_and_resume_when_slo
     accepted_again(&app, &c, Duration::from_secs(10)).await;
     app.drop_role(&role).await;
 }
+
+/// The `application_name` of the other clients, which tell them apart from wms's sessions.
+const OTHER: &str = "other_client";
+
+/// Opens connections to `url` as another client until the server refuses one for want of slots.
+async fn take_every_slot(url: &str, others: &mut Vec<AsyncPgConnection>) {
+    loop {
+        match AsyncPgConnection::establish(url).await {
+            Ok(conn) => others.push(conn),
+            Err(e) => {
+                assert!(e.to_string().contains("too many clients"), "refused for another reason: {e}");
+                return;
+            }
+        }
+    }
+}
+
+/// The server's client sessions that are not the other clients': wms's.
+const WMS_SESSIONS: &str =
+    "FROM pg_stat_activity WHERE backend_type = 'client backend' AND application_name <> 'other_client'";
+
+/// Ends wms's sessions and lets the other clients take the slots they free, until wms holds none.
+async fn evict_wms(url: &str, others: &mut Vec<AsyncPgConnection>) {
+    for _ in 0..50 {
+        if count(&mut others[0], &format!("SELECT count(*) AS n {WMS_SESSIONS}")).await == 0 {
+            return;
+        }
+        sql(&mut others[0], &format!("SELECT pg_terminate_backend(pid) {WMS_SESSIONS}")).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        take_every_slot(url, others).await;
+    }
+    panic!("wms kept reconnecting into the freed slots");
+}
+
+#[tokio::test]
+async fn with_max_connections_used_up_by_other_clients_requests_get_503_in_time_and_work_resumes() {
+    // The load run for real: a private server whose every slot (`max_connections`, the
+    // superuser-reserved ones included) is taken by other clients while requests and workers run.
+    let cluster = test_db::cluster::Cluster::start_with("max_connections = 30\nsuperuser_reserved_connections = 0")
+        .await
+        .expect("private server");
+    let database = test_db::TestDatabase::new_on(cluster.primary_url("postgres")).await.expect("database");
+    let other_url = format!("{}?application_name={OTHER}", database.url);
+    let app = TestApp::spawn_on_database(database, settings).await;
+    let receiver = Receiver::start().await;
+    let c = calls(&app).await;
+    crate::webhooks_delivery::destination(&app, &c.key, &receiver.url("/hook"), &["message.created"]).await;
+    let workers = app::webhooks::start(
+        &app.settings,
+        app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock)),
+    );
+    accepted_again(&app, &c, Duration::from_secs(10)).await;
+
+    // 1. wms keeps the connections it holds; every free slot goes to others. A burst of sends
+    // beside every kind of request: each is answered (sent, or 503 within the bound), none hangs.
+    let mut others = Vec::new();
+    take_every_slot(&other_url, &mut others).await;
+    assert!(!others.is_empty(), "no slot was free for the other clients");
+    let mut requests = c.all(&app);
+    for _ in 0..30 {
+        requests.push(("burst", c.all(&app).swap_remove(1).1));
+    }
+    let answers = futures_util::future::join_all(requests.into_iter().map(|(what, r)| async move {
+        let started = Instant::now();
+        (what, tokio::time::timeout(Duration::from_secs(30), r.send()).await, started.elapsed())
+    }))
+    .await;
+    for (what, res, took) in answers {
+        let res = res.unwrap_or_else(|_| panic!("{what} hung")).expect("response");
+        assert!(took < ANSWERED_WITHIN * 2, "{what} answered in {took:?}");
+        assert!(res.status().as_u16() < 500 || res.status() == 503, "{what}: {}", res.status());
+        if res.status() == 503 {
+            assert!(res.headers().contains_key(RETRY_AFTER), "{what}: 503 without Retry-After");
+        }
+    }
+
+    // 2. wms's own sessions end too, and the others take their slots: every request is 503.
+    evict_wms(&other_url, &mut others).await;
+    let before = count(&mut others[0], "SELECT count(*) AS n FROM messages").await;
+    all_refused(c.all(&app)).await;
+    let mut requests = c.all(&app);
+    for _ in 0..12 {
+        requests.push(("burst", c.all(&app).swap_remove(1).1));
+    }
+    all_refused(requests).await;
+    assert_eq!(count(&mut others[0], "SELECT count(*) AS n FROM messages").await, before, "nothing written");
+    assert_eq!(count(&mut others[0], &format!("SELECT count(*) AS n {WMS_SESSIONS}")).await, 0, "no slot for wms");
+    // An event recorded meanwhile by another client: delivered once the workers can claim again.
+    adapters_postgres::webhooks::outbox::record(
+        &mut others[0],
+        WorkspaceId(c.ws),
+        EventType::MessageCreated,
+        &json!({"id": 0}),
+    )
+    .await
+    .expect("event recorded by another client");
+
+    // 3. The other clients leave: requests and workers resume by themselves within seconds.
+    drop(others);
+    let took = accepted_again(&app, &c, Duration::from_secs(10)).await;
+    assert!(took < Duration::from_secs(10), "recovered in {took:?}");
+    for (what, r) in c.all(&app) {
+        let res = r.send().await.expect("response");
+        assert!(res.status().as_u16() < 500, "{what} after recovery: {}", res.status());
+    }
+    let mut owner = AsyncPgConnection::establish(&other_url).await.expect("a connection again");
+    let sent = count(&mut owner, "SELECT count(*) AS n FROM messages").await;
+    // One delivery per message sent, plus the event of the outage.
+    receiver.wait_for(usize::try_from(sent).expect("count") + 1, Duration::from_secs(30)).await;
+    workers.stop(Duration::from_secs(5)).await;
+    drop(owner);
+    drop(app);
+    drop(cluster);
+}

@@ -78,10 +78,9 @@ impl TestApp {
     }
 
     /// A server that reaches its database through a PgBouncer of its own
-    /// (`database.pgbouncer = true`, migrations on the direct URL): in transaction pooling with at
-    /// most `server_connections` server connections when PgBouncer is 1.21+, else in session
-    /// pooling (`test_db::pgbouncer`). [`TestApp::spawn_instance`] starts more instances
-    /// behind the same PgBouncer.
+    /// (`database.pgbouncer = true`, migrations on the direct URL), in transaction pooling with at
+    /// most `server_connections` server connections (`test_db::pgbouncer`: PgBouncer 1.21+).
+    /// [`TestApp::spawn_instance`] starts more instances behind the same PgBouncer.
     pub async fn spawn_behind_pgbouncer(server_connections: u32, adjust: impl FnOnce(&mut Settings)) -> TestApp {
         app::telemetry::init_for_tests();
         let database = TestDatabase::new().await.expect("test database");
@@ -97,6 +96,32 @@ impl TestApp {
         .await;
         app.bouncer = Some(bouncer);
         app
+    }
+
+    /// Checks that the traffic so far went through this app's PgBouncer in transaction pooling:
+    /// its named prepared statements were tracked (`max_prepared_statements`), its transactions
+    /// were handed more server connections than PgBouncer ever opened (a server connection served
+    /// many clients' transactions), and no more than `server_connections` are open.
+    pub fn assert_transaction_pooling(&self, server_connections: usize) {
+        let bouncer = self.bouncer.as_ref().expect("a PgBouncer");
+        let config = bouncer.show("SHOW CONFIG").expect("SHOW CONFIG");
+        let setting = |key: &str| config.iter().find(|r| r["key"] == key).map(|r| r["value"].clone());
+        assert_eq!(setting("pool_mode").as_deref(), Some("transaction"));
+        assert_eq!(setting("max_prepared_statements").as_deref(), Some("200"));
+        let db = self.database.name.as_str();
+        let stats = bouncer.show("SHOW STATS").expect("SHOW STATS");
+        let row = stats.iter().find(|r| r["database"] == db).expect("stats of the test database");
+        let n = |col: &str| row[col].parse::<u64>().unwrap_or_else(|_| panic!("{col}: {row:?}"));
+        assert!(n("total_client_parse_count") > 0, "named statements went through PgBouncer: {row:?}");
+        let servers = bouncer.show("SHOW SERVERS").expect("SHOW SERVERS");
+        let open = servers.iter().filter(|r| r["database"] == db).count();
+        assert!(open <= server_connections, "{open} server connections, at most {server_connections}");
+        assert!(
+            n("total_server_assignment_count") > 10 * server_connections as u64,
+            "server connections were shared between transactions: {row:?}"
+        );
+        let log = bouncer.log();
+        assert!(!log.contains("prepared statement"), "PgBouncer logged: {log}");
     }
 
     /// A server on `database` (of another server than the suite's, say), with settings adjusted

@@ -32,6 +32,7 @@ mod messages_concurrency;
 mod metrics;
 mod pages;
 mod pages_browser;
+mod pages_webhooks;
 mod pool;
 mod rate_limit;
 mod replica;

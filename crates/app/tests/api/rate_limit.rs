@@ -93,16 +93,17 @@ async fn two_instances_and_64_clients_admit_exactly_the_limit() {
     exactly_the_limit_across_instances(TestApp::spawn().await).await;
 }
 
-/// The same through PgBouncer (decisions.md, "Operations at scale"): in transaction pooling, 8
-/// server connections for both instances' pools, when PgBouncer is 1.21+; in session pooling with
-/// Debian 12's 1.18 (docs/deployment.md, "Prepared statements").
+/// The same through PgBouncer (decisions.md, "Operations at scale") in transaction pooling: 8
+/// server connections for both instances' pools (PgBouncer 1.21+ with `max_prepared_statements`,
+/// docs/deployment.md, "Prepared statements").
 #[tokio::test]
 async fn two_instances_behind_pgbouncer_admit_exactly_the_limit() {
     let app = TestApp::spawn_behind_pgbouncer(8, |_| {}).await;
-    exactly_the_limit_across_instances(app).await;
+    let app = exactly_the_limit_across_instances(app).await;
+    app.assert_transaction_pooling(8);
 }
 
-async fn exactly_the_limit_across_instances(app: TestApp) {
+async fn exactly_the_limit_across_instances(app: TestApp) -> TestApp {
     let (_, key) = app.advanced_with_key().await;
     let bases = Arc::new([app.address.clone(), app.spawn_instance()]);
     let sent = Arc::new(AtomicUsize::new(0));
@@ -140,6 +141,7 @@ async fn exactly_the_limit_across_instances(app: TestApp) {
     assert_eq!(limited.load(Ordering::SeqCst), 200);
     let res = channels_with(&app, &bases[1], &format!("Bearer {key}")).await;
     problem(res, 429, "rate_limited").await;
+    app
 }
 
 /// Concurrent requests of one key share database statements (docs/rate-limit.md,

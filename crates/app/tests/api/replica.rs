@@ -170,3 +170,83 @@ async fn reads_follow_the_replica_while_it_keeps_up_and_survive_its_stop() {
     assert_eq!(failed.load(Ordering::SeqCst), 0, "no failed request ({} answered)", ok.load(Ordering::SeqCst));
     s.lagging_replica_is_passed_over("page-after-restart").await;
 }
+
+/// A replica that goes away under statements in flight (a crash, `-m immediate`, or a fast
+/// stop, `-m fast`): those requests answer 503 `service_unavailable` with `Retry-After`, never
+/// 500, and the reads after it are answered by the primary; started again, the replica is read
+/// from again.
+///
+/// To have statements surely in flight, the primary holds `ACCESS EXCLUSIVE` on `channels`: the
+/// replica replays the lock, so the tools' reads of `channels` on the replica wait for it.
+#[tokio::test]
+async fn statements_in_flight_on_a_replica_that_goes_away_answer_503_never_500() {
+    let s = Arc::new(setup().await);
+    s.wait_for_state("in_use").await;
+    s.channel("page-crash").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.tool_channels().await.contains("page-crash") {
+        assert!(Instant::now() < deadline, "the replica never showed the channel");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for mode in ["fast", "immediate"] {
+        let mut locker = AsyncPgConnection::establish(&s.app.database.url).await.expect("primary");
+        {
+            use diesel_async::SimpleAsyncConnection;
+            locker.batch_execute("BEGIN; LOCK TABLE channels IN ACCESS EXCLUSIVE MODE").await.expect("lock");
+        }
+        // The lock reaches the replica once its WAL is flushed: a WAL switch flushes it now.
+        {
+            use diesel_async::RunQueryDsl;
+            let mut other = AsyncPgConnection::establish(&s.app.database.url).await.expect("primary");
+            diesel::sql_query("SELECT pg_switch_wal()").execute(&mut other).await.expect("pg_switch_wal");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let mut in_flight: Vec<_> = (0..4)
+            .map(|_| {
+                let s = s.clone();
+                tokio::spawn(async move {
+                    let res = s
+                        .app
+                        .client
+                        .post(s.app.url(&format!("/workspaces/{}/co-admin/tools/execute", s.ws)))
+                        .bearer_auth(&s.token)
+                        .json(&json!({"tool": "list_channels", "arguments": {}}))
+                        .send()
+                        .await
+                        .expect("request");
+                    let status = res.status().as_u16();
+                    let retry_after = res.headers().contains_key("retry-after");
+                    (status, retry_after, res.text().await.expect("body"))
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        if let Some(done) = in_flight.iter_mut().find(|t| t.is_finished()) {
+            let (status, _, body) = done.await.expect("request task");
+            panic!("{mode}: the reads should wait on the replica, one answered {status} {body}");
+        }
+        let stopping = {
+            let s = s.clone();
+            tokio::task::spawn_blocking(move || s.cluster.stop_replica(mode))
+        };
+        stopping.await.expect("join").expect("stop the replica");
+        {
+            use diesel_async::SimpleAsyncConnection;
+            locker.batch_execute("COMMIT").await.expect("unlock");
+        }
+        // Not retried on the primary (a read is not told apart from a write there): the client's
+        // retry is, once the watcher has seen the replica gone.
+        for t in in_flight {
+            let (status, retry_after, body) = t.await.expect("request task");
+            assert_eq!(status, 503, "{mode}: {body}");
+            assert!(retry_after, "{mode}: a 503 says when to retry");
+            let problem: Value = serde_json::from_str(&body).expect("problem+json");
+            assert_eq!(problem["code"], "service_unavailable", "{mode}: {body}");
+        }
+        s.wait_for_state("unreachable").await;
+        assert!(s.tool_channels().await.contains("page-crash"), "{mode}: the primary answers");
+        s.cluster.restart_replica().await.expect("restart the replica");
+        s.wait_for_state("in_use").await;
+        assert!(s.tool_channels().await.contains("page-crash"), "{mode}: the replica answers again");
+    }
+}

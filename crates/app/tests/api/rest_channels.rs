@@ -55,6 +55,15 @@ async fn list_filters_and_paginates() {
     let (_, p2) = app.get_json(&format!("/v1/channels?limit=2&cursor={cursor}"), &key).await;
     assert_eq!(p2["data"][0]["id"], c);
     assert_eq!(p2["next_cursor"], json!(null));
+    // A cursor of the unfiltered listing is refused by a filtered one (and the other way round).
+    let (status, p) = app.get_json(&format!("/v1/channels?status=active&limit=2&cursor={cursor}"), &key).await;
+    assert_eq!((status, error_fields(&p)), (422, vec!["cursor".to_owned()]));
+    let (_, w1) = app.get_json("/v1/channels?channel_type=whatsapp&limit=1", &key).await;
+    let wc = w1["next_cursor"].as_str().expect("a next page");
+    let (_, w2) = app.get_json(&format!("/v1/channels?channel_type=whatsapp&limit=1&cursor={wc}"), &key).await;
+    assert_eq!(w2["data"][0]["id"], c);
+    let (status, p) = app.get_json(&format!("/v1/channels?limit=1&cursor={wc}"), &key).await;
+    assert_eq!((status, error_fields(&p)), (422, vec!["cursor".to_owned()]));
 }
 
 #[tokio::test]

@@ -167,6 +167,11 @@ async fn listing_is_newest_first_filtered_and_stable_under_inserts() {
     let (_, p3) = app.get_json(&format!("/v1/messages?channel_id={wa}&limit=2&cursor={cursor}"), &key).await;
     assert_eq!(ids(&p3), [sent[0]]);
     assert_eq!(p3["next_cursor"], json!(null));
+    // The cursor is bound to the filters it was issued for.
+    for other in [format!("channel_id={ig}"), String::new(), format!("channel_id={wa}&direction=outbound")] {
+        let (status, p) = app.get_json(&format!("/v1/messages?{other}&limit=2&cursor={cursor}"), &key).await;
+        assert_eq!((status, error_fields(&p)), (422, vec!["cursor".to_owned()]), "{other}");
+    }
 
     let (_, q) = app.get_json("/v1/messages?status=queued&direction=outbound&limit=100", &key).await;
     assert_eq!(q["data"].as_array().map(Vec::len), Some(7));

@@ -191,11 +191,69 @@ mod listing {
             .map(|t| t["id"].as_i64().expect("id"))
             .collect();
         assert_eq!((walked, second["next_cursor"].clone()), (vec![d, c, b, a], Value::Null));
-        assert_eq!(
-            ids(&app, &key, &format!("limit=1&label=vip&cursor={cursor}")).await,
-            [b],
-            "after c under the label filter"
-        );
+        // A cursor belongs to the filters it was issued for: under another filter it is refused
+        // instead of continuing that listing from a position of this one.
+        let res = app.authed(Method::GET, &format!("/v1/threads?limit=1&label=vip&cursor={cursor}"), &key).send().await;
+        assert_eq!(error_fields(&problem(res.expect("request"), 422, "validation_failed").await), ["cursor"]);
+    }
+
+    #[tokio::test]
+    async fn a_cursor_is_bound_to_its_filters_and_tampering_is_refused() {
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        use base64::Engine;
+
+        let app = TestApp::spawn().await;
+        let (_, key) = app.advanced_with_key().await;
+        let wa = app.channel(&key, "whatsapp", "+14155550101", "active").await;
+        let mut made = Vec::new();
+        for to in ["+14155550121", "+14155550122", "+14155550123"] {
+            made.push(thread(&app, &key, wa, to).await);
+        }
+        label(&app, &key, "VIP").await;
+        for t in &made {
+            assert_eq!(put_labels(&app, &key, *t, json!(["vip"])).await.status(), 200);
+        }
+        // The same filters' cursor walks on (the label's case does not change the filter).
+        let (_, first) = app.get_json("/v1/threads?status=open&label=vip&limit=2", &key).await;
+        let cursor = first["next_cursor"].as_str().expect("more").to_owned();
+        assert_eq!(ids(&app, &key, &format!("label=VIP&status=open&limit=2&cursor={cursor}")).await, [made[0]]);
+        // Another filter set, no filter, or a filter added: refused, naming `cursor`.
+        for query in [
+            format!("status=resolved&label=vip&cursor={cursor}"),
+            format!("cursor={cursor}"),
+            format!("status=open&label=vip&channel_id={wa}&cursor={cursor}"),
+            format!("status=open&label=vip&updated_since=2020-01-01T00:00:00Z&cursor={cursor}"),
+        ] {
+            let res = app.authed(Method::GET, &format!("/v1/threads?{query}"), &key).send().await.expect("request");
+            let p = problem(res, 422, "validation_failed").await;
+            assert_eq!(error_fields(&p), ["cursor"], "{query}");
+        }
+        // An unfiltered cursor is not accepted by a filtered listing either.
+        let (_, all) = app.get_json("/v1/threads?limit=1", &key).await;
+        let plain = all["next_cursor"].as_str().expect("more").to_owned();
+        assert_eq!(ids(&app, &key, &format!("limit=1&cursor={plain}")).await, [made[1]]);
+        let res = app.authed(Method::GET, &format!("/v1/threads?status=open&cursor={plain}"), &key).send().await;
+        assert_eq!(error_fields(&problem(res.expect("request"), 422, "validation_failed").await), ["cursor"]);
+        // Tampering: another position with the digest kept, or the digest edited, is refused.
+        let raw = String::from_utf8(URL_SAFE_NO_PAD.decode(&cursor).expect("base64")).expect("utf8");
+        let (prefix_id, digest) = raw.rsplit_once('.').expect("a digest");
+        let moved = URL_SAFE_NO_PAD.encode(format!("c1.{}.{digest}", made[2] + 1));
+        assert_eq!(ids(&app, &key, &format!("status=open&label=vip&cursor={moved}")).await.len(), 3, "a position");
+        let mut edited = digest.to_owned().into_bytes();
+        edited[0] = if edited[0] == b'0' { b'1' } else { b'0' };
+        for bad in [
+            URL_SAFE_NO_PAD.encode(format!("{prefix_id}.{}", String::from_utf8(edited).expect("hex"))),
+            URL_SAFE_NO_PAD.encode(format!("{prefix_id}.")),
+            URL_SAFE_NO_PAD.encode(prefix_id),
+            format!("{cursor}x"),
+        ] {
+            let res = app
+                .authed(Method::GET, &format!("/v1/threads?status=open&label=vip&cursor={bad}"), &key)
+                .send()
+                .await
+                .expect("request");
+            assert_eq!(error_fields(&problem(res, 422, "validation_failed").await), ["cursor"], "{bad}");
+        }
     }
 
     #[tokio::test]

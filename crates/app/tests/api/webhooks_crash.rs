@@ -44,15 +44,16 @@ async fn sigkill_mid_delivery_loses_no_event() {
     sigkill_loses_nothing(TestApp::spawn_with(loopback).await).await;
 }
 
-/// The same with both processes behind PgBouncer (transaction pooling when it is 1.21+,
-/// `test_db::pgbouncer`): the killed process's transactions end with its client connections,
-/// and nothing of its session stays on the server connections the next one gets.
+/// The same with both processes behind PgBouncer in transaction pooling (`test_db::pgbouncer`):
+/// the killed process's transactions end with its client connections, and nothing of its session
+/// stays on the server connections the next one gets.
 #[tokio::test]
 async fn sigkill_behind_pgbouncer_loses_no_event() {
-    sigkill_loses_nothing(TestApp::spawn_behind_pgbouncer(6, loopback).await).await;
+    let app = sigkill_loses_nothing(TestApp::spawn_behind_pgbouncer(6, loopback).await).await;
+    app.assert_transaction_pooling(6);
 }
 
-async fn sigkill_loses_nothing(app: TestApp) {
+async fn sigkill_loses_nothing(app: TestApp) -> TestApp {
     const EVENTS: usize = 60;
     let receiver = Receiver::start().await;
     // Slow answers keep several deliveries in flight when the process dies.
@@ -83,4 +84,5 @@ async fn sigkill_loses_nothing(app: TestApp) {
     let _ = second.wait();
     assert_eq!(ids.len(), EVENTS, "every event arrived (received {} requests)", receiver.received().len());
     assert!(receiver.received().len() >= EVENTS);
+    app
 }

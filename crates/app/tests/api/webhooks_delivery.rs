@@ -356,8 +356,8 @@ async fn per_destination_concurrency_limit_is_enforced_across_workers() {
     once_each_across_workers(&app).await;
 }
 
-/// The same through PgBouncer (transaction pooling when it is 1.21+, `test_db::pgbouncer`), and
-/// no event is delivered twice.
+/// The same through PgBouncer in transaction pooling (`test_db::pgbouncer`), and no event is
+/// delivered twice.
 #[tokio::test]
 async fn behind_pgbouncer_each_event_is_delivered_exactly_once_across_workers() {
     let app = TestApp::spawn_behind_pgbouncer(6, three_in_flight).await;
@@ -366,6 +366,7 @@ async fn behind_pgbouncer_each_event_is_delivered_exactly_once_across_workers() 
     let ids: std::collections::HashSet<String> =
         receiver.received().iter().map(|r| r.header("webhook-id").to_owned()).collect();
     assert_eq!((receiver.received().len(), ids.len()), (15, 15), "no duplicate");
+    app.assert_transaction_pooling(6);
 }
 
 async fn once_each_across_workers(app: &TestApp) -> Receiver {

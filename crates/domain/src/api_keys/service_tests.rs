@@ -100,7 +100,7 @@ async fn agents_cannot_manage_keys() {
         Err(CreateApiKeyError::Forbidden)
     ));
     assert!(matches!(
-        repo.list(&agent(), PageRequest { limit: 25, after: None }).await,
+        repo.list(&agent(), PageRequest { limit: 25, after: None, filters: None }).await,
         Err(ListApiKeysError::Forbidden)
     ));
     assert!(matches!(

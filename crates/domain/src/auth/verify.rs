@@ -126,7 +126,7 @@ pub fn presented_token(authorization: Option<&[u8]>) -> Result<PresentedToken, A
 ///
 /// # Errors
 /// [`AuthenticateError`].
-pub async fn authenticate(
+pub async fn authenticate_v1_request(
     store: &dyn CredentialStore,
     authorization: Option<&[u8]>,
     needs: &Requirements,
@@ -134,7 +134,7 @@ pub async fn authenticate(
     authenticate_token(store, &presented_token(authorization)?, needs).await
 }
 
-/// [`authenticate`] for a token whose offline checks ([`presented_token`]) already passed.
+/// [`authenticate_v1_request`] for a token whose offline checks ([`presented_token`]) already passed.
 ///
 /// # Errors
 /// [`AuthenticateError`].
@@ -382,7 +382,7 @@ mod tests {
             (Some(typo.as_bytes()), "InvalidToken(BadChecksum)"),
         ];
         for (value, expected) in cases {
-            let err = authenticate(&store, value, &v1()).await.expect_err("refused");
+            let err = authenticate_v1_request(&store, value, &v1()).await.expect_err("refused");
             assert_eq!(format!("{err:?}"), expected);
         }
     }
@@ -399,7 +399,8 @@ mod tests {
         for (check, expected) in cases {
             let mut store = MockCredentialStore::new();
             store.expect_verify().return_once(move |_, _| Ok(check));
-            let err = authenticate(&store, Some(&header(TokenKind::ApiKey)), &v1()).await.expect_err("refused");
+            let err =
+                authenticate_v1_request(&store, Some(&header(TokenKind::ApiKey)), &v1()).await.expect_err("refused");
             assert_eq!(format!("{err:?}"), expected);
         }
     }
@@ -410,7 +411,7 @@ mod tests {
         store.expect_verify().return_once(|_, _| {
             Ok(CredentialCheck::PlanRequired { identity: key_identity(PlanTier::Growth), rate: Some(rate(5, None)) })
         });
-        let err = authenticate(&store, Some(&header(TokenKind::ApiKey)), &v1()).await.expect_err("refused");
+        let err = authenticate_v1_request(&store, Some(&header(TokenKind::ApiKey)), &v1()).await.expect_err("refused");
         assert!(matches!(
             err,
             AuthenticateError::PlanRequired { required: PlanTier::Advanced, current: PlanTier::Growth, rate: Some(_) }
@@ -420,7 +421,7 @@ mod tests {
         store.expect_verify().return_once(|_, _| {
             Ok(CredentialCheck::Limited { identity: key_identity(PlanTier::Advanced), rate: rate(0, Some(42)) })
         });
-        let err = authenticate(&store, Some(&header(TokenKind::ApiKey)), &v1()).await.expect_err("refused");
+        let err = authenticate_v1_request(&store, Some(&header(TokenKind::ApiKey)), &v1()).await.expect_err("refused");
         assert_eq!(err.rate().and_then(|r| r.retry_after_secs), Some(42));
     }
 
@@ -430,7 +431,7 @@ mod tests {
         store.expect_verify().withf(|t, needs| t.kind == TokenKind::User && *needs == v1()).return_once(|_, _| {
             Ok(CredentialCheck::Admitted { identity: key_identity(PlanTier::Advanced), rate: Some(rate(999, None)) })
         });
-        let ok = authenticate(&store, Some(&header(TokenKind::User)), &v1()).await.expect("admitted");
+        let ok = authenticate_v1_request(&store, Some(&header(TokenKind::User)), &v1()).await.expect("admitted");
         assert_eq!(ok.rate.map(|r| r.remaining), Some(999));
     }
 

@@ -214,3 +214,12 @@ pub struct ChannelFilter {
     /// Only this status.
     pub status: Option<ChannelStatus>,
 }
+
+impl ChannelFilter {
+    /// The canonical filter set its list cursors are bound to.
+    pub fn cursor_key(&self) -> crate::common::page::FilterKey {
+        crate::common::page::FilterKey::default()
+            .with("channel_type", self.channel_type.map(ChannelType::as_str))
+            .with("status", self.status.map(ChannelStatus::as_str))
+    }
+}

@@ -172,7 +172,7 @@ impl ContactsService {
             Ok(p) => p,
             Err(e) => {
                 errors.0.extend(e);
-                PageRequest { limit: crate::common::page::DEFAULT_LIMIT, after: None }
+                PageRequest { limit: crate::common::page::DEFAULT_LIMIT, after: None, filters: None }
             }
         };
         let fp = fingerprint(&filter);

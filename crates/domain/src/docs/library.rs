@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::ingest::SourcePage;
-use super::model::{parse_page, section_anchor, split_page, PageError, PageMeta};
+use super::model::{parse_page, section_anchor, split_page, DocPageError, PageMeta};
 
 /// A section of a page as the search index knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub struct DocsLibrary {
 impl DocsLibrary {
     /// The pages of `sources` that the ingest would accept, and why each other one was left out.
     /// A slug given twice keeps its first page, as the index would hold only one.
-    pub fn from_sources(sources: &[SourcePage]) -> (Self, Vec<(String, PageError)>) {
+    pub fn from_sources(sources: &[SourcePage]) -> (Self, Vec<(String, DocPageError)>) {
         let mut pages = BTreeMap::new();
         let mut failed = Vec::new();
         for source in sources {

@@ -67,7 +67,7 @@ pub struct ParsedPage {
 
 /// Why a page cannot be ingested; stored as the document's failure reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PageError {
+pub enum DocPageError {
     /// The file does not start with a `---` front matter block.
     #[error("the page has no front matter (a `---` block with slug, title and category)")]
     NoFrontMatter,
@@ -107,12 +107,12 @@ pub fn is_valid_slug(s: &str) -> bool {
 /// fences, where `#` starts a shell or Python comment).
 ///
 /// # Errors
-/// A [`PageError`] saying what is wrong with the page.
-pub fn parse_page(bytes: &[u8]) -> Result<ParsedPage, PageError> {
+/// A [`DocPageError`] saying what is wrong with the page.
+pub fn parse_page(bytes: &[u8]) -> Result<ParsedPage, DocPageError> {
     let (meta, body) = split_page(bytes)?;
     let chunks = split_sections(&body, &meta.title);
     if chunks.is_empty() {
-        return Err(PageError::Empty);
+        return Err(DocPageError::Empty);
     }
     Ok(ParsedPage { meta, chunks })
 }
@@ -121,25 +121,25 @@ pub fn parse_page(bytes: &[u8]) -> Result<ParsedPage, PageError> {
 /// show exactly the text that [`parse_page`] indexes.
 ///
 /// # Errors
-/// A [`PageError`] about the front matter or the encoding.
-pub fn split_page(bytes: &[u8]) -> Result<(PageMeta, String), PageError> {
-    let text = std::str::from_utf8(bytes).map_err(|_| PageError::NotUtf8)?;
+/// A [`DocPageError`] about the front matter or the encoding.
+pub fn split_page(bytes: &[u8]) -> Result<(PageMeta, String), DocPageError> {
+    let text = std::str::from_utf8(bytes).map_err(|_| DocPageError::NotUtf8)?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text).replace("\r\n", "\n");
-    let rest = text.strip_prefix("---\n").ok_or(PageError::NoFrontMatter)?;
-    let end = rest.find("\n---").ok_or(PageError::NoFrontMatter)?;
+    let rest = text.strip_prefix("---\n").ok_or(DocPageError::NoFrontMatter)?;
+    let end = rest.find("\n---").ok_or(DocPageError::NoFrontMatter)?;
     let (front, body) = (&rest[..end], &rest[end + 4..]);
-    let field = |name: &'static str| -> Result<String, PageError> {
+    let field = |name: &'static str| -> Result<String, DocPageError> {
         front
             .lines()
             .filter_map(|l| l.split_once(':'))
             .find(|(k, _)| k.trim() == name)
             .map(|(_, v)| v.trim().trim_matches(|c| c == '"' || c == '\'').trim().to_owned())
             .filter(|v| !v.is_empty())
-            .ok_or(PageError::MissingField(name))
+            .ok_or(DocPageError::MissingField(name))
     };
     let meta = PageMeta { slug: field("slug")?, title: field("title")?, category: field("category")? };
     if !is_valid_slug(&meta.slug) {
-        return Err(PageError::BadSlug(meta.slug));
+        return Err(DocPageError::BadSlug(meta.slug));
     }
     Ok((meta, body.to_owned()))
 }
@@ -362,10 +362,13 @@ mod tests {
 
     #[test]
     fn missing_front_matter_fields_are_named() {
-        assert_eq!(parse_page(b"# hi\n\ntext"), Err(PageError::NoFrontMatter));
-        assert_eq!(parse_page(b"---\nslug: a\ntitle: b\n---\ntext"), Err(PageError::MissingField("category")));
-        assert_eq!(parse_page(b"---\nslug: A b\ntitle: b\ncategory: c\n---\nx"), Err(PageError::BadSlug("A b".into())));
-        assert_eq!(parse_page(b"---\nslug: a\ntitle: b\ncategory: c\n---\n# Title\n\n"), Err(PageError::Empty));
+        assert_eq!(parse_page(b"# hi\n\ntext"), Err(DocPageError::NoFrontMatter));
+        assert_eq!(parse_page(b"---\nslug: a\ntitle: b\n---\ntext"), Err(DocPageError::MissingField("category")));
+        assert_eq!(
+            parse_page(b"---\nslug: A b\ntitle: b\ncategory: c\n---\nx"),
+            Err(DocPageError::BadSlug("A b".into()))
+        );
+        assert_eq!(parse_page(b"---\nslug: a\ntitle: b\ncategory: c\n---\n# Title\n\n"), Err(DocPageError::Empty));
     }
 
     #[test]

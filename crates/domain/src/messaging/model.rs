@@ -128,6 +128,19 @@ pub struct MessageFilter {
     pub until: Option<OffsetDateTime>,
 }
 
+impl MessageFilter {
+    /// The canonical filter set its list cursors are bound to.
+    pub fn cursor_key(&self) -> crate::common::page::FilterKey {
+        crate::common::page::FilterKey::default()
+            .with("channel_id", self.channel_id.map(|c| c.0))
+            .with("thread_id", self.thread_id.map(|t| t.0))
+            .with("status", self.status.map(MessageStatus::as_str))
+            .with("direction", self.direction.map(Direction::as_str))
+            .with("since", self.since.map(OffsetDateTime::unix_timestamp_nanos))
+            .with("until", self.until.map(OffsetDateTime::unix_timestamp_nanos))
+    }
+}
+
 impl MessageStatus {
     /// Whether a platform callback may move a message from `self` to `next`. Statuses only move
     /// forward (queued → sent → delivered → read), so late or repeated callbacks change nothing;

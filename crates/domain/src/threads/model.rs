@@ -168,6 +168,23 @@ fn valid_status(field: &str, s: &str) -> Result<String, FieldError> {
 }
 
 impl ThreadFilter {
+    /// The canonical filter set its list cursors are bound to (labels without case, as listed).
+    pub fn cursor_key(&self) -> crate::common::page::FilterKey {
+        let (kind, id) = match self.assignee {
+            None => (None, None),
+            Some(AssigneeFilter::AnyOf(kind)) => (Some(kind), None),
+            Some(AssigneeFilter::Exactly(a)) => (Some(a.kind()), Some(a.id())),
+        };
+        crate::common::page::FilterKey::default()
+            .with("status", self.status.as_deref())
+            .with("channel_id", self.channel_id)
+            .with("contact_id", self.contact_id)
+            .with("assignee_type", kind)
+            .with("assignee_id", id)
+            .with("label", self.label.as_deref().map(str::to_lowercase))
+            .with("updated_since", self.updated_since.map(OffsetDateTime::unix_timestamp_nanos))
+    }
+
     /// Validates a listing's query.
     ///
     /// # Errors

@@ -10,7 +10,7 @@ use super::ports::{
     AttemptRecord, ClaimLimits, ClaimedDelivery, DeliveryQueue, DestinationEffect, OutboundRequest, TransportOutcome,
     WebhookTransport,
 };
-use super::retry::{classify, parse_retry_after, RetryAfterBounds, RetrySchedule, Verdict};
+use super::retry::{classify, parse_retry_after, AttemptOutcome, RetryAfterBounds, RetrySchedule};
 use super::signing::{signature_header, SigningSecret};
 use crate::common::error::RepoError;
 use crate::common::ports::{Clock, RandomSource, SecretCipher, SecretPlace};
@@ -121,9 +121,9 @@ impl DeliveryEngine {
     ) -> AttemptRecord {
         let retry_after = outcome.retry_after.as_deref().and_then(|v| parse_retry_after(v, attempted_at));
         let (status, next, effect) = match classify(outcome.status, retry_after) {
-            Verdict::Delivered => (DeliveryStatus::Succeeded, None, DestinationEffect::Healthy),
-            Verdict::Gone => (DeliveryStatus::Failed, None, DestinationEffect::Gone),
-            Verdict::Failed { retry_after } => {
+            AttemptOutcome::Delivered => (DeliveryStatus::Succeeded, None, DestinationEffect::Healthy),
+            AttemptOutcome::Gone => (DeliveryStatus::Failed, None, DestinationEffect::Gone),
+            AttemptOutcome::Failed { retry_after } => {
                 let attempts = u32::try_from(claim.attempt_number).unwrap_or(u32::MAX);
                 let delay = if claim.retries_on_failure {
                     self.policy.schedule.delay_after(attempts, self.random.as_ref())

@@ -82,7 +82,7 @@ pub fn parse_retry_after(value: &str, now: OffsetDateTime) -> Option<Duration> {
 
 /// How an endpoint's answer (or its absence) is judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum AttemptOutcome {
     /// Any 2xx.
     Delivered,
     /// 410: the destination is deactivated at once.
@@ -95,12 +95,12 @@ pub enum Verdict {
 }
 
 /// Judges an HTTP status (`None`: no answer: timeout, refused, TLS or DNS error).
-pub fn classify(status: Option<u16>, retry_after: Option<Duration>) -> Verdict {
+pub fn classify(status: Option<u16>, retry_after: Option<Duration>) -> AttemptOutcome {
     match status {
-        Some(s) if (200..300).contains(&s) => Verdict::Delivered,
-        Some(410) => Verdict::Gone,
-        Some(429 | 503) => Verdict::Failed { retry_after },
-        _ => Verdict::Failed { retry_after: None },
+        Some(s) if (200..300).contains(&s) => AttemptOutcome::Delivered,
+        Some(410) => AttemptOutcome::Gone,
+        Some(429 | 503) => AttemptOutcome::Failed { retry_after },
+        _ => AttemptOutcome::Failed { retry_after: None },
     }
 }
 
@@ -155,15 +155,15 @@ mod tests {
 
     #[test]
     fn answers_are_classified() {
-        assert_eq!(classify(Some(204), None), Verdict::Delivered);
-        assert_eq!(classify(Some(299), None), Verdict::Delivered);
-        assert_eq!(classify(Some(410), None), Verdict::Gone);
+        assert_eq!(classify(Some(204), None), AttemptOutcome::Delivered);
+        assert_eq!(classify(Some(299), None), AttemptOutcome::Delivered);
+        assert_eq!(classify(Some(410), None), AttemptOutcome::Gone);
         let wait = Some(Duration::from_secs(9));
-        assert_eq!(classify(Some(429), wait), Verdict::Failed { retry_after: wait });
-        assert_eq!(classify(Some(503), wait), Verdict::Failed { retry_after: wait });
-        assert_eq!(classify(Some(500), wait), Verdict::Failed { retry_after: None }, "only 429 and 503");
-        assert_eq!(classify(Some(301), None), Verdict::Failed { retry_after: None }, "redirects fail");
-        assert_eq!(classify(None, None), Verdict::Failed { retry_after: None });
+        assert_eq!(classify(Some(429), wait), AttemptOutcome::Failed { retry_after: wait });
+        assert_eq!(classify(Some(503), wait), AttemptOutcome::Failed { retry_after: wait });
+        assert_eq!(classify(Some(500), wait), AttemptOutcome::Failed { retry_after: None }, "only 429 and 503");
+        assert_eq!(classify(Some(301), None), AttemptOutcome::Failed { retry_after: None }, "redirects fail");
+        assert_eq!(classify(None, None), AttemptOutcome::Failed { retry_after: None });
     }
 
     #[test]

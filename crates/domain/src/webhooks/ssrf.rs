@@ -8,55 +8,37 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use ipnet::IpNet;
+
 /// An IPv4 or IPv6 subnet such as `127.0.0.0/8`.
+///
+/// The one parser of subnets in wms: the `webhooks.allowed_subnets` setting is validated with it
+/// at start-up (`app::config`) and the policy is built with it, so both accept the same text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cidr {
-    addr: IpAddr,
-    prefix: u8,
-}
+pub struct Cidr(IpNet);
 
 impl Cidr {
-    /// Parses `ADDR/LEN`; a bare address means a single host.
+    /// Parses `ADDR/LEN` (`ipnet`'s syntax: the length at most 32 for IPv4, 128 for IPv6); a bare
+    /// address means a single host. Surrounding whitespace is ignored.
     pub fn parse(raw: &str) -> Option<Self> {
         let raw = raw.trim();
-        let (addr, prefix) = match raw.split_once('/') {
-            Some((a, l)) => (a.parse::<IpAddr>().ok()?, l.parse::<u8>().ok()?),
-            None => {
-                let a = raw.parse::<IpAddr>().ok()?;
-                (a, if a.is_ipv4() { 32 } else { 128 })
-            }
-        };
-        let max = if addr.is_ipv4() { 32 } else { 128 };
-        (prefix <= max).then_some(Self { addr, prefix })
+        if raw.contains('/') {
+            raw.parse::<IpNet>().ok().map(Self)
+        } else {
+            raw.parse::<IpAddr>().ok().map(|a| Self(IpNet::from(a)))
+        }
     }
 
     /// Whether `ip` is inside the subnet (an IPv4-mapped IPv6 address counts as its IPv4 address).
     pub fn contains(&self, ip: IpAddr) -> bool {
-        match (self.addr, canonical(ip)) {
-            (IpAddr::V4(net), IpAddr::V4(ip)) => prefix_eq(&net.octets(), &ip.octets(), self.prefix),
-            (IpAddr::V6(net), IpAddr::V6(ip)) => prefix_eq(&net.octets(), &ip.octets(), self.prefix),
-            _ => false,
-        }
+        self.0.contains(&canonical(ip))
     }
 }
 
 impl fmt::Display for Cidr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.addr, self.prefix)
+        self.0.fmt(f)
     }
-}
-
-fn prefix_eq(a: &[u8], b: &[u8], prefix: u8) -> bool {
-    let full = usize::from(prefix / 8);
-    let rest = prefix % 8;
-    if a[..full] != b[..full] {
-        return false;
-    }
-    if rest == 0 {
-        return true;
-    }
-    let mask = 0xffu8 << (8 - rest);
-    (a[full] & mask) == (b[full] & mask)
 }
 
 /// `::ffff:a.b.c.d` as `a.b.c.d`; anything else unchanged.
@@ -266,5 +248,38 @@ mod tests {
         let c = Cidr::parse("172.16.0.0/12");
         assert!(c.is_some_and(|c| c.contains(ip("172.31.1.1")) && !c.contains(ip("172.32.0.0"))));
         assert_eq!(Cidr::parse("::1").map(|c| c.to_string()), Some("::1/128".into()));
+    }
+
+    #[test]
+    fn malformed_subnets_are_refused() {
+        for raw in [
+            "",
+            "/8",
+            "10.0.0.0/",
+            "10.0.0.0/33",
+            "::1/129",
+            "10.0.0.0/8/8",
+            "10.0.0.0/-1",
+            "10.0.0/8",
+            "localhost/8",
+            "localhost",
+            "10.0.0.0 /8",
+            "10.0.0.0/ 8",
+            "fe80::1%eth0/64",
+        ] {
+            assert_eq!(Cidr::parse(raw), None, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn subnets_with_host_bits_and_mapped_addresses() {
+        let c = Cidr::parse(" 10.1.2.3/8 ");
+        assert_eq!(c.map(|c| c.to_string()), Some("10.1.2.3/8".into()));
+        assert!(c.is_some_and(|c| c.contains(ip("10.200.0.1")) && !c.contains(ip("11.0.0.1"))));
+        let v4 = Cidr::parse("192.168.0.0/16");
+        assert!(v4.is_some_and(|c| c.contains(ip("::ffff:192.168.3.4"))), "mapped address judged as IPv4");
+        let v6 = Cidr::parse("::ffff:0:0/96");
+        assert!(v6.is_some_and(|c| !c.contains(ip("::ffff:192.168.3.4"))), "an IPv6 subnet never holds IPv4");
+        assert!(Cidr::parse("0.0.0.0/0").is_some_and(|c| c.contains(ip("8.8.8.8")) && !c.contains(ip("::1"))));
     }
 }

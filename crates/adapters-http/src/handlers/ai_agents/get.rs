@@ -2,8 +2,8 @@
 
 use actix_web::{web, HttpResponse};
 
-use super::AiAgentRecord;
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
+use crate::dto::AiAgentRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
 

@@ -5,8 +5,8 @@ use actix_web::{web, HttpResponse};
 use domain::api_keys::CreateApiKey;
 use serde::{Deserialize, Serialize};
 
-use super::ApiKeyRecord;
-use crate::auth::Member;
+use crate::authentication::Member;
+use crate::dto::ApiKeyRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;

@@ -3,7 +3,7 @@
 use actix_web::{web, HttpResponse};
 use domain::api_keys::ApiKeyId;
 
-use crate::auth::Member;
+use crate::authentication::Member;
 use crate::error::ApiError;
 use crate::state::AppState;
 

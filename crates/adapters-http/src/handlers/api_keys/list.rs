@@ -5,8 +5,8 @@ use domain::common::page::PageRequest;
 use domain::ValidationErrors;
 use serde::Deserialize;
 
-use super::ApiKeyRecord;
-use crate::auth::Member;
+use crate::authentication::Member;
+use crate::dto::ApiKeyRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;

@@ -1,55 +1,8 @@
 //! The settings API for API keys (`/api/workspaces/{workspace_id}/api-keys`), for workspace
-//! admins signed in with a login token or the settings session.
+//! admins signed in with a login token or the settings session. The record is in
+//! [`crate::dto::api_keys`].
 
 pub mod create;
 pub mod delete;
 pub mod list;
 pub mod revoke;
-
-use domain::api_keys::ApiKey;
-use serde::Serialize;
-use time::OffsetDateTime;
-
-/// A key as listed: never the key itself (`decisions.md`, "Key record").
-#[derive(Debug, Serialize)]
-pub struct ApiKeyRecord {
-    /// Key id.
-    pub id: i64,
-    /// Its label.
-    pub name: String,
-    /// `wmsk_…` and the last four characters.
-    pub masked_key: String,
-    /// `active`, `revoked` or `expired`.
-    pub state: &'static str,
-    /// When it was created.
-    #[serde(with = "time::serde::rfc3339")]
-    pub created_at: OffsetDateTime,
-    /// When it stops working, if ever.
-    #[serde(with = "time::serde::rfc3339::option")]
-    pub expires_at: Option<OffsetDateTime>,
-    /// When it last authenticated a request (to about a minute).
-    #[serde(with = "time::serde::rfc3339::option")]
-    pub last_used_at: Option<OffsetDateTime>,
-    /// When it was revoked.
-    #[serde(with = "time::serde::rfc3339::option")]
-    pub revoked_at: Option<OffsetDateTime>,
-    /// The scopes as granted (every scope for a full-access key; implied reads not added).
-    pub scopes: Vec<&'static str>,
-}
-
-impl ApiKeyRecord {
-    /// The record of `key`, its state as of `now`.
-    pub fn new(key: ApiKey, now: OffsetDateTime) -> Self {
-        Self {
-            state: key.state(now).as_str(),
-            id: key.id.0,
-            name: key.name,
-            masked_key: key.masked_key,
-            created_at: key.created_at,
-            expires_at: key.expires_at,
-            last_used_at: key.last_used_at,
-            revoked_at: key.revoked_at,
-            scopes: key.scopes.names(),
-        }
-    }
-}

@@ -3,8 +3,8 @@
 use actix_web::{web, HttpResponse};
 use domain::api_keys::ApiKeyId;
 
-use super::ApiKeyRecord;
-use crate::auth::Member;
+use crate::authentication::Member;
+use crate::dto::ApiKeyRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;

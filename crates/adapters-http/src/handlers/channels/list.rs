@@ -7,7 +7,7 @@ use domain::ValidationErrors;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::dto::{ChannelList, ChannelRecord, ChannelStatusDto, ChannelTypeDto};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -25,7 +25,8 @@ pub struct ListChannelsQuery {
     /// Page size, 1 to 100.
     #[param(minimum = 1, maximum = 100, default = 25)]
     limit: Option<i64>,
-    /// `next_cursor` of the previous page.
+    /// `next_cursor` of the previous page of the same listing: a cursor read with other filters
+    /// is refused (422 naming `cursor`).
     cursor: Option<String>,
 }
 
@@ -43,8 +44,10 @@ pub async fn list(
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<ListChannelsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = PageRequest::new(q.limit, q.cursor.as_deref()).map_err(|e| ApiError::Validation(ValidationErrors(e)))?;
     let filter = ChannelFilter { channel_type: q.channel_type.map(Into::into), status: q.status.map(Into::into) };
+    // The cursor is bound to the filter set.
+    let page = PageRequest::for_filters(q.limit, q.cursor.as_deref(), filter.cursor_key().as_str())
+        .map_err(|e| ApiError::Validation(ValidationErrors(e)))?;
     let page = state.channels.list(caller.workspace_id, filter, page).await?;
     Ok(HttpResponse::Ok().json(ChannelList {
         data: page.data.into_iter().map(ChannelRecord::from).collect(),

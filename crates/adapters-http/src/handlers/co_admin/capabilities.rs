@@ -4,7 +4,7 @@ use actix_web::http::header;
 use actix_web::HttpResponse;
 use domain::assistant::manifest;
 
-use crate::auth::assistant::AssistantCaller;
+use crate::authentication::assistant::AssistantCaller;
 use crate::error::ApiError;
 
 /// 200 with `can`, `cannot`, `tools` (JSON Schemas), `live_data`, `product_docs` and `guidance`.

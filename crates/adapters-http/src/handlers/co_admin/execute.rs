@@ -6,7 +6,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::auth::assistant::AssistantCaller;
+use crate::authentication::assistant::AssistantCaller;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;

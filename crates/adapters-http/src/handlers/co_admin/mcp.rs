@@ -7,7 +7,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::CoAdminState;
-use crate::auth::assistant::AssistantCaller;
+use crate::authentication::assistant::AssistantCaller;
 use crate::error::ApiError;
 use crate::mcp::{handle, supports, Reply};
 use crate::state::AppState;

@@ -3,7 +3,7 @@
 use actix_web::{web, HttpResponse};
 use domain::contacts::Contact;
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 

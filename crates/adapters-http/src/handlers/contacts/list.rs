@@ -5,7 +5,7 @@ use domain::contacts::{Contact, ListContactsInput};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;

@@ -5,8 +5,8 @@ use domain::events::FeedInput;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::EventList;
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
+use crate::dto::EventList;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;

@@ -2,31 +2,11 @@
 
 use actix_web::HttpResponse;
 use domain::webhooks::EventType;
-use serde::Serialize;
-use utoipa::{OpenApi, ToSchema};
+use utoipa::OpenApi;
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
+use crate::dto::{EventTypeList, EventTypeRecord};
 use crate::event_catalog::{inline_refs, payload_schema};
-
-/// One event type.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EventTypeRecord {
-    /// What destinations subscribe to (`message.created`).
-    pub name: String,
-    /// What happened, and what `data` is.
-    pub description: String,
-    /// JSON Schema (2020-12) of the whole body `{"type","timestamp","workspace_id","data"}`,
-    /// self-contained.
-    #[schema(value_type = Object)]
-    pub schema: serde_json::Value,
-}
-
-/// The catalogue.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EventTypeList {
-    /// Every type a destination may subscribe to.
-    pub data: Vec<EventTypeRecord>,
-}
 
 /// Every event type a webhook destination may subscribe to (and the feed may be filtered by),
 /// with its payload schema. The same schemas are in this document's top-level `webhooks`.

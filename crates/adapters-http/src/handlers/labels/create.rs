@@ -5,7 +5,7 @@ use domain::labels::LabelInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::LabelRecord;
+use crate::dto::LabelRecord;
 use crate::error::ApiError;
 use crate::handlers::input::{NewInput, RequestBody};
 use crate::state::AppState;

@@ -4,8 +4,8 @@ use actix_web::{web, HttpResponse};
 use domain::common::page::PageRequest;
 use domain::ValidationErrors;
 
-use super::{LabelList, LabelRecord};
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
+use crate::dto::{LabelList, LabelRecord};
 use crate::error::ApiError;
 use crate::handlers::PageQuery;
 use crate::state::AppState;

@@ -5,7 +5,7 @@ use domain::labels::LabelChangeInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::LabelRecord;
+use crate::dto::LabelRecord;
 use crate::error::ApiError;
 use crate::handlers::input::{ChangeInput, RequestBody};
 use crate::state::AppState;

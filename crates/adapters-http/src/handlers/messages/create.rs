@@ -6,7 +6,7 @@ use domain::messaging::{location, SendInput};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::auth::{Principal, V1Caller};
+use crate::authentication::{Principal, V1Caller};
 use crate::dto::{MessageRecord, TemplateBody};
 use crate::error::ApiError;
 use crate::state::AppState;

@@ -10,7 +10,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use utoipa::IntoParams;
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::dto::{DirectionDto, MessageList, MessageRecord, MessageStatusDto};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -38,7 +38,8 @@ pub struct ListMessagesQuery {
     /// Page size, 1 to 100.
     #[param(minimum = 1, maximum = 100, default = 25)]
     limit: Option<i64>,
-    /// `next_cursor` of the previous page.
+    /// `next_cursor` of the previous page of the same listing: a cursor read with other filters
+    /// is refused (422 naming `cursor`).
     cursor: Option<String>,
 }
 
@@ -70,12 +71,9 @@ pub async fn list(
     StrictQuery(q): StrictQuery<ListMessagesQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let mut errors = Vec::new();
-    let page = PageRequest::new(q.limit, q.cursor.as_deref()).map_err(|e| errors.extend(e)).ok();
+    PageRequest::new(q.limit, None).map_err(|e| errors.extend(e)).ok();
     let since = time_param(&mut errors, "since", q.since.as_deref());
     let until = time_param(&mut errors, "until", q.until.as_deref());
-    let (Some(page), true) = (page, errors.is_empty()) else {
-        return Err(ApiError::Validation(ValidationErrors(errors)));
-    };
     let filter = MessageFilter {
         channel_id: q.channel_id.map(ChannelId),
         thread_id: q.thread_id.map(ThreadId),
@@ -83,6 +81,14 @@ pub async fn list(
         direction: q.direction.map(Into::into),
         since,
         until,
+    };
+    // The cursor is bound to the filter set; read once the rest is valid.
+    let page = errors
+        .is_empty()
+        .then(|| PageRequest::for_filters(q.limit, q.cursor.as_deref(), filter.cursor_key().as_str()))
+        .and_then(|p| p.map_err(|e| errors.extend(e)).ok());
+    let (Some(page), true) = (page, errors.is_empty()) else {
+        return Err(ApiError::Validation(ValidationErrors(errors)));
     };
     let page = state.messages.list(caller.workspace_id, filter, page).await?;
     Ok(HttpResponse::Ok().json(MessageList {

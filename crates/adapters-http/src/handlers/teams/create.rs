@@ -5,7 +5,7 @@ use domain::teams::TeamInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::TeamRecord;
+use crate::dto::TeamRecord;
 use crate::error::ApiError;
 use crate::handlers::created;
 use crate::handlers::input::{NewInput, RequestBody};

@@ -5,7 +5,7 @@ use domain::teams::TeamChangeInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::TeamRecord;
+use crate::dto::TeamRecord;
 use crate::error::ApiError;
 use crate::handlers::input::{ChangeInput, RequestBody};
 use crate::state::AppState;

@@ -5,7 +5,7 @@ use domain::threads::LabelNames;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::dto::ThreadRecord;
 use crate::error::ApiError;
 use crate::state::AppState;

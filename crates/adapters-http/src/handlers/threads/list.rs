@@ -9,7 +9,7 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::dto::{ThreadList, ThreadRecord};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -53,7 +53,8 @@ pub struct ListThreadsQuery {
     /// Page size, 1 to 100.
     #[param(minimum = 1, maximum = 100, default = 25)]
     limit: Option<i64>,
-    /// `next_cursor` of the previous page.
+    /// `next_cursor` of the previous page of the same listing: a cursor read with other filters
+    /// is refused (422 naming `cursor`).
     cursor: Option<String>,
 }
 
@@ -73,7 +74,7 @@ pub async fn list(
     StrictQuery(q): StrictQuery<ListThreadsQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let mut errors = Vec::new();
-    let page = PageRequest::new(q.limit, q.cursor.as_deref()).map_err(|e| errors.extend(e)).ok();
+    PageRequest::new(q.limit, None).map_err(|e| errors.extend(e)).ok();
     let updated_since = q.updated_since.as_deref().and_then(|raw| match OffsetDateTime::parse(raw, &Rfc3339) {
         Ok(t) => Some(t),
         Err(_) => {
@@ -92,6 +93,13 @@ pub async fn list(
     })
     .map_err(|e| errors.extend(e.0))
     .ok();
+    // The cursor is bound to the filter set; it is read once everything else is valid, so that a
+    // bad filter is not reported as a cursor.
+    let page = filter.as_ref().filter(|_| errors.is_empty()).and_then(|f| {
+        PageRequest::for_filters(q.limit, q.cursor.as_deref(), f.cursor_key().as_str())
+            .map_err(|e| errors.extend(e))
+            .ok()
+    });
     let (Some(page), Some(filter), true) = (page, filter, errors.is_empty()) else {
         return Err(ApiError::Validation(ValidationErrors(errors)));
     };

@@ -5,7 +5,7 @@ use domain::threads::ThreadChange;
 use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::dto::{AssigneeRecord, ThreadRecord};
 use crate::error::ApiError;
 use crate::state::AppState;

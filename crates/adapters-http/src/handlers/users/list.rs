@@ -6,7 +6,7 @@ use domain::ValidationErrors;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::dto::{UserList, UserRecord};
 use crate::error::ApiError;
 use crate::state::AppState;

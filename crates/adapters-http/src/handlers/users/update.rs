@@ -6,7 +6,7 @@ use domain::users::UserId;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::auth::V1Caller;
+use crate::authentication::V1Caller;
 use crate::dto::{RoleDto, UserRecord};
 use crate::error::ApiError;
 use crate::state::AppState;

@@ -7,8 +7,8 @@ use domain::workspace::WorkspaceId;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::WebhookRecord;
-use crate::auth::{Member, V1Caller};
+use crate::authentication::{Member, V1Caller};
+use crate::dto::WebhookRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;

@@ -5,7 +5,7 @@ use domain::webhooks::DestinationId;
 use domain::workspace::WorkspaceId;
 
 use super::WebhookPath;
-use crate::auth::{Member, V1Caller};
+use crate::authentication::{Member, V1Caller};
 use crate::error::ApiError;
 use crate::state::AppState;
 

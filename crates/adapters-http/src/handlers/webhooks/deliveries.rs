@@ -5,8 +5,9 @@ use domain::webhooks::DestinationId;
 use domain::workspace::WorkspaceId;
 
 use super::list::PageQuery;
-use super::{DeliveryList, WebhookPath};
-use crate::auth::{Member, V1Caller};
+use super::WebhookPath;
+use crate::authentication::{Member, V1Caller};
+use crate::dto::DeliveryList;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;

@@ -7,8 +7,8 @@ use domain::ValidationErrors;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::WebhookList;
-use crate::auth::{Member, V1Caller};
+use crate::authentication::{Member, V1Caller};
+use crate::dto::WebhookList;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::WebhookPath;
-use crate::auth::{Member, V1Caller};
+use crate::authentication::{Member, V1Caller};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;

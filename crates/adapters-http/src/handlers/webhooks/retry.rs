@@ -4,8 +4,9 @@ use actix_web::{web, HttpResponse};
 use domain::webhooks::{DeliveryId, DestinationId};
 use domain::workspace::WorkspaceId;
 
-use super::{DeliveryPath, DeliveryRecord};
-use crate::auth::{Member, V1Caller};
+use super::DeliveryPath;
+use crate::authentication::{Member, V1Caller};
+use crate::dto::DeliveryRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
 

@@ -5,8 +5,9 @@ use actix_web::{web, HttpResponse};
 use domain::webhooks::DestinationId;
 use domain::workspace::WorkspaceId;
 
-use super::{SecretRecord, WebhookPath};
-use crate::auth::{Member, V1Caller};
+use super::WebhookPath;
+use crate::authentication::{Member, V1Caller};
+use crate::dto::SecretRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
 

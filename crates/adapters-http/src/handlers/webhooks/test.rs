@@ -7,8 +7,9 @@ use domain::{FieldError, ValidationErrors};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::{DeliveryRecord, WebhookPath};
-use crate::auth::{Member, V1Caller};
+use super::WebhookPath;
+use crate::authentication::{Member, V1Caller};
+use crate::dto::DeliveryRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
 

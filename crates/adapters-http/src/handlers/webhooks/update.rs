@@ -6,8 +6,9 @@ use domain::workspace::WorkspaceId;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::{WebhookPath, WebhookRecord};
-use crate::auth::{Member, V1Caller};
+use super::WebhookPath;
+use crate::authentication::{Member, V1Caller};
+use crate::dto::WebhookRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;

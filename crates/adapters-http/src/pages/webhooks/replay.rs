@@ -40,7 +40,25 @@ pub async fn replay(
         Ok(0) => "Nothing to replay: the destination has every event of that period.".to_owned(),
         Ok(1) => "1 event queued for delivery.".to_owned(),
         Ok(n) => format!("{n} events queued for delivery, oldest first."),
-        Err(EventsError::Invalid(v)) => format!("Nothing replayed: {v}."),
+        Err(EventsError::Invalid(v)) => {
+            // In the form's words: the fields are "From" and "Until" on the page.
+            let what: Vec<String> =
+                v.0.iter()
+                    .map(|f| {
+                        let message = if f.message.starts_with("must be an RFC 3339 time") {
+                            "must be a date and time (UTC)".to_owned()
+                        } else {
+                            f.message.replace("`since`", "From")
+                        };
+                        match f.field.as_str() {
+                            "since" => format!("From {message}"),
+                            "until" => format!("Until {message}"),
+                            other => format!("{other} {message}"),
+                        }
+                    })
+                    .collect();
+            format!("Nothing replayed: {}.", what.join("; "))
+        }
         Err(EventsError::NotFound) => {
             return Err(PageError::NotFound("This webhook destination does not exist (any more).".into()))
         }

@@ -51,7 +51,7 @@ struct PgBatchVerify {
 }
 
 #[derive(QueryableByName)]
-struct Verdict {
+struct AuthenticateRow {
     #[diesel(sql_type = Text)]
     outcome: String,
     #[diesel(sql_type = Nullable<BigInt>)]
@@ -79,7 +79,7 @@ struct Verdict {
     scopes: Option<Vec<String>>,
 }
 
-impl Verdict {
+impl AuthenticateRow {
     /// The verdicts of the `count` requests the statement was asked about, in their order: the
     /// first `admitted` are admitted, with `remaining` counting down to the window's value after
     /// the batch (exactly what one-by-one checks would have reported); the rest are limited.
@@ -228,7 +228,7 @@ impl Batch for PgBatchVerify {
             count: i32::try_from(count).map_err(repo)?,
         };
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let verdict: Verdict = query.get_result(&mut conn).await.map_err(repo)?;
+        let verdict: AuthenticateRow = query.get_result(&mut conn).await.map_err(repo)?;
         verdict.into_checks(needs, count)
     }
 }
@@ -540,8 +540,8 @@ mod tests {
 
     use super::*;
 
-    fn verdict(outcome: &str, remaining: i32, retry_after: Option<i32>, admitted: i32) -> Verdict {
-        Verdict {
+    fn verdict(outcome: &str, remaining: i32, retry_after: Option<i32>, admitted: i32) -> AuthenticateRow {
+        AuthenticateRow {
             outcome: outcome.to_owned(),
             credential_id: Some(7),
             workspace_id: Some(1),

@@ -15,8 +15,8 @@ use domain::workspace::WorkspaceId;
 
 use super::member::{credential, path_workspace};
 use super::v1::{add_rate_headers, app_state, authorization};
-use super::SESSION_COOKIE;
 use crate::error::ApiError;
+use crate::session_cookie::{csrf_header_ok, SESSION_COOKIE};
 
 /// An authenticated caller of the assistant's endpoints, admitted by the policy.
 #[derive(Debug, Clone, Copy)]
@@ -26,7 +26,7 @@ pub struct AssistantCaller(pub Caller);
 ///
 /// # Errors
 /// 401 without valid credentials, 404 `not_found` for a non-member or another workspace's key.
-pub async fn authenticate(req: &HttpRequest) -> Result<Caller, ApiError> {
+pub async fn resolve_assistant_caller(req: &HttpRequest) -> Result<Caller, ApiError> {
     let ws = path_workspace(req)?;
     let state = app_state(req)?;
     let header = authorization(req)?;
@@ -50,7 +50,7 @@ pub async fn authenticate(req: &HttpRequest) -> Result<Caller, ApiError> {
     }
     // As on the settings API: a state change made with the cookie carries the anti-forgery token.
     if let MemberCredential::Session(value) = credential {
-        if !crate::pages::session::csrf_header_ok(req, value) {
+        if !csrf_header_ok(req, value) {
             return Err(ApiError::Forbidden(
                 "send the session's anti-forgery token in the X-CSRF-Token header (state changes with the session cookie)"
                     .into(),

@@ -1,4 +1,4 @@
-//! Clients of services that wms calls.
+#![doc = include_str!("../README.md")]
 
 pub mod embeddings;
 pub mod meta;

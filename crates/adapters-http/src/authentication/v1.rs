@@ -56,7 +56,7 @@ pub async fn authenticate_v1(
         return Ok(res);
     }
     if !public {
-        if let Err(e) = authenticate(req.request()).await {
+        if let Err(e) = resolve_v1_caller(req.request()).await {
             let mut res = req.error_response(e);
             add_rate_headers(&mut res);
             return Ok(res);
@@ -84,12 +84,12 @@ fn guess(req: &HttpRequest) -> Option<(V1Caller, web::Data<AppState>, PresentedT
 }
 
 /// What a check found: the caller or the refusal, and the window when the request was counted.
-struct Verdict {
+struct V1Check {
     result: Result<V1Caller, ApiError>,
     rate: Option<RateLimitStatus>,
 }
 
-impl Verdict {
+impl V1Check {
     /// Leaves the caller and the window in `req`'s extensions, for the handler and the headers.
     fn record(self, req: &HttpRequest) -> Result<V1Caller, ApiError> {
         let mut ext = req.extensions_mut();
@@ -113,7 +113,7 @@ impl Verdict {
 /// Checks a presented credential (or reports why the `Authorization` header has none) for `/v1`
 /// and counts the request; remembers admitted API keys and forgets refused ones
 /// ([`super::admitted`]).
-async fn check(state: &AppState, token: Result<PresentedToken, AuthenticateError>) -> Verdict {
+async fn check(state: &AppState, token: Result<PresentedToken, AuthenticateError>) -> V1Check {
     let needs = Requirements { plan: Some(domain::access::REST_API_PLAN), rate_limit: Some(state.auth.rate_limit) };
     let (result, digest) = match token {
         Ok(token) => {
@@ -128,13 +128,13 @@ async fn check(state: &AppState, token: Result<PresentedToken, AuthenticateError
             if let Some(digest) = digest {
                 state.auth.admitted.admitted(digest, caller);
             }
-            Verdict { result: Ok(caller), rate: ok.rate }
+            V1Check { result: Ok(caller), rate: ok.rate }
         }
         Err(e) => {
             if let Some(digest) = &digest {
                 state.auth.admitted.refused(digest);
             }
-            Verdict { rate: e.rate().copied(), result: Err(e.into()) }
+            V1Check { rate: e.rate().copied(), result: Err(e.into()) }
         }
     }
 }
@@ -144,7 +144,7 @@ async fn check(state: &AppState, token: Result<PresentedToken, AuthenticateError
 ///
 /// # Errors
 /// The 401, 403 and 429 problems of `decisions.md`.
-pub async fn authenticate(req: &HttpRequest) -> Result<V1Caller, ApiError> {
+pub async fn resolve_v1_caller(req: &HttpRequest) -> Result<V1Caller, ApiError> {
     let state = app_state(req)?;
     let token = presented_token(authorization(req)?.as_deref());
     check(&state, token).await.record(req)

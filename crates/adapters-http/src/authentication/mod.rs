@@ -37,10 +37,6 @@ mod errors;
 pub mod member;
 pub mod v1;
 
-/// The settings web app's session cookie (its sessions belong to the settings work, which plugs
-/// them in through [`AuthState::sessions`]).
-pub const SESSION_COOKIE: &str = "wms_session";
-
 /// What authentication needs, part of [`crate::AppState`].
 #[derive(Clone)]
 pub struct AuthState {
@@ -183,7 +179,7 @@ impl FromRequest for V1Caller {
         // Outside the `/v1` scope's middleware: check here (and report the window in extensions
         // for whoever adds the headers).
         let req = req.clone();
-        Box::pin(async move { v1::authenticate(&req).await })
+        Box::pin(async move { v1::resolve_v1_caller(&req).await })
     }
 }
 
@@ -197,6 +193,6 @@ impl FromRequest for Member {
             return Box::pin(async move { Ok(member) });
         }
         let req = req.clone();
-        Box::pin(async move { member::authenticate(&req).await })
+        Box::pin(async move { member::resolve_member(&req).await })
     }
 }

@@ -10,8 +10,9 @@ use domain::auth::{authenticate_member, MemberCredential};
 use domain::workspace::WorkspaceId;
 
 use super::v1::{app_state, authorization};
-use super::{Member, SESSION_COOKIE};
+use super::Member;
 use crate::error::ApiError;
+use crate::session_cookie::{csrf_header_ok, SESSION_COOKIE};
 
 /// Middleware for a scope whose path has a `{workspace_id}` segment: every request is from an
 /// active member of that workspace before its handler runs.
@@ -22,7 +23,7 @@ pub async fn authenticate_members(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    if let Err(e) = authenticate(req.request()).await {
+    if let Err(e) = resolve_member(req.request()).await {
         return Ok(req.error_response(e));
     }
     Ok(next.call(req).await?.map_into_boxed_body())
@@ -59,7 +60,7 @@ pub fn credential<'a>(
 /// # Errors
 /// 401 without valid credentials, 403 `forbidden` for an API key, 404 `not_found` when the
 /// caller is not an active member of the workspace (or the id is not one).
-pub async fn authenticate(req: &HttpRequest) -> Result<Member, ApiError> {
+pub async fn resolve_member(req: &HttpRequest) -> Result<Member, ApiError> {
     let ws = path_workspace(req)?;
     let state = app_state(req)?;
     let header = authorization(req)?;
@@ -71,7 +72,7 @@ pub async fn authenticate(req: &HttpRequest) -> Result<Member, ApiError> {
     // A cookie is sent by the browser on its own: a state change made with it must also carry
     // the session's anti-forgery token (a bearer token is not sent on its own, so needs none).
     if let MemberCredential::Session(value) = credential {
-        if !crate::pages::session::csrf_header_ok(req, value) {
+        if !csrf_header_ok(req, value) {
             return Err(ApiError::Forbidden(
                 "send the session's anti-forgery token in the X-CSRF-Token header (state changes with the session cookie)"
                     .into(),

@@ -3,7 +3,7 @@
 use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
 use domain::auth::LogoutError;
 
-use crate::auth::v1::authorization;
+use crate::authentication::v1::authorization;
 use crate::error::ApiError;
 use crate::state::AppState;
 

@@ -1,5 +1,21 @@
 //! The records of the REST API (`decisions.md`), with their OpenAPI schemas. Converted from domain
-//! entities at the boundary, so the wire format is defined once, here.
+//! entities at the boundary, so the wire format is defined once, here: one place per resource,
+//! this file for channels, messages, users and threads, a module each for the others. Every record
+//! is named from here (`crate::dto::LabelRecord`).
+
+mod ai_agents;
+mod api_keys;
+mod events;
+mod labels;
+mod teams;
+mod webhooks;
+
+pub use ai_agents::{AiAgentList, AiAgentRecord};
+pub use api_keys::ApiKeyRecord;
+pub use events::{EventList, EventRecord, EventTypeList, EventTypeRecord};
+pub use labels::{LabelList, LabelRecord};
+pub use teams::{TeamList, TeamRecord};
+pub use webhooks::{AttemptRecord, DeliveryList, DeliveryRecord, SecretRecord, WebhookList, WebhookRecord};
 
 use domain::channels::{Channel, ChannelStatus, ChannelType};
 use domain::members::MemberProfile;

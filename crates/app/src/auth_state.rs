@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use adapters_http::auth::AuthState;
+use adapters_http::authentication::AuthState;
 use adapters_postgres::api_keys::PgApiKeyRepository;
-use adapters_postgres::auth::{PgCredentialStore, PgLoginThrottle, PgUserDirectory};
+use adapters_postgres::credentials::{PgCredentialStore, PgLoginThrottle, PgUserDirectory};
 use adapters_postgres::Db;
 use domain::auth::{LoginSettings, ThrottlePolicy};
 use domain::common::ports::PasswordHash;
