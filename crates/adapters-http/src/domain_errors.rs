@@ -1,7 +1,7 @@
 //! Domain errors in HTTP terms. `ApiError` holds the one status/code mapping; this is where each
 //! domain operation's error enum is translated into it.
 
-use domain::channels::{CreateChannelError, UpdateChannelError};
+use domain::channels::{CreateChannelError, GetChannelError, UpdateChannelError};
 use domain::members::ChangeMemberError;
 use domain::messaging::SendMessageError;
 use domain::webhooks::WebhookError;
@@ -11,6 +11,9 @@ use crate::error::ApiError;
 impl From<CreateChannelError> for ApiError {
     fn from(e: CreateChannelError) -> Self {
         match e {
+            CreateChannelError::Invalid(v) => ApiError::Validation(v),
+            CreateChannelError::CredentialsRefused(m) => ApiError::field("credentials", m),
+            CreateChannelError::PlatformUnreachable(m) => ApiError::PlatformUnreachable(m),
             CreateChannelError::Duplicate { .. } => ApiError::Conflict(e.to_string()),
             CreateChannelError::Unknown(e) => e.into(),
         }
@@ -76,6 +79,9 @@ impl From<UpdateChannelError> for ApiError {
     fn from(e: UpdateChannelError) -> Self {
         match e {
             UpdateChannelError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            UpdateChannelError::Invalid(v) => ApiError::Validation(v),
+            UpdateChannelError::CredentialsRefused(m) => ApiError::field("credentials", m),
+            UpdateChannelError::PlatformUnreachable(m) => ApiError::PlatformUnreachable(m),
             UpdateChannelError::AccountInUse => ApiError::Conflict(e.to_string()),
             UpdateChannelError::Unknown(e) => e.into(),
         }
@@ -298,11 +304,21 @@ impl From<domain::events::EventsError> for ApiError {
     }
 }
 
-impl From<domain::connectors::ProofError> for ApiError {
-    fn from(e: domain::connectors::ProofError) -> Self {
+impl From<domain::messaging::GetMessageError> for ApiError {
+    fn from(e: domain::messaging::GetMessageError) -> Self {
+        use domain::messaging::GetMessageError as E;
         match e {
-            domain::connectors::ProofError::Refused(m) => ApiError::field("credentials", m),
-            domain::connectors::ProofError::Unreachable(m) => ApiError::PlatformUnreachable(m),
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<GetChannelError> for ApiError {
+    fn from(e: GetChannelError) -> Self {
+        match e {
+            GetChannelError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            GetChannelError::Unknown(e) => e.into(),
         }
     }
 }

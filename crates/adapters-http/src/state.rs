@@ -20,10 +20,12 @@ pub trait HealthCheck: Send + Sync {
 pub struct AppState {
     /// Readiness probe.
     pub health: Arc<dyn HealthCheck>,
-    /// Channels.
-    pub channels: Arc<dyn domain::channels::ChannelRepository>,
-    /// Messages, threads and the contacts they create.
-    pub messages: Arc<dyn domain::messaging::MessageRepository>,
+    /// Channels: list, read, create (credentials proven by the platform) and change.
+    pub channels: Arc<domain::channels::ChannelsService>,
+    /// Messages: send (creating threads and contacts as needed), read and list.
+    pub messages: Arc<domain::messaging::MessagingService>,
+    /// API keys: create, list, revoke, delete (admins).
+    pub api_keys: Arc<domain::api_keys::ApiKeysService>,
     /// Workspace members: list, add, change, remove, invitations.
     pub members: Arc<domain::members::MembersService>,
     /// Contacts: list, create, change and erase.
@@ -46,10 +48,8 @@ pub struct AppState {
     pub co_admin: crate::handlers::co_admin::CoAdminState,
     /// The settings web app: sessions, analytics data and cookie settings.
     pub pages: crate::pages::PagesState,
-    /// Encrypts channel credentials (and opens them to check platform callbacks).
+    /// Opens channel credentials to check platform callbacks.
     pub cipher: Arc<dyn domain::common::ports::SecretCipher>,
-    /// Proves credentials control their platform account before a channel is bound to it.
-    pub account_proof: Arc<dyn domain::connectors::AccountProof>,
     /// Channels by platform account, and what the platforms' callbacks report.
     pub callbacks: Arc<dyn domain::connectors::CallbackStore>,
     /// The app secrets known to sign platform callbacks, remembered by the process.

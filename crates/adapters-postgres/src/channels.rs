@@ -6,8 +6,8 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::channels::{
-    Channel, ChannelChange, ChannelFilter, ChannelId, ChannelRepository, ChannelStatus, ChannelType,
-    CreateChannelError, NewChannel, UpdateChannelError,
+    ChangeChannelError, Channel, ChannelChange, ChannelFilter, ChannelId, ChannelRepository, ChannelStatus,
+    ChannelType, InsertChannelError, NewChannel,
 };
 use domain::common::page::{Page, PageRequest};
 use domain::workspace::WorkspaceId;
@@ -144,8 +144,8 @@ impl ChannelRepository for PgChannelRepository {
         ws: WorkspaceId,
         new: &NewChannel,
         audit: &AuditEntry,
-    ) -> Result<Channel, CreateChannelError> {
-        let mut conn = self.db.conn().await.map_err(|e| CreateChannelError::Unknown(repo(e)))?;
+    ) -> Result<Channel, InsertChannelError> {
+        let mut conn = self.db.conn().await.map_err(|e| InsertChannelError::Unknown(repo(e)))?;
         let result = conn
             .transaction::<_, TxError, _>(|conn| {
                 async move {
@@ -183,12 +183,12 @@ impl ChannelRepository for PgChannelRepository {
             self.db.wake().outbound_committed();
         }
         result.map_err(|e| match e {
-            TxError::Duplicate => CreateChannelError::Duplicate {
+            TxError::Duplicate => InsertChannelError::Duplicate {
                 channel_type: new.channel_type.as_str().to_owned(),
                 identifier: new.identifier.clone(),
             },
-            TxError::NotFound => CreateChannelError::Unknown(repo(anyhow::anyhow!("channel vanished"))),
-            TxError::Db(e) => CreateChannelError::Unknown(repo(e)),
+            TxError::NotFound => InsertChannelError::Unknown(repo(anyhow::anyhow!("channel vanished"))),
+            TxError::Db(e) => InsertChannelError::Unknown(repo(e)),
         })
     }
 
@@ -198,8 +198,8 @@ impl ChannelRepository for PgChannelRepository {
         id: ChannelId,
         change: &ChannelChange,
         audit: &[AuditEntry],
-    ) -> Result<Channel, UpdateChannelError> {
-        let mut conn = self.db.conn().await.map_err(|e| UpdateChannelError::Unknown(repo(e)))?;
+    ) -> Result<Channel, ChangeChannelError> {
+        let mut conn = self.db.conn().await.map_err(|e| ChangeChannelError::Unknown(repo(e)))?;
         let result = conn
             .transaction::<_, TxError, _>(|conn| {
                 async move {
@@ -253,9 +253,9 @@ impl ChannelRepository for PgChannelRepository {
             self.db.wake().outbound_committed();
         }
         result.map_err(|e| match e {
-            TxError::Duplicate => UpdateChannelError::AccountInUse,
-            TxError::NotFound => UpdateChannelError::NotFound(id),
-            TxError::Db(e) => UpdateChannelError::Unknown(repo(e)),
+            TxError::Duplicate => ChangeChannelError::AccountInUse,
+            TxError::NotFound => ChangeChannelError::NotFound(id),
+            TxError::Db(e) => ChangeChannelError::Unknown(repo(e)),
         })
     }
 }

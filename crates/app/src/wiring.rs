@@ -123,14 +123,25 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
     };
     let reads = replica.as_ref().map_or_else(|| db.clone(), |r| db.reading_from(r));
     let pages = crate::pages::state(settings, db, &reads);
+    // One cipher: what a channel seals, the callbacks check must open.
+    let cipher = crate::secrets::wired_cipher(settings);
+    let channels = Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone()));
+    let auth = crate::pages::with_sessions(crate::auth_state::auth_state(settings, db), &pages);
     AppState {
         health: Arc::new(DbHealth {
             db: db.clone(),
             latest: adapters_postgres::migrate::latest_embedded_version(),
             replica,
         }),
-        channels: Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone())),
-        messages: Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
+        channels: Arc::new(domain::channels::ChannelsService::new(
+            channels.clone(),
+            cipher.clone(),
+            crate::connectors::account_proof(settings),
+        )),
+        messages: Arc::new(domain::messaging::MessagingService::new(
+            channels,
+            Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
+        )),
         members: Arc::new(members_service(db)),
         contacts: Arc::new(domain::contacts::ContactsService::new(Arc::new(
             adapters_postgres::contacts::PgContactRepository::new(db.clone()),
@@ -147,7 +158,12 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         ai_agents: Arc::new(domain::ai_agents::AiAgentsService::new(Arc::new(
             adapters_postgres::ai_agents::PgAiAgentRepository::new(db.clone()),
         ))),
-        auth: crate::pages::with_sessions(crate::auth_state::auth_state(settings, db), &pages),
+        api_keys: Arc::new(domain::api_keys::ApiKeysService::new(
+            auth.api_keys.clone(),
+            auth.clock.clone(),
+            auth.random.clone(),
+        )),
+        auth,
         pages,
         webhooks: crate::webhooks::service(settings, db),
         events: Arc::new(domain::events::EventsService {
@@ -155,8 +171,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             clock: Arc::new(crate::platform::SystemClock),
         }),
         co_admin: crate::co_admin::state(settings, &reads),
-        cipher: crate::secrets::wired_cipher(settings),
-        account_proof: crate::connectors::account_proof(settings),
+        cipher,
         callbacks: Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
         callback_secrets: Arc::default(),
     }

@@ -9,6 +9,7 @@ pub mod contacts;
 pub mod events;
 pub mod fallback;
 pub mod health;
+pub mod input;
 pub mod labels;
 pub mod login_tokens;
 pub mod messages;
@@ -17,6 +18,11 @@ pub mod teams;
 pub mod threads;
 pub mod users;
 pub mod webhooks;
+
+/// 201 Created with the new resource's `Location` and its record.
+pub(crate) fn created(location: String, record: impl serde::Serialize) -> actix_web::HttpResponse {
+    actix_web::HttpResponse::Created().insert_header((actix_web::http::header::LOCATION, location)).json(record)
+}
 
 /// The query of a listing without filters.
 #[derive(Debug, serde::Deserialize, utoipa::IntoParams)]

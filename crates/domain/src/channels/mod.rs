@@ -4,8 +4,10 @@ pub mod model;
 pub mod ports;
 pub mod record;
 pub mod service;
+pub mod validate;
 
 pub use model::*;
 pub use ports::*;
 pub use record::*;
 pub use service::*;
+pub use validate::*;

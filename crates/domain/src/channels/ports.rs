@@ -8,9 +8,9 @@ use crate::common::error::RepoError;
 use crate::common::page::{Page, PageRequest};
 use crate::workspace::WorkspaceId;
 
-/// Why a channel could not be created.
+/// Why the storage refused a new channel.
 #[derive(Debug, thiserror::Error)]
-pub enum CreateChannelError {
+pub enum InsertChannelError {
     /// The workspace already has a channel of this type with this identifier, or another channel
     /// is connected to the same platform account.
     #[error("a {channel_type} channel with identifier {identifier} (or its platform account) already exists")]
@@ -25,9 +25,9 @@ pub enum CreateChannelError {
     Unknown(#[from] RepoError),
 }
 
-/// Why a channel could not be changed.
+/// Why the storage refused a channel change.
 #[derive(Debug, thiserror::Error)]
-pub enum UpdateChannelError {
+pub enum ChangeChannelError {
     /// Not a channel of this workspace.
     #[error("channel {0} not found")]
     NotFound(ChannelId),
@@ -67,23 +67,23 @@ pub trait ChannelRepository: Send + Sync {
     /// same transaction.
     ///
     /// # Errors
-    /// [`CreateChannelError::Duplicate`] for an identifier already used by this type in the workspace.
+    /// [`InsertChannelError::Duplicate`] for an identifier already used by this type in the workspace.
     async fn create(
         &self,
         ws: WorkspaceId,
         new: &NewChannel,
         audit: &AuditEntry,
-    ) -> Result<Channel, CreateChannelError>;
+    ) -> Result<Channel, InsertChannelError>;
 
     /// Applies a change and records `channel.updated` and `audit` in the same transaction.
     ///
     /// # Errors
-    /// [`UpdateChannelError`].
+    /// [`ChangeChannelError`].
     async fn update(
         &self,
         ws: WorkspaceId,
         id: ChannelId,
         change: &ChannelChange,
         audit: &[AuditEntry],
-    ) -> Result<Channel, UpdateChannelError>;
+    ) -> Result<Channel, ChangeChannelError>;
 }

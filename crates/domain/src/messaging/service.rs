@@ -1,11 +1,14 @@
-//! Sending: the rules of `POST /v1/messages`.
+//! The messages use cases: sending (the rules of `POST /v1/messages`), reading and listing.
+
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::model::{Message, ThreadId};
+use super::model::{Message, MessageFilter, MessageId, ThreadId};
 use super::ports::{IdempotencyKey, InsertMessageError, MessageRepository, NewOutboundMessage, Recipient, Stored};
 use crate::channels::{ChannelId, ChannelRepository, ChannelStatus, ChannelType};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
+use crate::common::page::{Page, PageRequest};
 use crate::users::UserId;
 use crate::workspace::WorkspaceId;
 
@@ -64,85 +67,146 @@ impl From<InsertMessageError> for SendMessageError {
     }
 }
 
-/// Validates and stores an outbound message as `queued`; with an idempotency key, a retry of the
-/// same request returns the first result instead of sending twice.
-///
-/// # Errors
-/// See [`SendMessageError`].
-pub async fn send_message(
-    channels: &dyn ChannelRepository,
-    messages: &dyn MessageRepository,
-    ws: WorkspaceId,
-    input: SendInput,
-    author: Option<UserId>,
-    idempotency_key: Option<&str>,
-) -> Result<Stored, SendMessageError> {
-    let mut errors = ValidationErrors::default();
-    let content_chars = input.content.chars().count();
-    if input.content.trim().is_empty() {
-        errors.0.push(FieldError::new("content", "must not be empty"));
-    } else if content_chars > MAX_CONTENT_CHARS {
-        errors.0.push(FieldError::new("content", format!("must have at most {MAX_CONTENT_CHARS} characters")));
-    }
-    let idempotency = match idempotency_key {
-        Some(k) if (1..=255).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()) => {
-            Some(IdempotencyKey { key: k.to_owned(), fingerprint: fingerprint(&input) })
-        }
-        Some(_) => {
-            errors.0.push(FieldError::new("Idempotency-Key", "must be 1 to 255 visible ASCII characters"));
-            None
-        }
-        None => None,
-    };
-    let template = match input.template.clone().map(crate::connectors::Template::validate) {
-        Some(Ok(t)) => Some(t),
-        Some(Err(e)) => {
-            errors.0.extend(e.0);
-            None
-        }
-        None => None,
-    };
-    if input.thread_id.is_none() && input.to.is_none() {
-        errors.0.push(FieldError::new(
-            "to",
-            "is required when thread_id is not given: the recipient's phone number or platform id",
-        ));
-    }
-    errors.clone().into_result()?;
+/// Why a message could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum GetMessageError {
+    /// Not a message of this workspace.
+    #[error("message {0} not found")]
+    NotFound(i64),
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
 
-    if let Some(key) = &idempotency {
-        if let Some(message) = messages.replay(ws, key).await? {
-            return Ok(Stored { message, replayed: true });
+/// The messages use cases, over the channels they go through and the messages' storage.
+#[derive(Clone)]
+pub struct MessagingService {
+    channels: Arc<dyn ChannelRepository>,
+    messages: Arc<dyn MessageRepository>,
+}
+
+impl std::fmt::Debug for MessagingService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MessagingService").finish_non_exhaustive()
+    }
+}
+
+impl MessagingService {
+    /// The service over its ports.
+    pub fn new(channels: Arc<dyn ChannelRepository>, messages: Arc<dyn MessageRepository>) -> Self {
+        Self { channels, messages }
+    }
+
+    /// A page of the workspace's messages matching `filter`.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    pub async fn list(
+        &self,
+        ws: WorkspaceId,
+        filter: MessageFilter,
+        page: PageRequest,
+    ) -> Result<Page<Message>, RepoError> {
+        self.messages.list(ws, filter, page).await
+    }
+
+    /// One message of the workspace.
+    ///
+    /// # Errors
+    /// [`GetMessageError`].
+    pub async fn get(&self, ws: WorkspaceId, id: MessageId) -> Result<Message, GetMessageError> {
+        self.messages.find(ws, id).await?.ok_or(GetMessageError::NotFound(id.0))
+    }
+
+    /// Validates and stores an outbound message as `queued`; with an idempotency key, a retry of
+    /// the same request returns the first result instead of sending twice.
+    ///
+    /// # Errors
+    /// See [`SendMessageError`].
+    pub async fn send(
+        &self,
+        ws: WorkspaceId,
+        input: SendInput,
+        author: Option<UserId>,
+        idempotency_key: Option<&str>,
+    ) -> Result<Stored, SendMessageError> {
+        let (channels, messages) = (self.channels.as_ref(), self.messages.as_ref());
+        let mut errors = ValidationErrors::default();
+        let content_chars = input.content.chars().count();
+        if input.content.trim().is_empty() {
+            errors.0.push(FieldError::new("content", "must not be empty"));
+        } else if content_chars > MAX_CONTENT_CHARS {
+            errors.0.push(FieldError::new("content", format!("must have at most {MAX_CONTENT_CHARS} characters")));
         }
-    }
-    let channel = channels
-        .find(ws, ChannelId(input.channel_id))
-        .await?
-        .ok_or(SendMessageError::ChannelNotFound(input.channel_id))?;
-    if channel.status != ChannelStatus::Active {
-        return Err(SendMessageError::ChannelNotActive { id: input.channel_id, status: channel.status.as_str() });
-    }
-    if template.is_some() && channel.channel_type != ChannelType::Whatsapp {
-        return Err(ValidationErrors::one("template", "templates can only be sent through WhatsApp channels").into());
-    }
-    let recipient = match (input.thread_id, &input.to) {
-        (Some(tid), _) => {
-            let thread = messages.find_thread(ws, ThreadId(tid)).await?.ok_or(SendMessageError::ThreadNotFound(tid))?;
-            if thread.channel_id != channel.id {
-                return Err(ValidationErrors::one(
-                    "thread_id",
-                    format!("thread {tid} is on channel {}, not {}", thread.channel_id, channel.id),
-                )
-                .into());
+        let idempotency = match idempotency_key {
+            Some(k) if (1..=255).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()) => {
+                Some(IdempotencyKey { key: k.to_owned(), fingerprint: fingerprint(&input) })
             }
-            Recipient::Thread(thread.id)
+            Some(_) => {
+                errors.0.push(FieldError::new("Idempotency-Key", "must be 1 to 255 visible ASCII characters"));
+                None
+            }
+            None => None,
+        };
+        let template = match input.template.clone().map(crate::connectors::Template::validate) {
+            Some(Ok(t)) => Some(t),
+            Some(Err(e)) => {
+                errors.0.extend(e.0);
+                None
+            }
+            None => None,
+        };
+        if input.thread_id.is_none() && input.to.is_none() {
+            errors.0.push(FieldError::new(
+                "to",
+                "is required when thread_id is not given: the recipient's phone number or platform id",
+            ));
         }
-        (None, Some(to)) => Recipient::Address(address(channel.channel_type, to)?),
-        (None, None) => return Err(ValidationErrors::one("to", "is required").into()),
-    };
-    let new =
-        NewOutboundMessage { channel_id: channel.id, recipient, content: input.content, template, author, idempotency };
-    Ok(messages.insert_outbound(ws, &new).await?)
+        errors.clone().into_result()?;
+
+        if let Some(key) = &idempotency {
+            if let Some(message) = messages.replay(ws, key).await? {
+                return Ok(Stored { message, replayed: true });
+            }
+        }
+        let channel = channels
+            .find(ws, ChannelId(input.channel_id))
+            .await?
+            .ok_or(SendMessageError::ChannelNotFound(input.channel_id))?;
+        if channel.status != ChannelStatus::Active {
+            return Err(SendMessageError::ChannelNotActive { id: input.channel_id, status: channel.status.as_str() });
+        }
+        if template.is_some() && channel.channel_type != ChannelType::Whatsapp {
+            return Err(
+                ValidationErrors::one("template", "templates can only be sent through WhatsApp channels").into()
+            );
+        }
+        let recipient = match (input.thread_id, &input.to) {
+            (Some(tid), _) => {
+                let thread =
+                    messages.find_thread(ws, ThreadId(tid)).await?.ok_or(SendMessageError::ThreadNotFound(tid))?;
+                if thread.channel_id != channel.id {
+                    return Err(ValidationErrors::one(
+                        "thread_id",
+                        format!("thread {tid} is on channel {}, not {}", thread.channel_id, channel.id),
+                    )
+                    .into());
+                }
+                Recipient::Thread(thread.id)
+            }
+            (None, Some(to)) => Recipient::Address(address(channel.channel_type, to)?),
+            (None, None) => return Err(ValidationErrors::one("to", "is required").into()),
+        };
+        let new = NewOutboundMessage {
+            channel_id: channel.id,
+            recipient,
+            content: input.content,
+            template,
+            author,
+            idempotency,
+        };
+        Ok(messages.insert_outbound(ws, &new).await?)
+    }
 }
 
 /// The recipient address normalised for the channel's platform.
@@ -183,162 +247,5 @@ pub fn location(message: &Message) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::channels::{Channel, MockChannelRepository};
-    use crate::messaging::{Direction, MessageId, MessageStatus, MockMessageRepository, ThreadRef};
-
-    fn channel(status: ChannelStatus, t: ChannelType) -> Channel {
-        Channel {
-            id: ChannelId(7),
-            channel_type: t,
-            display_name: "Support".into(),
-            identifier: "+14155550101".into(),
-            status,
-            created_at: time::OffsetDateTime::UNIX_EPOCH,
-        }
-    }
-
-    fn stored() -> Stored {
-        Stored {
-            message: Message {
-                id: MessageId(1),
-                channel_id: ChannelId(7),
-                thread_id: ThreadId(3),
-                direction: Direction::Outbound,
-                content: "hi".into(),
-                status: MessageStatus::Queued,
-                created_at: time::OffsetDateTime::UNIX_EPOCH,
-            },
-            replayed: false,
-        }
-    }
-
-    fn channels(status: ChannelStatus, t: ChannelType) -> MockChannelRepository {
-        let mut c = MockChannelRepository::new();
-        c.expect_find().returning(move |_, _| Ok(Some(channel(status, t))));
-        c
-    }
-
-    fn input(to: Option<&str>, thread: Option<i64>) -> SendInput {
-        SendInput { channel_id: 7, content: "hi".into(), thread_id: thread, to: to.map(Into::into), template: None }
-    }
-
-    #[tokio::test]
-    async fn a_new_whatsapp_recipient_is_normalised() {
-        let mut m = MockMessageRepository::new();
-        m.expect_insert_outbound()
-            .withf(|_, n| n.recipient == Recipient::Address("+14155550123".into()) && n.author.is_none())
-            .returning(|_, _| Ok(stored()));
-        let r = send_message(
-            &channels(ChannelStatus::Active, ChannelType::Whatsapp),
-            &m,
-            WorkspaceId(1),
-            input(Some("+1 (415) 555-0123"), None),
-            None,
-            None,
-        )
-        .await;
-        assert!(r.is_ok());
-    }
-
-    #[tokio::test]
-    async fn without_thread_or_recipient_the_error_names_to() {
-        let r = send_message(
-            &MockChannelRepository::new(),
-            &MockMessageRepository::new(),
-            WorkspaceId(1),
-            input(None, None),
-            None,
-            None,
-        )
-        .await;
-        let Err(SendMessageError::Invalid(v)) = r else { panic!("expected validation error") };
-        assert_eq!(v.0[0].field, "to");
-    }
-
-    #[tokio::test]
-    async fn empty_and_oversized_content_is_refused() {
-        for content in ["  ".to_owned(), "x".repeat(4097)] {
-            let i = SendInput { content, ..input(Some("+14155550123"), None) };
-            let r = send_message(
-                &MockChannelRepository::new(),
-                &MockMessageRepository::new(),
-                WorkspaceId(1),
-                i,
-                None,
-                None,
-            )
-            .await;
-            assert!(matches!(r, Err(SendMessageError::Invalid(v)) if v.0[0].field == "content"));
-        }
-        let i = SendInput { content: "é".repeat(4096), ..input(Some("+14155550123"), None) };
-        let mut m = MockMessageRepository::new();
-        m.expect_insert_outbound().returning(|_, _| Ok(stored()));
-        assert!(send_message(
-            &channels(ChannelStatus::Active, ChannelType::Whatsapp),
-            &m,
-            WorkspaceId(1),
-            i,
-            None,
-            None
-        )
-        .await
-        .is_ok());
-    }
-
-    #[tokio::test]
-    async fn an_inactive_channel_is_a_conflict() {
-        let r = send_message(
-            &channels(ChannelStatus::Disconnected, ChannelType::Whatsapp),
-            &MockMessageRepository::new(),
-            WorkspaceId(1),
-            input(Some("+14155550123"), None),
-            None,
-            None,
-        )
-        .await;
-        assert!(matches!(r, Err(SendMessageError::ChannelNotActive { id: 7, status: "disconnected" })));
-    }
-
-    #[tokio::test]
-    async fn a_thread_on_another_channel_is_refused() {
-        let mut m = MockMessageRepository::new();
-        m.expect_find_thread().returning(|_, id| Ok(Some(ThreadRef { id, channel_id: ChannelId(99) })));
-        let r = send_message(
-            &channels(ChannelStatus::Active, ChannelType::Whatsapp),
-            &m,
-            WorkspaceId(1),
-            input(None, Some(3)),
-            None,
-            None,
-        )
-        .await;
-        assert!(matches!(r, Err(SendMessageError::Invalid(v)) if v.0[0].field == "thread_id"));
-    }
-
-    #[tokio::test]
-    async fn an_idempotent_retry_returns_the_first_message_without_storing() {
-        let mut m = MockMessageRepository::new();
-        m.expect_replay().returning(|_, _| Ok(Some(stored().message)));
-        m.expect_insert_outbound().never();
-        let r = send_message(
-            &MockChannelRepository::new(),
-            &m,
-            WorkspaceId(1),
-            input(Some("+14155550123"), None),
-            None,
-            Some("order-1"),
-        )
-        .await;
-        assert!(matches!(r, Ok(Stored { replayed: true, .. })));
-    }
-
-    #[test]
-    fn fingerprints_differ_for_different_requests() {
-        let a = fingerprint(&input(Some("+1"), None));
-        assert_eq!(a, fingerprint(&input(Some("+1"), None)));
-        assert_ne!(a, fingerprint(&input(Some("+2"), None)));
-        assert_ne!(a, fingerprint(&input(None, Some(1))));
-    }
-}
+#[path = "service_tests.rs"]
+mod tests;

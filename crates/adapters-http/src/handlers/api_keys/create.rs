@@ -45,15 +45,8 @@ pub async fn create(
     StrictJson(body): StrictJson<CreateKeyBody>,
 ) -> Result<HttpResponse, ApiError> {
     let auth = &state.auth;
-    let created = domain::api_keys::create_api_key(
-        auth.api_keys.as_ref(),
-        auth.clock.as_ref(),
-        auth.random.as_ref(),
-        &member.into(),
-        &meta.member(member.user_id, member.role),
-        CreateApiKey { name: body.name, expires_at: body.expires_at, scopes: body.scopes },
-    )
-    .await?;
+    let cmd = CreateApiKey { name: body.name, expires_at: body.expires_at, scopes: body.scopes };
+    let created = state.api_keys.create(&member.into(), &meta.member(member.user_id, member.role), cmd).await?;
     let record = ApiKeyRecord::new(created.key, auth.clock.now());
     Ok(HttpResponse::Created()
         .insert_header(CacheControl(vec![CacheDirective::NoStore]))

@@ -18,12 +18,6 @@ pub async fn delete(
     path: web::Path<(i64, i64)>,
 ) -> Result<HttpResponse, ApiError> {
     let (_, key_id) = path.into_inner();
-    domain::api_keys::delete_api_key(
-        state.auth.api_keys.as_ref(),
-        &member.into(),
-        &meta.member(member.user_id, member.role),
-        ApiKeyId(key_id),
-    )
-    .await?;
+    state.api_keys.delete(&member.into(), &meta.member(member.user_id, member.role), ApiKeyId(key_id)).await?;
     Ok(HttpResponse::NoContent().finish())
 }

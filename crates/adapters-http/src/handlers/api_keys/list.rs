@@ -31,9 +31,8 @@ pub async fn list(
     StrictQuery(q): StrictQuery<ListKeysQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let page = PageRequest::new(q.limit, q.cursor.as_deref()).map_err(|e| ApiError::Validation(ValidationErrors(e)))?;
-    let auth = &state.auth;
-    let page = domain::api_keys::list_api_keys(auth.api_keys.as_ref(), &member.into(), page).await?;
-    let now = auth.clock.now();
+    let page = state.api_keys.list(&member.into(), page).await?;
+    let now = state.auth.clock.now();
     let data: Vec<ApiKeyRecord> = page.data.into_iter().map(|k| ApiKeyRecord::new(k, now)).collect();
     Ok(HttpResponse::Ok().json(serde_json::json!({ "data": data, "next_cursor": page.next_cursor })))
 }

@@ -19,14 +19,7 @@ pub async fn revoke(
     path: web::Path<(i64, i64)>,
 ) -> Result<HttpResponse, ApiError> {
     let (_, key_id) = path.into_inner();
-    let auth = &state.auth;
-    let key = domain::api_keys::revoke_api_key(
-        auth.api_keys.as_ref(),
-        auth.clock.as_ref(),
-        &member.into(),
-        &meta.member(member.user_id, member.role),
-        ApiKeyId(key_id),
-    )
-    .await?;
-    Ok(HttpResponse::Ok().json(ApiKeyRecord::new(key, auth.clock.now())))
+    let key =
+        state.api_keys.revoke(&member.into(), &meta.member(member.user_id, member.role), ApiKeyId(key_id)).await?;
+    Ok(HttpResponse::Ok().json(ApiKeyRecord::new(key, state.auth.clock.now())))
 }

@@ -1,14 +1,14 @@
 //! `POST /v1/channels`
 
-use actix_web::http::header::LOCATION;
 use actix_web::{web, HttpResponse};
-use domain::channels::{validate_new_channel, ChannelInput};
+use domain::channels::ChannelInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::authentication::V1Caller;
 use crate::dto::{ChannelRecord, ChannelStatusDto, ChannelTypeDto, CredentialsBody};
 use crate::error::ApiError;
+use crate::handlers::created;
 use crate::state::AppState;
 use crate::strict::StrictJson;
 
@@ -54,25 +54,19 @@ pub async fn create(
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateChannelBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let input = ChannelInput {
-        channel_type: body.channel_type,
-        display_name: body.display_name,
-        identifier: body.identifier,
-        status: body.status,
-        credentials: body.credentials.map(Into::into),
-    };
-    // The id first: the credentials are sealed for the row they go into.
-    let id = state.channels.reserve_id().await?;
-    let new = validate_new_channel(caller.workspace_id, id, &input, state.cipher.as_ref())?;
-    // Bound to the platform account only once the platform vouches for the token (nothing stored
-    // otherwise).
-    if let Some(c) = &input.credentials {
-        state.account_proof.prove(new.channel_type, c).await?;
-    }
     let audit = meta.context(caller.principal.actor());
-    let entry = domain::channels::channel_created_entry(caller.workspace_id, &audit, &new);
-    let channel = state.channels.create(caller.workspace_id, &new, &entry).await?;
-    Ok(HttpResponse::Created()
-        .insert_header((LOCATION, format!("/v1/channels/{}", channel.id)))
-        .json(ChannelRecord::from(channel)))
+    let channel = state.channels.create(caller.workspace_id, &audit, body.into()).await?;
+    Ok(created(format!("/v1/channels/{}", channel.id), ChannelRecord::from(channel)))
+}
+
+impl From<CreateChannelBody> for ChannelInput {
+    fn from(body: CreateChannelBody) -> Self {
+        Self {
+            channel_type: body.channel_type,
+            display_name: body.display_name,
+            identifier: body.identifier,
+            status: body.status,
+            credentials: body.credentials.map(Into::into),
+        }
+    }
 }

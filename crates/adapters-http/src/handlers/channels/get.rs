@@ -18,11 +18,6 @@ use crate::state::AppState;
     responses((status = 200, description = "The channel", body = ChannelRecord))
 )]
 pub async fn get(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i64>) -> Result<HttpResponse, ApiError> {
-    let id = path.into_inner();
-    let channel = state
-        .channels
-        .find(caller.workspace_id, ChannelId(id))
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("channel {id} not found")))?;
+    let channel = state.channels.get(caller.workspace_id, ChannelId(path.into_inner())).await?;
     Ok(HttpResponse::Ok().json(ChannelRecord::from(channel)))
 }

@@ -1,7 +1,7 @@
 //! `PATCH /v1/channels/{channel_id}`
 
 use actix_web::{web, HttpResponse};
-use domain::channels::{validate_channel_change, ChannelChangeInput, ChannelId};
+use domain::channels::{ChannelChangeInput, ChannelId};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -47,25 +47,13 @@ pub async fn update(
     path: web::Path<i64>,
     StrictJson(body): StrictJson<UpdateChannelBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = ChannelId(path.into_inner());
-    let channel = state
-        .channels
-        .find(caller.workspace_id, id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("channel {id} not found")))?;
-    let input = ChannelChangeInput {
-        display_name: body.display_name,
-        status: body.status,
-        credentials: body.credentials.map(Into::into),
-    };
-    let credentials = input.credentials.clone();
-    let change = validate_channel_change(caller.workspace_id, id, channel.channel_type, input, state.cipher.as_ref())?;
-    // New credentials bind only once the platform vouches for the token (nothing changes otherwise).
-    if let Some(c) = &credentials {
-        state.account_proof.prove(channel.channel_type, c).await?;
-    }
     let audit = meta.context(caller.principal.actor());
-    let entries = domain::channels::channel_change_entries(caller.workspace_id, &audit, id, &change);
-    let channel = state.channels.update(caller.workspace_id, id, &change, &entries).await?;
+    let channel = state.channels.update(caller.workspace_id, &audit, ChannelId(path.into_inner()), body.into()).await?;
     Ok(HttpResponse::Ok().json(ChannelRecord::from(channel)))
+}
+
+impl From<UpdateChannelBody> for ChannelChangeInput {
+    fn from(body: UpdateChannelBody) -> Self {
+        Self { display_name: body.display_name, status: body.status, credentials: body.credentials.map(Into::into) }
+    }
 }

@@ -1,15 +1,14 @@
 //! `POST /v1/contacts`
 
-use actix_web::http::header::LOCATION;
 use actix_web::{web, HttpResponse};
 use domain::contacts::{Contact, ContactInput};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::authentication::V1Caller;
 use crate::error::ApiError;
+use crate::handlers::created;
+use crate::handlers::input::{NewInput, RequestBody};
 use crate::state::AppState;
-use crate::strict::StrictJson;
 
 /// A new contact: a phone or an e-mail is required.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -48,19 +47,15 @@ pub struct CreateContactBody {
         (status = 409, description = "Another contact has this phone or e-mail (`conflict`, the field in `errors`)", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn create(
-    caller: V1Caller,
-    state: web::Data<AppState>,
-    StrictJson(body): StrictJson<CreateContactBody>,
-) -> Result<HttpResponse, ApiError> {
-    let input = ContactInput {
-        name: body.name,
-        phone: body.phone,
-        email: body.email,
-        country: body.country,
-        language: body.language,
-        note: body.note,
-    };
-    let contact = state.contacts.create(caller.workspace_id, input).await?;
-    Ok(HttpResponse::Created().insert_header((LOCATION, format!("/v1/contacts/{}", contact.id))).json(contact))
+pub async fn create(state: web::Data<AppState>, req: NewInput<CreateContactBody>) -> Result<HttpResponse, ApiError> {
+    let contact = state.contacts.create(req.workspace, req.input).await?;
+    Ok(created(format!("/v1/contacts/{}", contact.id), contact))
+}
+
+impl RequestBody for CreateContactBody {
+    type Input = ContactInput;
+    fn into_input(self) -> ContactInput {
+        let Self { name, phone, email, country, language, note } = self;
+        ContactInput { name, phone, email, country, language, note }
+    }
 }

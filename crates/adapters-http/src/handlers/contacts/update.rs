@@ -6,10 +6,9 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::present;
-use crate::authentication::V1Caller;
 use crate::error::ApiError;
+use crate::handlers::input::{ChangeInput, RequestBody};
 use crate::state::AppState;
-use crate::strict::StrictJson;
 
 /// Fields to change; omitted fields keep their value, null clears one (never the name, and never
 /// both the phone and the e-mail).
@@ -55,20 +54,15 @@ pub struct UpdateContactBody {
         (status = 409, description = "Another contact has this phone or e-mail (`conflict`, the field in `errors`)", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn update(
-    caller: V1Caller,
-    state: web::Data<AppState>,
-    path: web::Path<i64>,
-    StrictJson(body): StrictJson<UpdateContactBody>,
-) -> Result<HttpResponse, ApiError> {
-    let input = ContactChangeInput {
-        name: body.name,
-        phone: body.phone,
-        email: body.email,
-        country: body.country,
-        language: body.language,
-        note: body.note,
-    };
-    let contact = state.contacts.update(caller.workspace_id, path.into_inner(), input).await?;
+pub async fn update(state: web::Data<AppState>, req: ChangeInput<UpdateContactBody>) -> Result<HttpResponse, ApiError> {
+    let contact = state.contacts.update(req.workspace, req.id, req.input).await?;
     Ok(HttpResponse::Ok().json(contact))
+}
+
+impl RequestBody for UpdateContactBody {
+    type Input = ContactChangeInput;
+    fn into_input(self) -> ContactChangeInput {
+        let Self { name, phone, email, country, language, note } = self;
+        ContactChangeInput { name, phone, email, country, language, note }
+    }
 }

@@ -5,11 +5,10 @@ use domain::labels::LabelInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::authentication::V1Caller;
 use crate::dto::LabelRecord;
 use crate::error::ApiError;
+use crate::handlers::input::{NewInput, RequestBody};
 use crate::state::AppState;
-use crate::strict::StrictJson;
 
 /// A new label.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -35,14 +34,14 @@ pub struct CreateLabelBody {
         (status = 409, description = "A label of this name exists (`conflict`)", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn create(
-    caller: V1Caller,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    StrictJson(body): StrictJson<CreateLabelBody>,
-) -> Result<HttpResponse, ApiError> {
-    let audit = meta.context(caller.principal.actor());
-    let input = LabelInput { name: body.name, color: body.color };
-    let label = state.labels.create(caller.workspace_id, &audit, input).await?;
+pub async fn create(state: web::Data<AppState>, req: NewInput<CreateLabelBody>) -> Result<HttpResponse, ApiError> {
+    let label = state.labels.create(req.workspace, &req.audit, req.input).await?;
     Ok(HttpResponse::Created().json(LabelRecord::from(label)))
+}
+
+impl RequestBody for CreateLabelBody {
+    type Input = LabelInput;
+    fn into_input(self) -> LabelInput {
+        LabelInput { name: self.name, color: self.color }
+    }
 }

@@ -5,11 +5,10 @@ use domain::labels::LabelChangeInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::authentication::V1Caller;
 use crate::dto::LabelRecord;
 use crate::error::ApiError;
+use crate::handlers::input::{ChangeInput, RequestBody};
 use crate::state::AppState;
-use crate::strict::StrictJson;
 
 /// Fields to change; omitted fields keep their value.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -36,15 +35,14 @@ pub struct UpdateLabelBody {
         (status = 409, description = "Another label has this name (`conflict`)", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn update(
-    caller: V1Caller,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<i64>,
-    StrictJson(body): StrictJson<UpdateLabelBody>,
-) -> Result<HttpResponse, ApiError> {
-    let audit = meta.context(caller.principal.actor());
-    let input = LabelChangeInput { name: body.name, color: body.color };
-    let label = state.labels.update(caller.workspace_id, &audit, path.into_inner(), input).await?;
+pub async fn update(state: web::Data<AppState>, req: ChangeInput<UpdateLabelBody>) -> Result<HttpResponse, ApiError> {
+    let label = state.labels.update(req.workspace, &req.audit, req.id, req.input).await?;
     Ok(HttpResponse::Ok().json(LabelRecord::from(label)))
+}
+
+impl RequestBody for UpdateLabelBody {
+    type Input = LabelChangeInput;
+    fn into_input(self) -> LabelChangeInput {
+        LabelChangeInput { name: self.name, color: self.color }
+    }
 }

@@ -2,7 +2,7 @@
 
 use actix_web::http::header::LOCATION;
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::messaging::{location, send_message, SendInput};
+use domain::messaging::{location, SendInput};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -70,8 +70,7 @@ pub async fn create(
         to: body.to,
         template: body.template.map(Into::into),
     };
-    let stored =
-        send_message(state.channels.as_ref(), state.messages.as_ref(), caller.workspace_id, input, author, key).await?;
+    let stored = state.messages.send(caller.workspace_id, input, author, key).await?;
     let mut res = HttpResponse::Created();
     res.insert_header((LOCATION, location(&stored.message)));
     if stored.replayed {

@@ -18,11 +18,6 @@ use crate::state::AppState;
     responses((status = 200, description = "The message", body = MessageRecord))
 )]
 pub async fn get(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i64>) -> Result<HttpResponse, ApiError> {
-    let id = path.into_inner();
-    let message = state
-        .messages
-        .find(caller.workspace_id, MessageId(id))
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("message {id} not found")))?;
+    let message = state.messages.get(caller.workspace_id, MessageId(path.into_inner())).await?;
     Ok(HttpResponse::Ok().json(MessageRecord::from(message)))
 }

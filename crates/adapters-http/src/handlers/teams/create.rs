@@ -1,16 +1,15 @@
 //! `POST /v1/teams`
 
-use actix_web::http::header::LOCATION;
 use actix_web::{web, HttpResponse};
 use domain::teams::TeamInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::authentication::V1Caller;
 use crate::dto::TeamRecord;
 use crate::error::ApiError;
+use crate::handlers::created;
+use crate::handlers::input::{NewInput, RequestBody};
 use crate::state::AppState;
-use crate::strict::StrictJson;
 
 /// A new team.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -38,12 +37,14 @@ pub struct CreateTeamBody {
         (status = 409, description = "A team of this name exists (`conflict`)", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn create(
-    caller: V1Caller,
-    state: web::Data<AppState>,
-    StrictJson(body): StrictJson<CreateTeamBody>,
-) -> Result<HttpResponse, ApiError> {
-    let team =
-        state.teams.create(caller.workspace_id, TeamInput { name: body.name, member_ids: body.member_ids }).await?;
-    Ok(HttpResponse::Created().insert_header((LOCATION, format!("/v1/teams/{}", team.id))).json(TeamRecord::from(team)))
+pub async fn create(state: web::Data<AppState>, req: NewInput<CreateTeamBody>) -> Result<HttpResponse, ApiError> {
+    let team = state.teams.create(req.workspace, req.input).await?;
+    Ok(created(format!("/v1/teams/{}", team.id), TeamRecord::from(team)))
+}
+
+impl RequestBody for CreateTeamBody {
+    type Input = TeamInput;
+    fn into_input(self) -> TeamInput {
+        TeamInput { name: self.name, member_ids: self.member_ids }
+    }
 }

@@ -5,11 +5,10 @@ use domain::teams::TeamChangeInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::authentication::V1Caller;
 use crate::dto::TeamRecord;
 use crate::error::ApiError;
+use crate::handlers::input::{ChangeInput, RequestBody};
 use crate::state::AppState;
-use crate::strict::StrictJson;
 
 /// Fields to change; omitted fields keep their value.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -36,13 +35,14 @@ pub struct UpdateTeamBody {
         (status = 409, description = "Another team has this name (`conflict`)", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn update(
-    caller: V1Caller,
-    state: web::Data<AppState>,
-    path: web::Path<i64>,
-    StrictJson(body): StrictJson<UpdateTeamBody>,
-) -> Result<HttpResponse, ApiError> {
-    let input = TeamChangeInput { name: body.name, member_ids: body.member_ids };
-    let team = state.teams.update(caller.workspace_id, path.into_inner(), input).await?;
+pub async fn update(state: web::Data<AppState>, req: ChangeInput<UpdateTeamBody>) -> Result<HttpResponse, ApiError> {
+    let team = state.teams.update(req.workspace, req.id, req.input).await?;
     Ok(HttpResponse::Ok().json(TeamRecord::from(team)))
+}
+
+impl RequestBody for UpdateTeamBody {
+    type Input = TeamChangeInput;
+    fn into_input(self) -> TeamChangeInput {
+        TeamChangeInput { name: self.name, member_ids: self.member_ids }
+    }
 }

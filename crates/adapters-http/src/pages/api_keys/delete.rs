@@ -22,9 +22,7 @@ pub async fn delete(
     _form: SessionForm,
 ) -> Result<HttpResponse, PageError> {
     let audit = meta.member(s.member.user_id, s.member.role);
-    domain::api_keys::delete_api_key(state.auth.api_keys.as_ref(), &s.member, &audit, ApiKeyId(path.0))
-        .await
-        .map_err(change_error)?;
+    state.api_keys.delete(&s.member, &audit, ApiKeyId(path.0)).await.map_err(change_error)?;
     Ok(HttpResponse::SeeOther()
         .insert_header((header::LOCATION, PATH))
         .cookie(flash_cookie(&state.pages, "The API key was deleted."))

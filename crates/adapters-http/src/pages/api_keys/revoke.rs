@@ -20,16 +20,8 @@ pub async fn revoke(
     path: web::Path<(i64,)>,
     _form: SessionForm,
 ) -> Result<HttpResponse, PageError> {
-    let auth = &state.auth;
-    let key = domain::api_keys::revoke_api_key(
-        auth.api_keys.as_ref(),
-        auth.clock.as_ref(),
-        &s.member,
-        &meta.member(s.member.user_id, s.member.role),
-        ApiKeyId(path.0),
-    )
-    .await
-    .map_err(change_error)?;
+    let audit = meta.member(s.member.user_id, s.member.role);
+    let key = state.api_keys.revoke(&s.member, &audit, ApiKeyId(path.0)).await.map_err(change_error)?;
     Ok(HttpResponse::SeeOther()
         .insert_header((header::LOCATION, PATH))
         .cookie(flash_cookie(&state.pages, &format!("The key “{}” ({}) was revoked.", key.name, key.masked_key)))
