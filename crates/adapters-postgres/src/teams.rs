@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use domain::audit::AuditEntry;
 use domain::common::page::{Page, PageRequest};
 use domain::teams::{CreateTeamError, NewTeam, Team, TeamChange, TeamLookupError, TeamRepository, UpdateTeamError};
 use domain::threads::Assignee;
@@ -139,10 +140,10 @@ impl TeamRepository for PgTeamRepository {
         find(&mut conn, ws, id, false).await.map_err(repo)
     }
 
-    async fn create(&self, ws: WorkspaceId, new: &NewTeam) -> Result<Team, CreateTeamError> {
+    async fn create(&self, ws: WorkspaceId, new: &NewTeam, audit: &AuditEntry) -> Result<Team, CreateTeamError> {
         let mut pooled = self.db.conn().await.map_err(|e| CreateTeamError::Unknown(repo(e)))?;
         let conn: &mut AsyncPgConnection = &mut pooled;
-        let new = new.clone();
+        let (new, audit) = (new.clone(), audit.clone());
         let result = conn
             .transaction::<_, TxError<CreateTeamError>, _>(|conn| {
                 async move {
@@ -160,6 +161,7 @@ impl TeamRepository for PgTeamRepository {
                             _ => TxError::Db(e),
                         })?;
                     replace_members(conn, ws, row.id, &new.member_ids).await?;
+                    crate::audit::write(conn, &[audit], Some(row.id)).await?;
                     find(conn, ws, row.id, false).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))
                 }
                 .scope_boxed()
@@ -171,10 +173,16 @@ impl TeamRepository for PgTeamRepository {
         })
     }
 
-    async fn update(&self, ws: WorkspaceId, id: i64, change: &TeamChange) -> Result<Team, UpdateTeamError> {
+    async fn update(
+        &self,
+        ws: WorkspaceId,
+        id: i64,
+        change: &TeamChange,
+        audit: &AuditEntry,
+    ) -> Result<Team, UpdateTeamError> {
         let mut pooled = self.db.conn().await.map_err(|e| UpdateTeamError::Unknown(repo(e)))?;
         let conn: &mut AsyncPgConnection = &mut pooled;
-        let change = change.clone();
+        let (change, audit) = (change.clone(), audit.clone());
         let result = conn
             .transaction::<_, TxError<UpdateTeamError>, _>(|conn| {
                 async move {
@@ -196,6 +204,7 @@ impl TeamRepository for PgTeamRepository {
                         }
                         replace_members(conn, ws, id, members).await?;
                     }
+                    crate::audit::write(conn, &[audit], None).await?;
                     find(conn, ws, id, false).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))
                 }
                 .scope_boxed()
@@ -207,7 +216,8 @@ impl TeamRepository for PgTeamRepository {
         })
     }
 
-    async fn delete(&self, ws: WorkspaceId, id: i64) -> Result<(), TeamLookupError> {
+    async fn delete(&self, ws: WorkspaceId, id: i64, audit: &AuditEntry) -> Result<(), TeamLookupError> {
+        let audit = audit.clone();
         let mut pooled = self.db.conn().await.map_err(|e| TeamLookupError::Unknown(repo(e)))?;
         let conn: &mut AsyncPgConnection = &mut pooled;
         let result = conn
@@ -242,6 +252,7 @@ impl TeamRepository for PgTeamRepository {
                             .collect();
                         outbox::record_many(conn, ws, EventType::ThreadAssigned, &data).await?;
                     }
+                    crate::audit::write(conn, &[audit], None).await?;
                     Ok(())
                 }
                 .scope_boxed()

@@ -18,6 +18,7 @@ use crate::helpers::{error_fields, problem, TestApp, TestWorkspace};
 mod labels;
 mod member_updates;
 mod sign_ins;
+mod teams;
 mod webhook_sends;
 
 const UA: &str = "audit-test/1.0 (wms suite)";

@@ -68,6 +68,9 @@ actions! {
     LabelCreated => "label.created",
     LabelUpdated => "label.updated",
     LabelDeleted => "label.deleted",
+    TeamCreated => "team.created",
+    TeamUpdated => "team.updated",
+    TeamDeleted => "team.deleted",
     UserSignedIn => "user.signed_in",
     UserSignInFailed => "user.sign_in_failed",
     WorkspacePlanChanged => "workspace.plan_changed",
@@ -201,7 +204,7 @@ impl AuditContext {
 /// the repository.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuditTarget {
-    /// `api_key`, `user`, `webhook`, `channel`, `workspace`.
+    /// `api_key`, `user`, `webhook`, `channel`, `label`, `team`, `workspace`.
     pub kind: &'static str,
     /// Its id.
     pub id: Option<i64>,
@@ -227,6 +230,10 @@ impl AuditTarget {
     /// A label.
     pub fn label(id: Option<i64>) -> Self {
         Self { kind: "label", id }
+    }
+    /// A team.
+    pub fn team(id: Option<i64>) -> Self {
+        Self { kind: "team", id }
     }
     /// A workspace.
     pub fn workspace(id: WorkspaceId) -> Self {

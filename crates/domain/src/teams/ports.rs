@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 
 use super::model::{NewTeam, Team, TeamChange};
+use crate::audit::AuditEntry;
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
 use crate::workspace::WorkspaceId;
@@ -75,18 +76,24 @@ pub trait TeamRepository: Send + Sync {
     ///
     /// # Errors
     /// [`CreateTeamError::Duplicate`], [`CreateTeamError::UnknownMembers`].
-    async fn create(&self, ws: WorkspaceId, new: &NewTeam) -> Result<Team, CreateTeamError>;
+    async fn create(&self, ws: WorkspaceId, new: &NewTeam, audit: &AuditEntry) -> Result<Team, CreateTeamError>;
 
     /// Renames a team or replaces its members.
     ///
     /// # Errors
     /// [`UpdateTeamError`].
-    async fn update(&self, ws: WorkspaceId, id: i64, change: &TeamChange) -> Result<Team, UpdateTeamError>;
+    async fn update(
+        &self,
+        ws: WorkspaceId,
+        id: i64,
+        change: &TeamChange,
+        audit: &AuditEntry,
+    ) -> Result<Team, UpdateTeamError>;
 
     /// Deletes a team in one transaction: the threads assigned to it become unassigned, each with
     /// `thread.assigned`.
     ///
     /// # Errors
     /// [`TeamLookupError::NotFound`].
-    async fn delete(&self, ws: WorkspaceId, id: i64) -> Result<(), TeamLookupError>;
+    async fn delete(&self, ws: WorkspaceId, id: i64, audit: &AuditEntry) -> Result<(), TeamLookupError>;
 }

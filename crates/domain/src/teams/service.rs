@@ -4,6 +4,9 @@ use std::sync::Arc;
 
 use super::model::{member_ids, team_name, NewTeam, Team, TeamChange};
 use super::ports::{CreateTeamError, TeamLookupError, TeamRepository, UpdateTeamError};
+use serde_json::json;
+
+use crate::audit::{AuditAction, AuditContext, AuditTarget};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
 use crate::workspace::WorkspaceId;
@@ -64,21 +67,34 @@ impl TeamsService {
     ///
     /// # Errors
     /// [`CreateTeamError`].
-    pub async fn create(&self, ws: WorkspaceId, input: TeamInput) -> Result<Team, CreateTeamError> {
+    pub async fn create(
+        &self,
+        ws: WorkspaceId,
+        audit: &AuditContext,
+        input: TeamInput,
+    ) -> Result<Team, CreateTeamError> {
         let mut errors = ValidationErrors::default();
         let name = errors.check(team_name(&input.name));
         let member_ids = errors.check(member_ids(&input.member_ids));
         let (Some(name), Some(member_ids)) = (name, member_ids) else {
             return Err(errors.into());
         };
-        self.repo.create(ws, &NewTeam { name, member_ids }).await
+        let details = json!({ "name": name, "member_ids": member_ids });
+        let entry = audit.entry(ws, AuditAction::TeamCreated, AuditTarget::team(None), details);
+        self.repo.create(ws, &NewTeam { name, member_ids }, &entry).await
     }
 
     /// Renames a team or replaces its members.
     ///
     /// # Errors
     /// [`UpdateTeamError`].
-    pub async fn update(&self, ws: WorkspaceId, id: i64, input: TeamChangeInput) -> Result<Team, UpdateTeamError> {
+    pub async fn update(
+        &self,
+        ws: WorkspaceId,
+        audit: &AuditContext,
+        id: i64,
+        input: TeamChangeInput,
+    ) -> Result<Team, UpdateTeamError> {
         let mut errors = ValidationErrors::default();
         let name = input.name.as_deref().and_then(|n| errors.check(team_name(n)));
         let member_ids = input.member_ids.as_deref().and_then(|m| errors.check(member_ids(m)));
@@ -87,15 +103,22 @@ impl TeamsService {
         if change == TeamChange::default() {
             return Err(ValidationErrors::one("body", "give at least one of name, member_ids").into());
         }
-        self.repo.update(ws, id, &change).await
+        let fields: Vec<&str> = [("name", change.name.is_some()), ("member_ids", change.member_ids.is_some())]
+            .iter()
+            .filter(|f| f.1)
+            .map(|f| f.0)
+            .collect();
+        let entry = audit.entry(ws, AuditAction::TeamUpdated, AuditTarget::team(Some(id)), json!({ "fields": fields }));
+        self.repo.update(ws, id, &change, &entry).await
     }
 
     /// Deletes a team; its threads become unassigned.
     ///
     /// # Errors
     /// [`TeamLookupError`].
-    pub async fn delete(&self, ws: WorkspaceId, id: i64) -> Result<(), TeamLookupError> {
-        self.repo.delete(ws, id).await
+    pub async fn delete(&self, ws: WorkspaceId, audit: &AuditContext, id: i64) -> Result<(), TeamLookupError> {
+        let entry = audit.entry(ws, AuditAction::TeamDeleted, AuditTarget::team(Some(id)), json!({}));
+        self.repo.delete(ws, id, &entry).await
     }
 }
 
@@ -107,17 +130,28 @@ mod tests {
     #[tokio::test]
     async fn members_are_deduplicated_before_storage() {
         let mut repo = MockTeamRepository::new();
-        repo.expect_create().withf(|_, n| n.name == "Tier 2" && n.member_ids == [3, 9]).returning(|_, n| {
-            Ok(Team {
-                id: 1,
-                name: n.name.clone(),
-                member_ids: n.member_ids.clone(),
-                created_at: time::OffsetDateTime::UNIX_EPOCH,
+        repo.expect_create()
+            .withf(|_, n, a| {
+                n.name == "Tier 2"
+                    && n.member_ids == [3, 9]
+                    && a.action == AuditAction::TeamCreated
+                    && a.target == Some(AuditTarget::team(None))
             })
-        });
+            .returning(|_, n, _| {
+                Ok(Team {
+                    id: 1,
+                    name: n.name.clone(),
+                    member_ids: n.member_ids.clone(),
+                    created_at: time::OffsetDateTime::UNIX_EPOCH,
+                })
+            });
         let service = TeamsService::new(Arc::new(repo));
         let team = service
-            .create(WorkspaceId(1), TeamInput { name: " Tier 2 ".into(), member_ids: vec![9, 3, 9] })
+            .create(
+                WorkspaceId(1),
+                &AuditContext::cli(),
+                TeamInput { name: " Tier 2 ".into(), member_ids: vec![9, 3, 9] },
+            )
             .await
             .expect("created");
         assert_eq!(team.member_ids, [3, 9]);
@@ -126,7 +160,7 @@ mod tests {
     #[tokio::test]
     async fn an_empty_change_is_refused() {
         let service = TeamsService::new(Arc::new(MockTeamRepository::new()));
-        let e = service.update(WorkspaceId(1), 2, TeamChangeInput::default()).await;
+        let e = service.update(WorkspaceId(1), &AuditContext::cli(), 2, TeamChangeInput::default()).await;
         assert!(matches!(e, Err(UpdateTeamError::Invalid(v)) if v.0[0].field == "body"));
     }
 }

@@ -85,7 +85,7 @@ pub struct AuditActorRecord {
 /// What was acted on.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AuditTargetRecord {
-    /// `api_key`, `user`, `webhook`, `channel` or `workspace`.
+    /// `api_key`, `user`, `webhook`, `channel`, `label`, `team` or `workspace`.
     #[serde(rename = "type")]
     pub kind: Option<String>,
     /// Its id.

@@ -38,7 +38,7 @@ pub struct CreateTeamBody {
     )
 )]
 pub async fn create(state: web::Data<AppState>, req: NewInput<CreateTeamBody>) -> Result<HttpResponse, ApiError> {
-    let team = state.teams.create(req.workspace, req.input).await?;
+    let team = state.teams.create(req.workspace, &req.audit, req.input).await?;
     Ok(created(format!("/v1/teams/{}", team.id), TeamRecord::from(team)))
 }
 

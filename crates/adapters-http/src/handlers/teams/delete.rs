@@ -17,9 +17,11 @@ use crate::state::AppState;
 )]
 pub async fn delete(
     caller: V1Caller,
+    meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     path: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
-    state.teams.delete(caller.workspace_id, path.into_inner()).await?;
+    let audit = meta.context(caller.principal.actor());
+    state.teams.delete(caller.workspace_id, &audit, path.into_inner()).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -36,7 +36,7 @@ pub struct UpdateTeamBody {
     )
 )]
 pub async fn update(state: web::Data<AppState>, req: ChangeInput<UpdateTeamBody>) -> Result<HttpResponse, ApiError> {
-    let team = state.teams.update(req.workspace, req.id, req.input).await?;
+    let team = state.teams.update(req.workspace, &req.audit, req.id, req.input).await?;
     Ok(HttpResponse::Ok().json(TeamRecord::from(team)))
 }
 
