@@ -114,7 +114,6 @@ pub fn service(settings: &Settings, db: &Db) -> Arc<WebhookService> {
         resolver: Arc::new(SystemResolver),
         engine: engine(settings, db, Arc::new(SystemClock)),
         addresses: address_policy(settings),
-        audit: Arc::new(adapters_postgres::audit::PgAuditRepository::new(db.clone())),
     })
 }
 

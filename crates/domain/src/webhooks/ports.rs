@@ -291,7 +291,7 @@ pub trait DeliveryQueue: Send + Sync {
     ) -> Result<Vec<ClaimedDelivery>, RepoError>;
 
     /// Claims one delivery for a manual redelivery now, whatever its status (unless a worker
-    /// holds it).
+    /// holds it), and stores `audit` in the claim's transaction (nothing when not claimed).
     ///
     /// # Errors
     /// Infrastructure failures only.
@@ -302,14 +302,17 @@ pub trait DeliveryQueue: Send + Sync {
         delivery: DeliveryId,
         now: OffsetDateTime,
         lease: Duration,
+        audit: &AuditEntry,
     ) -> Result<ManualClaim, RepoError>;
 
     /// Records a sample event of type `event` (`webhook.test` or a typed sample) with one
     /// delivery to `destination`, claimed for an attempt now; `None` when the destination does not
-    /// exist. Samples are never in the events feed and never replayed.
+    /// exist. Samples are never in the events feed and never replayed. `audit` is stored in the
+    /// same transaction, with the new delivery's id added to its details as `delivery_id`.
     ///
     /// # Errors
     /// Infrastructure failures only.
+    #[allow(clippy::too_many_arguments)]
     async fn create_test(
         &self,
         ws: WorkspaceId,
@@ -318,6 +321,7 @@ pub trait DeliveryQueue: Send + Sync {
         payload: &str,
         now: OffsetDateTime,
         lease: Duration,
+        audit: &AuditEntry,
     ) -> Result<Option<ClaimedDelivery>, RepoError>;
 
     /// Writes attempts: the log rows, the deliveries' new state and the destinations' health

@@ -15,7 +15,7 @@ use super::payload::{envelope, test_data};
 use super::ports::{DestinationChange, HostResolver, ManualClaim, NewDestination, WebhookRepository};
 use super::signing::SigningSecret;
 use super::ssrf::{is_local_name, AddressPolicy};
-use crate::audit::{AuditAction, AuditContext, AuditRepository, AuditTarget};
+use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
 use crate::common::ports::SecretPlace;
@@ -81,8 +81,6 @@ pub struct WebhookService {
     pub engine: Arc<DeliveryEngine>,
     /// Which addresses destinations may have.
     pub addresses: AddressPolicy,
-    /// The audit log, for the manual sends (`webhook.delivery_retried`, `webhook.test_sent`).
-    pub audit: Arc<dyn AuditRepository>,
 }
 
 impl std::fmt::Debug for WebhookService {
@@ -284,13 +282,13 @@ impl WebhookService {
     ) -> Result<Delivery, WebhookError> {
         let now = self.engine.clock.now();
         let lease = self.engine.policy.limits.lease;
-        let claim = match self.engine.queue.claim_manual(ws, id, delivery, now, lease).await? {
+        let entry =
+            Self::send_entry(ws, audit, id, AuditAction::WebhookDeliveryRetried, json!({ "delivery_id": delivery.0 }));
+        let claim = match self.engine.queue.claim_manual(ws, id, delivery, now, lease, &entry).await? {
             ManualClaim::Claimed(c) => c,
             ManualClaim::NotFound => return Err(WebhookError::NotFound),
             ManualClaim::InProgress => return Err(WebhookError::InProgress),
         };
-        self.record_send(ws, audit, id, AuditAction::WebhookDeliveryRetried, json!({ "delivery_id": delivery.0 }))
-            .await?;
         self.engine.deliver_now(&claim).await?;
         self.repo.delivery(ws, id, delivery).await?.ok_or(WebhookError::NotFound)
     }
@@ -325,28 +323,31 @@ impl WebhookService {
         let now = self.engine.clock.now();
         let payload = envelope(event, now, ws, data);
         let lease = self.engine.policy.limits.lease;
-        let claim =
-            self.engine.queue.create_test(ws, id, event, &payload, now, lease).await?.ok_or(WebhookError::NotFound)?;
-        let details = json!({ "event_type": event.as_str(), "delivery_id": claim.delivery_id.0 });
-        self.record_send(ws, audit, id, AuditAction::WebhookTestSent, details).await?;
+        // The queue adds the new delivery's id (`delivery_id`) to the details.
+        let entry =
+            Self::send_entry(ws, audit, id, AuditAction::WebhookTestSent, json!({ "event_type": event.as_str() }));
+        let claim = self
+            .engine
+            .queue
+            .create_test(ws, id, event, &payload, now, lease, &entry)
+            .await?
+            .ok_or(WebhookError::NotFound)?;
         self.engine.deliver_now(&claim).await?;
         self.repo.delivery(ws, id, claim.delivery_id).await?.ok_or(WebhookError::NotFound)
     }
 
-    /// Records a manual send once the queue has accepted it and before it goes out. Not in the
-    /// claim's transaction: the queue's claim is its own (`DeliveryQueue`, owned by the delivery
-    /// worker), and the send itself is an HTTP request no transaction covers. A refused send
+    /// The record of a manual send, which the queue stores in the transaction that claims or
+    /// creates the delivery (before the HTTP request, which no transaction covers). A refused send
     /// (unknown delivery, one in progress) is never recorded; the payload and the signature never
-    /// are (docs/audit.md).
-    async fn record_send(
-        &self,
+    /// are (docs/product/audit-log.md).
+    fn send_entry(
         ws: WorkspaceId,
         audit: &AuditContext,
         id: DestinationId,
         action: AuditAction,
         details: serde_json::Value,
-    ) -> Result<(), RepoError> {
-        self.audit.record(&[audit.entry(ws, action, AuditTarget::webhook(Some(id.0)), details)]).await
+    ) -> AuditEntry {
+        audit.entry(ws, action, AuditTarget::webhook(Some(id.0)), details)
     }
 
     /// Validates a URL and the addresses it points at (spec: SSRF guard at creation).
@@ -449,7 +450,6 @@ mod tests {
             resolver: Arc::new(resolver),
             engine: Arc::new(engine),
             addresses: AddressPolicy::new(allowed.iter().filter_map(|c| Cidr::parse(c)).collect()),
-            audit: Arc::new(crate::audit::MockAuditRepository::new()),
         }
     }
 

@@ -10,6 +10,7 @@ use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use domain::audit::AuditEntry;
 use domain::webhooks::{
     AttemptRecord, AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryId, DeliveryQueue, DeliveryStatus,
     DestinationId, EventType, ManualClaim, WorkSignal,
@@ -126,48 +127,58 @@ impl DeliveryQueue for PgDeliveryQueue {
         delivery: DeliveryId,
         now: OffsetDateTime,
         lease: Duration,
+        audit: &AuditEntry,
     ) -> Result<ManualClaim, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let rows: Vec<ClaimRow> = diesel::sql_query(format!(
-            "WITH old AS (
-                 SELECT id, status FROM webhook_deliveries
-                 WHERE id = $1 AND workspace_id = $4 AND destination_id = $5
-                   AND NOT (status = 'sending' AND next_attempt_at > $3)
-                 FOR UPDATE
-             )
-             UPDATE webhook_deliveries d SET status = 'sending', next_attempt_at = $2, updated_at = $3
-             FROM old, webhook_events e, webhook_destinations w
-             WHERE d.id = old.id AND e.id = d.event_id AND w.id = d.destination_id
-             RETURNING {CLAIM_RETURNING}, old.status AS old_status"
-        ))
-        .bind::<BigInt, _>(delivery.0)
-        .bind::<Timestamptz, _>(ts(now, lease))
-        .bind::<Timestamptz, _>(now)
-        .bind::<BigInt, _>(ws.0)
-        .bind::<BigInt, _>(destination.0)
-        .load(&mut conn)
+        let audit = audit.clone();
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                let rows: Vec<ClaimRow> = diesel::sql_query(format!(
+                    "WITH old AS (
+                         SELECT id, status FROM webhook_deliveries
+                         WHERE id = $1 AND workspace_id = $4 AND destination_id = $5
+                           AND NOT (status = 'sending' AND next_attempt_at > $3)
+                         FOR UPDATE
+                     )
+                     UPDATE webhook_deliveries d SET status = 'sending', next_attempt_at = $2, updated_at = $3
+                     FROM old, webhook_events e, webhook_destinations w
+                     WHERE d.id = old.id AND e.id = d.event_id AND w.id = d.destination_id
+                     RETURNING {CLAIM_RETURNING}, old.status AS old_status"
+                ))
+                .bind::<BigInt, _>(delivery.0)
+                .bind::<Timestamptz, _>(ts(now, lease))
+                .bind::<Timestamptz, _>(now)
+                .bind::<BigInt, _>(ws.0)
+                .bind::<BigInt, _>(destination.0)
+                .load(conn)
+                .await?;
+                if let Some(row) = rows.into_iter().next() {
+                    // The record goes with the claim: a claim that rolls back leaves none.
+                    crate::audit::write(conn, std::slice::from_ref(&audit), None).await?;
+                    // A delivery still on its schedule keeps it after a failed manual attempt.
+                    let on_schedule = matches!(row.old_status.as_str(), "pending" | "paused" | "sending");
+                    return Ok(ManualClaim::Claimed(Box::new(row.into_claim(AttemptTrigger::Manual, on_schedule))));
+                }
+                #[derive(QueryableByName)]
+                struct N {
+                    #[diesel(sql_type = BigInt)]
+                    n: i64,
+                }
+                let exists: N = diesel::sql_query(
+                    "SELECT count(*) AS n FROM webhook_deliveries \
+                     WHERE id = $1 AND workspace_id = $2 AND destination_id = $3",
+                )
+                .bind::<BigInt, _>(delivery.0)
+                .bind::<BigInt, _>(ws.0)
+                .bind::<BigInt, _>(destination.0)
+                .get_result(conn)
+                .await?;
+                Ok(if exists.n > 0 { ManualClaim::InProgress } else { ManualClaim::NotFound })
+            }
+            .scope_boxed()
+        })
         .await
-        .map_err(repo)?;
-        if let Some(row) = rows.into_iter().next() {
-            // A delivery still on its schedule keeps it after a failed manual attempt.
-            let on_schedule = matches!(row.old_status.as_str(), "pending" | "paused" | "sending");
-            return Ok(ManualClaim::Claimed(Box::new(row.into_claim(AttemptTrigger::Manual, on_schedule))));
-        }
-        #[derive(QueryableByName)]
-        struct N {
-            #[diesel(sql_type = BigInt)]
-            n: i64,
-        }
-        let exists: N = diesel::sql_query(
-            "SELECT count(*) AS n FROM webhook_deliveries WHERE id = $1 AND workspace_id = $2 AND destination_id = $3",
-        )
-        .bind::<BigInt, _>(delivery.0)
-        .bind::<BigInt, _>(ws.0)
-        .bind::<BigInt, _>(destination.0)
-        .get_result(&mut conn)
-        .await
-        .map_err(repo)?;
-        Ok(if exists.n > 0 { ManualClaim::InProgress } else { ManualClaim::NotFound })
+        .map_err(repo)
     }
 
     async fn create_test(
@@ -178,36 +189,54 @@ impl DeliveryQueue for PgDeliveryQueue {
         payload: &str,
         now: OffsetDateTime,
         lease: Duration,
+        audit: &AuditEntry,
     ) -> Result<Option<ClaimedDelivery>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let row: Option<ClaimRow> = diesel::sql_query(
-            "WITH w AS (
-                 SELECT * FROM webhook_destinations WHERE workspace_id = $1 AND id = $2
-             ), e AS (
-                 INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, sample)
-                 SELECT $1, $6, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $4, true FROM w
-                 RETURNING id, message_id, payload
-             ), d AS (
-                 INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status, next_attempt_at,
-                                                 created_at, updated_at)
-                 SELECT $1, w.id, e.id, 'sending', $5, $3, $3 FROM w, e
-                 RETURNING id, workspace_id, destination_id, attempt_count
-             )
-             SELECT d.id, d.workspace_id, d.destination_id, d.attempt_count, w.url, w.secret_encrypted AS secret,
-                    CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_encrypted END AS previous_secret,
-                    e.message_id, e.payload, 'pending' AS old_status
-             FROM d, w, e",
-        )
-        .bind::<BigInt, _>(ws.0)
-        .bind::<BigInt, _>(destination.0)
-        .bind::<Timestamptz, _>(now)
-        .bind::<Text, _>(payload)
-        .bind::<Timestamptz, _>(ts(now, lease))
-        .bind::<Text, _>(event.as_str())
-        .get_result(&mut conn)
-        .await
-        .optional_row()
-        .map_err(repo)?;
+        let (payload, mut audit) = (payload.to_owned(), audit.clone());
+        let row: Option<ClaimRow> = conn
+            .transaction::<_, diesel::result::Error, _>(|conn| {
+                async move {
+                    let row: Option<ClaimRow> = diesel::sql_query(
+                        "WITH w AS (
+                             SELECT * FROM webhook_destinations WHERE workspace_id = $1 AND id = $2
+                         ), e AS (
+                             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, sample)
+                             SELECT $1, $6, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $4, true FROM w
+                             RETURNING id, message_id, payload
+                         ), d AS (
+                             INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status,
+                                                             next_attempt_at, created_at, updated_at)
+                             SELECT $1, w.id, e.id, 'sending', $5, $3, $3 FROM w, e
+                             RETURNING id, workspace_id, destination_id, attempt_count
+                         )
+                         SELECT d.id, d.workspace_id, d.destination_id, d.attempt_count, w.url,
+                                w.secret_encrypted AS secret,
+                                CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_encrypted END
+                                  AS previous_secret,
+                                e.message_id, e.payload, 'pending' AS old_status
+                         FROM d, w, e",
+                    )
+                    .bind::<BigInt, _>(ws.0)
+                    .bind::<BigInt, _>(destination.0)
+                    .bind::<Timestamptz, _>(now)
+                    .bind::<Text, _>(&payload)
+                    .bind::<Timestamptz, _>(ts(now, lease))
+                    .bind::<Text, _>(event.as_str())
+                    .get_result(conn)
+                    .await
+                    .optional_row()?;
+                    if let Some(row) = &row {
+                        if let Some(details) = audit.details.as_object_mut() {
+                            details.insert("delivery_id".to_owned(), row.id.into());
+                        }
+                        crate::audit::write(conn, std::slice::from_ref(&audit), None).await?;
+                    }
+                    Ok(row)
+                }
+                .scope_boxed()
+            })
+            .await
+            .map_err(repo)?;
         Ok(row.map(|r| r.into_claim(AttemptTrigger::Test, false)))
     }
 

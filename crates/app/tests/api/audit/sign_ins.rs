@@ -28,8 +28,8 @@ async fn sign_ins_of(app: &TestApp, token: &str, user: i64) -> usize {
 }
 
 /// Makes every insert into `table` (matching `when`) fail, as a full disk or a lost connection
-/// would in the middle of the sign-in's transaction.
-async fn break_inserts(app: &TestApp, table: &str, when: &str) {
+/// would in the middle of the change's transaction.
+pub(super) async fn break_inserts(app: &TestApp, table: &str, when: &str) {
     sql(app, "CREATE OR REPLACE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$").await;
     sql(app, &format!("CREATE TRIGGER test_refuse BEFORE INSERT ON {table} FOR EACH ROW WHEN ({when}) EXECUTE FUNCTION test_refuse()")).await;
 }

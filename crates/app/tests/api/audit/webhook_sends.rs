@@ -1,13 +1,17 @@
 //! A webhook destination's manual sends in the audit log: a replay (`webhook.replayed`, in the
 //! transaction that queues the events), a retry of one delivery (`webhook.delivery_retried`) and
 //! a test send (`webhook.test_sent`), each once, with who and where, never the secret or the
-//! payload's signature; a refused one (unknown delivery, another workspace) leaves none.
+//! payload's signature; a refused one (unknown delivery, another workspace) leaves none. The
+//! record is stored in the transaction that claims or creates the delivery: one that cannot be
+//! recorded is not sent.
 
 use domain::webhooks::EventType;
 use reqwest::Method;
 use serde_json::{json, Value};
 
+use super::sign_ins::break_inserts;
 use super::{advanced, check, count, one, records, req};
+use crate::credentials::{sql, sql_bool};
 use crate::helpers::TestApp;
 use crate::webhooks_delivery::{destination, emit, loopback};
 use crate::webhooks_receiver::Receiver;
@@ -82,4 +86,44 @@ async fn replays_retries_and_test_sends_are_recorded_once_and_never_hold_the_sec
     for s in signatures {
         assert!(!text.contains(&s), "no signature in {text}");
     }
+}
+
+#[tokio::test]
+async fn a_manual_send_and_its_record_are_stored_together_or_not_at_all() {
+    let app = TestApp::spawn_with(loopback).await;
+    let receiver = Receiver::start().await;
+    let (_ws, token) = advanced(&app).await;
+    let (id, _) = destination(&app, &token, &receiver.url("/"), &["contact.created"]).await;
+    let base = format!("/v1/webhooks/{id}");
+    let res = req(&app, Method::POST, &format!("{base}/test"), &token, "rid-test-ok").send().await.expect("request");
+    assert_eq!(res.status(), 200);
+    let delivery = res.json::<Value>().await.expect("json")["id"].as_i64().expect("delivery id");
+    let deliveries = |n: i64| format!("SELECT count(*) = {n} FROM webhook_deliveries WHERE destination_id = {id}");
+    let attempts = |n: i64| format!("SELECT attempt_count = {n} FROM webhook_deliveries WHERE id = {delivery}");
+    assert!(sql_bool(&app, &deliveries(1)).await && sql_bool(&app, &attempts(1)).await);
+    let sent = receiver.received().len();
+
+    // The record cannot be stored: neither the retry's claim nor the test's delivery is, and
+    // nothing is sent.
+    break_inserts(&app, "audit_events", "NEW.action LIKE 'webhook.%'").await;
+    let retry = format!("{base}/deliveries/{delivery}/retry");
+    let res = req(&app, Method::POST, &retry, &token, "rid-retry-broken").send().await.expect("request");
+    assert!(res.status().is_server_error(), "{}", res.status());
+    let res = req(&app, Method::POST, &format!("{base}/test"), &token, "rid-test-broken").send().await;
+    assert!(res.expect("request").status().is_server_error());
+    assert!(sql_bool(&app, &deliveries(1)).await, "no test delivery without its record");
+    assert!(
+        sql_bool(&app, &format!("SELECT status <> 'sending' FROM webhook_deliveries WHERE id = {delivery}")).await,
+        "no claim without its record"
+    );
+    assert_eq!(receiver.received().len(), sent, "nothing sent");
+    assert_eq!(records(&app, &token, "webhook.delivery_retried").await.len(), 0);
+    assert_eq!(records(&app, &token, "webhook.test_sent").await.len(), 1);
+
+    // Mended: the retry goes out and is recorded once.
+    sql(&app, "DROP TRIGGER test_refuse ON audit_events").await;
+    let res = req(&app, Method::POST, &retry, &token, "rid-retry-ok").send().await.expect("request");
+    assert_eq!(res.status(), 200);
+    assert!(sql_bool(&app, &attempts(2)).await);
+    assert_eq!(records(&app, &token, "webhook.delivery_retried").await.len(), 1);
 }
