@@ -35,6 +35,23 @@ pub fn repo<E: Into<anyhow::Error>>(e: E) -> RepoError {
     }
 }
 
+/// One failure shared by the `n` writes of a batch: a copy for each, each keeping whether the
+/// database was out of reach, so that every caller answers 503 and not 500.
+pub fn repo_for_each<E: Into<anyhow::Error>>(e: E, n: usize) -> Vec<RepoError> {
+    let failure = repo(e);
+    let why = format!("{:#}", failure.0);
+    let unavailable = failure.is_unavailable();
+    (0..n)
+        .map(|_| {
+            if unavailable {
+                RepoError::unavailable(why.clone())
+            } else {
+                RepoError::new(anyhow::anyhow!(why.clone()))
+            }
+        })
+        .collect()
+}
+
 /// Whether a statement failed because its connection is gone (closed, terminated by the server,
 /// or refused), rather than because of the statement.
 pub fn connection_lost(e: &DieselError) -> bool {
@@ -52,5 +69,21 @@ pub fn connection_lost(e: &DieselError) -> bool {
                 || m.contains("the database system is")
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shared_failure_keeps_being_the_database_out_of_reach_for_every_write() {
+        let copies = repo_for_each(PoolError::Unavailable("no database connection within 500 ms".into()), 3);
+        assert_eq!(copies.len(), 3);
+        assert!(copies.iter().all(RepoError::is_unavailable));
+        assert!(copies.iter().all(|c| c.to_string().contains("no database connection within 500 ms")));
+
+        let copies = repo_for_each(anyhow::anyhow!("a bug"), 2);
+        assert!(copies.iter().all(|c| !c.is_unavailable() && c.to_string() == "a bug"));
     }
 }

@@ -122,7 +122,12 @@ impl Commit for OutboundCommit {
                 conn.transaction::<_, diesel::result::Error, _>(|c| insert_group(c, ws, items).scope_boxed()).await
             }
             Err(e) => {
-                return items.iter().map(|_| Err(InsertMessageError::Unknown(repo(anyhow::anyhow!("{e}"))))).collect()
+                // Every send of the group gets the failure, still marked as the database being
+                // out of reach when it is (503, not 500).
+                return crate::error::repo_for_each(e, items.len())
+                    .into_iter()
+                    .map(|e| Err(InsertMessageError::Unknown(e)))
+                    .collect();
             }
         };
         let outcomes = match grouped {
