@@ -1,8 +1,7 @@
-//! The one shape of the `/v1` create and update handlers: the caller's workspace and audit context,
-//! the resource id from the path (updates) and the strict JSON body, turned into the domain's raw
-//! input. The
-//! handler then calls one service method and maps its result; the service validates the input and
-//! names every bad field.
+//! The one shape of the `/v1` create, update and delete handlers: the caller's workspace and audit
+//! context, the resource id from the path (updates, deletes) and the strict JSON body (creates,
+//! updates), turned into the domain's raw input. The handler then calls one service method and maps
+//! its result; the service validates the input and names every bad field.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -49,6 +48,17 @@ pub struct ChangeInput<B: RequestBody> {
     pub input: B::Input,
 }
 
+/// `DELETE /v1/<resource>/{id}`: the caller's workspace and audit context, and the id.
+#[derive(Debug)]
+pub struct Removal {
+    /// The caller's workspace.
+    pub workspace: WorkspaceId,
+    /// Who asks, from where: for the audit record of a privileged change.
+    pub audit: AuditContext,
+    /// The resource's id.
+    pub id: i64,
+}
+
 type Extracted<T> = Pin<Box<dyn Future<Output = Result<T, actix_web::Error>>>>;
 
 impl<B: RequestBody> FromRequest for NewInput<B> {
@@ -85,6 +95,24 @@ impl<B: RequestBody> FromRequest for ChangeInput<B> {
             let id = id.await?.into_inner();
             let StrictJson(body) = body.await?;
             Ok(Self { workspace: caller.workspace_id, audit, id, input: body.into_input() })
+        })
+    }
+}
+
+impl FromRequest for Removal {
+    type Error = actix_web::Error;
+    type Future = Extracted<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        // Awaited in the order of a handler's arguments: credentials, then the path.
+        let meta = RequestMeta::of(req);
+        let caller = V1Caller::from_request(req, payload);
+        let id = web::Path::<i64>::from_request(req, payload);
+        Box::pin(async move {
+            let caller = caller.await?;
+            let audit = meta.context(caller.principal.actor());
+            let id = id.await?.into_inner();
+            Ok(Self { workspace: caller.workspace_id, audit, id })
         })
     }
 }

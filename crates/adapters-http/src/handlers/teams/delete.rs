@@ -2,8 +2,8 @@
 
 use actix_web::{web, HttpResponse};
 
-use crate::authentication::V1Caller;
 use crate::error::ApiError;
+use crate::handlers::input::Removal;
 use crate::state::AppState;
 
 /// Deletes a team. Its threads become unassigned, each with a `thread.assigned` event.
@@ -15,13 +15,7 @@ use crate::state::AppState;
     params(("team_id" = i64, Path, description = "Team id")),
     responses((status = 204, description = "Deleted"))
 )]
-pub async fn delete(
-    caller: V1Caller,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    let audit = meta.context(caller.principal.actor());
-    state.teams.delete(caller.workspace_id, &audit, path.into_inner()).await?;
+pub async fn delete(state: web::Data<AppState>, req: Removal) -> Result<HttpResponse, ApiError> {
+    state.teams.delete(req.workspace, &req.audit, req.id).await?;
     Ok(HttpResponse::NoContent().finish())
 }
