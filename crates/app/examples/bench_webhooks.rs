@@ -20,7 +20,7 @@ use adapters_postgres::Db;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
 use domain::webhooks::{DestinationInput, EventType};
-use domain::workspace::{create_workspace, CreateWorkspace, PlanTier, WorkspaceId};
+use domain::workspace::{CreateWorkspace, PlanTier, WorkspaceId};
 use serde_json::json;
 
 type Arrivals = Arc<Mutex<HashMap<i64, Instant>>>;
@@ -103,8 +103,7 @@ async fn main() -> anyhow::Result<()> {
     tokio::spawn(server.run());
 
     let service = app::webhooks::service(&settings, &db);
-    let hasher = app::platform::Argon2Hasher::default();
-    let repo = adapters_postgres::PgWorkspaceRepository::new(db.clone());
+    let workspaces = app::wiring::workspace_service(&db);
     let new_ws = |name: &str| CreateWorkspace {
         name: name.into(),
         plan: PlanTier::Advanced,
@@ -112,9 +111,8 @@ async fn main() -> anyhow::Result<()> {
         admin_password: "benchmark password".into(),
         admin_name: None,
     };
-    let throughput_ws =
-        create_workspace(&repo, &hasher, &app::platform::OsRandom, new_ws("Throughput")).await?.workspace_id;
-    let latency_ws = create_workspace(&repo, &hasher, &app::platform::OsRandom, new_ws("Latency")).await?.workspace_id;
+    let throughput_ws = workspaces.create(new_ws("Throughput")).await?.workspace_id;
+    let latency_ws = workspaces.create(new_ws("Latency")).await?.workspace_id;
     const DESTS: i64 = 10;
     for d in 0..DESTS {
         let input = DestinationInput {

@@ -98,6 +98,15 @@ pub fn members_service(db: &Db) -> domain::members::MembersService {
     )
 }
 
+/// The workspace use cases on `db` (the operator's CLI, the seeder, the tests' helpers).
+pub fn workspace_service(db: &Db) -> domain::workspace::WorkspaceService {
+    domain::workspace::WorkspaceService::new(
+        Arc::new(adapters_postgres::PgWorkspaceRepository::new(db.clone())),
+        Arc::new(crate::platform::Argon2Hasher::default()),
+        Arc::new(crate::platform::OsRandom),
+    )
+}
+
 /// The read replica of `database.replica_url`, watched from now on; `None` without one.
 ///
 /// # Errors

@@ -8,7 +8,7 @@ use adapters_postgres::Db;
 use anyhow::Context;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::auth::{NewToken, TokenKind};
-use domain::workspace::{WorkspaceId, WorkspaceRepository};
+use domain::workspace::WorkspaceId;
 
 use super::seed::DemoCredentials;
 use crate::cli::{DevArgs, DevClusterArgs};
@@ -112,8 +112,8 @@ async fn demo_workspace(
 ) -> anyhow::Result<DemoCredentials> {
     let file = data_dir.join("demo.json");
     if let Some(creds) = std::fs::read(&file).ok().and_then(|b| serde_json::from_slice::<DemoCredentials>(&b).ok()) {
-        let repo = adapters_postgres::PgWorkspaceRepository::new(db.clone());
-        if repo.find(WorkspaceId(creds.workspace_id)).await.map_err(|e| e.0)?.is_some() {
+        if crate::wiring::workspace_service(db).find(WorkspaceId(creds.workspace_id)).await.map_err(|e| e.0)?.is_some()
+        {
             return Ok(creds);
         }
     }

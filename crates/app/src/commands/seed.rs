@@ -3,10 +3,10 @@
 use std::time::Instant;
 
 use adapters_postgres::seed::{seed_workspace, SeedDestination, SeedSize};
-use adapters_postgres::{Db, PgWorkspaceRepository};
+use adapters_postgres::Db;
 use base64::Engine;
 use domain::common::ports::{RandomSource, SecretCipher, SecretPlace};
-use domain::workspace::{create_workspace, CreateWorkspace, PlanTier, WorkspaceId, WorkspaceRepository};
+use domain::workspace::{CreateWorkspace, PlanTier, WorkspaceId};
 
 use crate::cli::{SeedDemoArgs, SeedScaleArgs};
 use crate::config::Settings;
@@ -111,7 +111,7 @@ pub(super) async fn scale(settings: Settings, args: SeedScaleArgs) -> Result<(),
 }
 
 async fn existing(db: &Db, id: WorkspaceId) -> anyhow::Result<WorkspaceId> {
-    PgWorkspaceRepository::new(db.clone())
+    crate::wiring::workspace_service(db)
         .find(id)
         .await
         .map_err(|e| e.0)?
@@ -127,9 +127,7 @@ async fn new_workspace(db: &Db, name: &str, email: &str, password: &str) -> anyh
         admin_password: password.into(),
         admin_name: Some("Demo Admin".into()),
     };
-    let created = create_workspace(&PgWorkspaceRepository::new(db.clone()), &Argon2Hasher::default(), &OsRandom, cmd)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let created = crate::wiring::workspace_service(db).create(cmd).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(created.workspace_id)
 }
 

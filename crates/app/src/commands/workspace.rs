@@ -1,18 +1,14 @@
 //! `wms workspace create`, `wms workspace set-plan` and `wms workspace add-member`
 
-use adapters_postgres::PgWorkspaceRepository;
-use domain::workspace::{
-    create_workspace, CreateWorkspace, CreateWorkspaceError, SetPlanError, WorkspaceId, WorkspaceRepository,
-};
+use domain::workspace::{ChangePlanError, CreateWorkspace, CreateWorkspaceError, WorkspaceId};
 
 use crate::cli::{AddMemberArgs, CreateWorkspaceArgs, SetPlanArgs};
 use crate::config::Settings;
-use crate::platform::{Argon2Hasher, OsRandom};
 use crate::CommandError;
 
 pub(super) async fn create(settings: Settings, args: CreateWorkspaceArgs) -> Result<(), CommandError> {
     let (db, _) = super::connect_for_command(&settings).await?;
-    let repo = PgWorkspaceRepository::new(db);
+    let workspaces = crate::wiring::workspace_service(&db);
     let cmd = CreateWorkspace {
         name: args.name,
         plan: args.plan,
@@ -20,7 +16,7 @@ pub(super) async fn create(settings: Settings, args: CreateWorkspaceArgs) -> Res
         admin_password: args.admin_password,
         admin_name: None,
     };
-    let created = create_workspace(&repo, &Argon2Hasher::default(), &OsRandom, cmd).await.map_err(|e| match e {
+    let created = workspaces.create(cmd).await.map_err(|e| match e {
         CreateWorkspaceError::Invalid(v) => {
             let lines: Vec<String> =
                 v.0.iter().map(|f| format!("--{}: {}", f.field.replace('_', "-"), f.message)).collect();
@@ -28,8 +24,11 @@ pub(super) async fn create(settings: Settings, args: CreateWorkspaceArgs) -> Res
         }
         CreateWorkspaceError::Unknown(e) => e.0,
     })?;
-    let ws =
-        repo.find(created.workspace_id).await.map_err(|e| e.0)?.ok_or_else(|| anyhow::anyhow!("workspace vanished"))?;
+    let ws = workspaces
+        .find(created.workspace_id)
+        .await
+        .map_err(|e| e.0)?
+        .ok_or_else(|| anyhow::anyhow!("workspace vanished"))?;
     if args.json {
         println!("{}", serde_json::json!({ "workspace_id": ws.id.0, "user_id": created.user_id.0, "slug": ws.slug }));
     } else {
@@ -40,14 +39,14 @@ pub(super) async fn create(settings: Settings, args: CreateWorkspaceArgs) -> Res
 
 pub(super) async fn set_plan(settings: Settings, args: SetPlanArgs) -> Result<(), CommandError> {
     let (db, _) = super::connect_for_command(&settings).await?;
-    let repo = PgWorkspaceRepository::new(db);
     let audit = domain::audit::AuditContext::cli();
-    let ws = domain::workspace::set_plan(&repo, &audit, WorkspaceId(args.workspace_id), args.plan).await.map_err(
-        |e| match e {
-            SetPlanError::NotFound(id) => anyhow::anyhow!("no workspace with id {id}"),
-            SetPlanError::Unknown(e) => e.0,
-        },
-    )?;
+    let ws = crate::wiring::workspace_service(&db)
+        .change_plan(&audit, WorkspaceId(args.workspace_id), args.plan)
+        .await
+        .map_err(|e| match e {
+            ChangePlanError::NotFound(id) => anyhow::anyhow!("no workspace with id {id}"),
+            ChangePlanError::Unknown(e) => e.0,
+        })?;
     println!("workspace {} is now on the {} plan", ws.id, ws.plan);
     Ok(())
 }
@@ -56,7 +55,7 @@ pub(super) async fn add_member(settings: Settings, args: AddMemberArgs) -> Resul
     use domain::access::Caller;
     use domain::members::{AddMember, AddMemberFailure};
     let (db, _) = super::connect_for_command(&settings).await?;
-    let ws = PgWorkspaceRepository::new(db.clone())
+    let ws = crate::wiring::workspace_service(&db)
         .find(WorkspaceId(args.workspace_id))
         .await
         .map_err(|e| e.0)?

@@ -195,20 +195,16 @@ async fn a_member_of_several_workspaces_chooses_one() {
     let app = TestApp::spawn().await;
     let first = app.create_workspace(PlanTier::Advanced).await;
     // The same admin e-mail for a second workspace reuses the user (and their password).
-    let second = domain::workspace::create_workspace(
-        &adapters_postgres::PgWorkspaceRepository::new(app.db.clone()),
-        &app::platform::Argon2Hasher::default(),
-        &app::platform::OsRandom,
-        domain::workspace::CreateWorkspace {
+    let second = app::wiring::workspace_service(&app.db)
+        .create(domain::workspace::CreateWorkspace {
             name: "Second".into(),
             plan: PlanTier::Growth,
             admin_email: first.admin_email.clone(),
             admin_password: "ignored for an existing user".into(),
             admin_name: None,
-        },
-    )
-    .await
-    .expect("second workspace");
+        })
+        .await
+        .expect("second workspace");
     let creds = json!({"email": first.admin_email, "password": first.admin_password});
     let body = problem(login_raw(&app, &creds).await, 422, "validation_failed").await;
     assert_eq!(error_fields(&body), ["workspace_id"]);

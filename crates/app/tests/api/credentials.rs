@@ -67,8 +67,10 @@ pub async fn sql_bool(app: &TestApp, query: &str) -> bool {
 
 /// Changes the workspace's plan.
 pub async fn set_plan(app: &TestApp, ws: i64, plan: PlanTier) {
-    let repo = adapters_postgres::PgWorkspaceRepository::new(app.db.clone());
-    domain::workspace::set_plan(&repo, &domain::audit::AuditContext::cli(), WorkspaceId(ws), plan).await.expect("plan");
+    app::wiring::workspace_service(&app.db)
+        .change_plan(&domain::audit::AuditContext::cli(), WorkspaceId(ws), plan)
+        .await
+        .expect("plan");
 }
 
 /// `POST /api/workspaces/{ws}/api-keys` with a bearer token.

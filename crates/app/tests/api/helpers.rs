@@ -183,24 +183,20 @@ impl TestApp {
 
     /// Creates a workspace on `plan` with an admin, through the domain service.
     pub async fn create_workspace(&self, plan: PlanTier) -> TestWorkspace {
-        use domain::workspace::{create_workspace, CreateWorkspace};
+        use domain::workspace::CreateWorkspace;
         let n = uuid_like();
         let admin_email = format!("admin-{n}@test.wms");
         let admin_password = "correct horse battery staple".to_owned();
-        let created = create_workspace(
-            &adapters_postgres::PgWorkspaceRepository::new(self.db.clone()),
-            &app::platform::Argon2Hasher::default(),
-            &app::platform::OsRandom,
-            CreateWorkspace {
+        let created = app::wiring::workspace_service(&self.db)
+            .create(CreateWorkspace {
                 name: format!("Workspace {n}"),
                 plan,
                 admin_email: admin_email.clone(),
                 admin_password: admin_password.clone(),
                 admin_name: Some("Test Admin".into()),
-            },
-        )
-        .await
-        .expect("create workspace");
+            })
+            .await
+            .expect("create workspace");
         TestWorkspace { id: created.workspace_id.0, admin_id: created.user_id.0, admin_email, admin_password }
     }
 }

@@ -1,4 +1,7 @@
-//! Provisioning: creating workspaces and changing their plan.
+//! Provisioning: creating workspaces and changing their plan (the operator's CLI, the seeder and
+//! the test helpers).
+
+use std::sync::Arc;
 
 use super::model::{PlanTier, Slug, WorkspaceName};
 use super::model::{Workspace, WorkspaceId};
@@ -29,146 +32,136 @@ pub enum CreateWorkspaceError {
     /// The input is invalid.
     #[error(transparent)]
     Invalid(#[from] ValidationErrors),
+    /// Infrastructure failure (a slug still taken after every attempt included).
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
+
+/// Why a workspace's plan could not be changed.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangePlanError {
+    /// No workspace has this id.
+    #[error("no workspace with id {0}")]
+    NotFound(WorkspaceId),
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),
 }
 
-/// Changes a workspace's plan (the operator's `wms workspace set-plan`), recording
-/// `workspace.plan_changed` with the change.
-///
-/// # Errors
-/// [`SetPlanError`].
-pub async fn set_plan(
-    repo: &dyn WorkspaceRepository,
-    audit: &AuditContext,
-    id: WorkspaceId,
-    plan: PlanTier,
-) -> Result<Workspace, SetPlanError> {
-    let entry = audit.entry(
-        id,
-        AuditAction::WorkspacePlanChanged,
-        AuditTarget::workspace(id),
-        serde_json::json!({ "plan": plan.as_str() }),
-    );
-    repo.set_plan(id, plan, &entry).await
+impl From<SetPlanError> for ChangePlanError {
+    fn from(e: SetPlanError) -> Self {
+        match e {
+            SetPlanError::NotFound(id) => Self::NotFound(id),
+            SetPlanError::Unknown(e) => Self::Unknown(e),
+        }
+    }
 }
 
 /// How many times a random suffix is tried when a slug is taken.
 const SLUG_ATTEMPTS: usize = 5;
 
-/// Creates a workspace, its admin user and membership; a taken slug gets a random suffix.
-///
-/// # Errors
-/// [`CreateWorkspaceError::Invalid`] naming every bad field.
-pub async fn create_workspace(
-    repo: &dyn WorkspaceRepository,
-    hasher: &dyn PasswordHasher,
-    random: &dyn RandomSource,
-    cmd: CreateWorkspace,
-) -> Result<CreatedWorkspace, CreateWorkspaceError> {
-    let mut errors = ValidationErrors::default();
-    let name = errors.check(WorkspaceName::new(&cmd.name));
-    let email = errors.check(Email::new("admin_email", &cmd.admin_email));
-    let password = errors.check(Password::new("admin_password", &cmd.admin_password));
-    let admin_name = match (&cmd.admin_name, &email) {
-        (Some(n), _) => errors.check(PersonName::new("admin_name", n)),
-        (None, Some(e)) => PersonName::new("admin_name", e.local_part()).ok(),
-        (None, None) => None,
-    };
-    errors.clone().into_result()?;
-    let (Some(name), Some(email), Some(password), Some(admin_name)) = (name, email, password, admin_name) else {
-        return Err(CreateWorkspaceError::Invalid(errors));
-    };
-
-    let admin_password_hash = hasher.hash(&password).await.map_err(RepoError)?;
-    let base = Slug::from_name(&name);
-    let mut new =
-        NewWorkspace { name, slug: base.clone(), plan: cmd.plan, admin_email: email, admin_name, admin_password_hash };
-    for _ in 0..SLUG_ATTEMPTS {
-        match repo.insert_with_admin(&new).await {
-            Ok(created) => return Ok(created),
-            Err(InsertWorkspaceError::SlugTaken(_)) => new.slug = base.with_suffix(&random_suffix(random)),
-            Err(InsertWorkspaceError::Unknown(e)) => return Err(e.into()),
-        }
-    }
-    Err(RepoError::new(anyhow::anyhow!("no free slug for `{}` after {SLUG_ATTEMPTS} attempts", base.as_str())).into())
+/// The workspace use cases: the storage, the hasher of the first admin's password and the
+/// randomness of a taken slug's suffix.
+#[derive(Clone)]
+pub struct WorkspaceService {
+    repo: Arc<dyn WorkspaceRepository>,
+    hasher: Arc<dyn PasswordHasher>,
+    random: Arc<dyn RandomSource>,
 }
 
-/// Six lowercase letters or digits.
-fn random_suffix(random: &dyn RandomSource) -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut buf = [0u8; 6];
-    random.fill(&mut buf);
-    buf.iter().map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char).collect()
+impl std::fmt::Debug for WorkspaceService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkspaceService").finish_non_exhaustive()
+    }
+}
+
+impl WorkspaceService {
+    /// The service over its ports.
+    pub fn new(
+        repo: Arc<dyn WorkspaceRepository>,
+        hasher: Arc<dyn PasswordHasher>,
+        random: Arc<dyn RandomSource>,
+    ) -> Self {
+        Self { repo, hasher, random }
+    }
+
+    /// Creates a workspace, its admin user and membership; a taken slug gets a random suffix.
+    ///
+    /// # Errors
+    /// [`CreateWorkspaceError::Invalid`] naming every bad field.
+    pub async fn create(&self, cmd: CreateWorkspace) -> Result<CreatedWorkspace, CreateWorkspaceError> {
+        let mut errors = ValidationErrors::default();
+        let name = errors.check(WorkspaceName::new(&cmd.name));
+        let email = errors.check(Email::new("admin_email", &cmd.admin_email));
+        let password = errors.check(Password::new("admin_password", &cmd.admin_password));
+        let admin_name = match (&cmd.admin_name, &email) {
+            (Some(n), _) => errors.check(PersonName::new("admin_name", n)),
+            (None, Some(e)) => PersonName::new("admin_name", e.local_part()).ok(),
+            (None, None) => None,
+        };
+        errors.clone().into_result()?;
+        let (Some(name), Some(email), Some(password), Some(admin_name)) = (name, email, password, admin_name) else {
+            return Err(CreateWorkspaceError::Invalid(errors));
+        };
+
+        let admin_password_hash = self.hasher.hash(&password).await.map_err(RepoError)?;
+        let base = Slug::from_name(&name);
+        let mut new = NewWorkspace {
+            name,
+            slug: base.clone(),
+            plan: cmd.plan,
+            admin_email: email,
+            admin_name,
+            admin_password_hash,
+        };
+        for _ in 0..SLUG_ATTEMPTS {
+            match self.repo.insert_with_admin(&new).await {
+                Ok(created) => return Ok(created),
+                Err(InsertWorkspaceError::SlugTaken(_)) => new.slug = base.with_suffix(&self.random_suffix()),
+                Err(InsertWorkspaceError::Unknown(e)) => return Err(e.into()),
+            }
+        }
+        Err(RepoError::new(anyhow::anyhow!("no free slug for `{}` after {SLUG_ATTEMPTS} attempts", base.as_str()))
+            .into())
+    }
+
+    /// Changes a workspace's plan (the operator's `wms workspace set-plan`), recording
+    /// `workspace.plan_changed` with the change.
+    ///
+    /// # Errors
+    /// [`ChangePlanError`].
+    pub async fn change_plan(
+        &self,
+        audit: &AuditContext,
+        id: WorkspaceId,
+        plan: PlanTier,
+    ) -> Result<Workspace, ChangePlanError> {
+        let entry = audit.entry(
+            id,
+            AuditAction::WorkspacePlanChanged,
+            AuditTarget::workspace(id),
+            serde_json::json!({ "plan": plan.as_str() }),
+        );
+        Ok(self.repo.set_plan(id, plan, &entry).await?)
+    }
+
+    /// The workspace with this id, if any.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    pub async fn find(&self, id: WorkspaceId) -> Result<Option<Workspace>, RepoError> {
+        self.repo.find(id).await
+    }
+
+    /// Six lowercase letters or digits.
+    fn random_suffix(&self) -> String {
+        const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+        let mut buf = [0u8; 6];
+        self.random.fill(&mut buf);
+        buf.iter().map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char).collect()
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::common::ports::{MockPasswordHasher, MockRandomSource, PasswordHash};
-    use crate::users::UserId;
-    use crate::workspace::{MockWorkspaceRepository, WorkspaceId};
-
-    fn cmd() -> CreateWorkspace {
-        CreateWorkspace {
-            name: "Acme Support".into(),
-            plan: PlanTier::Advanced,
-            admin_email: "Admin@Acme.test".into(),
-            admin_password: "correct horse battery".into(),
-            admin_name: None,
-        }
-    }
-
-    fn hasher() -> MockPasswordHasher {
-        let mut h = MockPasswordHasher::new();
-        h.expect_hash().returning(|_| Ok(PasswordHash("$argon2id$fake".into())));
-        h
-    }
-
-    #[tokio::test]
-    async fn creates_with_derived_slug_and_lowercased_email() {
-        let mut repo = MockWorkspaceRepository::new();
-        repo.expect_insert_with_admin()
-            .withf(|n| {
-                n.slug.as_str() == "acme-support"
-                    && n.admin_email.as_str() == "admin@acme.test"
-                    && n.admin_name.as_str() == "admin"
-            })
-            .returning(|_| Ok(CreatedWorkspace { workspace_id: WorkspaceId(1), user_id: UserId(2) }));
-        let created = create_workspace(&repo, &hasher(), &MockRandomSource::new(), cmd()).await;
-        assert!(matches!(created, Ok(CreatedWorkspace { workspace_id: WorkspaceId(1), user_id: UserId(2) })));
-    }
-
-    #[tokio::test]
-    async fn taken_slug_gets_a_random_suffix() {
-        let mut repo = MockWorkspaceRepository::new();
-        let mut seq = mockall::Sequence::new();
-        repo.expect_insert_with_admin()
-            .times(1)
-            .in_sequence(&mut seq)
-            .returning(|n| Err(InsertWorkspaceError::SlugTaken(n.slug.as_str().into())));
-        repo.expect_insert_with_admin()
-            .times(1)
-            .in_sequence(&mut seq)
-            .withf(|n| n.slug.as_str() == "acme-support-aaaaaa")
-            .returning(|_| Ok(CreatedWorkspace { workspace_id: WorkspaceId(1), user_id: UserId(1) }));
-        let mut random = MockRandomSource::new();
-        random.expect_fill().returning(|b| b.fill(0));
-        assert!(create_workspace(&repo, &hasher(), &random, cmd()).await.is_ok());
-    }
-
-    #[tokio::test]
-    async fn every_bad_field_is_named_and_nothing_is_stored() {
-        let repo = MockWorkspaceRepository::new();
-        let bad =
-            CreateWorkspace { name: " ".into(), admin_email: "nope".into(), admin_password: "short".into(), ..cmd() };
-        let Err(CreateWorkspaceError::Invalid(errors)) =
-            create_workspace(&repo, &MockPasswordHasher::new(), &MockRandomSource::new(), bad).await
-        else {
-            panic!("expected a validation failure");
-        };
-        let fields: Vec<&str> = errors.0.iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(fields, ["name", "admin_email", "admin_password"]);
-    }
-}
+#[path = "service_tests.rs"]
+mod tests;
