@@ -48,12 +48,8 @@ pub struct AppState {
     pub co_admin: crate::handlers::co_admin::CoAdminState,
     /// The settings web app: sessions, analytics data and cookie settings.
     pub pages: crate::pages::PagesState,
-    /// Opens channel credentials to check platform callbacks.
-    pub cipher: Arc<dyn domain::common::ports::SecretCipher>,
-    /// Channels by platform account, and what the platforms' callbacks report.
-    pub callbacks: Arc<dyn domain::connectors::CallbackStore>,
-    /// The app secrets known to sign platform callbacks, remembered by the process.
-    pub callback_secrets: Arc<domain::connectors::CallbackSecrets>,
+    /// The platforms' callbacks: the subscription handshake, statuses and inbound messages.
+    pub callbacks: Arc<domain::connectors::CallbackService>,
 }
 
 impl std::fmt::Debug for AppState {

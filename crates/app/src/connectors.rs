@@ -9,9 +9,8 @@ use adapters_outbound::meta::MetaGateway;
 use adapters_postgres::connectors::PgConnectors;
 use adapters_postgres::Db;
 use domain::channels::ChannelType;
-use domain::common::ports::SecretCipher;
 use domain::connectors::{
-    dispatch_batch, AccountProof, ChannelCredentials, ChannelGateway, DispatchReport, ProofError,
+    AccountProof, ChannelCredentials, ChannelGateway, DispatchReport, DispatchService, ProofError,
 };
 use domain::webhooks::WorkSignal;
 use domain::RepoError;
@@ -57,20 +56,26 @@ impl AccountProof for NoPlatform {
     }
 }
 
+/// The dispatcher's use case on `db`, sending through `gateway`.
+pub fn dispatcher(settings: &Settings, db: &Db, gateway: Arc<dyn ChannelGateway>) -> DispatchService {
+    DispatchService::new(
+        Arc::new(PgConnectors::new(db.clone())),
+        gateway,
+        crate::secrets::wired_cipher(settings),
+        Arc::new(SystemClock),
+    )
+}
+
 /// One dispatch pass over due messages (tests drive sending with it).
 ///
 /// # Errors
 /// Infrastructure failures of the queue.
-pub async fn run_once(settings: &Settings, db: &Db, gateway: &dyn ChannelGateway) -> Result<DispatchReport, RepoError> {
-    let cipher = crate::secrets::wired_cipher(settings);
-    dispatch_batch(
-        &PgConnectors::new(db.clone()),
-        gateway,
-        cipher.as_ref(),
-        &SystemClock,
-        settings.connectors.batch_size,
-    )
-    .await
+pub async fn run_once(
+    settings: &Settings,
+    db: &Db,
+    gateway: Arc<dyn ChannelGateway>,
+) -> Result<DispatchReport, RepoError> {
+    dispatcher(settings, db, gateway).dispatch(settings.connectors.batch_size).await
 }
 
 /// The running dispatchers of this instance.
@@ -85,16 +90,14 @@ pub struct Dispatchers {
 /// # Errors
 /// When the platform HTTP client cannot be built.
 pub fn start(settings: &Settings, db: &Db) -> anyhow::Result<Dispatchers> {
-    let gateway = gateway(settings)?;
-    let cipher = crate::secrets::wired_cipher(settings);
+    let service = dispatcher(settings, db, gateway(settings)?);
     let (shutdown, rx) = watch::channel(false);
     let c = &settings.connectors;
     let loops = (0..c.workers)
         .map(|_| {
             tokio::spawn(run(
-                PgConnectors::new(db.clone()),
-                gateway.clone(),
-                cipher.clone(),
+                service.clone(),
+                PgConnectors::new(db.clone()).new_outbound(),
                 c.batch_size,
                 Duration::from_millis(c.poll_interval_ms),
                 rx.clone(),
@@ -119,23 +122,21 @@ impl Dispatchers {
     }
 }
 
+/// `queued` wakes the loop on sends committed in this instance; the poll is for other instances'.
 async fn run(
-    queue: PgConnectors,
-    gateway: Arc<dyn ChannelGateway>,
-    cipher: Arc<dyn SecretCipher>,
+    service: DispatchService,
+    mut queued: adapters_postgres::wake::Signal,
     batch: i64,
     poll: Duration,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut idle = poll;
-    // Sends committed in this instance wake the loop; the poll is for other instances' sends.
-    let mut queued = queue.new_outbound();
     loop {
         if *shutdown.borrow() {
             return;
         }
         let claimed_at = tokio::time::Instant::now();
-        match dispatch_batch(&queue, gateway.as_ref(), cipher.as_ref(), &SystemClock, batch).await {
+        match service.dispatch(batch).await {
             // A full batch: there may be more right away.
             Ok(r) if r.claimed as i64 == batch => {
                 idle = poll;

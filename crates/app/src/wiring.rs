@@ -180,9 +180,10 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             clock: Arc::new(crate::platform::SystemClock),
         }),
         co_admin: crate::co_admin::state(settings, &reads),
-        cipher,
-        callbacks: Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
-        callback_secrets: Arc::default(),
+        callbacks: Arc::new(domain::connectors::CallbackService::new(
+            Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
+            cipher,
+        )),
     }
 }
 

@@ -136,7 +136,7 @@ pub(crate) async fn dispatch(app: &TestApp) -> domain::connectors::DispatchRepor
     let mut settings = app.settings.clone();
     app::secrets::resolve_key(&mut settings, &app.db, false).await.expect("key");
     let gateway = app::connectors::gateway(&settings).expect("gateway");
-    app::connectors::run_once(&settings, &app.db, gateway.as_ref()).await.expect("dispatch")
+    app::connectors::run_once(&settings, &app.db, gateway).await.expect("dispatch")
 }
 
 pub(crate) async fn whatsapp_channel(app: &TestApp, key: &str, phone_number_id: &str) -> i64 {

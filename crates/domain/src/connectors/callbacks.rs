@@ -12,14 +12,14 @@
 //! costs at most one query, however many accounts it names, and is refused with one answer.
 
 use std::collections::HashMap;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use super::model::PlatformEvents;
 use super::ports::{Applied, CallbackChannel, CallbackStore};
-use super::service::open_credentials;
+use super::service::{open_credentials, verify_token_digest};
 use crate::channels::{ChannelId, ChannelType};
 use crate::common::error::RepoError;
 use crate::common::ports::{SecretCipher, SecretPlace};
@@ -31,7 +31,7 @@ pub const MAX_CALLBACK_ACCOUNTS: usize = 100;
 /// deleted channels may stay: a body they sign is acknowledged but changes nothing, because events
 /// are applied only to channels whose own secret signed the body.
 #[derive(Debug, Default)]
-pub struct CallbackSecrets {
+struct CallbackSecrets {
     known: RwLock<HashMap<ChannelType, Known>>,
 }
 
@@ -93,70 +93,116 @@ pub struct CallbackReport {
     pub skipped: Vec<String>,
 }
 
-/// Verifies a callback and applies its events. `entries` are the body's events by account,
-/// each account once (empty when the body is not JSON or for another object).
-///
-/// # Errors
-/// [`CallbackError`].
-pub async fn receive_callback(
-    store: &dyn CallbackStore,
-    cipher: &dyn SecretCipher,
-    secrets: &CallbackSecrets,
-    platform: ChannelType,
-    body: &[u8],
-    signature: Option<&str>,
-    entries: Vec<(String, PlatformEvents)>,
-) -> Result<CallbackReport, CallbackError> {
-    let mac = signature.and_then(parse_signature).ok_or(CallbackError::BadSignature)?;
-    let secret = match secrets.matching(platform, body, &mac) {
-        Some(s) => s,
-        None => {
-            if !secrets.loaded(platform) {
-                // Once per process and platform: every channel's secret, in one query.
-                let all = store.platform_channels(platform).await?;
-                secrets.learn(platform, all.iter().filter_map(|c| app_secret(cipher, c)), true);
-            }
-            match secrets.matching(platform, body, &mac) {
-                Some(s) => s,
-                None => {
-                    // Channels connected since: only the first accounts named, in one query, so
-                    // that the work does not grow with the body.
-                    let first: Vec<String> =
-                        entries.iter().take(MAX_CALLBACK_ACCOUNTS + 1).map(|(a, _)| a.clone()).collect();
-                    if !first.is_empty() {
-                        let channels = store.channels_for_accounts(platform, &first).await?;
-                        secrets.learn(platform, channels.iter().filter_map(|c| app_secret(cipher, c)), false);
-                    }
-                    secrets.matching(platform, body, &mac).ok_or(CallbackError::BadSignature)?
+/// The platforms' callbacks: the subscription handshake and signed bodies of statuses and inbound
+/// messages, over the store of channels by platform account, the cipher that opens their app
+/// secrets and the secrets this process has learnt.
+pub struct CallbackService {
+    store: Arc<dyn CallbackStore>,
+    cipher: Arc<dyn SecretCipher>,
+    secrets: CallbackSecrets,
+}
+
+impl std::fmt::Debug for CallbackService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallbackService").finish_non_exhaustive()
+    }
+}
+
+impl CallbackService {
+    /// The service over its ports, knowing no secret yet.
+    pub fn new(store: Arc<dyn CallbackStore>, cipher: Arc<dyn SecretCipher>) -> Self {
+        Self { store, cipher, secrets: CallbackSecrets::default() }
+    }
+
+    /// Whether `token` is the verify token of one of the platform's channels (the subscription
+    /// handshake).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    pub async fn verify_token_known(&self, platform: ChannelType, token: &str) -> Result<bool, RepoError> {
+        self.store.verify_token_known(platform, verify_token_digest(token)).await
+    }
+
+    /// Verifies a callback and applies its events. `entries` are the body's events by account,
+    /// each account once (empty when the body is not JSON or for another object).
+    ///
+    /// # Errors
+    /// [`CallbackError`].
+    pub async fn receive(
+        &self,
+        platform: ChannelType,
+        body: &[u8],
+        signature: Option<&str>,
+        entries: Vec<(String, PlatformEvents)>,
+    ) -> Result<CallbackReport, CallbackError> {
+        let mac = signature.and_then(parse_signature).ok_or(CallbackError::BadSignature)?;
+        let secret = self.signing_secret(platform, body, &mac, &entries).await?;
+        if entries.len() > MAX_CALLBACK_ACCOUNTS {
+            return Err(CallbackError::TooManyAccounts { named: entries.len() });
+        }
+        let mut report = CallbackReport::default();
+        if entries.is_empty() {
+            return Ok(report);
+        }
+        let accounts: Vec<String> = entries.iter().map(|(a, _)| a.clone()).collect();
+        let mut channels: HashMap<String, CallbackChannel> = self
+            .store
+            .channels_for_accounts(platform, &accounts)
+            .await?
+            .into_iter()
+            .map(|c| (c.account_id.clone(), c))
+            .collect();
+        for (account, events) in entries {
+            // One tenant's app secret never vouches for another tenant's account.
+            let signed_by_own = |c: &CallbackChannel| self.app_secret(c).as_deref() == Some(secret.as_slice());
+            match channels.remove(&account).filter(signed_by_own) {
+                Some(channel) => {
+                    let applied = self.store.apply(&channel, &events).await?;
+                    report.applied.push((channel.channel_id, applied));
                 }
+                None => report.skipped.push(account),
             }
         }
-    };
-    if entries.len() > MAX_CALLBACK_ACCOUNTS {
-        return Err(CallbackError::TooManyAccounts { named: entries.len() });
+        Ok(report)
     }
-    let mut report = CallbackReport::default();
-    if entries.is_empty() {
-        return Ok(report);
-    }
-    let accounts: Vec<String> = entries.iter().map(|(a, _)| a.clone()).collect();
-    let mut channels: HashMap<String, CallbackChannel> = store
-        .channels_for_accounts(platform, &accounts)
-        .await?
-        .into_iter()
-        .map(|c| (c.account_id.clone(), c))
-        .collect();
-    for (account, events) in entries {
-        // One tenant's app secret never vouches for another tenant's account.
-        match channels.remove(&account).filter(|c| app_secret(cipher, c).as_deref() == Some(secret.as_slice())) {
-            Some(channel) => {
-                let applied = store.apply(&channel, &events).await?;
-                report.applied.push((channel.channel_id, applied));
-            }
-            None => report.skipped.push(account),
+
+    /// The known app secret that made `mac`, learning the platform's secrets when none does.
+    async fn signing_secret(
+        &self,
+        platform: ChannelType,
+        body: &[u8],
+        mac: &[u8],
+        entries: &[(String, PlatformEvents)],
+    ) -> Result<Vec<u8>, CallbackError> {
+        if let Some(s) = self.secrets.matching(platform, body, mac) {
+            return Ok(s);
         }
+        if !self.secrets.loaded(platform) {
+            // Once per process and platform: every channel's secret, in one query.
+            let all = self.store.platform_channels(platform).await?;
+            self.secrets.learn(platform, all.iter().filter_map(|c| self.app_secret(c)), true);
+            if let Some(s) = self.secrets.matching(platform, body, mac) {
+                return Ok(s);
+            }
+        }
+        // Channels connected since: only the first accounts named, in one query, so that the work
+        // does not grow with the body.
+        let first: Vec<String> = entries.iter().take(MAX_CALLBACK_ACCOUNTS + 1).map(|(a, _)| a.clone()).collect();
+        if !first.is_empty() {
+            let channels = self.store.channels_for_accounts(platform, &first).await?;
+            self.secrets.learn(platform, channels.iter().filter_map(|c| self.app_secret(c)), false);
+        }
+        self.secrets.matching(platform, body, mac).ok_or(CallbackError::BadSignature)
     }
-    Ok(report)
+
+    /// The channel's app secret; `None` without one (such a channel accepts no callback).
+    fn app_secret(&self, channel: &CallbackChannel) -> Option<Vec<u8>> {
+        let place = SecretPlace::channel_credentials(channel.workspace_id.0, channel.channel_id.0);
+        open_credentials(self.cipher.as_ref(), &channel.credentials_sealed, &place)
+            .ok()?
+            .app_secret
+            .map(String::into_bytes)
+    }
 }
 
 /// The MAC of `sha256=<64 hex digits>`.
@@ -173,12 +219,6 @@ fn signed_with(secret: &[u8], body: &[u8], mac: &[u8]) -> bool {
     m.update(body);
     // Constant time.
     m.verify_slice(mac).is_ok()
-}
-
-/// The channel's app secret; `None` without one (such a channel accepts no callback).
-fn app_secret(cipher: &dyn SecretCipher, channel: &CallbackChannel) -> Option<Vec<u8>> {
-    let place = SecretPlace::channel_credentials(channel.workspace_id.0, channel.channel_id.0);
-    open_credentials(cipher, &channel.credentials_sealed, &place).ok()?.app_secret.map(String::into_bytes)
 }
 
 #[cfg(test)]
@@ -238,24 +278,27 @@ mod tests {
         s
     }
 
+    fn service(s: MockCallbackStore) -> CallbackService {
+        CallbackService::new(Arc::new(s), Arc::new(cipher()))
+    }
+
     async fn receive(
-        s: &MockCallbackStore,
-        secrets: &CallbackSecrets,
+        s: &CallbackService,
         signature: Option<&str>,
         accounts: &[&str],
     ) -> Result<CallbackReport, CallbackError> {
-        receive_callback(s, &cipher(), secrets, ChannelType::Whatsapp, b"{}", signature, entries(accounts)).await
+        s.receive(ChannelType::Whatsapp, b"{}", signature, entries(accounts)).await
     }
 
     #[tokio::test]
     async fn a_bad_signature_is_refused_alike_for_known_unknown_and_no_accounts() {
         let queries = Arc::new(AtomicUsize::new(0));
-        let (s, secrets) = (store(queries.clone()), CallbackSecrets::default());
+        let s = service(store(queries.clone()));
         let wrong = sign("not-our-secret", b"{}");
         for signature in [None, Some("sha256=00"), Some(""), Some(wrong.as_str())] {
             let named: [&[&str]; 3] = [&["pn-1"], &["pn-unknown"], &[]];
             for accounts in named {
-                let err = receive(&s, &secrets, signature, accounts).await;
+                let err = receive(&s, signature, accounts).await;
                 assert!(matches!(err, Err(CallbackError::BadSignature)), "{signature:?} {accounts:?}: {err:?}");
             }
         }
@@ -264,14 +307,14 @@ mod tests {
     #[tokio::test]
     async fn an_unsigned_body_naming_thousands_of_accounts_costs_at_most_two_queries() {
         let queries = Arc::new(AtomicUsize::new(0));
-        let (s, secrets) = (store(queries.clone()), CallbackSecrets::default());
+        let s = service(store(queries.clone()));
         let many: Vec<String> = (0..20_000).map(|i| format!("pn-{i}")).collect();
         let named: Vec<&str> = many.iter().map(String::as_str).collect();
-        let err = receive(&s, &secrets, Some(sign("forged", b"{}").as_str()), &named).await;
+        let err = receive(&s, Some(sign("forged", b"{}").as_str()), &named).await;
         assert!(matches!(err, Err(CallbackError::BadSignature)));
         // The platform's secrets once, then the first accounts named: never one per account.
         assert_eq!(queries.load(Ordering::SeqCst), 2);
-        let err = receive(&s, &secrets, Some(sign("forged", b"{}").as_str()), &named).await;
+        let err = receive(&s, Some(sign("forged", b"{}").as_str()), &named).await;
         assert!(matches!(err, Err(CallbackError::BadSignature)));
         assert_eq!(queries.load(Ordering::SeqCst), 3);
     }
@@ -279,14 +322,14 @@ mod tests {
     #[tokio::test]
     async fn events_apply_only_to_channels_whose_secret_signed() {
         let queries = Arc::new(AtomicUsize::new(0));
-        let (s, secrets) = (store(queries), CallbackSecrets::default());
-        let report = receive(&s, &secrets, Some(sign("app-a", b"{}").as_str()), &["pn-1", "pn-2", "pn-unknown"]).await;
+        let s = service(store(queries));
+        let report = receive(&s, Some(sign("app-a", b"{}").as_str()), &["pn-1", "pn-2", "pn-unknown"]).await;
         let report = report.expect("accepted");
         assert_eq!(report.applied.iter().map(|(c, _)| *c).collect::<Vec<_>>(), [ChannelId(1)]);
         assert_eq!(report.skipped, ["pn-2", "pn-unknown"]);
         // A validly signed body for no known account, or none at all, is acknowledged.
-        assert!(receive(&s, &secrets, Some(sign("app-b", b"{}").as_str()), &["pn-gone"]).await.is_ok());
-        assert!(receive(&s, &secrets, Some(sign("app-b", b"{}").as_str()), &[]).await.is_ok());
+        assert!(receive(&s, Some(sign("app-b", b"{}").as_str()), &["pn-gone"]).await.is_ok());
+        assert!(receive(&s, Some(sign("app-b", b"{}").as_str()), &[]).await.is_ok());
     }
 
     #[tokio::test]
@@ -295,23 +338,31 @@ mod tests {
         s.expect_platform_channels().times(1).returning(|_| Ok(vec![channel(1, "pn-1", "app-a")]));
         s.expect_channels_for_accounts().returning(|_, _| Ok(vec![channel(3, "pn-3", "app-new")]));
         s.expect_apply().times(1).returning(|_, _| Ok(Applied::default()));
-        let secrets = CallbackSecrets::default();
-        assert!(receive(&s, &secrets, Some(sign("app-a", b"{}").as_str()), &[]).await.is_ok());
-        let report = receive(&s, &secrets, Some(sign("app-new", b"{}").as_str()), &["pn-3"]).await.expect("accepted");
+        let s = service(s);
+        assert!(receive(&s, Some(sign("app-a", b"{}").as_str()), &[]).await.is_ok());
+        let report = receive(&s, Some(sign("app-new", b"{}").as_str()), &["pn-3"]).await.expect("accepted");
         assert_eq!(report.applied.len(), 1);
     }
 
     #[tokio::test]
     async fn more_than_a_hundred_accounts_in_a_signed_body_are_too_many() {
         let queries = Arc::new(AtomicUsize::new(0));
-        let (s, secrets) = (store(queries.clone()), CallbackSecrets::default());
+        let s = service(store(queries.clone()));
         let many: Vec<String> = (0..=MAX_CALLBACK_ACCOUNTS).map(|i| format!("pn-{i}")).collect();
         let named: Vec<&str> = many.iter().map(String::as_str).collect();
-        let err = receive(&s, &secrets, Some(sign("app-a", b"{}").as_str()), &named).await;
+        let err = receive(&s, Some(sign("app-a", b"{}").as_str()), &named).await;
         assert!(matches!(err, Err(CallbackError::TooManyAccounts { named: 101 })), "{err:?}");
-        assert!(receive(&s, &secrets, Some(sign("app-a", b"{}").as_str()), &named[..MAX_CALLBACK_ACCOUNTS])
-            .await
-            .is_ok());
+        assert!(receive(&s, Some(sign("app-a", b"{}").as_str()), &named[..MAX_CALLBACK_ACCOUNTS]).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn the_handshake_looks_the_verify_token_up_by_its_digest_only() {
+        let mut s = MockCallbackStore::new();
+        s.expect_verify_token_known()
+            .withf(|p, d| *p == ChannelType::Messenger && *d == verify_token_digest("verify-me-please"))
+            .times(1)
+            .returning(|_, _| Ok(true));
+        assert!(service(s).verify_token_known(ChannelType::Messenger, "verify-me-please").await.expect("known"));
     }
 
     proptest! {

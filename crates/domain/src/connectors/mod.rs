@@ -7,7 +7,7 @@ pub mod model;
 pub mod ports;
 pub mod service;
 
-pub use callbacks::{receive_callback, CallbackError, CallbackReport, CallbackSecrets, MAX_CALLBACK_ACCOUNTS};
+pub use callbacks::{CallbackError, CallbackReport, CallbackService, MAX_CALLBACK_ACCOUNTS};
 pub use model::*;
 pub use ports::*;
 pub use service::*;

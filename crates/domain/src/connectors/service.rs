@@ -1,5 +1,7 @@
 //! Connector rules: dispatching queued messages and accepting platform callbacks.
 
+use std::sync::Arc;
+
 use sha2::{Digest, Sha256};
 use time::{Duration, OffsetDateTime};
 
@@ -39,63 +41,84 @@ pub struct DispatchReport {
     pub deferred: usize,
 }
 
-/// Claims up to `limit` queued messages and sends each through its platform.
-///
-/// # Errors
-/// Infrastructure failures of the queue (a platform failure is recorded on its message).
-pub async fn dispatch_batch(
-    queue: &dyn DispatchQueue,
-    gateway: &dyn ChannelGateway,
-    cipher: &dyn SecretCipher,
-    clock: &dyn Clock,
-    limit: i64,
-) -> Result<DispatchReport, RepoError> {
-    let claimed = queue.claim(limit, LEASE_SECS).await?;
-    let mut report = DispatchReport { claimed: claimed.len(), ..DispatchReport::default() };
-    for d in &claimed {
-        match send_one(gateway, cipher, d).await {
-            Ok(platform_id) => {
-                queue.sent(d, &platform_id).await?;
-                report.sent += 1;
-            }
-            Err(GatewayError::Rejected { reason }) => {
-                queue.failed(d, &reason).await?;
-                report.failed += 1;
-            }
-            Err(GatewayError::RateLimited { retry_after_secs }) => {
-                let secs = retry_after_secs.unwrap_or(DEFAULT_PAUSE_SECS).clamp(1, MAX_PAUSE_SECS);
-                queue.pause_channel(d, clock.now() + Duration::seconds(i64::try_from(secs).unwrap_or(60))).await?;
-                report.deferred += 1;
-            }
-            Err(GatewayError::Transient(reason)) => match retry_delay(d.attempts) {
-                Some(delay) => {
-                    queue.retry_at(d, clock.now() + delay).await?;
-                    report.deferred += 1;
-                }
-                None => {
-                    queue.failed(d, &format!("gave up after {} attempts: {reason}", d.attempts)).await?;
-                    report.failed += 1;
-                }
-            },
-        }
-    }
-    Ok(report)
+/// The dispatcher's use case: claiming queued messages and sending each through its platform, over
+/// the queue, the platforms' send APIs, the cipher that opens the channels' credentials and the
+/// clock of retries and pauses.
+#[derive(Clone)]
+pub struct DispatchService {
+    queue: Arc<dyn DispatchQueue>,
+    gateway: Arc<dyn ChannelGateway>,
+    cipher: Arc<dyn SecretCipher>,
+    clock: Arc<dyn Clock>,
 }
 
-async fn send_one(
-    gateway: &dyn ChannelGateway,
-    cipher: &dyn SecretCipher,
-    d: &Dispatch,
-) -> Result<String, GatewayError> {
-    let place = SecretPlace::channel_credentials(d.workspace_id.0, d.channel_id.0);
-    let credentials = open_credentials(cipher, &d.credentials_sealed, &place).map_err(|_| GatewayError::Rejected {
-        reason: "the channel's credentials cannot be read; set them again".into(),
-    })?;
-    let to = d
-        .to
-        .clone()
-        .ok_or_else(|| GatewayError::Rejected { reason: format!("the contact has no {} address", d.channel_type) })?;
-    gateway.send(&OutboundRequest { channel_type: d.channel_type, credentials, to, content: d.content.clone() }).await
+impl std::fmt::Debug for DispatchService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DispatchService").finish_non_exhaustive()
+    }
+}
+
+impl DispatchService {
+    /// The service over its ports.
+    pub fn new(
+        queue: Arc<dyn DispatchQueue>,
+        gateway: Arc<dyn ChannelGateway>,
+        cipher: Arc<dyn SecretCipher>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self { queue, gateway, cipher, clock }
+    }
+
+    /// Claims up to `limit` queued messages and sends each through its platform.
+    ///
+    /// # Errors
+    /// Infrastructure failures of the queue (a platform failure is recorded on its message).
+    pub async fn dispatch(&self, limit: i64) -> Result<DispatchReport, RepoError> {
+        let queue = self.queue.as_ref();
+        let claimed = queue.claim(limit, LEASE_SECS).await?;
+        let mut report = DispatchReport { claimed: claimed.len(), ..DispatchReport::default() };
+        for d in &claimed {
+            match self.send_one(d).await {
+                Ok(platform_id) => {
+                    queue.sent(d, &platform_id).await?;
+                    report.sent += 1;
+                }
+                Err(GatewayError::Rejected { reason }) => {
+                    queue.failed(d, &reason).await?;
+                    report.failed += 1;
+                }
+                Err(GatewayError::RateLimited { retry_after_secs }) => {
+                    let secs = retry_after_secs.unwrap_or(DEFAULT_PAUSE_SECS).clamp(1, MAX_PAUSE_SECS);
+                    let until = self.clock.now() + Duration::seconds(i64::try_from(secs).unwrap_or(60));
+                    queue.pause_channel(d, until).await?;
+                    report.deferred += 1;
+                }
+                Err(GatewayError::Transient(reason)) => match retry_delay(d.attempts) {
+                    Some(delay) => {
+                        queue.retry_at(d, self.clock.now() + delay).await?;
+                        report.deferred += 1;
+                    }
+                    None => {
+                        queue.failed(d, &format!("gave up after {} attempts: {reason}", d.attempts)).await?;
+                        report.failed += 1;
+                    }
+                },
+            }
+        }
+        Ok(report)
+    }
+
+    async fn send_one(&self, d: &Dispatch) -> Result<String, GatewayError> {
+        let place = SecretPlace::channel_credentials(d.workspace_id.0, d.channel_id.0);
+        let credentials = open_credentials(self.cipher.as_ref(), &d.credentials_sealed, &place).map_err(|_| {
+            GatewayError::Rejected { reason: "the channel's credentials cannot be read; set them again".into() }
+        })?;
+        let to = d.to.clone().ok_or_else(|| GatewayError::Rejected {
+            reason: format!("the contact has no {} address", d.channel_type),
+        })?;
+        let request = OutboundRequest { channel_type: d.channel_type, credentials, to, content: d.content.clone() };
+        self.gateway.send(&request).await
+    }
 }
 
 /// Encrypts credentials for storage at `place` (the channel's row).
@@ -173,6 +196,16 @@ mod tests {
         q
     }
 
+    async fn dispatch_batch(
+        q: MockDispatchQueue,
+        g: &Arc<MockChannelGateway>,
+        cipher: MockSecretCipher,
+        clock: MockClock,
+        limit: i64,
+    ) -> Result<DispatchReport, RepoError> {
+        DispatchService::new(Arc::new(q), g.clone(), Arc::new(cipher), Arc::new(clock)).dispatch(limit).await
+    }
+
     #[tokio::test]
     async fn an_accepted_message_is_marked_sent_with_the_platform_id() {
         let mut q = queue_with(dispatch(1));
@@ -181,7 +214,7 @@ mod tests {
         g.expect_send()
             .withf(|r| r.to == "+14155550123" && r.credentials.phone_number_id.as_deref() == Some("123"))
             .returning(|_| Ok("wamid.1".into()));
-        let r = dispatch_batch(&q, &g, &cipher(), &clock(), 10).await;
+        let r = dispatch_batch(q, &Arc::new(g), cipher(), clock(), 10).await;
         assert_eq!(r.ok(), Some(DispatchReport { claimed: 1, sent: 1, ..DispatchReport::default() }));
     }
 
@@ -191,7 +224,7 @@ mod tests {
         q.expect_failed().withf(|_, r| r.contains("131026")).times(1).returning(|_, _| Ok(()));
         let mut g = MockChannelGateway::new();
         g.expect_send().returning(|_| Err(GatewayError::Rejected { reason: "131026: message undeliverable".into() }));
-        assert_eq!(dispatch_batch(&q, &g, &cipher(), &clock(), 10).await.ok().map(|r| r.failed), Some(1));
+        assert_eq!(dispatch_batch(q, &Arc::new(g), cipher(), clock(), 10).await.ok().map(|r| r.failed), Some(1));
     }
 
     #[tokio::test]
@@ -203,7 +236,7 @@ mod tests {
             .returning(|_, _| Ok(()));
         let mut g = MockChannelGateway::new();
         g.expect_send().returning(|_| Err(GatewayError::RateLimited { retry_after_secs: Some(30) }));
-        assert_eq!(dispatch_batch(&q, &g, &cipher(), &clock(), 10).await.ok().map(|r| r.deferred), Some(1));
+        assert_eq!(dispatch_batch(q, &Arc::new(g), cipher(), clock(), 10).await.ok().map(|r| r.deferred), Some(1));
     }
 
     #[tokio::test]
@@ -215,11 +248,12 @@ mod tests {
             .returning(|_, _| Ok(()));
         let mut g = MockChannelGateway::new();
         g.expect_send().returning(|_| Err(GatewayError::Transient("503".into())));
-        assert!(dispatch_batch(&q, &g, &cipher(), &clock(), 10).await.is_ok());
+        let g = Arc::new(g);
+        assert!(dispatch_batch(q, &g, cipher(), clock(), 10).await.is_ok());
 
         let mut q = queue_with(dispatch(MAX_ATTEMPTS));
         q.expect_failed().withf(|_, r| r.starts_with("gave up after 12 attempts")).times(1).returning(|_, _| Ok(()));
-        assert!(dispatch_batch(&q, &g, &cipher(), &clock(), 10).await.is_ok());
+        assert!(dispatch_batch(q, &g, cipher(), clock(), 10).await.is_ok());
     }
 
     #[tokio::test]
@@ -227,7 +261,17 @@ mod tests {
         let mut q = queue_with(Dispatch { to: None, ..dispatch(1) });
         q.expect_failed().times(1).returning(|_, _| Ok(()));
         let g = MockChannelGateway::new();
-        assert!(dispatch_batch(&q, &g, &cipher(), &clock(), 10).await.is_ok());
+        assert!(dispatch_batch(q, &Arc::new(g), cipher(), clock(), 10).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn unreadable_credentials_fail_the_message_without_calling_the_platform() {
+        let mut q = queue_with(dispatch(1));
+        q.expect_failed().withf(|_, r| r.contains("cannot be read")).times(1).returning(|_, _| Ok(()));
+        let mut cipher = MockSecretCipher::new();
+        cipher.expect_open().returning(|_, _| Err(anyhow::anyhow!("sealed for another row")));
+        let r = dispatch_batch(q, &Arc::new(MockChannelGateway::new()), cipher, clock(), 10).await;
+        assert_eq!(r.ok(), Some(DispatchReport { claimed: 1, failed: 1, ..DispatchReport::default() }));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `POST /platform-webhooks/{platform}`: delivery statuses and inbound messages.
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::connectors::{receive_callback, CallbackError};
+use domain::connectors::CallbackError;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -28,17 +28,7 @@ pub async fn receive(
     let json = serde_json::from_slice::<serde_json::Value>(&body).ok();
     let entries = json.as_ref().map(|j| super::payload::parse(channel_type, j)).unwrap_or_default();
     let named = entries.len();
-    let report = receive_callback(
-        state.callbacks.as_ref(),
-        state.cipher.as_ref(),
-        &state.callback_secrets,
-        channel_type,
-        &body,
-        signature,
-        entries,
-    )
-    .await
-    .map_err(|e| match e {
+    let report = state.callbacks.receive(channel_type, &body, signature, entries).await.map_err(|e| match e {
         CallbackError::BadSignature => ApiError::InvalidToken(e.to_string()),
         CallbackError::TooManyAccounts { .. } => ApiError::TooLarge(e.to_string()),
         CallbackError::Unknown(e) => unavailable(e),

@@ -40,8 +40,7 @@ pub async fn verify(
     {
         return Err(ApiError::field("hub.challenge", "must be 1 to 256 letters, digits, `-` or `_`"));
     }
-    let digest = domain::connectors::verify_token_digest(&token);
-    if !state.callbacks.verify_token_known(channel_type, digest).await? {
+    if !state.callbacks.verify_token_known(channel_type, &token).await? {
         return Err(refused());
     }
     Ok(HttpResponse::Ok().content_type("text/plain; charset=utf-8").body(challenge))
