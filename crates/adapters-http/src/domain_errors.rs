@@ -2,7 +2,7 @@
 //! domain operation's error enum is translated into it.
 
 use domain::channels::{CreateChannelError, GetChannelError, UpdateChannelError};
-use domain::members::ChangeMemberError;
+use domain::members::{RemoveMemberError, UpdateMemberError};
 use domain::messaging::SendMessageError;
 use domain::webhooks::WebhookError;
 
@@ -35,12 +35,24 @@ impl From<SendMessageError> for ApiError {
     }
 }
 
-impl From<ChangeMemberError> for ApiError {
-    fn from(e: ChangeMemberError) -> Self {
+impl From<UpdateMemberError> for ApiError {
+    fn from(e: UpdateMemberError) -> Self {
         match e {
-            ChangeMemberError::NotFound(_) => ApiError::NotFound(e.to_string()),
-            ChangeMemberError::LastAdmin => ApiError::Conflict(e.to_string()),
-            ChangeMemberError::Unknown(e) => e.into(),
+            UpdateMemberError::Forbidden(why) => ApiError::Forbidden(why.to_owned()),
+            UpdateMemberError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            UpdateMemberError::LastAdmin => ApiError::Conflict(e.to_string()),
+            UpdateMemberError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<RemoveMemberError> for ApiError {
+    fn from(e: RemoveMemberError) -> Self {
+        match e {
+            RemoveMemberError::Forbidden(why) => ApiError::Forbidden(why.to_owned()),
+            RemoveMemberError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            RemoveMemberError::LastAdmin => ApiError::Conflict(e.to_string()),
+            RemoveMemberError::Unknown(e) => e.into(),
         }
     }
 }
@@ -95,15 +107,6 @@ impl From<domain::threads::UpdateThreadError> for ApiError {
             E::NotFound(_) => ApiError::NotFound(e.to_string()),
             E::UnknownAssignee { .. } => ApiError::field("assignee.id", e.to_string()),
             E::Unknown(e) => e.into(),
-        }
-    }
-}
-
-impl From<domain::members::ManageMemberError> for ApiError {
-    fn from(e: domain::members::ManageMemberError) -> Self {
-        match e {
-            domain::members::ManageMemberError::Forbidden(why) => ApiError::Forbidden(why.to_owned()),
-            domain::members::ManageMemberError::Change(e) => e.into(),
         }
     }
 }
@@ -293,13 +296,23 @@ impl From<domain::contacts::EraseContactError> for ApiError {
     }
 }
 
-impl From<domain::events::EventsError> for ApiError {
-    fn from(e: domain::events::EventsError) -> Self {
-        use domain::events::EventsError;
+impl From<domain::events::FeedError> for ApiError {
+    fn from(e: domain::events::FeedError) -> Self {
+        use domain::events::FeedError as E;
         match e {
-            EventsError::NotFound => ApiError::NotFound(e.to_string()),
-            EventsError::Invalid(v) => ApiError::Validation(v),
-            EventsError::Unknown(e) => e.into(),
+            E::Invalid(v) => ApiError::Validation(v),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::events::ReplayError> for ApiError {
+    fn from(e: domain::events::ReplayError) -> Self {
+        use domain::events::ReplayError as E;
+        match e {
+            E::NotFound => ApiError::NotFound(e.to_string()),
+            E::Invalid(v) => ApiError::Validation(v),
+            E::Unknown(e) => e.into(),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Authentication and key-management errors in HTTP terms.
 
-use domain::api_keys::{ChangeApiKeyError, CreateApiKeyError, ListApiKeysError};
+use domain::api_keys::{CreateApiKeyError, DeleteApiKeyError, ListApiKeysError, RevokeApiKeyError};
 use domain::auth::{AuthenticateError, LoginError, LogoutError, MemberAuthError};
 
 use crate::error::ApiError;
@@ -84,12 +84,22 @@ impl From<ListApiKeysError> for ApiError {
     }
 }
 
-impl From<ChangeApiKeyError> for ApiError {
-    fn from(e: ChangeApiKeyError) -> Self {
+impl From<RevokeApiKeyError> for ApiError {
+    fn from(e: RevokeApiKeyError) -> Self {
         match e {
-            ChangeApiKeyError::Forbidden => ApiError::Forbidden(e.to_string()),
-            ChangeApiKeyError::NotFound(_) => ApiError::NotFound(e.to_string()),
-            ChangeApiKeyError::Unknown(e) => e.into(),
+            RevokeApiKeyError::Forbidden => ApiError::Forbidden(e.to_string()),
+            RevokeApiKeyError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            RevokeApiKeyError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<DeleteApiKeyError> for ApiError {
+    fn from(e: DeleteApiKeyError) -> Self {
+        match e {
+            DeleteApiKeyError::Forbidden => ApiError::Forbidden(e.to_string()),
+            DeleteApiKeyError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            DeleteApiKeyError::Unknown(e) => e.into(),
         }
     }
 }

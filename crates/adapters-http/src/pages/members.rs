@@ -8,7 +8,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::access::Action;
 use domain::common::page::PageRequest;
-use domain::members::{AddMember, AddMemberFailure, ManageMemberError, MemberChange, MemberProfile};
+use domain::members::{AddMember, AddMemberFailure, MemberChange, MemberProfile, UpdateMemberError};
 use domain::users::{Role, UserId};
 use maud::{html, Markup};
 
@@ -148,14 +148,12 @@ pub async fn change(
         Ok(p) if active == Some(false) => format!("{} was deactivated.", p.email),
         Ok(p) if active == Some(true) => format!("{} was reactivated.", p.email),
         Ok(p) => format!("{} is now {}.", p.email, p.role.as_str()),
-        Err(ManageMemberError::Forbidden(why)) => return Err(PageError::Forbidden(why.to_owned())),
-        Err(ManageMemberError::Change(domain::members::ChangeMemberError::NotFound(_))) => {
+        Err(UpdateMemberError::Forbidden(why)) => return Err(PageError::Forbidden(why.to_owned())),
+        Err(UpdateMemberError::NotFound(_)) => {
             return Err(PageError::NotFound("This member does not exist (any more).".into()))
         }
-        Err(ManageMemberError::Change(e @ domain::members::ChangeMemberError::LastAdmin)) => {
-            format!("Not changed: {e}.")
-        }
-        Err(ManageMemberError::Change(domain::members::ChangeMemberError::Unknown(e))) => return Err(e.into()),
+        Err(e @ UpdateMemberError::LastAdmin) => format!("Not changed: {e}."),
+        Err(UpdateMemberError::Unknown(e)) => return Err(e.into()),
     };
     Ok(HttpResponse::SeeOther()
         .insert_header((header::LOCATION, PATH))

@@ -59,19 +59,35 @@ pub enum ListApiKeysError {
     Unknown(#[from] RepoError),
 }
 
-/// Why a key could not be revoked or deleted.
-#[derive(Debug, thiserror::Error)]
-pub enum ChangeApiKeyError {
-    /// Only workspace admins manage keys.
-    #[error("only workspace admins can manage API keys")]
-    Forbidden,
-    /// The workspace has no such key (another workspace's key is reported the same way).
-    #[error("API key {0} not found")]
-    NotFound(ApiKeyId),
-    /// Infrastructure failure.
-    #[error(transparent)]
-    Unknown(#[from] RepoError),
+/// Declares the error enum of a revocation or a deletion of a key: the two fail in the same ways,
+/// each with its own enum so that a signature says which operation failed.
+macro_rules! key_change_error {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, thiserror::Error)]
+        pub enum $name {
+            /// Only workspace admins manage keys.
+            #[error("only workspace admins can manage API keys")]
+            Forbidden,
+            /// The workspace has no such key (another workspace's key is reported the same way).
+            #[error("API key {0} not found")]
+            NotFound(ApiKeyId),
+            /// Infrastructure failure.
+            #[error(transparent)]
+            Unknown(#[from] RepoError),
+        }
+    };
 }
+
+key_change_error!(
+    /// Why a key could not be revoked.
+    RevokeApiKeyError
+);
+
+key_change_error!(
+    /// Why a key could not be deleted.
+    DeleteApiKeyError
+);
 
 /// The member as the access policy sees them (the settings surface: keys are managed there).
 fn caller(actor: &WorkspaceMember) -> Caller {
@@ -181,15 +197,15 @@ impl ApiKeysService {
     /// `revoked` (spec 3.1). Revoking a revoked key changes nothing.
     ///
     /// # Errors
-    /// [`ChangeApiKeyError`].
+    /// [`RevokeApiKeyError`].
     pub async fn revoke(
         &self,
         actor: &WorkspaceMember,
         audit: &AuditContext,
         id: ApiKeyId,
-    ) -> Result<ApiKey, ChangeApiKeyError> {
+    ) -> Result<ApiKey, RevokeApiKeyError> {
         if authorize(&caller(actor), Action::ApiKeysWrite).is_err() {
-            return Err(ChangeApiKeyError::Forbidden);
+            return Err(RevokeApiKeyError::Forbidden);
         }
         let entry = audit.entry(
             actor.workspace_id,
@@ -197,21 +213,21 @@ impl ApiKeysService {
             AuditTarget::api_key(Some(id.0)),
             serde_json::json!({}),
         );
-        self.repo.revoke(actor.workspace_id, id, self.clock.now(), &entry).await?.ok_or(ChangeApiKeyError::NotFound(id))
+        self.repo.revoke(actor.workspace_id, id, self.clock.now(), &entry).await?.ok_or(RevokeApiKeyError::NotFound(id))
     }
 
     /// Deletes a key and its record (spec 3.1: from valid or revoked).
     ///
     /// # Errors
-    /// [`ChangeApiKeyError`].
+    /// [`DeleteApiKeyError`].
     pub async fn delete(
         &self,
         actor: &WorkspaceMember,
         audit: &AuditContext,
         id: ApiKeyId,
-    ) -> Result<(), ChangeApiKeyError> {
+    ) -> Result<(), DeleteApiKeyError> {
         if authorize(&caller(actor), Action::ApiKeysWrite).is_err() {
-            return Err(ChangeApiKeyError::Forbidden);
+            return Err(DeleteApiKeyError::Forbidden);
         }
         let entry = audit.entry(
             actor.workspace_id,
@@ -222,7 +238,7 @@ impl ApiKeysService {
         if self.repo.delete(actor.workspace_id, id, &entry).await? {
             Ok(())
         } else {
-            Err(ChangeApiKeyError::NotFound(id))
+            Err(DeleteApiKeyError::NotFound(id))
         }
     }
 }

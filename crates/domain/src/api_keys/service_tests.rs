@@ -105,11 +105,11 @@ async fn agents_cannot_manage_keys() {
     ));
     assert!(matches!(
         repo.revoke(&agent(), &AuditContext::cli(), ApiKeyId(1)).await,
-        Err(ChangeApiKeyError::Forbidden)
+        Err(RevokeApiKeyError::Forbidden)
     ));
     assert!(matches!(
         repo.delete(&agent(), &AuditContext::cli(), ApiKeyId(1)).await,
-        Err(ChangeApiKeyError::Forbidden)
+        Err(DeleteApiKeyError::Forbidden)
     ));
 }
 
@@ -146,7 +146,7 @@ async fn revoke_stamps_the_clock_time_and_reports_unknown_keys() {
     assert_eq!(revoked.state(NOW), ApiKeyState::Revoked);
     assert!(matches!(
         repo.revoke(&admin(PlanTier::Advanced), &AuditContext::cli(), ApiKeyId(2)).await,
-        Err(ChangeApiKeyError::NotFound(ApiKeyId(2)))
+        Err(RevokeApiKeyError::NotFound(ApiKeyId(2)))
     ));
 }
 
@@ -161,6 +161,6 @@ async fn delete_reports_unknown_keys() {
     assert!(repo.delete(&admin(PlanTier::Free), &AuditContext::cli(), ApiKeyId(1)).await.is_ok());
     assert!(matches!(
         repo.delete(&admin(PlanTier::Advanced), &AuditContext::cli(), ApiKeyId(2)).await,
-        Err(ChangeApiKeyError::NotFound(ApiKeyId(2)))
+        Err(DeleteApiKeyError::NotFound(ApiKeyId(2)))
     ));
 }

@@ -8,6 +8,7 @@ pub mod output;
 pub mod ports;
 pub mod pricing;
 pub mod registry;
+pub mod reports;
 pub mod schema;
 pub mod service;
 
@@ -16,7 +17,5 @@ pub use model::*;
 pub use output::output_schema;
 pub use ports::*;
 pub use registry::{ContactQuery, ToolCall, ToolGroup, ToolName, ToolSpec, TOOLS};
-pub use service::{
-    channel_analytics, Assistant, AssistantSettings, ToolError, MAX_CONVERSATIONS, MESSENGER_INSTAGRAM_DOCS,
-    OVERVIEW_COMPRESS_BYTES,
-};
+pub use reports::{channel_analytics, MAX_CONVERSATIONS, MESSENGER_INSTAGRAM_DOCS};
+pub use service::{Assistant, AssistantSettings, ToolError, OVERVIEW_COMPRESS_BYTES};

@@ -5,7 +5,7 @@ use time::macros::{date, datetime};
 
 use super::*;
 use crate::assistant::model::*;
-use crate::assistant::ports::MockLiveData;
+use crate::assistant::ports::{ChannelStats, ContactFacts, MockLiveData, WhatsappDays};
 use crate::channels::{ChannelId, ChannelType};
 use crate::common::ports::MockClock;
 

@@ -10,4 +10,4 @@ pub use model::{EventPosition, FeedPage, FeedQuery, ReplayWindow, StoredEvent};
 pub use ports::EventStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use ports::MockEventStore;
-pub use service::{EventsError, EventsService, FeedInput, ReplayInput};
+pub use service::{EventsService, FeedError, FeedInput, ReplayError, ReplayInput};

@@ -14,13 +14,24 @@ use crate::common::ports::Clock;
 use crate::webhooks::{DestinationId, EventType};
 use crate::workspace::WorkspaceId;
 
-/// Why a feed or replay request failed.
+/// Why a page of the events feed could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum EventsError {
+pub enum FeedError {
+    /// The query is invalid.
+    #[error(transparent)]
+    Invalid(#[from] ValidationErrors),
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
+
+/// Why a replay could not be queued.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
     /// No such destination in this workspace.
     #[error("no such webhook destination in this workspace")]
     NotFound,
-    /// The input is invalid.
+    /// The window or the event types are invalid.
     #[error(transparent)]
     Invalid(#[from] ValidationErrors),
     /// Infrastructure failure.
@@ -90,8 +101,8 @@ impl EventsService {
     /// A page of the workspace's events, oldest first after the cursor.
     ///
     /// # Errors
-    /// [`EventsError::Invalid`] naming `limit`, `cursor`, `type` or `since`.
-    pub async fn feed(&self, ws: WorkspaceId, input: &FeedInput) -> Result<FeedPage, EventsError> {
+    /// [`FeedError::Invalid`] naming `limit`, `cursor`, `type` or `since`.
+    pub async fn feed(&self, ws: WorkspaceId, input: &FeedInput) -> Result<FeedPage, FeedError> {
         let mut errors = Vec::new();
         let limit = match input.limit {
             None => DEFAULT_LIMIT,
@@ -119,15 +130,15 @@ impl EventsService {
     /// Queues the window's events again for the destination; returns how many.
     ///
     /// # Errors
-    /// [`EventsError::Invalid`] naming `since`, `until` or `event_types`;
-    /// [`EventsError::NotFound`] for another workspace's destination.
+    /// [`ReplayError::Invalid`] naming `since`, `until` or `event_types`;
+    /// [`ReplayError::NotFound`] for another workspace's destination.
     pub async fn replay(
         &self,
         ws: WorkspaceId,
         audit: &AuditContext,
         id: DestinationId,
         input: &ReplayInput,
-    ) -> Result<u64, EventsError> {
+    ) -> Result<u64, ReplayError> {
         let mut errors = Vec::new();
         let now = self.clock.now();
         let since = match input.since.as_deref() {
@@ -167,7 +178,7 @@ impl EventsService {
             "event_types": types,
         });
         let entry = audit.entry(ws, AuditAction::WebhookReplayed, AuditTarget::webhook(Some(id.0)), details);
-        self.store.replay(ws, id, &window, &entry).await?.ok_or(EventsError::NotFound)
+        self.store.replay(ws, id, &window, &entry).await?.ok_or(ReplayError::NotFound)
     }
 }
 
@@ -184,11 +195,8 @@ mod tests {
         EventsService { store: Arc::new(store), clock: Arc::new(clock) }
     }
 
-    fn fields(e: EventsError) -> Vec<String> {
-        match e {
-            EventsError::Invalid(v) => v.0.into_iter().map(|f| f.field).collect(),
-            other => panic!("expected invalid, got {other:?}"),
-        }
+    fn fields(e: ValidationErrors) -> Vec<String> {
+        e.0.into_iter().map(|f| f.field).collect()
     }
 
     #[tokio::test]
@@ -200,24 +208,29 @@ mod tests {
             event_type: Some("webhook.test".into()),
             since: Some("yesterday".into()),
         };
-        let err = s.feed(WorkspaceId(1), &input).await.expect_err("invalid");
+        let Err(FeedError::Invalid(err)) = s.feed(WorkspaceId(1), &input).await else { panic!("expected invalid") };
         assert_eq!(fields(err), ["limit", "cursor", "type", "since"]);
     }
 
     #[tokio::test]
     async fn replay_needs_since_and_a_window_that_moves_forward() {
         let s = service(MockEventStore::new());
-        let err = s
-            .replay(WorkspaceId(1), &AuditContext::cli(), DestinationId(2), &ReplayInput::default())
-            .await
-            .expect_err("invalid");
+        let Err(ReplayError::Invalid(err)) =
+            s.replay(WorkspaceId(1), &AuditContext::cli(), DestinationId(2), &ReplayInput::default()).await
+        else {
+            panic!("expected invalid")
+        };
         assert_eq!(fields(err), ["since"]);
         let input = ReplayInput {
             since: Some("2026-11-24T08:00:00Z".into()),
             until: Some("2026-11-24T07:00:00Z".into()),
             event_types: Some(vec!["message.created".into(), "message.exploded".into()]),
         };
-        let err = s.replay(WorkspaceId(1), &AuditContext::cli(), DestinationId(2), &input).await.expect_err("invalid");
+        let Err(ReplayError::Invalid(err)) =
+            s.replay(WorkspaceId(1), &AuditContext::cli(), DestinationId(2), &input).await
+        else {
+            panic!("expected invalid")
+        };
         assert_eq!(fields(err), ["until", "event_types"]);
     }
 
@@ -244,6 +257,6 @@ mod tests {
             .replay(WorkspaceId(1), &AuditContext::cli(), DestinationId(2), &input)
             .await
             .expect_err("not found");
-        assert!(matches!(err, EventsError::NotFound));
+        assert!(matches!(err, ReplayError::NotFound));
     }
 }

@@ -65,16 +65,52 @@ pub enum AddMemberFailure {
     Unknown(#[from] RepoError),
 }
 
-/// Why a member could not be changed or removed.
-#[derive(Debug, thiserror::Error)]
-pub enum ManageMemberError {
-    /// The policy or a rule of the data refuses (403 `forbidden`).
-    #[error("{0}")]
-    Forbidden(&'static str),
-    /// The storage refused.
-    #[error(transparent)]
-    Change(#[from] ChangeMemberError),
+/// Declares the error enum of a change or a removal of a member: the two fail in the same ways
+/// (the policy or a rule of the data, an unknown member, the last active admin), each with its
+/// own enum so that a signature says which operation failed.
+macro_rules! member_change_error {
+    ($(#[$doc:meta])* $name:ident, $forbidden:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, thiserror::Error)]
+        pub enum $name {
+            #[doc = $forbidden]
+            #[error("{0}")]
+            Forbidden(&'static str),
+            /// Not a member of this workspace.
+            #[error("user {0} not found")]
+            NotFound(UserId),
+            /// The workspace would be left without an active admin.
+            #[error("the workspace must keep at least one active admin")]
+            LastAdmin,
+            /// Infrastructure failure.
+            #[error(transparent)]
+            Unknown(#[from] RepoError),
+        }
+
+        impl From<ChangeMemberError> for $name {
+            fn from(e: ChangeMemberError) -> Self {
+                match e {
+                    ChangeMemberError::NotFound(id) => Self::NotFound(id),
+                    ChangeMemberError::LastAdmin => Self::LastAdmin,
+                    ChangeMemberError::Unknown(e) => Self::Unknown(e),
+                }
+            }
+        }
+    };
 }
+
+member_change_error!(
+    /// Why a member could not be changed.
+    UpdateMemberError,
+    "A change of one's own role or activity, or anything about another member without the right \
+     to manage members."
+);
+
+member_change_error!(
+    /// Why a member could not be removed.
+    RemoveMemberError,
+    "Removing oneself, or anyone without the right to manage members."
+);
 
 /// Why an invitation could not be accepted.
 #[derive(Debug, thiserror::Error)]
@@ -199,22 +235,22 @@ impl MembersService {
     /// deactivates themselves; anything about another member needs [`Action::MembersManage`].
     ///
     /// # Errors
-    /// [`ManageMemberError`].
+    /// [`UpdateMemberError`].
     pub async fn update(
         &self,
         caller: &Caller,
         audit: &AuditContext,
         user: UserId,
         change: &MemberChange,
-    ) -> Result<MemberProfile, ManageMemberError> {
+    ) -> Result<MemberProfile, UpdateMemberError> {
         let own = caller.member().is_some_and(|(me, _)| me == user);
         if own && (change.role.is_some() || change.active.is_some()) {
-            return Err(ManageMemberError::Forbidden(
+            return Err(UpdateMemberError::Forbidden(
                 "nobody can change their own role or deactivate themselves; ask another admin",
             ));
         }
         if !own {
-            manage(caller)?;
+            manage(caller).map_err(UpdateMemberError::Forbidden)?;
         }
         let entries = change_entries(caller, audit, user, change);
         Ok(self.repo.update(caller.workspace_id, user, change, &entries).await?)
@@ -224,11 +260,11 @@ impl MembersService {
     /// removes themselves this way, and the last active admin stays.
     ///
     /// # Errors
-    /// [`ManageMemberError`].
-    pub async fn remove(&self, caller: &Caller, audit: &AuditContext, user: UserId) -> Result<(), ManageMemberError> {
-        manage(caller)?;
+    /// [`RemoveMemberError`].
+    pub async fn remove(&self, caller: &Caller, audit: &AuditContext, user: UserId) -> Result<(), RemoveMemberError> {
+        manage(caller).map_err(RemoveMemberError::Forbidden)?;
         if caller.member().is_some_and(|(me, _)| me == user) {
-            return Err(ManageMemberError::Forbidden("nobody can remove themselves; ask another admin"));
+            return Err(RemoveMemberError::Forbidden("nobody can remove themselves; ask another admin"));
         }
         let entry = audit.entry(
             caller.workspace_id,
@@ -305,116 +341,14 @@ fn change_entries(caller: &Caller, audit: &AuditContext, user: UserId, change: &
     entries
 }
 
-fn manage(caller: &Caller) -> Result<(), ManageMemberError> {
+/// `Err` with the reason when the caller may not manage other members.
+fn manage(caller: &Caller) -> Result<(), &'static str> {
     authorize(caller, Action::MembersManage).map_err(|d| match d {
-        Denied::Forbidden(why) => ManageMemberError::Forbidden(why),
-        Denied::InsufficientScope(_) | Denied::PlanRequired { .. } => {
-            ManageMemberError::Forbidden("only workspace admins can do this")
-        }
+        Denied::Forbidden(why) => why,
+        Denied::InsufficientScope(_) | Denied::PlanRequired { .. } => "only workspace admins can do this",
     })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::access::{Actor, Surface};
-    use crate::common::ports::{MockClock, MockPasswordHasher, MockRandomSource};
-    use crate::members::MockMemberRepository;
-    use crate::workspace::{PlanTier, WorkspaceId};
-
-    fn service(repo: MockMemberRepository) -> MembersService {
-        let mut clock = MockClock::new();
-        clock.expect_now().return_const(time::macros::datetime!(2026-11-23 12:00 UTC));
-        let mut random = MockRandomSource::new();
-        random.expect_fill().returning(|b| b.fill(7));
-        MembersService::new(Arc::new(repo), Arc::new(MockPasswordHasher::new()), Arc::new(random), Arc::new(clock))
-    }
-
-    fn member(user: i64, role: Role) -> Caller {
-        Caller {
-            workspace_id: WorkspaceId(1),
-            plan: PlanTier::Advanced,
-            actor: Actor::Member { user_id: UserId(user), role },
-            surface: Surface::RestApi,
-        }
-    }
-
-    #[tokio::test]
-    async fn an_agent_cannot_promote_themselves_or_change_others() {
-        let s = service(MockMemberRepository::new());
-        let promote = MemberChange::new(None, Some("admin"), None).expect("valid");
-        assert!(matches!(
-            s.update(&member(5, Role::Agent), &AuditContext::cli(), UserId(5), &promote).await,
-            Err(ManageMemberError::Forbidden(_))
-        ));
-        let rename = MemberChange::new(Some("X"), None, None).expect("valid");
-        assert!(matches!(
-            s.update(&member(5, Role::Agent), &AuditContext::cli(), UserId(1), &rename).await,
-            Err(ManageMemberError::Forbidden(_))
-        ));
-        assert!(matches!(
-            s.remove(&member(5, Role::Agent), &AuditContext::cli(), UserId(1)).await,
-            Err(ManageMemberError::Forbidden(_))
-        ));
-    }
-
-    #[tokio::test]
-    async fn an_admin_cannot_demote_or_remove_themselves() {
-        let s = service(MockMemberRepository::new());
-        let demote = MemberChange::new(None, Some("agent"), None).expect("valid");
-        assert!(matches!(
-            s.update(&member(1, Role::Admin), &AuditContext::cli(), UserId(1), &demote).await,
-            Err(ManageMemberError::Forbidden(_))
-        ));
-        assert!(matches!(
-            s.remove(&member(1, Role::Admin), &AuditContext::cli(), UserId(1)).await,
-            Err(ManageMemberError::Forbidden(_))
-        ));
-    }
-
-    #[tokio::test]
-    async fn a_member_may_rename_themselves_and_the_rename_is_recorded() {
-        let mut repo = MockMemberRepository::new();
-        let recorded = |audit: &[AuditEntry]| {
-            audit.len() == 1
-                && audit[0].action == AuditAction::MemberUpdated
-                && audit[0].details == serde_json::json!({ "fields": ["name"], "name": "New" })
-        };
-        repo.expect_update().times(1).withf(move |_, _, _, audit| recorded(audit)).returning(|_, u, _, _| {
-            Ok(MemberProfile {
-                user_id: u,
-                email: "a@b.io".into(),
-                name: "New".into(),
-                role: Role::Agent,
-                active: true,
-                created_at: time::macros::datetime!(2026-01-01 0:00 UTC),
-            })
-        });
-        let rename = MemberChange::new(Some("New"), None, None).expect("valid");
-        let p = service(repo)
-            .update(&member(5, Role::Agent), &AuditContext::cli(), UserId(5), &rename)
-            .await
-            .expect("renamed");
-        assert_eq!(p.name, "New");
-    }
-
-    #[tokio::test]
-    async fn bad_input_names_every_field_and_stores_nothing() {
-        let s = service(MockMemberRepository::new());
-        let cmd = AddMember { email: "nope".into(), name: Some(String::new()), role: "owner".into(), password: None };
-        let Err(AddMemberFailure::Invalid(e)) = s.add(&member(1, Role::Admin), &AuditContext::cli(), cmd).await else {
-            panic!("invalid")
-        };
-        let fields: Vec<&str> = e.0.iter().map(|f| f.field.as_str()).collect();
-        assert_eq!(fields, ["email", "role", "name"]);
-    }
-
-    #[tokio::test]
-    async fn a_made_up_invitation_costs_no_query() {
-        let s = service(MockMemberRepository::new());
-        assert!(matches!(
-            s.accept_invitation("wmsu_nope", "long enough password").await,
-            Err(AcceptInvitationError::Invalid)
-        ));
-    }
-}
+#[path = "service_tests.rs"]
+mod tests;

@@ -2,9 +2,8 @@
 
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
-use domain::api_keys::ApiKeyId;
+use domain::api_keys::{ApiKeyId, DeleteApiKeyError};
 
-use super::revoke::change_error;
 use super::PATH;
 use crate::pages::session::{flash_cookie, SessionForm, Signed};
 use crate::pages::PageError;
@@ -27,4 +26,13 @@ pub async fn delete(
         .insert_header((header::LOCATION, PATH))
         .cookie(flash_cookie(&state.pages, "The API key was deleted."))
         .finish())
+}
+
+/// The page error of a deletion failure.
+fn change_error(e: DeleteApiKeyError) -> PageError {
+    match e {
+        DeleteApiKeyError::Forbidden => PageError::Forbidden(e.to_string()),
+        DeleteApiKeyError::NotFound(_) => PageError::NotFound(super::GONE.into()),
+        DeleteApiKeyError::Unknown(e) => e.into(),
+    }
 }

@@ -8,3 +8,6 @@ pub mod view;
 
 /// The page's path.
 pub const PATH: &str = "/settings/workspace/api-keys";
+
+/// What a revocation or deletion of a key the workspace does not have shows.
+const GONE: &str = "This API key does not exist (any more).";

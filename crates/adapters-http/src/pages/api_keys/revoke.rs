@@ -2,7 +2,7 @@
 
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
-use domain::api_keys::{ApiKeyId, ChangeApiKeyError};
+use domain::api_keys::{ApiKeyId, RevokeApiKeyError};
 
 use super::PATH;
 use crate::pages::session::{flash_cookie, SessionForm, Signed};
@@ -28,11 +28,11 @@ pub async fn revoke(
         .finish())
 }
 
-/// The page error of a revoke or delete failure.
-pub fn change_error(e: ChangeApiKeyError) -> PageError {
+/// The page error of a revocation failure.
+fn change_error(e: RevokeApiKeyError) -> PageError {
     match e {
-        ChangeApiKeyError::Forbidden => PageError::Forbidden(e.to_string()),
-        ChangeApiKeyError::NotFound(_) => PageError::NotFound("This API key does not exist (any more).".into()),
-        ChangeApiKeyError::Unknown(e) => e.into(),
+        RevokeApiKeyError::Forbidden => PageError::Forbidden(e.to_string()),
+        RevokeApiKeyError::NotFound(_) => PageError::NotFound(super::GONE.into()),
+        RevokeApiKeyError::Unknown(e) => e.into(),
     }
 }

@@ -1,7 +1,7 @@
 //! `POST /settings/integrations/webhooks/{webhook_id}/replay`: the replay form.
 
 use actix_web::{web, HttpResponse};
-use domain::events::{EventsError, ReplayInput};
+use domain::events::{ReplayError, ReplayInput};
 
 use super::{action_workspace, back, destination, detail_path};
 use crate::pages::session::{SessionForm, Signed};
@@ -42,7 +42,7 @@ pub async fn replay(
         Ok(0) => "Nothing to replay: the destination has every event of that period.".to_owned(),
         Ok(1) => "1 event queued for delivery.".to_owned(),
         Ok(n) => format!("{n} events queued for delivery, oldest first."),
-        Err(EventsError::Invalid(v)) => {
+        Err(ReplayError::Invalid(v)) => {
             // In the form's words: the fields are "From" and "Until" on the page.
             let what: Vec<String> =
                 v.0.iter()
@@ -61,10 +61,10 @@ pub async fn replay(
                     .collect();
             format!("Nothing replayed: {}.", what.join("; "))
         }
-        Err(EventsError::NotFound) => {
+        Err(ReplayError::NotFound) => {
             return Err(PageError::NotFound("This webhook destination does not exist (any more).".into()))
         }
-        Err(EventsError::Unknown(e)) => return Err(e.into()),
+        Err(ReplayError::Unknown(e)) => return Err(e.into()),
     };
     Ok(back(&state.pages, &detail_path(id), &message))
 }
