@@ -1,3 +1,5 @@
+//! Longer than 400 lines because the four languages' topic table ([`LANGUAGES`]) is content read whole.
+//!
 //! What the demo's customers ask and how the team answers, in the contacts' languages.
 //!
 //! A thread picks a topic; its first exchanges are the topic's own (question and answer, follow-up
