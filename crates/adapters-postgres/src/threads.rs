@@ -1,7 +1,5 @@
 //! Threads: status, assignment and labels, and the integrators' listing.
 
-use std::collections::HashMap;
-
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -20,6 +18,11 @@ use crate::error::repo;
 use crate::pool::Db;
 use crate::schema::{ai_agents, labels, teams, thread_labels, threads, workspace_members};
 use crate::webhooks::outbox;
+
+mod loading;
+
+use loading::labels_of;
+pub(crate) use loading::{load, load_many};
 
 /// [`ThreadRepository`] on PostgreSQL.
 #[derive(Debug, Clone)]
@@ -89,70 +92,6 @@ pub(crate) fn assignee_json(a: Option<Assignee>) -> serde_json::Value {
     a.map_or(serde_json::Value::Null, |a| {
         serde_json::to_value(AssigneeRecord { kind: a.kind().to_owned(), id: a.id() }).unwrap_or_default()
     })
-}
-
-pub(crate) async fn load(
-    conn: &mut AsyncPgConnection,
-    ws: WorkspaceId,
-    id: i64,
-    lock: bool,
-) -> diesel::QueryResult<Option<Thread>> {
-    let q =
-        threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq(id)).select(ThreadRow::as_select());
-    let row = if lock { q.for_update().first(conn).await.optional()? } else { q.first(conn).await.optional()? };
-    let Some(mut thread) = row.map(Thread::from) else { return Ok(None) };
-    thread.labels = labels_of(conn, ws, &[id]).await?.remove(&id).unwrap_or_default();
-    Ok(Some(thread))
-}
-
-/// The threads `ids` of `ws` (with their labels), in id order.
-pub(crate) async fn load_many(
-    conn: &mut AsyncPgConnection,
-    ws: WorkspaceId,
-    ids: &[i64],
-) -> diesel::QueryResult<Vec<Thread>> {
-    let rows: Vec<ThreadRow> = threads::table
-        .filter(threads::workspace_id.eq(ws.0))
-        .filter(threads::id.eq_any(ids))
-        .order(threads::id.asc())
-        .select(ThreadRow::as_select())
-        .load(conn)
-        .await?;
-    let mut names = labels_of(conn, ws, ids).await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            let mut t = Thread::from(r);
-            t.labels = names.remove(&t.id).unwrap_or_default();
-            t
-        })
-        .collect())
-}
-
-/// The label names of each of `ids`, alphabetical ignoring case.
-async fn labels_of(
-    conn: &mut AsyncPgConnection,
-    ws: WorkspaceId,
-    ids: &[i64],
-) -> diesel::QueryResult<HashMap<i64, Vec<String>>> {
-    let rows: Vec<(i64, String)> = thread_labels::table
-        .inner_join(
-            labels::table
-                .on(labels::workspace_id.eq(thread_labels::workspace_id).and(labels::id.eq(thread_labels::label_id))),
-        )
-        .filter(thread_labels::workspace_id.eq(ws.0))
-        .filter(thread_labels::thread_id.eq_any(ids))
-        .select((thread_labels::thread_id, labels::name))
-        .load(conn)
-        .await?;
-    let mut by_thread: HashMap<i64, Vec<String>> = HashMap::new();
-    for (thread, name) in rows {
-        by_thread.entry(thread).or_default().push(name);
-    }
-    for names in by_thread.values_mut() {
-        names.sort_by_cached_key(|n| n.to_lowercase());
-    }
-    Ok(by_thread)
 }
 
 /// The id of the workspace's label named `name` (ignoring case).

@@ -13,6 +13,8 @@ use crate::helpers::{problem, TestApp, TestWorkspace};
 use crate::pages::{sign_in, Browser};
 use adapters_http::access::{Access, RouteEntry};
 
+mod members;
+
 /// An id no row has, for paths that name a resource.
 const NOWHERE: i64 = 987_654;
 
@@ -282,46 +284,6 @@ async fn the_agent_escalation_is_refused_at_every_step_and_changes_nothing() {
 }
 
 #[tokio::test]
-async fn nobody_changes_their_own_role_and_the_last_admin_stays() {
-    let app = TestApp::spawn().await;
-    let ws = app.create_workspace(PlanTier::Advanced).await;
-    let admin = admin_token(&app, &ws).await;
-    let own = format!("/v1/users/{}", ws.admin_id);
-    let demote = app.authed(Method::PATCH, &own, &admin).json(&json!({"role": "agent"}));
-    problem(demote.send().await.expect("request"), 403, "forbidden").await;
-    let rename = app.authed(Method::PATCH, &own, &admin).json(&json!({"name": "Ann Admin"}));
-    let res = rename.send().await.expect("request");
-    assert_eq!(res.status(), 200);
-    // A key may manage members, but the last active admin stays.
-    let key = app.api_key_with_scopes(&ws, &["users:write"]).await;
-    let demote = app.authed(Method::PATCH, &own, &key).json(&json!({"role": "agent"}));
-    problem(demote.send().await.expect("request"), 409, "conflict").await;
-    problem(app.authed(Method::DELETE, &own, &key).send().await.expect("request"), 409, "conflict").await;
-}
-
-#[tokio::test]
-async fn a_members_name_is_kept_per_workspace() {
-    let app = TestApp::spawn().await;
-    let a = app.create_workspace(PlanTier::Advanced).await;
-    let b = app.create_workspace(PlanTier::Advanced).await;
-    let key_a = app.api_key(&a).await;
-    let key_b = app.api_key(&b).await;
-    let (email, _) = add_member(&app, a.id, "agent").await;
-    let id = user_id(&app, &email).await;
-    crate::credentials::sql(
-        &app,
-        &format!("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ({}, {id}, 'agent')", b.id),
-    )
-    .await;
-    let res = app.authed(Method::PATCH, &format!("/v1/users/{id}"), &key_a).json(&json!({"name": "Ann in A"}));
-    assert_eq!(res.send().await.expect("request").status(), 200);
-    let (_, in_a) = app.get_json(&format!("/v1/users/{id}"), &key_a).await;
-    let (_, in_b) = app.get_json(&format!("/v1/users/{id}"), &key_b).await;
-    assert_eq!(in_a["name"], "Ann in A");
-    assert_eq!(in_b["name"], "Member");
-}
-
-#[tokio::test]
 async fn keys_are_created_with_scopes_listed_and_held_to_them() {
     let app = TestApp::spawn().await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
@@ -371,106 +333,6 @@ async fn bad_scopes_are_named_and_create_nothing() {
 }
 
 #[tokio::test]
-async fn members_are_listed_added_with_a_one_time_invitation_and_refused_twice() {
-    let app = TestApp::spawn_with(|s| s.http.public_url = Some("https://wms.example.com".into())).await;
-    let ws = app.create_workspace(PlanTier::Advanced).await;
-    let admin = admin_token(&app, &ws).await;
-    let res = app
-        .post_json(
-            "/v1/users",
-            &admin,
-            &json!({"email": "New.Person@Example.com", "name": "New Person", "role": "agent"}),
-        )
-        .await;
-    assert_eq!(res.status(), 201);
-    let added: Value = res.json().await.expect("json");
-    assert_eq!(
-        (added["email"].as_str(), added["role"].as_str(), added["active"].as_bool()),
-        (Some("new.person@example.com"), Some("agent"), Some(true))
-    );
-    let url = added["invitation"]["url"].as_str().expect("invitation url").to_owned();
-    assert!(url.starts_with("https://wms.example.com/invitations/wmsu_"), "{url}");
-    assert!(added["invitation"]["expires_at"].is_string());
-    let token = url.rsplit('/').next().expect("token").to_owned();
-    assert!(
-        !sql_bool(
-            &app,
-            &format!("EXISTS (SELECT 1 FROM member_invitations WHERE token_digest::text LIKE '%{token}%')")
-        )
-        .await
-    );
-
-    let (_, list) = app.get_json("/v1/users", &admin).await;
-    assert_eq!(list["data"].as_array().map(Vec::len), Some(2));
-    let again = app.post_json("/v1/users", &admin, &json!({"email": "new.person@example.com", "role": "admin"})).await;
-    problem(again, 409, "conflict").await;
-    for (body, field) in [
-        (json!({"email": "not-an-email", "role": "agent"}), "email"),
-        (json!({"email": "x@y.io", "role": "owner"}), "role"),
-        (json!({"email": "x@y.io", "role": "agent", "name": ""}), "name"),
-    ] {
-        let res = app.post_json("/v1/users", &admin, &body).await;
-        let status = res.status().as_u16();
-        let b: Value = res.json().await.expect("json");
-        assert!(status == 422 || status == 400, "{body}: {status}");
-        assert!(b.to_string().contains(field), "{body}: {b}");
-    }
-    assert!(sql_bool(&app, "(SELECT count(*) FROM users WHERE email IN ('not-an-email', 'x@y.io')) = 0").await);
-
-    // The link: a page to choose a password, then signed in; it works once.
-    let page = app.get(&format!("/invitations/{token}")).await;
-    assert_eq!(page.status(), 200);
-    assert!(page.text().await.expect("html").contains("Choose your password"));
-    let short = app
-        .client
-        .post(app.url(&format!("/invitations/{token}")))
-        .form(&[("password", "short")])
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(short.status(), 422);
-    let done = app
-        .client
-        .post(app.url(&format!("/invitations/{token}")))
-        .form(&[("password", "a long new password")])
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(done.status(), 303);
-    assert!(done.headers().get_all("set-cookie").iter().any(|c| c.to_str().unwrap_or("").starts_with("wms_session=")));
-    let used = app.get(&format!("/invitations/{token}")).await;
-    assert_eq!(used.status(), 410);
-    let again = app
-        .client
-        .post(app.url(&format!("/invitations/{token}")))
-        .form(&[("password", "another long password")])
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(again.status(), 410);
-    token_for(&app, "new.person@example.com", "a long new password", Some(ws.id)).await;
-    assert_eq!(app.get("/invitations/wmsu_madeup").await.status(), 410);
-}
-
-#[tokio::test]
-async fn an_expired_invitation_is_refused_with_a_clear_page() {
-    let app = TestApp::spawn().await;
-    let ws = app.create_workspace(PlanTier::Advanced).await;
-    let admin = admin_token(&app, &ws).await;
-    let added: Value = app
-        .post_json("/v1/users", &admin, &json!({"email": "late@example.com", "role": "agent"}))
-        .await
-        .json()
-        .await
-        .expect("json");
-    let token = added["invitation"]["url"].as_str().and_then(|u| u.rsplit('/').next()).expect("token").to_owned();
-    crate::credentials::sql(&app, "UPDATE member_invitations SET expires_at = now() - interval '1 second'").await;
-    let page = app.get(&format!("/invitations/{token}")).await;
-    assert_eq!(page.status(), 410);
-    assert!(page.text().await.expect("html").contains("has expired"));
-}
-
-#[tokio::test]
 async fn the_published_access_document_is_the_policy() {
     let _app = TestApp::spawn().await;
     let generated = adapters_http::access::document();
@@ -514,50 +376,4 @@ async fn the_assistant_shows_agents_webhook_urls_without_their_secrets() {
     assert_eq!(url_for(admin).await, "https://hooks.example.com/in?token=s3cret");
     assert_eq!(url_for(agent).await, "https://hooks.example.com/in");
     assert_eq!(url_for(narrow).await, "https://hooks.example.com/in");
-}
-
-#[tokio::test]
-async fn the_members_page_lists_adds_with_the_link_shown_once_and_changes_roles() {
-    let app = TestApp::spawn().await;
-    let ws = app.create_workspace(PlanTier::Growth).await;
-    let b = sign_in(&app, &ws).await;
-    let page = b.get(&app, "/settings/workspace/members").await;
-    assert_eq!(page.status(), 200);
-    let html = page.text().await.expect("html");
-    assert!(html.contains(&ws.admin_email) && html.contains("Add member"));
-    let added =
-        b.post(&app, "/settings/workspace/members", &[("email", "pat@example.com"), ("role", "agent")], true).await;
-    assert_eq!(added.status(), 201);
-    let html = added.text().await.expect("html");
-    assert!(html.contains("/invitations/wmsu_"), "the link is shown once");
-    let again =
-        b.post(&app, "/settings/workspace/members", &[("email", "pat@example.com"), ("role", "agent")], true).await;
-    assert_eq!(again.status(), 409);
-    assert!(!again.text().await.expect("html").contains("/invitations/wmsu_"));
-    let pat = user_id(&app, "pat@example.com").await;
-    let promoted = b.post(&app, &format!("/settings/workspace/members/{pat}"), &[("role", "admin")], true).await;
-    assert_eq!(promoted.status(), 303);
-    assert!(sql_bool(&app, &format!("(SELECT role FROM workspace_members WHERE user_id = {pat}) = 'admin'")).await);
-    let own = b.post(&app, &format!("/settings/workspace/members/{}", ws.admin_id), &[("active", "false")], true).await;
-    assert_eq!(own.status(), 403);
-    assert!(
-        sql_bool(&app, &format!("(SELECT is_active FROM workspace_members WHERE user_id = {})", ws.admin_id)).await
-    );
-}
-
-#[tokio::test]
-async fn another_workspaces_members_are_not_found_on_the_members_page() {
-    let app = TestApp::spawn().await;
-    let ws = app.create_workspace(PlanTier::Growth).await;
-    let other = app.create_workspace(PlanTier::Growth).await;
-    let b = sign_in(&app, &ws).await;
-    let res =
-        b.post(&app, &format!("/settings/workspace/members/{}", other.admin_id), &[("role", "agent")], true).await;
-    assert_eq!(res.status(), 404);
-    assert!(
-        sql_bool(&app, &format!("(SELECT role FROM workspace_members WHERE user_id = {}) = 'admin'", other.admin_id))
-            .await
-    );
-    let html = b.get(&app, "/settings/workspace/members").await.text().await.expect("html");
-    assert!(!html.contains(&other.admin_email));
 }

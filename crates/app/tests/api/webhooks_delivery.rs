@@ -19,6 +19,8 @@ use time::OffsetDateTime;
 use crate::helpers::TestApp;
 use crate::webhooks_receiver::{Answer, Receiver};
 
+mod limits;
+
 /// A clock the test moves by hand.
 #[derive(Clone)]
 pub struct TestClock(Arc<Mutex<OffsetDateTime>>);
@@ -341,81 +343,4 @@ async fn connect_time_check_refuses_a_name_that_now_resolves_to_loopback() {
     emit(&app, ws.id, EventType::ContactCreated, json!({"id": 2})).await;
     app::webhooks::run_once(&engine, 10).await.expect("run");
     assert!(receiver.received().is_empty());
-}
-
-fn three_in_flight(s: &mut app::config::Settings) {
-    loopback(s);
-    s.webhooks.max_in_flight_per_destination = 3;
-    s.webhooks.workers = 2;
-    s.webhooks.poll_interval_ms = 20;
-}
-
-#[tokio::test]
-async fn per_destination_concurrency_limit_is_enforced_across_workers() {
-    let app = TestApp::spawn_with(three_in_flight).await;
-    once_each_across_workers(&app).await;
-}
-
-/// The same through PgBouncer in transaction pooling (`test_db::pgbouncer`), and no event is
-/// delivered twice.
-#[tokio::test]
-async fn behind_pgbouncer_each_event_is_delivered_exactly_once_across_workers() {
-    let app = TestApp::spawn_behind_pgbouncer(6, three_in_flight).await;
-    let receiver = once_each_across_workers(&app).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let ids: std::collections::HashSet<String> =
-        receiver.received().iter().map(|r| r.header("webhook-id").to_owned()).collect();
-    assert_eq!((receiver.received().len(), ids.len()), (15, 15), "no duplicate");
-    app.assert_transaction_pooling(6);
-}
-
-async fn once_each_across_workers(app: &TestApp) -> Receiver {
-    let receiver = Receiver::start().await;
-    receiver.answer_always(Answer { delay: Duration::from_millis(150), ..Answer::status(204) });
-    let (ws, key) = app.advanced_with_key().await;
-    destination(app, &key, &receiver.url("/"), &["message.created"]).await;
-    for i in 0..15 {
-        emit(app, ws.id, EventType::MessageCreated, json!({"id": i})).await;
-    }
-    // Two instances' worth of workers on the same database.
-    let a = app::webhooks::start(
-        &app.settings,
-        app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock)),
-    );
-    let b = app::webhooks::start(
-        &app.settings,
-        app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock)),
-    );
-    let got = receiver.wait_for(15, Duration::from_secs(20)).await;
-    a.stop(Duration::from_secs(5)).await;
-    b.stop(Duration::from_secs(5)).await;
-    assert_eq!(got.len(), 15, "each event exactly once");
-    assert!(receiver.max_concurrent() <= 3, "at most 3 in flight, saw {}", receiver.max_concurrent());
-    assert!(receiver.max_concurrent() >= 2, "but in parallel");
-    receiver
-}
-
-#[tokio::test]
-async fn per_destination_rate_limit_is_enforced() {
-    let app = TestApp::spawn_with(|s| {
-        loopback(s);
-        s.webhooks.rate_per_destination = 10.0;
-        s.webhooks.poll_interval_ms = 10;
-    })
-    .await;
-    let receiver = Receiver::start().await;
-    let (ws, key) = app.advanced_with_key().await;
-    destination(&app, &key, &receiver.url("/"), &["message.created"]).await;
-    for i in 0..25 {
-        emit(&app, ws.id, EventType::MessageCreated, json!({"id": i})).await;
-    }
-    let w = app::webhooks::start(
-        &app.settings,
-        app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock)),
-    );
-    let got = receiver.wait_for(25, Duration::from_secs(20)).await;
-    w.stop(Duration::from_secs(5)).await;
-    // A burst of 10, then 10 per second: the 25th no sooner than ~1.5 s after the first.
-    let span = got[24].at - got[0].at;
-    assert!(span >= Duration::from_millis(1300), "25 deliveries in {span:?}");
 }

@@ -1,0 +1,68 @@
+//! Unit tests of the access policy table and [`authorize`].
+
+use super::*;
+
+fn caller(plan: PlanTier, actor: Actor, surface: Surface) -> Caller {
+    Caller { workspace_id: WorkspaceId(1), plan, actor, surface }
+}
+
+fn agent() -> Actor {
+    Actor::Member { user_id: UserId(2), role: Role::Agent }
+}
+
+fn admin() -> Actor {
+    Actor::Member { user_id: UserId(1), role: Role::Admin }
+}
+
+fn key(scopes: &[Scope]) -> Actor {
+    Actor::ApiKey { key_id: 9, scopes: ScopeSet::of(scopes.iter().copied()) }
+}
+
+#[test]
+fn agents_cannot_manage_members_channels_webhooks_or_keys() {
+    let c = caller(PlanTier::Advanced, agent(), Surface::RestApi);
+    for action in [
+        Action::MembersManage,
+        Action::ChannelsWrite,
+        Action::WebhooksRead,
+        Action::WebhooksWrite,
+        Action::ApiKeysCreate,
+        Action::ApiKeysRead,
+        Action::AuditRead,
+    ] {
+        assert!(matches!(authorize(&c, action), Err(Denied::Forbidden(_))), "{action}");
+    }
+    for action in [Action::MessagesWrite, Action::ThreadsWrite, Action::ContactsWrite, Action::MembersUpdate] {
+        assert_eq!(authorize(&c, action), Ok(()), "{action}");
+    }
+}
+
+#[test]
+fn keys_need_the_scope_and_never_manage_keys() {
+    let c = caller(PlanTier::Advanced, key(&[Scope::MessagesWrite]), Surface::RestApi);
+    assert_eq!(authorize(&c, Action::MessagesRead), Ok(()));
+    assert_eq!(authorize(&c, Action::ChannelsRead), Err(Denied::InsufficientScope(Scope::ChannelsRead)));
+    let full = caller(PlanTier::Advanced, Actor::ApiKey { key_id: 1, scopes: ScopeSet::full() }, Surface::Settings);
+    assert!(matches!(authorize(&full, Action::ApiKeysCreate), Err(Denied::Forbidden(_))));
+}
+
+#[test]
+fn the_plan_is_checked_first_and_the_surface_raises_it() {
+    let c = caller(PlanTier::Growth, admin(), Surface::RestApi);
+    assert_eq!(
+        authorize(&c, Action::WebhooksRead),
+        Err(Denied::PlanRequired { required: PlanTier::Advanced, current: PlanTier::Growth })
+    );
+    let settings = Caller { surface: Surface::Settings, ..c };
+    assert_eq!(authorize(&settings, Action::WebhooksRead), Ok(()));
+    let starter = Caller { plan: PlanTier::Starter, actor: agent(), ..settings };
+    assert_eq!(
+        authorize(&starter, Action::WebhooksWrite),
+        Err(Denied::PlanRequired { required: PlanTier::Growth, current: PlanTier::Starter })
+    );
+}
+
+#[test]
+fn the_published_matrix_has_a_row_per_action() {
+    assert_eq!(matrix().lines().count(), Action::ALL.len() + 2);
+}

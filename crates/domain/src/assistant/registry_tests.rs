@@ -1,0 +1,67 @@
+//! Unit tests of the tool registry: parsing calls and the generated manifest.
+
+use super::*;
+use serde_json::json;
+
+#[test]
+fn table_order_matches_the_enum() {
+    for (i, t) in TOOLS.iter().enumerate() {
+        assert_eq!(t.tool as usize, i, "{}", t.name);
+        assert_eq!(ToolName::parse(t.name), Some(t.tool));
+        assert_eq!(serde_json::to_value(t.tool).ok(), Some(json!(t.name)));
+    }
+}
+
+#[test]
+fn unknown_tool_is_named() {
+    let e = ToolCall::parse("drop_tables", &json!({})).err().unwrap_or_default();
+    assert_eq!(e.0[0].field, "tool");
+    assert!(e.0[0].message.contains("drop_tables"));
+}
+
+#[test]
+fn channel_analytics_defaults_to_seven_days_of_all_channels() {
+    assert_eq!(
+        ToolCall::parse("get_channel_analytics", &json!({})).ok(),
+        Some(ToolCall::ChannelAnalytics { channel_id: None, range: "7d".into(), days: 7 })
+    );
+    let e = ToolCall::parse("get_channel_analytics", &json!({"range": "365d"})).err().unwrap_or_default();
+    assert_eq!(e.0[0].field, "range");
+}
+
+#[test]
+fn contact_phone_is_normalised_and_range_bounded() {
+    let Ok(ToolCall::ContactAnalytics(q)) =
+        ToolCall::parse("get_contact_analytics", &json!({"phone_number": "+1 (555) 000-0001", "range": "45d"}))
+    else {
+        panic!("valid call refused");
+    };
+    assert_eq!(q.phone.as_ref().map(E164Phone::as_str), Some("+15550000001"));
+    assert_eq!(q.days, 45);
+    for bad in ["6d", "91d", "30", "d", "1000d"] {
+        let e = ToolCall::parse("get_contact_analytics", &json!({"email": "a@b.co", "range": bad}));
+        assert_eq!(e.err().map(|e| e.0[0].field.clone()).as_deref(), Some("range"), "{bad}");
+    }
+    let e = ToolCall::parse("get_contact_analytics", &json!({"phone_number": "555-0001"})).err();
+    assert_eq!(e.map(|e| e.0[0].field.clone()).as_deref(), Some("phone_number"));
+}
+
+#[test]
+fn contact_lookup_without_phone_or_email_is_valid() {
+    let Ok(ToolCall::ContactAnalytics(q)) =
+        ToolCall::parse("get_contact_analytics", &json!({"name": "Maria", "email": "  "}))
+    else {
+        panic!("a name-only call must reach the tool, which asks for an identifier");
+    };
+    assert_eq!((q.phone, q.email, q.days), (None, None, 30));
+}
+
+#[test]
+fn docs_query_must_not_be_blank() {
+    let e = ToolCall::parse("search_product_docs", &json!({"query": "  "})).err().unwrap_or_default();
+    assert_eq!(e.0[0].field, "query");
+    assert_eq!(
+        ToolCall::parse("search_product_docs", &json!({"query": "webhooks"})).ok(),
+        Some(ToolCall::SearchProductDocs { query: "webhooks".into(), limit: 5 })
+    );
+}
