@@ -9,6 +9,8 @@ use actix_web::http::header::USER_AGENT;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use domain::access::Actor;
 use domain::audit::{AuditActor, AuditContext};
+use domain::auth::LoginRequest;
+use domain::workspace::WorkspaceId;
 
 use crate::middleware::request_id::RequestId;
 
@@ -46,6 +48,23 @@ impl RequestMeta {
     /// The context of a member acting.
     pub fn member(&self, user_id: domain::users::UserId, role: domain::users::Role) -> AuditContext {
         self.context(Actor::Member { user_id, role })
+    }
+}
+
+/// A sign-in attempt made through `req` (the login API, the sign-in page), from the connection's
+/// address: forwarded-for headers are the client's to forge.
+pub fn login_request(
+    req: &HttpRequest,
+    email: String,
+    password: String,
+    workspace: Option<WorkspaceId>,
+) -> LoginRequest {
+    LoginRequest {
+        email,
+        password,
+        workspace_id: workspace,
+        client: req.peer_addr().map(|a| a.ip()),
+        context: RequestMeta::of(req).anonymous(),
     }
 }
 

@@ -1,9 +1,28 @@
-//! Extractor configuration: malformed bodies, paths and queries become problem responses.
+//! Extractor configuration: malformed bodies, paths and queries become problem responses. And
+//! [`extract`], which composes extractors into one (`handlers::input`).
 
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
-use actix_web::web;
+use actix_web::{web, FromRequest, HttpRequest};
 
 use crate::error::ApiError;
+
+/// The future of a composed extractor.
+pub type Extracted<T> = Pin<Box<dyn Future<Output = Result<T, actix_web::Error>>>>;
+
+/// Extracts the tuple `P` and builds `T` from it: the parts are read as a handler's arguments
+/// are, and the first of them to fail (in order) answers.
+pub fn extract<P: FromRequest + 'static, T>(
+    req: &HttpRequest,
+    payload: &mut Payload,
+    build: impl FnOnce(P) -> Result<T, actix_web::Error> + 'static,
+) -> Extracted<T> {
+    let parts = P::from_request(req, payload);
+    Box::pin(async move { build(parts.await.map_err(Into::into)?) })
+}
 
 /// The largest JSON body accepted anywhere.
 pub const MAX_JSON_BYTES: usize = 256 * 1024;

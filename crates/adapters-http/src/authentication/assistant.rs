@@ -10,13 +10,12 @@ use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use domain::access::{Actor, Caller};
-use domain::auth::{authenticate_assistant, MemberCredential};
+use domain::auth::authenticate_assistant;
 use domain::workspace::WorkspaceId;
 
-use super::member::{credential, path_workspace};
-use super::v1::{add_rate_headers, app_state, authorization};
+use super::member::Presented;
+use super::v1::{add_rate_headers, app_state};
 use crate::error::ApiError;
-use crate::session_cookie::{csrf_header_ok, SESSION_COOKIE};
 
 /// An authenticated caller of the assistant's endpoints, admitted by the policy.
 #[derive(Debug, Clone, Copy)]
@@ -27,20 +26,12 @@ pub struct AssistantCaller(pub Caller);
 /// # Errors
 /// 401 without valid credentials, 404 `not_found` for a non-member or another workspace's key.
 pub async fn resolve_assistant_caller(req: &HttpRequest) -> Result<Caller, ApiError> {
-    let ws = path_workspace(req)?;
-    let state = app_state(req)?;
-    let header = authorization(req)?;
-    let cookie = req.cookie(SESSION_COOKIE);
-    let credential = credential(header.as_deref(), cookie.as_ref());
-    let auth = &state.auth;
-    let result = authenticate_assistant(
-        auth.credentials.as_ref(),
-        auth.sessions.as_deref(),
-        credential,
-        ws,
-        Some(auth.rate_limit),
-    )
-    .await;
+    let presented = Presented::of(req)?;
+    let auth = &app_state(req)?.auth;
+    let (credential, ws) = (presented.credential(), presented.workspace);
+    let sessions = auth.sessions.as_deref();
+    let result =
+        authenticate_assistant(auth.credentials.as_ref(), sessions, credential, ws, Some(auth.rate_limit)).await;
     if let Err(domain::auth::MemberAuthError::Limited { rate }) = &result {
         req.extensions_mut().insert(*rate);
     }
@@ -49,14 +40,7 @@ pub async fn resolve_assistant_caller(req: &HttpRequest) -> Result<Caller, ApiEr
         req.extensions_mut().insert(rate);
     }
     // As on the settings API: a state change made with the cookie carries the anti-forgery token.
-    if let MemberCredential::Session(value) = credential {
-        if !csrf_header_ok(req, value) {
-            return Err(ApiError::Forbidden(
-                "send the session's anti-forgery token in the X-CSRF-Token header (state changes with the session cookie)"
-                    .into(),
-            ));
-        }
-    }
+    presented.check_forgery(req)?;
     // A member's request counts against the member's window, shared with their /v1 tokens
     // (decisions.md, "Abuse limits").
     if let Actor::Member { user_id, .. } = caller.actor {

@@ -3,6 +3,7 @@
 //! settings session cookie.
 
 use actix_web::body::{BoxBody, MessageBody};
+use actix_web::cookie::Cookie;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{HttpMessage, HttpRequest};
@@ -42,15 +43,49 @@ pub fn path_workspace(req: &HttpRequest) -> Result<WorkspaceId, ApiError> {
         .ok_or_else(|| ApiError::NotFound("workspace not found".into()))
 }
 
-/// What a workspace-scoped request presents: an `Authorization` header wins over the cookie.
-pub fn credential<'a>(
-    header: Option<&'a [u8]>,
-    cookie: Option<&'a actix_web::cookie::Cookie<'static>>,
-) -> MemberCredential<'a> {
-    match (header, cookie) {
-        (Some(h), _) => MemberCredential::Authorization(h),
-        (None, Some(c)) => MemberCredential::Session(c.value()),
-        (None, None) => MemberCredential::None,
+/// What a workspace-scoped request presents: the path's workspace, and its `Authorization` header
+/// or the settings session cookie.
+pub struct Presented {
+    /// The `{workspace_id}` path segment.
+    pub workspace: WorkspaceId,
+    header: Option<Vec<u8>>,
+    cookie: Option<Cookie<'static>>,
+}
+
+impl Presented {
+    /// Reads them from `req`.
+    ///
+    /// # Errors
+    /// 404 `not_found` for a path segment that is no workspace id, 401 `invalid_token` for several
+    /// `Authorization` headers.
+    pub fn of(req: &HttpRequest) -> Result<Self, ApiError> {
+        let workspace = path_workspace(req)?;
+        Ok(Self { workspace, header: authorization(req)?, cookie: req.cookie(SESSION_COOKIE) })
+    }
+
+    /// The credential: an `Authorization` header wins over the cookie.
+    pub fn credential(&self) -> MemberCredential<'_> {
+        match (&self.header, &self.cookie) {
+            (Some(h), _) => MemberCredential::Authorization(h),
+            (None, Some(c)) => MemberCredential::Session(c.value()),
+            (None, None) => MemberCredential::None,
+        }
+    }
+
+    /// A cookie is sent by the browser on its own: a state change made with it must also carry
+    /// the session's anti-forgery token (a bearer token is not sent on its own, so needs none).
+    /// Checked once the credential is known to be good.
+    ///
+    /// # Errors
+    /// 403 `forbidden` for a state change with the cookie and without the token.
+    pub fn check_forgery(&self, req: &HttpRequest) -> Result<(), ApiError> {
+        match self.credential() {
+            MemberCredential::Session(value) if !csrf_header_ok(req, value) => Err(ApiError::Forbidden(
+                "send the session's anti-forgery token in the X-CSRF-Token header (state changes with the session cookie)"
+                    .into(),
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -61,24 +96,12 @@ pub fn credential<'a>(
 /// 401 without valid credentials, 403 `forbidden` for an API key, 404 `not_found` when the
 /// caller is not an active member of the workspace (or the id is not one).
 pub async fn resolve_member(req: &HttpRequest) -> Result<Member, ApiError> {
-    let ws = path_workspace(req)?;
-    let state = app_state(req)?;
-    let header = authorization(req)?;
-    let cookie = req.cookie(SESSION_COOKIE);
-    let credential = credential(header.as_deref(), cookie.as_ref());
-    let auth = &state.auth;
+    let presented = Presented::of(req)?;
+    let auth = &app_state(req)?.auth;
+    let (credential, ws) = (presented.credential(), presented.workspace);
     let member: Member =
         authenticate_member(auth.credentials.as_ref(), auth.sessions.as_deref(), credential, ws).await?.into();
-    // A cookie is sent by the browser on its own: a state change made with it must also carry
-    // the session's anti-forgery token (a bearer token is not sent on its own, so needs none).
-    if let MemberCredential::Session(value) = credential {
-        if !csrf_header_ok(req, value) {
-            return Err(ApiError::Forbidden(
-                "send the session's anti-forgery token in the X-CSRF-Token header (state changes with the session cookie)"
-                    .into(),
-            ));
-        }
-    }
+    presented.check_forgery(req)?;
     req.extensions_mut().insert(member);
     Ok(member)
 }

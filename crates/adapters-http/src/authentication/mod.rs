@@ -21,8 +21,8 @@ use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use domain::access::{Actor, Caller, ScopeSet, Surface};
 use domain::api_keys::ApiKeyRepository;
 use domain::auth::{
-    CredentialOwner, CredentialStore, Identity, LoginSettings, LoginThrottleStore, SessionLookup, UserDirectory,
-    WorkspaceMember,
+    CredentialOwner, CredentialStore, Identity, LoginPorts, LoginSettings, LoginThrottleStore, SessionLookup,
+    UserDirectory, WorkspaceMember,
 };
 use domain::common::ports::{Clock, PasswordHasher, RandomSource};
 use domain::rate_limit::RateLimitPolicy;
@@ -67,6 +67,21 @@ pub struct AuthState {
     pub member_windows: Arc<dyn domain::rate_limit::MemberWindows>,
     /// The audit log (sign-ins are recorded).
     pub audit: Arc<dyn domain::audit::AuditRepository>,
+}
+
+impl AuthState {
+    /// The ports of a sign-in (the login API and the sign-in page).
+    pub fn login_ports(&self) -> LoginPorts<'_> {
+        LoginPorts {
+            users: self.users.as_ref(),
+            credentials: self.credentials.as_ref(),
+            throttle: self.login_throttle.as_ref(),
+            hasher: self.hasher.as_ref(),
+            clock: self.clock.as_ref(),
+            random: self.random.as_ref(),
+            audit: self.audit.as_ref(),
+        }
+    }
 }
 
 /// The credential behind a request.

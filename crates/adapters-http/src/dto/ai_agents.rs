@@ -28,7 +28,7 @@ impl From<domain::ai_agents::AiAgent> for AiAgentRecord {
 }
 
 /// A page of AI agents.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, ToSchema)]
 pub struct AiAgentList {
     /// The agents, oldest first.
     pub data: Vec<AiAgentRecord>,

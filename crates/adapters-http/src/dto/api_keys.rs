@@ -1,8 +1,22 @@
-//! The record of the settings API for API keys.
+//! The record of the settings API for API keys, and what a change to one key reads.
 
-use domain::api_keys::ApiKey;
+use domain::api_keys::{ApiKey, ApiKeyId};
+use domain::audit::AuditContext;
+use domain::auth::WorkspaceMember;
 use serde::Serialize;
 use time::OffsetDateTime;
+
+/// A revoke or delete of one key (the settings API's [`crate::handlers::api_keys`] and the key
+/// page's buttons): the member asking, from where, and the key of the path.
+#[derive(Debug)]
+pub struct KeyChange {
+    /// The member asking.
+    pub member: WorkspaceMember,
+    /// Who asks, from where: for the audit record.
+    pub audit: AuditContext,
+    /// The key of the path.
+    pub key: ApiKeyId,
+}
 
 /// A key as listed: never the key itself (`decisions.md`, "Key record").
 #[derive(Debug, Serialize)]

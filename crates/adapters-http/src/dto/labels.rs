@@ -28,7 +28,7 @@ impl From<domain::labels::Label> for LabelRecord {
 }
 
 /// A page of labels.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, ToSchema)]
 pub struct LabelList {
     /// The labels, oldest first.
     pub data: Vec<LabelRecord>,

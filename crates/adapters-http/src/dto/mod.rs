@@ -2,6 +2,10 @@
 //! (`crate::dto::LabelRecord`). The channel, message and thread records are also event `data`, so
 //! they live in the domain (`record.rs` of each area) and are re-exported here; the others are
 //! converted from domain entities at the boundary: users in this file, a module each for the rest.
+//!
+//! The pages of the `/v1` listings (`LabelList`, `ChannelList`…) are OpenAPI schemas only, each
+//! with its own words for the order of its records: [`crate::handlers::listed`] writes them all, and
+//! its test checks that each has exactly the two fields it writes.
 
 mod ai_agents;
 mod api_keys;
@@ -11,7 +15,7 @@ mod teams;
 mod webhooks;
 
 pub use ai_agents::{AiAgentList, AiAgentRecord};
-pub use api_keys::ApiKeyRecord;
+pub use api_keys::{ApiKeyRecord, KeyChange};
 pub use events::{EventList, EventRecord, EventTypeList, EventTypeRecord};
 pub use labels::{LabelList, LabelRecord};
 pub use teams::{TeamList, TeamRecord};
@@ -27,7 +31,7 @@ use time::OffsetDateTime;
 use utoipa::ToSchema;
 
 /// A page of channels.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, ToSchema)]
 pub struct ChannelList {
     /// The channels, oldest first.
     pub data: Vec<ChannelRecord>,
@@ -36,7 +40,7 @@ pub struct ChannelList {
 }
 
 /// A page of messages.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, ToSchema)]
 pub struct MessageList {
     /// The messages, newest first.
     pub data: Vec<MessageRecord>,
@@ -65,7 +69,7 @@ impl RoleDto {
 }
 
 /// A page of members.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, ToSchema)]
 pub struct UserList {
     /// The members, by user id.
     pub data: Vec<UserRecord>,
@@ -169,7 +173,7 @@ impl From<TemplateBody> for domain::connectors::Template {
 }
 
 /// A page of threads.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, ToSchema)]
 pub struct ThreadList {
     /// The threads, newest first.
     pub data: Vec<ThreadRecord>,

@@ -27,7 +27,7 @@ impl From<domain::teams::Team> for TeamRecord {
 }
 
 /// A page of teams.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, ToSchema)]
 pub struct TeamList {
     /// The teams, oldest first.
     pub data: Vec<TeamRecord>,

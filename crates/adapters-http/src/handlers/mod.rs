@@ -24,6 +24,17 @@ pub(crate) fn created(location: String, record: impl serde::Serialize) -> actix_
     actix_web::HttpResponse::Created().insert_header((actix_web::http::header::LOCATION, location)).json(record)
 }
 
+/// 200 with one page of records, `{"data": [...], "next_cursor": ...}`: the body that each
+/// `…List` schema of [`crate::dto`] documents with its own words.
+pub(crate) fn listed<R: serde::Serialize>(page: domain::common::page::Page<R>) -> actix_web::HttpResponse {
+    #[derive(serde::Serialize)]
+    struct Body<R> {
+        data: Vec<R>,
+        next_cursor: Option<String>,
+    }
+    actix_web::HttpResponse::Ok().json(Body { data: page.data, next_cursor: page.next_cursor })
+}
+
 /// The query of a listing without filters.
 #[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -34,4 +45,40 @@ pub struct PageQuery {
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
+}
+
+impl PageQuery {
+    /// The page asked for.
+    ///
+    /// # Errors
+    /// 422 naming `limit` or `cursor`.
+    pub fn request(&self) -> Result<domain::common::page::PageRequest, crate::error::ApiError> {
+        let page = domain::common::page::PageRequest::new(self.limit, self.cursor.as_deref());
+        page.map_err(|e| crate::error::ApiError::Validation(domain::ValidationErrors(e)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The schemas of the pages [`super::listed`] writes have its two fields and no other.
+    #[test]
+    fn page_schemas_have_the_fields_listed_writes() {
+        let doc = crate::openapi::document();
+        let pages = [
+            "AiAgentList",
+            "ChannelList",
+            "ContactList",
+            "LabelList",
+            "MessageList",
+            "TeamList",
+            "ThreadList",
+            "UserList",
+        ];
+        for name in pages {
+            let properties = &doc["components"]["schemas"][name]["properties"];
+            let mut fields: Vec<&str> = properties.as_object().expect(name).keys().map(String::as_str).collect();
+            fields.sort_unstable();
+            assert_eq!(fields, ["data", "next_cursor"], "{name}");
+        }
+    }
 }

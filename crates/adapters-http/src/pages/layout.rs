@@ -31,9 +31,9 @@ fn head(title: &str) -> Markup {
     }
 }
 
-/// A page of a signed-in member: header with the workspace and the navigation, the flash
-/// message, then `body`. `current` is the active navigation path.
-pub fn page(title: &str, current: &str, s: &Signed, body: Markup) -> Markup {
+/// The shell of a page with the top header: the brand (then `brand`), the rest of the header
+/// (`header`), and `main`.
+fn with_header(title: &str, brand: Markup, header: Markup, main: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -44,64 +44,64 @@ pub fn page(title: &str, current: &str, s: &Signed, body: Markup) -> Markup {
                     div.brand {
                         span.logo aria-hidden="true" { "◆" }
                         span { "wms" }
-                        span.workspace title="Workspace" { (s.workspace_name) }
-                        span.plan { (s.plan().as_str()) }
+                        (brand)
                     }
-                    nav aria-label="Settings" {
-                        ul {
-                            // A link below the plan still shows: its page explains the plan.
-                            @for (path, label, _) in NAV.into_iter().filter(|n| s.may_see(n.2)) {
-                                li {
-                                    @if path == current {
-                                        a href=(path) aria-current="page" { (label) }
-                                    } @else {
-                                        a href=(path) { (label) }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    form.signout method="post" action="/logout" {
-                        (csrf(s))
-                        span.user { (s.user_email) }
-                        button.link type="submit" { "Sign out" }
-                    }
+                    (header)
                 }
-                main #main tabindex="-1" {
-                    @if let Some(msg) = &s.flash {
-                        div.flash role="status" { (msg) }
-                    }
-                    (body)
-                }
+                main #main tabindex="-1" { (main) }
             }
         }
     }
 }
 
-/// A public page (the documentation): the header without workspace or account, then `body`.
-pub fn public(title: &str, body: Markup) -> Markup {
-    html! {
-        (DOCTYPE)
-        html lang="en" {
-            (head(title))
-            body {
-                a.skip href="#main" { "Skip to content" }
-                header.top {
-                    div.brand {
-                        span.logo aria-hidden="true" { "◆" }
-                        span { "wms" }
-                    }
-                    nav aria-label="Documentation" {
-                        ul {
-                            li { a href="/docs" aria-current="page" { "Documentation" } }
-                            li { a href=(NAV[0].0) { "Settings" } }
+/// A page of a signed-in member: header with the workspace and the navigation, the flash
+/// message, then `body`. `current` is the active navigation path.
+pub fn page(title: &str, current: &str, s: &Signed, body: Markup) -> Markup {
+    let brand = html! {
+        span.workspace title="Workspace" { (s.workspace_name) }
+        span.plan { (s.plan().as_str()) }
+    };
+    let header = html! {
+        nav aria-label="Settings" {
+            ul {
+                // A link below the plan still shows: its page explains the plan.
+                @for (path, label, _) in NAV.into_iter().filter(|n| s.may_see(n.2)) {
+                    li {
+                        @if path == current {
+                            a href=(path) aria-current="page" { (label) }
+                        } @else {
+                            a href=(path) { (label) }
                         }
                     }
                 }
-                main #main tabindex="-1" { (body) }
             }
         }
-    }
+        form.signout method="post" action="/logout" {
+            (csrf(s))
+            span.user { (s.user_email) }
+            button.link type="submit" { "Sign out" }
+        }
+    };
+    let main = html! {
+        @if let Some(msg) = &s.flash {
+            div.flash role="status" { (msg) }
+        }
+        (body)
+    };
+    with_header(title, brand, header, main)
+}
+
+/// A public page (the documentation): the header without workspace or account, then `body`.
+pub fn public(title: &str, body: Markup) -> Markup {
+    let header = html! {
+        nav aria-label="Documentation" {
+            ul {
+                li { a href="/docs" aria-current="page" { "Documentation" } }
+                li { a href=(NAV[0].0) { "Settings" } }
+            }
+        }
+    };
+    with_header(title, html! {}, header, body)
 }
 
 /// A page without the signed-in header (sign-in, errors).

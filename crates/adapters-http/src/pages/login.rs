@@ -3,7 +3,7 @@
 
 use actix_web::http::header::{self, CacheControl, CacheDirective};
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::auth::{LoginError, LoginPorts, LoginRequest};
+use domain::auth::LoginError;
 use domain::sessions::{ChooseWorkspaceError, SessionSecret, SessionState};
 use domain::workspace::WorkspaceId;
 use maud::{html, Markup};
@@ -15,6 +15,7 @@ use super::session::{
     login_csrf_cookie, login_csrf_removal, session_cookie, tokens_match, CSRF_FIELD, LOGIN_CSRF_COOKIE,
 };
 use super::PageError;
+use crate::audit_context::login_request;
 use crate::session_cookie::SESSION_COOKIE;
 use crate::state::AppState;
 
@@ -137,26 +138,10 @@ pub async fn submit(req: HttpRequest, state: web::Data<AppState>, form: FormData
     let next = safe_next(form.get("next"));
     let email = form.text("email");
     let auth = &state.auth;
-    let ports = LoginPorts {
-        users: auth.users.as_ref(),
-        credentials: auth.credentials.as_ref(),
-        throttle: auth.login_throttle.as_ref(),
-        hasher: auth.hasher.as_ref(),
-        clock: auth.clock.as_ref(),
-        random: auth.random.as_ref(),
-        audit: auth.audit.as_ref(),
-    };
-    let attempt = LoginRequest {
-        email: email.clone(),
-        password: form.get("password").unwrap_or("").to_owned(),
-        workspace_id: None,
-        // The connection's address, as the login API: forwarded-for headers are forgeable.
-        client: req.peer_addr().map(|a| a.ip()),
-        context: crate::audit_context::RequestMeta::of(&req).anonymous(),
-    };
+    let attempt = login_request(&req, email.clone(), form.get("password").unwrap_or("").to_owned(), None);
     let mut view = LoginView { email, next: next.clone(), ..LoginView::default() };
     let mut retry = None;
-    let status = match state.pages.sessions.sign_in(ports, &auth.login, attempt).await {
+    let status = match state.pages.sessions.sign_in(auth.login_ports(), &auth.login, attempt).await {
         Ok(done) => {
             let target = if done.workspace_id.is_some() { next } else { "/login/workspace".to_owned() };
             let ttl = done.expires_at - auth.clock.now();

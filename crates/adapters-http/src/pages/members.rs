@@ -3,7 +3,7 @@
 //! entries decide who may see and act ([`crate::access`]); the members service keeps the rules of
 //! the data (nobody changes their own role; the last admin stays).
 
-use actix_web::http::header::{self, CacheControl, CacheDirective};
+use actix_web::http::header::{CacheControl, CacheDirective};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::access::Action;
@@ -13,7 +13,7 @@ use domain::users::{Role, UserId};
 use maud::{html, Markup};
 
 use super::layout::{csrf, field_error, invalid, page, time};
-use super::session::{flash_cookie, SessionForm, Signed};
+use super::session::{see_other_with_flash, SessionForm, Signed};
 use super::PageError;
 use crate::state::AppState;
 
@@ -142,8 +142,7 @@ pub async fn change(
     if change.is_empty() {
         return Err(PageError::BadRequest("choose a role, or deactivate or reactivate the member".into()));
     }
-    let done =
-        state.members.update(&s.access(), &meta.member(s.member.user_id, s.member.role), UserId(path.0), &change).await;
+    let done = state.members.update(&s.access(), &s.audit(&meta), UserId(path.0), &change).await;
     let message = match done {
         Ok(p) if active == Some(false) => format!("{} was deactivated.", p.email),
         Ok(p) if active == Some(true) => format!("{} was reactivated.", p.email),
@@ -155,10 +154,7 @@ pub async fn change(
         Err(e @ UpdateMemberError::LastAdmin) => format!("Not changed: {e}."),
         Err(UpdateMemberError::Unknown(e)) => return Err(e.into()),
     };
-    Ok(HttpResponse::SeeOther()
-        .insert_header((header::LOCATION, PATH))
-        .cookie(flash_cookie(&state.pages, &message))
-        .finish())
+    Ok(see_other_with_flash(&state.pages, PATH, &message))
 }
 
 fn add_form(s: &Signed, v: &MembersView) -> Markup {

@@ -15,8 +15,10 @@ use std::pin::Pin;
 
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::dev::Payload;
-use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
+use actix_web::http::header::LOCATION;
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest, HttpResponse};
 use domain::access::{authorize, Action, Actor, Caller, Surface};
+use domain::audit::AuditContext;
 use domain::auth::WorkspaceMember;
 use domain::sessions::{SessionSecret, SessionState};
 use domain::workspace::PlanTier;
@@ -24,6 +26,7 @@ use subtle::ConstantTimeEq;
 
 use super::form::FormData;
 use super::{PageError, PagesState};
+use crate::audit_context::RequestMeta;
 use crate::session_cookie::SESSION_COOKIE;
 use crate::state::AppState;
 
@@ -88,6 +91,14 @@ pub fn flash_cookie(pages: &PagesState, message: &str) -> Cookie<'static> {
         .finish()
 }
 
+/// 303 to `location`, whose page shows `message` (after a change made by a form).
+pub fn see_other_with_flash(pages: &PagesState, location: &str, message: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((LOCATION, location.to_owned()))
+        .cookie(flash_cookie(pages, message))
+        .finish()
+}
+
 /// The message left by the previous request, if any.
 pub fn flash(req: &HttpRequest) -> Option<String> {
     let c = req.cookie(FLASH_COOKIE)?;
@@ -124,6 +135,11 @@ impl Signed {
     /// The workspace's plan.
     pub fn plan(&self) -> PlanTier {
         self.member.plan
+    }
+
+    /// The audit context of the member acting through the request of `meta`.
+    pub fn audit(&self, meta: &RequestMeta) -> AuditContext {
+        meta.member(self.member.user_id, self.member.role)
     }
 
     /// The member as the access policy sees them.

@@ -2,9 +2,9 @@
 
 use actix_web::{web, HttpResponse};
 
-use crate::authentication::V1Caller;
 use crate::dto::AiAgentRecord;
 use crate::error::ApiError;
+use crate::handlers::input::Lookup;
 use crate::state::AppState;
 
 /// One AI agent of the workspace.
@@ -16,7 +16,6 @@ use crate::state::AppState;
     params(("agent_id" = i64, Path, description = "AI agent id")),
     responses((status = 200, description = "The AI agent", body = AiAgentRecord))
 )]
-pub async fn get(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i64>) -> Result<HttpResponse, ApiError> {
-    let agent = state.ai_agents.get(caller.workspace_id, path.into_inner()).await?;
-    Ok(HttpResponse::Ok().json(AiAgentRecord::from(agent)))
+pub async fn get(state: web::Data<AppState>, req: Lookup) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(AiAgentRecord::from(state.ai_agents.get(req.workspace, req.id).await?)))
 }

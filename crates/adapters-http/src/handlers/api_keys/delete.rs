@@ -1,9 +1,8 @@
 //! `DELETE /api/workspaces/{workspace_id}/api-keys/{key_id}`
 
 use actix_web::{web, HttpResponse};
-use domain::api_keys::ApiKeyId;
 
-use crate::authentication::Member;
+use crate::dto::KeyChange;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -11,13 +10,7 @@ use crate::state::AppState;
 ///
 /// # Errors
 /// 403 `forbidden` for non-admins, 404 for a key that is not this workspace's.
-pub async fn delete(
-    member: Member,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<(i64, i64)>,
-) -> Result<HttpResponse, ApiError> {
-    let (_, key_id) = path.into_inner();
-    state.api_keys.delete(&member.into(), &meta.member(member.user_id, member.role), ApiKeyId(key_id)).await?;
+pub async fn delete(state: web::Data<AppState>, req: KeyChange) -> Result<HttpResponse, ApiError> {
+    state.api_keys.delete(&req.member, &req.audit, req.key).await?;
     Ok(HttpResponse::NoContent().finish())
 }

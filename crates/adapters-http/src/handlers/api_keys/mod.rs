@@ -6,3 +6,25 @@ pub mod create;
 pub mod delete;
 pub mod list;
 pub mod revoke;
+
+use actix_web::dev::Payload;
+use actix_web::{web, FromRequest, HttpRequest};
+use domain::api_keys::ApiKeyId;
+
+use crate::audit_context::RequestMeta;
+use crate::authentication::Member;
+use crate::dto::KeyChange;
+use crate::extract::{extract, Extracted};
+
+/// `…/api-keys/{key_id}` (revoke, delete), from the member's credential.
+impl FromRequest for KeyChange {
+    type Error = actix_web::Error;
+    type Future = Extracted<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        extract(req, payload, |(member, meta, path): (Member, RequestMeta, web::Path<(i64, i64)>)| {
+            let audit = meta.member(member.user_id, member.role);
+            Ok(Self { member: member.into(), audit, key: ApiKeyId(path.into_inner().1) })
+        })
+    }
+}

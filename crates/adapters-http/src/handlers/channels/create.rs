@@ -5,12 +5,11 @@ use domain::channels::ChannelInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::authentication::V1Caller;
 use crate::dto::{ChannelRecord, ChannelStatusDto, ChannelTypeDto, CredentialsBody};
 use crate::error::ApiError;
 use crate::handlers::created;
+use crate::handlers::input::{NewInput, RequestBody};
 use crate::state::AppState;
-use crate::strict::StrictJson;
 
 /// A new channel.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -48,25 +47,15 @@ pub struct CreateChannelBody {
         (status = 502, description = "The platform cannot be reached to confirm the credentials (`service_unavailable`); nothing is stored", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn create(
-    caller: V1Caller,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    StrictJson(body): StrictJson<CreateChannelBody>,
-) -> Result<HttpResponse, ApiError> {
-    let audit = meta.context(caller.principal.actor());
-    let channel = state.channels.create(caller.workspace_id, &audit, body.into()).await?;
+pub async fn create(state: web::Data<AppState>, req: NewInput<CreateChannelBody>) -> Result<HttpResponse, ApiError> {
+    let channel = state.channels.create(req.workspace, &req.audit, req.input).await?;
     Ok(created(format!("/v1/channels/{}", channel.id), ChannelRecord::from(channel)))
 }
 
-impl From<CreateChannelBody> for ChannelInput {
-    fn from(body: CreateChannelBody) -> Self {
-        Self {
-            channel_type: body.channel_type,
-            display_name: body.display_name,
-            identifier: body.identifier,
-            status: body.status,
-            credentials: body.credentials.map(Into::into),
-        }
+impl RequestBody for CreateChannelBody {
+    type Input = ChannelInput;
+    fn into_input(self) -> ChannelInput {
+        let Self { channel_type, display_name, identifier, status, credentials } = self;
+        ChannelInput { channel_type, display_name, identifier, status, credentials: credentials.map(Into::into) }
     }
 }

@@ -3,9 +3,9 @@
 use actix_web::{web, HttpResponse};
 use domain::channels::ChannelId;
 
-use crate::authentication::V1Caller;
 use crate::dto::ChannelRecord;
 use crate::error::ApiError;
+use crate::handlers::input::Lookup;
 use crate::state::AppState;
 
 /// One channel of the workspace.
@@ -17,7 +17,6 @@ use crate::state::AppState;
     params(("channel_id" = i64, Path, description = "Channel id")),
     responses((status = 200, description = "The channel", body = ChannelRecord))
 )]
-pub async fn get(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i64>) -> Result<HttpResponse, ApiError> {
-    let channel = state.channels.get(caller.workspace_id, ChannelId(path.into_inner())).await?;
-    Ok(HttpResponse::Ok().json(ChannelRecord::from(channel)))
+pub async fn get(state: web::Data<AppState>, req: Lookup) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(ChannelRecord::from(state.channels.get(req.workspace, ChannelId(req.id)).await?)))
 }

@@ -49,8 +49,5 @@ pub async fn list(
     let page = PageRequest::for_filters(q.limit, q.cursor.as_deref(), filter.cursor_key().as_str())
         .map_err(|e| ApiError::Validation(ValidationErrors(e)))?;
     let page = state.channels.list(caller.workspace_id, filter, page).await?;
-    Ok(HttpResponse::Ok().json(ChannelList {
-        data: page.data.into_iter().map(ChannelRecord::from).collect(),
-        next_cursor: page.next_cursor,
-    }))
+    Ok(crate::handlers::listed(page.map(ChannelRecord::from)))
 }

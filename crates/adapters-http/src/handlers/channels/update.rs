@@ -5,11 +5,10 @@ use domain::channels::{ChannelChangeInput, ChannelId};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::authentication::V1Caller;
 use crate::dto::{ChannelRecord, ChannelStatusDto, CredentialsBody};
 use crate::error::ApiError;
+use crate::handlers::input::{ChangeInput, RequestBody};
 use crate::state::AppState;
-use crate::strict::StrictJson;
 
 /// Fields to change; omitted fields keep their value.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -40,20 +39,15 @@ pub struct UpdateChannelBody {
         (status = 502, description = "The platform cannot be reached to confirm the credentials (`service_unavailable`); nothing is stored", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn update(
-    caller: V1Caller,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<i64>,
-    StrictJson(body): StrictJson<UpdateChannelBody>,
-) -> Result<HttpResponse, ApiError> {
-    let audit = meta.context(caller.principal.actor());
-    let channel = state.channels.update(caller.workspace_id, &audit, ChannelId(path.into_inner()), body.into()).await?;
+pub async fn update(state: web::Data<AppState>, req: ChangeInput<UpdateChannelBody>) -> Result<HttpResponse, ApiError> {
+    let channel = state.channels.update(req.workspace, &req.audit, ChannelId(req.id), req.input).await?;
     Ok(HttpResponse::Ok().json(ChannelRecord::from(channel)))
 }
 
-impl From<UpdateChannelBody> for ChannelChangeInput {
-    fn from(body: UpdateChannelBody) -> Self {
-        Self { display_name: body.display_name, status: body.status, credentials: body.credentials.map(Into::into) }
+impl RequestBody for UpdateChannelBody {
+    type Input = ChannelChangeInput;
+    fn into_input(self) -> ChannelChangeInput {
+        let Self { display_name, status, credentials } = self;
+        ChannelChangeInput { display_name, status, credentials: credentials.map(Into::into) }
     }
 }

@@ -2,8 +2,8 @@
 
 use actix_web::{web, HttpResponse};
 
-use crate::authentication::V1Caller;
 use crate::error::ApiError;
+use crate::handlers::input::Removal;
 use crate::state::AppState;
 
 /// Erases the person (GDPR art. 17), in one transaction: their personal fields and the content of
@@ -18,11 +18,7 @@ use crate::state::AppState;
     params(("contact_id" = i64, Path, description = "Contact id")),
     responses((status = 204, description = "Erased"))
 )]
-pub async fn delete(
-    caller: V1Caller,
-    state: web::Data<AppState>,
-    path: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    state.contacts.erase(caller.workspace_id, path.into_inner()).await?;
+pub async fn delete(state: web::Data<AppState>, req: Removal) -> Result<HttpResponse, ApiError> {
+    state.contacts.erase(req.workspace, req.id).await?;
     Ok(HttpResponse::NoContent().finish())
 }

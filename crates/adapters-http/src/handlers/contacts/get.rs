@@ -3,8 +3,8 @@
 use actix_web::{web, HttpResponse};
 use domain::contacts::Contact;
 
-use crate::authentication::V1Caller;
 use crate::error::ApiError;
+use crate::handlers::input::Lookup;
 use crate::state::AppState;
 
 /// One contact of the workspace (an erased contact is not found).
@@ -16,7 +16,6 @@ use crate::state::AppState;
     params(("contact_id" = i64, Path, description = "Contact id")),
     responses((status = 200, description = "The contact", body = Contact))
 )]
-pub async fn get(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i64>) -> Result<HttpResponse, ApiError> {
-    let contact = state.contacts.get(caller.workspace_id, path.into_inner()).await?;
-    Ok(HttpResponse::Ok().json(contact))
+pub async fn get(state: web::Data<AppState>, req: Lookup) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(state.contacts.get(req.workspace, req.id).await?))
 }

@@ -2,7 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 use domain::contacts::{Contact, ListContactsInput};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::authentication::V1Caller;
@@ -38,7 +38,7 @@ pub struct ListContactsQuery {
 }
 
 /// A page of contacts.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, ToSchema)]
 pub struct ContactList {
     /// The contacts, oldest first.
     pub data: Vec<Contact>,
@@ -70,5 +70,5 @@ pub async fn list(
         cursor: q.cursor,
     };
     let page = state.contacts.list(caller.workspace_id, input).await?;
-    Ok(HttpResponse::Ok().json(ContactList { data: page.data, next_cursor: page.next_cursor }))
+    Ok(crate::handlers::listed(page))
 }

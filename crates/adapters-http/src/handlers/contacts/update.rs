@@ -5,9 +5,8 @@ use domain::contacts::{Contact, ContactChangeInput};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::present;
 use crate::error::ApiError;
-use crate::handlers::input::{ChangeInput, RequestBody};
+use crate::handlers::input::{present, ChangeInput, RequestBody};
 use crate::state::AppState;
 
 /// Fields to change; omitted fields keep their value, null clears one (never the name, and never

@@ -2,12 +2,12 @@
 
 use actix_web::http::header::{CacheControl, CacheDirective};
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::auth::{LoginPorts, LoginRequest};
 use domain::workspace::WorkspaceId;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
+use crate::audit_context::login_request;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;
@@ -87,25 +87,8 @@ pub async fn login(
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<LoginBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let auth = &state.auth;
-    let ports = LoginPorts {
-        users: auth.users.as_ref(),
-        credentials: auth.credentials.as_ref(),
-        throttle: auth.login_throttle.as_ref(),
-        hasher: auth.hasher.as_ref(),
-        clock: auth.clock.as_ref(),
-        random: auth.random.as_ref(),
-        audit: auth.audit.as_ref(),
-    };
-    let attempt = LoginRequest {
-        email: body.email,
-        password: body.password,
-        workspace_id: body.workspace_id.map(WorkspaceId),
-        // The connection's address: forwarded-for headers are the client's to forge.
-        client: req.peer_addr().map(|a| a.ip()),
-        context: crate::audit_context::RequestMeta::of(&req).anonymous(),
-    };
-    let done = domain::auth::login(ports, &auth.login, attempt).await?;
+    let attempt = login_request(&req, body.email, body.password, body.workspace_id.map(WorkspaceId));
+    let done = domain::auth::login(state.auth.login_ports(), &state.auth.login, attempt).await?;
     Ok(HttpResponse::Ok().insert_header(CacheControl(vec![CacheDirective::NoStore])).json(LoginResponse {
         token: done.token.secret,
         token_type: "Bearer",

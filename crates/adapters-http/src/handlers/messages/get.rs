@@ -3,9 +3,9 @@
 use actix_web::{web, HttpResponse};
 use domain::messaging::MessageId;
 
-use crate::authentication::V1Caller;
 use crate::dto::MessageRecord;
 use crate::error::ApiError;
+use crate::handlers::input::Lookup;
 use crate::state::AppState;
 
 /// One message of the workspace.
@@ -17,7 +17,6 @@ use crate::state::AppState;
     params(("message_id" = i64, Path, description = "Message id")),
     responses((status = 200, description = "The message", body = MessageRecord))
 )]
-pub async fn get(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i64>) -> Result<HttpResponse, ApiError> {
-    let message = state.messages.get(caller.workspace_id, MessageId(path.into_inner())).await?;
-    Ok(HttpResponse::Ok().json(MessageRecord::from(message)))
+pub async fn get(state: web::Data<AppState>, req: Lookup) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(MessageRecord::from(state.messages.get(req.workspace, MessageId(req.id)).await?)))
 }

@@ -91,8 +91,5 @@ pub async fn list(
         return Err(ApiError::Validation(ValidationErrors(errors)));
     };
     let page = state.messages.list(caller.workspace_id, filter, page).await?;
-    Ok(HttpResponse::Ok().json(MessageList {
-        data: page.data.into_iter().map(MessageRecord::from).collect(),
-        next_cursor: page.next_cursor,
-    }))
+    Ok(crate::handlers::listed(page.map(MessageRecord::from)))
 }

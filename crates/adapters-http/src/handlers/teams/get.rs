@@ -2,9 +2,9 @@
 
 use actix_web::{web, HttpResponse};
 
-use crate::authentication::V1Caller;
 use crate::dto::TeamRecord;
 use crate::error::ApiError;
+use crate::handlers::input::Lookup;
 use crate::state::AppState;
 
 /// One team of the workspace.
@@ -16,7 +16,6 @@ use crate::state::AppState;
     params(("team_id" = i64, Path, description = "Team id")),
     responses((status = 200, description = "The team", body = TeamRecord))
 )]
-pub async fn get(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i64>) -> Result<HttpResponse, ApiError> {
-    let team = state.teams.get(caller.workspace_id, path.into_inner()).await?;
-    Ok(HttpResponse::Ok().json(TeamRecord::from(team)))
+pub async fn get(state: web::Data<AppState>, req: Lookup) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(TeamRecord::from(state.teams.get(req.workspace, req.id).await?)))
 }

@@ -2,9 +2,9 @@
 
 use actix_web::{web, HttpResponse};
 
-use crate::authentication::V1Caller;
 use crate::dto::ThreadRecord;
 use crate::error::ApiError;
+use crate::handlers::input::Lookup;
 use crate::state::AppState;
 
 /// One thread of the workspace.
@@ -16,7 +16,6 @@ use crate::state::AppState;
     params(("thread_id" = i64, Path, description = "Thread id")),
     responses((status = 200, description = "The thread", body = ThreadRecord))
 )]
-pub async fn get(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i64>) -> Result<HttpResponse, ApiError> {
-    let thread = state.threads.get(caller.workspace_id, path.into_inner()).await?;
-    Ok(HttpResponse::Ok().json(ThreadRecord::from(thread)))
+pub async fn get(state: web::Data<AppState>, req: Lookup) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(ThreadRecord::from(state.threads.get(req.workspace, req.id).await?)))
 }

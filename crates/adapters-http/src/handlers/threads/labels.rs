@@ -5,11 +5,10 @@ use domain::threads::LabelNames;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::authentication::V1Caller;
 use crate::dto::ThreadRecord;
 use crate::error::ApiError;
+use crate::handlers::input::{ChangeInput, RequestBody};
 use crate::state::AppState;
-use crate::strict::StrictJson;
 
 /// The labels a thread is to carry.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -31,13 +30,16 @@ pub struct SetThreadLabelsBody {
     request_body = SetThreadLabelsBody,
     responses((status = 200, description = "The thread with its new labels", body = ThreadRecord))
 )]
-pub async fn set(
-    caller: V1Caller,
-    state: web::Data<AppState>,
-    path: web::Path<i64>,
-    StrictJson(body): StrictJson<SetThreadLabelsBody>,
-) -> Result<HttpResponse, ApiError> {
-    let labels = LabelNames::new(&body.labels)?;
-    let thread = state.threads.set_labels(caller.workspace_id, path.into_inner(), &labels).await?;
+pub async fn set(state: web::Data<AppState>, req: ChangeInput<SetThreadLabelsBody>) -> Result<HttpResponse, ApiError> {
+    let labels = LabelNames::new(&req.input)?;
+    let thread = state.threads.set_labels(req.workspace, req.id, &labels).await?;
     Ok(HttpResponse::Ok().json(ThreadRecord::from(thread)))
+}
+
+/// The names, read through [`LabelNames::new`].
+impl RequestBody for SetThreadLabelsBody {
+    type Input = Vec<String>;
+    fn into_input(self) -> Vec<String> {
+        self.labels
+    }
 }

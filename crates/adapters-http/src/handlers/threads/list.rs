@@ -104,8 +104,5 @@ pub async fn list(
         return Err(ApiError::Validation(ValidationErrors(errors)));
     };
     let page = state.threads.list(caller.workspace_id, &filter, page).await?;
-    Ok(HttpResponse::Ok().json(ThreadList {
-        data: page.data.into_iter().map(ThreadRecord::from).collect(),
-        next_cursor: page.next_cursor,
-    }))
+    Ok(crate::handlers::listed(page.map(ThreadRecord::from)))
 }

@@ -2,14 +2,13 @@
 
 use actix_web::{web, HttpResponse};
 use domain::threads::ThreadChange;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::authentication::V1Caller;
 use crate::dto::{AssigneeRecord, ThreadRecord};
 use crate::error::ApiError;
+use crate::handlers::input::{present, ChangeInput, RequestBody};
 use crate::state::AppState;
-use crate::strict::StrictJson;
 
 /// Fields to change; omitted fields keep their value.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -24,11 +23,6 @@ pub struct UpdateThreadBody {
     assignee: Option<Option<AssigneeRecord>>,
 }
 
-/// `Some(None)` for an explicit null, so that null (unassign) differs from absent (keep).
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
-}
-
 /// Changes a thread's status or assignee. Emits `thread.status_changed` and `thread.assigned`.
 #[utoipa::path(
     patch,
@@ -39,14 +33,18 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
     request_body = UpdateThreadBody,
     responses((status = 200, description = "The thread", body = ThreadRecord))
 )]
-pub async fn update(
-    caller: V1Caller,
-    state: web::Data<AppState>,
-    path: web::Path<i64>,
-    StrictJson(body): StrictJson<UpdateThreadBody>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn update(state: web::Data<AppState>, req: ChangeInput<UpdateThreadBody>) -> Result<HttpResponse, ApiError> {
+    let body = req.input;
     let assignee = body.assignee.as_ref().map(|a| a.as_ref().map(|a| (a.kind.as_str(), a.id)));
     let change = ThreadChange::new(body.status.as_deref(), assignee)?;
-    let thread = state.threads.update(caller.workspace_id, path.into_inner(), &change).await?;
+    let thread = state.threads.update(req.workspace, req.id, &change).await?;
     Ok(HttpResponse::Ok().json(ThreadRecord::from(thread)))
+}
+
+/// Read through [`ThreadChange::new`], which names every bad field.
+impl RequestBody for UpdateThreadBody {
+    type Input = Self;
+    fn into_input(self) -> Self {
+        self
+    }
 }

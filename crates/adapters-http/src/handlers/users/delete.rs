@@ -3,8 +3,8 @@
 use actix_web::{web, HttpResponse};
 use domain::users::UserId;
 
-use crate::authentication::V1Caller;
 use crate::error::ApiError;
+use crate::handlers::input::Removal;
 use crate::state::AppState;
 
 /// Removes the user from the workspace (their account and other workspaces stay). Admins only;
@@ -20,12 +20,7 @@ use crate::state::AppState;
         (status = 409, description = "The workspace would have no active admin left", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn delete(
-    caller: V1Caller,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    state.members.remove(&caller.access(), &meta.context(caller.principal.actor()), UserId(path.into_inner())).await?;
+pub async fn delete(state: web::Data<AppState>, req: Removal) -> Result<HttpResponse, ApiError> {
+    state.members.remove(&req.caller, &req.audit, UserId(req.id)).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -3,9 +3,9 @@
 use actix_web::{web, HttpResponse};
 use domain::users::UserId;
 
-use crate::authentication::V1Caller;
 use crate::dto::UserRecord;
 use crate::error::ApiError;
+use crate::handlers::input::Lookup;
 use crate::state::AppState;
 
 /// A member of the workspace. Someone outside it is not found.
@@ -17,12 +17,8 @@ use crate::state::AppState;
     params(("user_id" = i64, Path, description = "User id")),
     responses((status = 200, description = "The user's profile", body = UserRecord))
 )]
-pub async fn get(caller: V1Caller, state: web::Data<AppState>, path: web::Path<i64>) -> Result<HttpResponse, ApiError> {
-    let id = path.into_inner();
-    let profile = state
-        .members
-        .find(&caller.access(), UserId(id))
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("user {id} not found")))?;
+pub async fn get(state: web::Data<AppState>, req: Lookup) -> Result<HttpResponse, ApiError> {
+    let found = state.members.find(&req.caller, UserId(req.id)).await?;
+    let profile = found.ok_or_else(|| ApiError::NotFound(format!("user {} not found", req.id)))?;
     Ok(HttpResponse::Ok().json(UserRecord::from(profile)))
 }

@@ -6,11 +6,10 @@ use domain::users::UserId;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::authentication::V1Caller;
 use crate::dto::{RoleDto, UserRecord};
 use crate::error::ApiError;
+use crate::handlers::input::{ChangeInput, RequestBody};
 use crate::state::AppState;
-use crate::strict::StrictJson;
 
 /// Fields to change; omitted fields keep their value.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -40,19 +39,20 @@ pub struct UpdateUserBody {
         (status = 409, description = "The workspace would have no active admin left", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn update(
-    caller: V1Caller,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<i64>,
-    StrictJson(body): StrictJson<UpdateUserBody>,
-) -> Result<HttpResponse, ApiError> {
-    let id = UserId(path.into_inner());
-    let role = body.role.map(RoleDto::as_str);
-    let change = MemberChange::new(body.name.as_deref(), role, body.active)?;
+pub async fn update(state: web::Data<AppState>, req: ChangeInput<UpdateUserBody>) -> Result<HttpResponse, ApiError> {
+    let body = req.input;
+    let change = MemberChange::new(body.name.as_deref(), body.role.map(RoleDto::as_str), body.active)?;
     if change.is_empty() {
         return Err(empty_change().into());
     }
-    let profile = state.members.update(&caller.access(), &meta.context(caller.principal.actor()), id, &change).await?;
+    let profile = state.members.update(&req.caller, &req.audit, UserId(req.id), &change).await?;
     Ok(HttpResponse::Ok().json(UserRecord::from(profile)))
+}
+
+/// Read through [`MemberChange::new`], which names every bad field.
+impl RequestBody for UpdateUserBody {
+    type Input = Self;
+    fn into_input(self) -> Self {
+        self
+    }
 }

@@ -1,11 +1,10 @@
 //! `POST /settings/workspace/api-keys/{key_id}/delete` (forms cannot send `DELETE`)
 
-use actix_web::http::header;
 use actix_web::{web, HttpResponse};
-use domain::api_keys::{ApiKeyId, DeleteApiKeyError};
+use domain::api_keys::DeleteApiKeyError;
 
-use super::PATH;
-use crate::pages::session::{flash_cookie, SessionForm, Signed};
+use super::{KeyForm, PATH};
+use crate::pages::session::see_other_with_flash;
 use crate::pages::PageError;
 use crate::state::AppState;
 
@@ -13,19 +12,9 @@ use crate::state::AppState;
 ///
 /// # Errors
 /// [`PageError::NotFound`] for another workspace's key; [`PageError::Csrf`].
-pub async fn delete(
-    s: Signed,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<(i64,)>,
-    _form: SessionForm,
-) -> Result<HttpResponse, PageError> {
-    let audit = meta.member(s.member.user_id, s.member.role);
-    state.api_keys.delete(&s.member, &audit, ApiKeyId(path.0)).await.map_err(change_error)?;
-    Ok(HttpResponse::SeeOther()
-        .insert_header((header::LOCATION, PATH))
-        .cookie(flash_cookie(&state.pages, "The API key was deleted."))
-        .finish())
+pub async fn delete(state: web::Data<AppState>, KeyForm(form): KeyForm) -> Result<HttpResponse, PageError> {
+    state.api_keys.delete(&form.member, &form.audit, form.key).await.map_err(change_error)?;
+    Ok(see_other_with_flash(&state.pages, PATH, "The API key was deleted."))
 }
 
 /// The page error of a deletion failure.

@@ -1,11 +1,10 @@
 //! `POST /settings/workspace/api-keys/{key_id}/revoke`
 
-use actix_web::http::header;
 use actix_web::{web, HttpResponse};
-use domain::api_keys::{ApiKeyId, RevokeApiKeyError};
+use domain::api_keys::RevokeApiKeyError;
 
-use super::PATH;
-use crate::pages::session::{flash_cookie, SessionForm, Signed};
+use super::{KeyForm, PATH};
+use crate::pages::session::see_other_with_flash;
 use crate::pages::PageError;
 use crate::state::AppState;
 
@@ -13,19 +12,10 @@ use crate::state::AppState;
 ///
 /// # Errors
 /// [`PageError::NotFound`] for another workspace's key; [`PageError::Csrf`].
-pub async fn revoke(
-    s: Signed,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<(i64,)>,
-    _form: SessionForm,
-) -> Result<HttpResponse, PageError> {
-    let audit = meta.member(s.member.user_id, s.member.role);
-    let key = state.api_keys.revoke(&s.member, &audit, ApiKeyId(path.0)).await.map_err(change_error)?;
-    Ok(HttpResponse::SeeOther()
-        .insert_header((header::LOCATION, PATH))
-        .cookie(flash_cookie(&state.pages, &format!("The key “{}” ({}) was revoked.", key.name, key.masked_key)))
-        .finish())
+pub async fn revoke(state: web::Data<AppState>, KeyForm(form): KeyForm) -> Result<HttpResponse, PageError> {
+    let key = state.api_keys.revoke(&form.member, &form.audit, form.key).await.map_err(change_error)?;
+    let message = format!("The key “{}” ({}) was revoked.", key.name, key.masked_key);
+    Ok(see_other_with_flash(&state.pages, PATH, &message))
 }
 
 /// The page error of a revocation failure.
