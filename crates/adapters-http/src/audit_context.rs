@@ -1,8 +1,11 @@
 //! Where a request came from, for the audit log: the client's address, its user agent and the
 //! request id ([`crate::middleware::request_id`]). Handlers of privileged writes take a
-//! [`RequestMeta`] and turn it into the domain's [`AuditContext`] with the acting credential.
+//! [`RequestMeta`] and turn it into the domain's [`AuditContext`] with the acting credential, or
+//! take [`Acting`], which does both for a route served to API callers and members alike.
 
-use std::future::{ready, Ready};
+use std::future::{ready, Future, Ready};
+use std::marker::PhantomData;
+use std::pin::Pin;
 
 use actix_web::dev::Payload;
 use actix_web::http::header::USER_AGENT;
@@ -12,6 +15,8 @@ use domain::audit::{AuditActor, AuditContext};
 use domain::auth::LoginRequest;
 use domain::workspace::WorkspaceId;
 
+use crate::authentication::{Member, V1Caller};
+use crate::error::ApiError;
 use crate::middleware::request_id::RequestId;
 
 /// The request's address, user agent and id.
@@ -74,5 +79,62 @@ impl FromRequest for RequestMeta {
 
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
         ready(Ok(Self::of(req)))
+    }
+}
+
+/// A caller acting in one workspace, whichever surface serves the route: [`V1Caller`] on `/v1`,
+/// [`Member`] on the settings API. A handler generic over it serves both surfaces (the webhooks'
+/// routes, registered once per surface by `routes.rs`).
+pub trait WorkspaceCaller: FromRequest<Error = ApiError> + 'static {
+    /// The workspace every query of the request is scoped to.
+    fn workspace(&self) -> WorkspaceId;
+    /// Who acts, for the audit log.
+    fn actor(&self) -> Actor;
+}
+
+impl WorkspaceCaller for V1Caller {
+    fn workspace(&self) -> WorkspaceId {
+        self.workspace_id
+    }
+
+    fn actor(&self) -> Actor {
+        self.principal.actor()
+    }
+}
+
+impl WorkspaceCaller for Member {
+    fn workspace(&self) -> WorkspaceId {
+        self.workspace_id
+    }
+
+    fn actor(&self) -> Actor {
+        Actor::Member { user_id: self.user_id, role: self.role }
+    }
+}
+
+/// The caller's workspace and the audit context of its privileged write.
+#[derive(Debug)]
+pub struct Acting<C> {
+    /// The caller's workspace.
+    pub workspace: WorkspaceId,
+    /// Who asks, from where.
+    pub audit: AuditContext,
+    caller: PhantomData<C>,
+}
+
+impl<C: WorkspaceCaller> FromRequest for Acting<C>
+where
+    C::Future: 'static,
+{
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let meta = RequestMeta::of(req);
+        let caller = C::from_request(req, payload);
+        Box::pin(async move {
+            let caller = caller.await?;
+            Ok(Self { workspace: caller.workspace(), audit: meta.context(caller.actor()), caller: PhantomData })
+        })
     }
 }

@@ -4,7 +4,10 @@
 use domain::channels::{CreateChannelError, GetChannelError, UpdateChannelError};
 use domain::members::{RemoveMemberError, UpdateMemberError};
 use domain::messaging::SendMessageError;
-use domain::webhooks::WebhookError;
+use domain::webhooks::{
+    CreateWebhookError, DeleteWebhookError, RedeliverError, RevealSecretError, RotateSecretError, SendTestError,
+    UpdateWebhookError, WebhookNotFound,
+};
 
 use crate::error::ApiError;
 
@@ -57,16 +60,40 @@ impl From<RemoveMemberError> for ApiError {
     }
 }
 
-impl From<WebhookError> for ApiError {
-    fn from(e: WebhookError) -> Self {
+impl From<CreateWebhookError> for ApiError {
+    fn from(e: CreateWebhookError) -> Self {
         match e {
-            WebhookError::NotFound => ApiError::NotFound(e.to_string()),
-            WebhookError::Invalid(v) => ApiError::Validation(v),
-            WebhookError::InProgress | WebhookError::SecretUnreadable => ApiError::Conflict(e.to_string()),
-            WebhookError::Unknown(e) => e.into(),
+            CreateWebhookError::Invalid(v) => ApiError::Validation(v),
+            CreateWebhookError::Unknown(e) => e.into(),
         }
     }
 }
+
+/// The other webhooks operations' errors: a destination (or delivery) this workspace does not have
+/// is 404, the variant named `conflict` (a state that refuses the operation now) 409 `conflict`,
+/// the one named `invalid` 422. The match stays exhaustive, so a new variant must be mapped here.
+macro_rules! webhook_error {
+    ($t:ident $(, conflict: $c:ident)? $(, invalid: $i:ident)?) => {
+        impl From<$t> for ApiError {
+            fn from(e: $t) -> Self {
+                match e {
+                    $t::NotFound => ApiError::NotFound(e.to_string()),
+                    $($t::$c => ApiError::Conflict(e.to_string()),)?
+                    $($t::$i(v) => ApiError::Validation(v),)?
+                    $t::Unknown(e) => e.into(),
+                }
+            }
+        }
+    };
+}
+
+webhook_error!(WebhookNotFound);
+webhook_error!(UpdateWebhookError, invalid: Invalid);
+webhook_error!(DeleteWebhookError);
+webhook_error!(RevealSecretError, conflict: SecretUnreadable);
+webhook_error!(RotateSecretError);
+webhook_error!(RedeliverError, conflict: InProgress);
+webhook_error!(SendTestError);
 
 impl From<domain::assistant::ToolError> for ApiError {
     fn from(e: domain::assistant::ToolError) -> Self {

@@ -6,6 +6,8 @@ use actix_web::{FromRequest, Handler, Resource, Responder};
 use domain::access::Action as A;
 
 use crate::access::{guarded, Access};
+use crate::audit_context::WorkspaceCaller;
+use crate::authentication::{Member, V1Caller};
 use crate::extract::{json_config, path_config, query_config};
 use crate::handlers;
 use crate::handlers::{
@@ -195,29 +197,7 @@ fn v1() -> actix_web::Scope<
                 .delete(Rest(A::MembersManage), users::delete::delete)
                 .done(),
         )
-        .service(
-            r("/webhooks")
-                .get(Rest(A::WebhooksRead), webhooks::list::v1)
-                .post(Rest(A::WebhooksWrite), webhooks::create::v1)
-                .done(),
-        )
-        .service(
-            r("/webhooks/{webhook_id}")
-                .get(Rest(A::WebhooksRead), webhooks::get::v1)
-                .patch(Rest(A::WebhooksWrite), webhooks::update::v1)
-                .delete(Rest(A::WebhooksWrite), webhooks::delete::v1)
-                .done(),
-        )
-        .service(r("/webhooks/{webhook_id}/secret").get(Rest(A::WebhooksWrite), webhooks::secret::v1).done())
-        .service(r("/webhooks/{webhook_id}/secret/rotate").post(Rest(A::WebhooksWrite), webhooks::rotate::v1).done())
-        .service(r("/webhooks/{webhook_id}/deliveries").get(Rest(A::WebhooksRead), webhooks::deliveries::v1).done())
-        .service(
-            r("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
-                .post(Rest(A::WebhooksWrite), webhooks::retry::v1)
-                .done(),
-        )
-        .service(r("/webhooks/{webhook_id}/test").post(Rest(A::WebhooksWrite), webhooks::test::v1).done())
-        .service(r("/webhooks/{webhook_id}/replay").post(Rest(A::WebhooksWrite), webhooks::replay::v1).done())
+        .service(webhook_resources::<V1Caller>("/v1", Rest))
         .service(r("/events").get(Rest(A::EventsRead), handlers::events::list::list).done())
         // The catalogue destinations subscribe to: read with the webhooks (the same schemas are in
         // the public /v1/openapi.json, so this guards nothing secret; it keeps one rule per route).
@@ -248,29 +228,32 @@ fn settings_api() -> actix_web::Scope<
         )
         .service(r("/api-keys/{key_id}").delete(S(A::ApiKeysWrite), api_keys::delete::delete).done())
         .service(r("/api-keys/{key_id}/revoke").post(S(A::ApiKeysWrite), api_keys::revoke::revoke).done())
-        .service(
-            r("/webhooks")
-                .get(S(A::WebhooksRead), webhooks::list::settings)
-                .post(S(A::WebhooksWrite), webhooks::create::settings)
-                .done(),
-        )
-        .service(
-            r("/webhooks/{webhook_id}")
-                .get(S(A::WebhooksRead), webhooks::get::settings)
-                .patch(S(A::WebhooksWrite), webhooks::update::settings)
-                .delete(S(A::WebhooksWrite), webhooks::delete::settings)
-                .done(),
-        )
-        .service(r("/webhooks/{webhook_id}/secret").get(S(A::WebhooksWrite), webhooks::secret::settings).done())
-        .service(r("/webhooks/{webhook_id}/secret/rotate").post(S(A::WebhooksWrite), webhooks::rotate::settings).done())
-        .service(r("/webhooks/{webhook_id}/deliveries").get(S(A::WebhooksRead), webhooks::deliveries::settings).done())
-        .service(
-            r("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
-                .post(S(A::WebhooksWrite), webhooks::retry::settings)
-                .done(),
-        )
-        .service(r("/webhooks/{webhook_id}/test").post(S(A::WebhooksWrite), webhooks::test::settings).done())
-        .service(r("/webhooks/{webhook_id}/replay").post(S(A::WebhooksWrite), webhooks::replay::settings).done())
+        .service(webhook_resources::<Member>("/api/workspaces/{workspace_id}", S))
+}
+
+/// The webhook destinations' resources in the scope `scope`: the same paths, handlers and policy
+/// actions on `/v1` (`Access::Rest`, [`V1Caller`]) and on the settings API (`Access::Settings`,
+/// [`Member`]); the handlers are generic over the caller.
+fn webhook_resources<C: WorkspaceCaller>(scope: &str, access: fn(A) -> Access) -> Vec<Resource>
+where
+    C::Future: 'static,
+{
+    let r = |path| res(scope, path);
+    let (read, write) = (access(A::WebhooksRead), access(A::WebhooksWrite));
+    vec![
+        r("/webhooks").get(read, webhooks::list::list::<C>).post(write, webhooks::create::create::<C>).done(),
+        r("/webhooks/{webhook_id}")
+            .get(read, webhooks::get::get::<C>)
+            .patch(write, webhooks::update::update::<C>)
+            .delete(write, webhooks::delete::delete::<C>)
+            .done(),
+        r("/webhooks/{webhook_id}/secret").get(write, webhooks::secret::reveal::<C>).done(),
+        r("/webhooks/{webhook_id}/secret/rotate").post(write, webhooks::rotate::rotate::<C>).done(),
+        r("/webhooks/{webhook_id}/deliveries").get(read, webhooks::deliveries::list::<C>).done(),
+        r("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry").post(write, webhooks::retry::retry::<C>).done(),
+        r("/webhooks/{webhook_id}/test").post(write, webhooks::test::send::<C>).done(),
+        r("/webhooks/{webhook_id}/replay").post(write, webhooks::replay::replay::<C>).done(),
+    ]
 }
 
 /// The assistant's endpoints (spec 4.2): members, and API keys with `assistant:read`. The check

@@ -1,7 +1,8 @@
 //! The records of the REST API (`decisions.md`), with their OpenAPI schemas, named from here
-//! (`crate::dto::LabelRecord`). The channel, message and thread records are also event `data`, so
-//! they live in the domain (`record.rs` of each area) and are re-exported here; the others are
-//! converted from domain entities at the boundary: users in this file, a module each for the rest.
+//! (`crate::dto::LabelRecord`). The channel, message, thread and webhook records are also event
+//! `data`, so they live in the domain (`record.rs` of each area) and are re-exported here; the
+//! others are converted from domain entities at the boundary: users in this file, a module each
+//! for the rest.
 //!
 //! The pages of the `/v1` listings (`LabelList`, `ChannelList`…) are OpenAPI schemas only, each
 //! with its own words for the order of its records: [`crate::handlers::listed`] writes them all, and
@@ -19,13 +20,14 @@ pub use api_keys::{ApiKeyRecord, KeyChange};
 pub use events::{EventList, EventRecord, EventTypeList, EventTypeRecord};
 pub use labels::{LabelList, LabelRecord};
 pub use teams::{TeamList, TeamRecord};
-pub use webhooks::{AttemptRecord, DeliveryList, DeliveryRecord, SecretRecord, WebhookList, WebhookRecord};
+pub use webhooks::{AttemptRecord, DeliveryList, DeliveryRecord, SecretRecord, WebhookList};
 
 pub use domain::channels::{ChannelRecord, ChannelStatusDto, ChannelTypeDto};
 use domain::members::MemberProfile;
 pub use domain::messaging::{DirectionDto, MessageRecord, MessageStatusDto};
 pub use domain::threads::{AssigneeRecord, ThreadRecord};
 use domain::users::Role;
+pub use domain::webhooks::WebhookRecord;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;

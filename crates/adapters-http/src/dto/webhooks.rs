@@ -1,57 +1,10 @@
-//! The records of the webhook destinations' API (`/v1/webhooks`, and the settings API's twin).
+//! The records of the webhook destinations' API (`/v1/webhooks`, and the settings API's twin). The
+//! destination itself is also event `data`, so it is the domain's [`WebhookRecord`].
 
-use domain::webhooks::{Delivery, DeliveryAttempt, WebhookDestination};
+use domain::webhooks::{Delivery, DeliveryAttempt, WebhookRecord};
 use serde::Serialize;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
-
-/// A webhook destination (`decisions.md`).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WebhookRecord {
-    /// Its id.
-    pub id: i64,
-    /// Where events are sent.
-    #[schema(example = "https://hooks.example.com/wms")]
-    pub url: String,
-    /// Free label: `custom`, `zapier`, `make`, `n8n`…
-    #[schema(example = "custom")]
-    pub platform: String,
-    /// Subscribed event types.
-    #[schema(example = json!(["message.created", "message.status_updated"]))]
-    pub events: Vec<String>,
-    /// Whether deliveries are sent.
-    pub active: bool,
-    /// Creation time.
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: OffsetDateTime,
-    /// Last change.
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: OffsetDateTime,
-    /// Why wms deactivated it (a 410 answer, or failures for 5 days); null otherwise.
-    pub disabled_reason: Option<String>,
-    /// When it was deactivated; null while active.
-    #[serde(with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub disabled_at: Option<OffsetDateTime>,
-}
-
-impl From<WebhookDestination> for WebhookRecord {
-    fn from(d: WebhookDestination) -> Self {
-        Self {
-            id: d.id.0,
-            url: d.url,
-            platform: d.platform,
-            events: d.events,
-            active: d.active,
-            created_at: d.created_at,
-            updated_at: d.updated_at,
-            disabled_reason: d.disabled_reason,
-            disabled_at: d.disabled_at,
-        }
-    }
-}
 
 /// A page of destinations.
 #[derive(Debug, Serialize, ToSchema)]

@@ -64,20 +64,10 @@ impl From<DestinationRow> for WebhookDestination {
     }
 }
 
-/// The destination record as the API returns it (`WebhookRecord` in adapters-http): the `data`
+/// The destination record as the API returns it ([`domain::webhooks::WebhookRecord`]): the `data`
 /// of `webhook.disabled`.
 pub fn destination_json(d: &WebhookDestination) -> serde_json::Value {
-    serde_json::json!({
-        "id": d.id.0,
-        "url": d.url,
-        "platform": d.platform,
-        "events": d.events,
-        "active": d.active,
-        "created_at": crate::rfc3339(d.created_at),
-        "updated_at": crate::rfc3339(d.updated_at),
-        "disabled_reason": d.disabled_reason,
-        "disabled_at": d.disabled_at.map(crate::rfc3339),
-    })
+    domain::webhooks::WebhookRecord::from(d.clone()).to_json()
 }
 
 /// The destinations `ids` as they are now in this transaction.

@@ -2,16 +2,20 @@
 //! schedule, the SSRF address rules and the delivery engine.
 
 pub mod delivery;
+pub mod event_type;
 pub mod health;
 pub mod limiter;
 pub mod model;
 pub mod payload;
 pub mod ports;
+pub mod record;
 pub mod retry;
 pub mod service;
 pub mod signing;
 pub mod ssrf;
 
+pub use event_type::*;
 pub use model::*;
 pub use ports::*;
+pub use record::*;
 pub use service::*;

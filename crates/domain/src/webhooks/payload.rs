@@ -3,7 +3,7 @@
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::model::EventType;
+use super::event_type::EventType;
 use crate::workspace::WorkspaceId;
 
 /// The JSON body of an event, with its members in the documented order. The timestamp has

@@ -1,13 +1,11 @@
 //! `POST /v1/webhooks` and `POST /api/workspaces/{workspace_id}/webhooks`
 
-use actix_web::http::header::LOCATION;
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::webhooks::DestinationInput;
-use domain::workspace::WorkspaceId;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::authentication::{Member, V1Caller};
+use crate::audit_context::{Acting, WorkspaceCaller};
 use crate::dto::WebhookRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -45,6 +43,7 @@ pub struct CreatedWebhook {
 /// loopback or reserved address are refused with 422 naming the field.
 #[utoipa::path(
     post,
+    operation_id = "post_webhooks",
     path = "/v1/webhooks",
     tag = "webhooks",
     request_body = CreateWebhookBody,
@@ -53,36 +52,18 @@ pub struct CreatedWebhook {
             headers(("Location" = String, description = "URL of the destination"))),
     )
 )]
-pub async fn v1(
-    caller: V1Caller,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    StrictJson(body): StrictJson<CreateWebhookBody>,
-) -> Result<HttpResponse, ApiError> {
-    run(caller.workspace_id, &meta.context(caller.principal.actor()), &state, body, "/v1/webhooks").await
-}
-
-/// The settings API's twin of [`v1`].
-pub async fn settings(
-    member: Member,
-    meta: crate::audit_context::RequestMeta,
+pub async fn create<C: WorkspaceCaller>(
+    who: Acting<C>,
     req: HttpRequest,
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateWebhookBody>,
 ) -> Result<HttpResponse, ApiError> {
-    run(member.workspace_id, &meta.member(member.user_id, member.role), &state, body, req.path()).await
-}
-
-async fn run(
-    ws: WorkspaceId,
-    audit: &domain::audit::AuditContext,
-    state: &AppState,
-    body: CreateWebhookBody,
-    base: &str,
-) -> Result<HttpResponse, ApiError> {
     let input = DestinationInput { url: body.url, platform: body.platform, events: body.events, active: body.active };
-    let (webhook, secret) = state.webhooks.create(ws, audit, input).await?;
-    Ok(HttpResponse::Created()
-        .insert_header((LOCATION, format!("{}/{}", base.trim_end_matches('/'), webhook.id)))
-        .json(CreatedWebhook { webhook: webhook.into(), secret: secret.expose().to_owned() }))
+    let (webhook, secret) = state.webhooks.create(who.workspace, &who.audit, input).await?;
+    // The list's path on either surface (`/v1/webhooks`, `/api/workspaces/{id}/webhooks`).
+    let location = format!("{}/{}", req.path().trim_end_matches('/'), webhook.id);
+    Ok(crate::handlers::created(
+        location,
+        CreatedWebhook { webhook: webhook.into(), secret: secret.expose().to_owned() },
+    ))
 }

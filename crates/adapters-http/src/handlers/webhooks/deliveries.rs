@@ -2,13 +2,12 @@
 
 use actix_web::{web, HttpResponse};
 use domain::webhooks::DestinationId;
-use domain::workspace::WorkspaceId;
 
-use super::list::PageQuery;
 use super::WebhookPath;
-use crate::authentication::{Member, V1Caller};
+use crate::audit_context::WorkspaceCaller;
 use crate::dto::DeliveryList;
 use crate::error::ApiError;
+use crate::handlers::PageQuery;
 use crate::state::AppState;
 use crate::strict::StrictQuery;
 
@@ -16,32 +15,19 @@ use crate::strict::StrictQuery;
 /// transport error, duration, response excerpt, attempt number, next attempt).
 #[utoipa::path(
     get,
+    operation_id = "get_webhooks_webhook_id_deliveries",
     path = "/v1/webhooks/{webhook_id}/deliveries",
     tag = "webhooks",
     params(("webhook_id" = i64, Path, description = "Destination id"), PageQuery),
     responses((status = 200, description = "A page of deliveries", body = DeliveryList))
 )]
-pub async fn v1(
-    caller: V1Caller,
+pub async fn list<C: WorkspaceCaller>(
+    caller: C,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     StrictQuery(q): StrictQuery<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    run(caller.workspace_id, &state, &path, &q).await
-}
-
-/// The settings API's twin of [`v1`].
-pub async fn settings(
-    member: Member,
-    state: web::Data<AppState>,
-    path: web::Path<WebhookPath>,
-    StrictQuery(q): StrictQuery<PageQuery>,
-) -> Result<HttpResponse, ApiError> {
-    run(member.workspace_id, &state, &path, &q).await
-}
-
-async fn run(ws: WorkspaceId, state: &AppState, path: &WebhookPath, q: &PageQuery) -> Result<HttpResponse, ApiError> {
-    let page = state.webhooks.deliveries(ws, DestinationId(path.webhook_id), q.page()?).await?;
+    let page = state.webhooks.deliveries(caller.workspace(), DestinationId(path.webhook_id), super::page(&q)?).await?;
     Ok(HttpResponse::Ok()
         .json(DeliveryList { data: page.data.into_iter().map(Into::into).collect(), next_cursor: page.next_cursor }))
 }

@@ -1,7 +1,8 @@
 //! `/v1/webhooks` and `/api/workspaces/{workspace_id}/webhooks`: the same operations and bodies
 //! for API callers (advanced plan) and for admins on the settings pages (growth and above). Each
-//! action file has one `run` with the logic and two thin entry points, `v1` and `settings`. The
-//! records are in [`crate::dto::webhooks`].
+//! handler is generic over the [`WorkspaceCaller`](crate::audit_context::WorkspaceCaller) (`V1Caller`
+//! or `Member`), and `routes.rs` registers the resources once per surface. The records are in
+//! [`crate::dto::webhooks`].
 
 pub mod create;
 pub mod delete;
@@ -15,10 +16,15 @@ pub mod secret;
 pub mod test;
 pub mod update;
 
+use domain::common::page::PageRequest;
+use domain::ValidationErrors;
 use serde::Deserialize;
 
+use crate::error::ApiError;
+use crate::handlers::PageQuery;
+
 /// The `{webhook_id}` path segment (the settings routes also carry `{workspace_id}`, which the
-/// [`Member`] extractor has checked).
+/// [`Member`](crate::authentication::Member) extractor has checked).
 #[derive(Debug, Deserialize)]
 pub struct WebhookPath {
     /// The destination.
@@ -32,4 +38,12 @@ pub struct DeliveryPath {
     pub webhook_id: i64,
     /// The delivery.
     pub delivery_id: i64,
+}
+
+/// The validated page of a listing.
+///
+/// # Errors
+/// 422 naming `limit` or `cursor`.
+fn page(q: &PageQuery) -> Result<PageRequest, ApiError> {
+    PageRequest::new(q.limit, q.cursor.as_deref()).map_err(|e| ApiError::Validation(ValidationErrors(e)))
 }

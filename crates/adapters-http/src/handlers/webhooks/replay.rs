@@ -3,12 +3,11 @@
 use actix_web::{web, HttpResponse};
 use domain::events::ReplayInput;
 use domain::webhooks::DestinationId;
-use domain::workspace::WorkspaceId;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::WebhookPath;
-use crate::authentication::{Member, V1Caller};
+use crate::audit_context::{Acting, WorkspaceCaller};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;
@@ -40,41 +39,20 @@ pub struct ReplayAnswer {
 /// is not queued twice. Deliveries of an inactive destination wait until it is active again.
 #[utoipa::path(
     post,
+    operation_id = "post_webhooks_webhook_id_replay",
     path = "/v1/webhooks/{webhook_id}/replay",
     tag = "webhooks",
     params(("webhook_id" = i64, Path, description = "Destination id")),
     request_body = ReplayBody,
     responses((status = 202, description = "Queued", body = ReplayAnswer))
 )]
-pub async fn v1(
-    caller: V1Caller,
-    meta: crate::audit_context::RequestMeta,
+pub async fn replay<C: WorkspaceCaller>(
+    who: Acting<C>,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     StrictJson(body): StrictJson<ReplayBody>,
-) -> Result<HttpResponse, ApiError> {
-    run(caller.workspace_id, &meta.context(caller.principal.actor()), &state, &path, body).await
-}
-
-/// The settings API's twin of [`v1`].
-pub async fn settings(
-    member: Member,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<WebhookPath>,
-    StrictJson(body): StrictJson<ReplayBody>,
-) -> Result<HttpResponse, ApiError> {
-    run(member.workspace_id, &meta.member(member.user_id, member.role), &state, &path, body).await
-}
-
-async fn run(
-    ws: WorkspaceId,
-    audit: &domain::audit::AuditContext,
-    state: &AppState,
-    path: &WebhookPath,
-    body: ReplayBody,
 ) -> Result<HttpResponse, ApiError> {
     let input = ReplayInput { since: body.since, until: body.until, event_types: body.event_types };
-    let queued = state.events.replay(ws, audit, DestinationId(path.webhook_id), &input).await?;
+    let queued = state.events.replay(who.workspace, &who.audit, DestinationId(path.webhook_id), &input).await?;
     Ok(HttpResponse::Accepted().json(ReplayAnswer { queued }))
 }

@@ -2,10 +2,9 @@
 
 use actix_web::{web, HttpResponse};
 use domain::webhooks::{DeliveryId, DestinationId};
-use domain::workspace::WorkspaceId;
 
 use super::DeliveryPath;
-use crate::authentication::{Member, V1Caller};
+use crate::audit_context::{Acting, WorkspaceCaller};
 use crate::dto::DeliveryRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -15,6 +14,7 @@ use crate::state::AppState;
 /// destinations; a delivery whose attempt is in progress is 409.
 #[utoipa::path(
     post,
+    operation_id = "post_webhooks_webhook_id_deliveries_delivery_id_retry",
     path = "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry",
     tag = "webhooks",
     params(
@@ -26,32 +26,12 @@ use crate::state::AppState;
         (status = 409, description = "An attempt is in progress", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn v1(
-    caller: V1Caller,
-    meta: crate::audit_context::RequestMeta,
+pub async fn retry<C: WorkspaceCaller>(
+    who: Acting<C>,
     state: web::Data<AppState>,
     path: web::Path<DeliveryPath>,
-) -> Result<HttpResponse, ApiError> {
-    run(caller.workspace_id, &meta.context(caller.principal.actor()), &state, &path).await
-}
-
-/// The settings API's twin of [`v1`].
-pub async fn settings(
-    member: Member,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<DeliveryPath>,
-) -> Result<HttpResponse, ApiError> {
-    run(member.workspace_id, &meta.member(member.user_id, member.role), &state, &path).await
-}
-
-async fn run(
-    ws: WorkspaceId,
-    audit: &domain::audit::AuditContext,
-    state: &AppState,
-    path: &DeliveryPath,
 ) -> Result<HttpResponse, ApiError> {
     let (id, delivery) = (DestinationId(path.webhook_id), DeliveryId(path.delivery_id));
-    let delivery = state.webhooks.redeliver(ws, audit, id, delivery).await?;
+    let delivery = state.webhooks.redeliver(who.workspace, &who.audit, id, delivery).await?;
     Ok(HttpResponse::Ok().json(DeliveryRecord::from(delivery)))
 }

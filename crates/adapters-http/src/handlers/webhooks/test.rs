@@ -2,13 +2,12 @@
 
 use actix_web::{web, HttpResponse};
 use domain::webhooks::{DestinationId, EventType};
-use domain::workspace::WorkspaceId;
 use domain::{FieldError, ValidationErrors};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::WebhookPath;
-use crate::authentication::{Member, V1Caller};
+use crate::audit_context::{Acting, WorkspaceCaller};
 use crate::dto::DeliveryRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -36,44 +35,23 @@ fn body(raw: &[u8]) -> Result<TestBody, ApiError> {
 /// sample is not retried, not in the events feed and not replayed.
 #[utoipa::path(
     post,
+    operation_id = "post_webhooks_webhook_id_test",
     path = "/v1/webhooks/{webhook_id}/test",
     tag = "webhooks",
     params(("webhook_id" = i64, Path, description = "Destination id")),
     request_body(content = Option<TestBody>, description = "Optional"),
     responses((status = 200, description = "The test delivery and its attempt", body = DeliveryRecord))
 )]
-pub async fn v1(
-    caller: V1Caller,
-    meta: crate::audit_context::RequestMeta,
+pub async fn send<C: WorkspaceCaller>(
+    who: Acting<C>,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     raw: web::Bytes,
-) -> Result<HttpResponse, ApiError> {
-    run(caller.workspace_id, &meta.context(caller.principal.actor()), &state, &path, &raw).await
-}
-
-/// The settings API's twin of [`v1`].
-pub async fn settings(
-    member: Member,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<WebhookPath>,
-    raw: web::Bytes,
-) -> Result<HttpResponse, ApiError> {
-    run(member.workspace_id, &meta.member(member.user_id, member.role), &state, &path, &raw).await
-}
-
-async fn run(
-    ws: WorkspaceId,
-    audit: &domain::audit::AuditContext,
-    state: &AppState,
-    path: &WebhookPath,
-    raw: &[u8],
 ) -> Result<HttpResponse, ApiError> {
     // Another workspace's destination is not found, whatever the body (the body was ignored
     // before it became optional, so existing callers may send anything).
-    state.webhooks.get(ws, DestinationId(path.webhook_id)).await?;
-    let body = body(raw)?;
+    state.webhooks.get(who.workspace, DestinationId(path.webhook_id)).await?;
+    let body = body(&raw)?;
     let event = match body.event_type.as_deref() {
         None => EventType::WebhookTest,
         Some(raw) => raw.parse::<EventType>().map_err(|_| {
@@ -86,6 +64,6 @@ async fn run(
     let id = DestinationId(path.webhook_id);
     let now = time::OffsetDateTime::now_utc();
     let data = crate::event_catalog::sample_data(event, id, now);
-    let delivery = state.webhooks.send_sample(ws, audit, id, event, &data).await?;
+    let delivery = state.webhooks.send_sample(who.workspace, &who.audit, id, event, &data).await?;
     Ok(HttpResponse::Ok().json(DeliveryRecord::from(delivery)))
 }

@@ -2,12 +2,11 @@
 
 use actix_web::{web, HttpResponse};
 use domain::webhooks::{DestinationId, DestinationPatch};
-use domain::workspace::WorkspaceId;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::WebhookPath;
-use crate::authentication::{Member, V1Caller};
+use crate::audit_context::{Acting, WorkspaceCaller};
 use crate::dto::WebhookRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -31,41 +30,20 @@ pub struct UpdateWebhookBody {
 /// happened while it was inactive are not sent.
 #[utoipa::path(
     patch,
+    operation_id = "patch_webhooks_webhook_id",
     path = "/v1/webhooks/{webhook_id}",
     tag = "webhooks",
     params(("webhook_id" = i64, Path, description = "Destination id")),
     request_body = UpdateWebhookBody,
     responses((status = 200, description = "The updated destination", body = WebhookRecord))
 )]
-pub async fn v1(
-    caller: V1Caller,
-    meta: crate::audit_context::RequestMeta,
+pub async fn update<C: WorkspaceCaller>(
+    who: Acting<C>,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     StrictJson(body): StrictJson<UpdateWebhookBody>,
-) -> Result<HttpResponse, ApiError> {
-    run(caller.workspace_id, &meta.context(caller.principal.actor()), &state, &path, body).await
-}
-
-/// The settings API's twin of [`v1`].
-pub async fn settings(
-    member: Member,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<WebhookPath>,
-    StrictJson(body): StrictJson<UpdateWebhookBody>,
-) -> Result<HttpResponse, ApiError> {
-    run(member.workspace_id, &meta.member(member.user_id, member.role), &state, &path, body).await
-}
-
-async fn run(
-    ws: WorkspaceId,
-    audit: &domain::audit::AuditContext,
-    state: &AppState,
-    path: &WebhookPath,
-    body: UpdateWebhookBody,
 ) -> Result<HttpResponse, ApiError> {
     let patch = DestinationPatch { url: body.url, platform: body.platform, events: body.events, active: body.active };
-    let webhook = state.webhooks.update(ws, audit, DestinationId(path.webhook_id), patch).await?;
+    let webhook = state.webhooks.update(who.workspace, &who.audit, DestinationId(path.webhook_id), patch).await?;
     Ok(HttpResponse::Ok().json(WebhookRecord::from(webhook)))
 }

@@ -3,8 +3,7 @@
 use actix_web::{web, HttpResponse};
 use domain::webhooks::DestinationPatch;
 
-use super::{action_workspace, back, destination, detail_path, page_error};
-use crate::pages::session::{SessionForm, Signed};
+use super::{back, detail_path, page_error, DestinationAction};
 use crate::pages::PageError;
 use crate::state::AppState;
 
@@ -12,18 +11,10 @@ use crate::state::AppState;
 ///
 /// # Errors
 /// [`PageError::NotFound`], [`PageError::Csrf`].
-pub async fn set_active(
-    s: Signed,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<(i64,)>,
-    SessionForm(form): SessionForm,
-) -> Result<HttpResponse, PageError> {
-    let ws = action_workspace(&s)?;
-    let audit = meta.member(s.member.user_id, s.member.role);
-    let active = form.get("active") == Some("true");
+pub async fn set_active(a: DestinationAction, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
+    let active = a.form.get("active") == Some("true");
     let patch = DestinationPatch { active: Some(active), ..DestinationPatch::default() };
-    let d = state.webhooks.update(ws, &audit, destination(path.0), patch).await.map_err(page_error)?;
+    let d = state.webhooks.update(a.ws, &a.audit, a.id, patch).await.map_err(page_error)?;
     let message = if active {
         "Destination activated: events are delivered again."
     } else {

@@ -2,7 +2,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
-use domain::webhooks::{DestinationInput, WebhookError};
+use domain::webhooks::{CreateWebhookError, DestinationInput};
 
 use super::list::all;
 use super::view::list_page;
@@ -37,7 +37,7 @@ pub async fn create(
             &detail_path(d.id),
             "Destination added. Reveal its signing secret below and send a test event to check your endpoint.",
         )),
-        Err(WebhookError::Invalid(v)) => {
+        Err(CreateWebhookError::Invalid(v)) => {
             let errors = FormErrors::from_validation(v);
             let list = all(&state, ws).await?;
             Ok(list_page(&s, Some(&list), &f, &errors, StatusCode::UNPROCESSABLE_ENTITY))

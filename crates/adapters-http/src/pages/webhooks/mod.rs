@@ -14,14 +14,22 @@ pub mod test;
 pub mod update;
 pub mod view;
 
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
 use actix_web::http::header;
-use actix_web::HttpResponse;
-use domain::webhooks::{DestinationId, WebhookError};
+use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
+use domain::audit::AuditContext;
+use domain::webhooks::DestinationId;
 use domain::workspace::{PlanTier, WorkspaceId};
+use serde::Deserialize;
 
 use super::form::FormData;
-use super::session::{flash_cookie, Signed};
+use super::session::{flash_cookie, SessionForm, Signed};
 use super::{PageError, PagesState};
+use crate::audit_context::RequestMeta;
+use crate::error::ApiError;
 
 /// The list's path.
 pub const PATH: &str = "/settings/integrations/webhooks";
@@ -52,15 +60,15 @@ pub fn action_workspace(s: &Signed) -> Result<WorkspaceId, PageError> {
     })
 }
 
-/// The page error of a webhooks failure that is not about the input.
-pub fn page_error(e: WebhookError) -> PageError {
-    match e {
-        WebhookError::NotFound => {
+/// The page error of a webhooks failure that is not about the input: what the API would answer
+/// (`domain_errors.rs` maps each operation's error once), in the pages' words.
+pub fn page_error(e: impl Into<ApiError>) -> PageError {
+    match e.into() {
+        ApiError::NotFound(_) => {
             PageError::NotFound("This webhook destination or delivery does not exist (any more).".into())
         }
-        WebhookError::Invalid(v) => PageError::BadRequest(v.to_string()),
-        WebhookError::InProgress | WebhookError::SecretUnreadable => PageError::BadRequest(e.to_string()),
-        WebhookError::Unknown(e) => e.into(),
+        ApiError::Internal(e) => domain::RepoError(e).into(),
+        other => PageError::BadRequest(other.to_string()),
     }
 }
 
@@ -75,6 +83,50 @@ pub fn back(pages: &PagesState, location: &str, message: &str) -> HttpResponse {
         .insert_header((header::LOCATION, location.to_owned()))
         .cookie(flash_cookie(pages, message))
         .finish()
+}
+
+/// A form action on one destination (`{PATH}/{webhook_id}/…`): the signed-in member, the
+/// workspace, the audit context, the destination of the path and the form, whose anti-forgery
+/// token has been checked. Read in the order the handlers read them before: the session, the path,
+/// the form, then the plan.
+#[derive(Debug)]
+pub struct DestinationAction {
+    /// The signed-in member.
+    pub signed: Signed,
+    /// Their workspace, on a plan with webhooks.
+    pub ws: WorkspaceId,
+    /// Who acts, from where.
+    pub audit: AuditContext,
+    /// The destination of the path.
+    pub id: DestinationId,
+    /// The submitted form.
+    pub form: FormData,
+}
+
+/// The `{webhook_id}` segment (a retry's path also has `{delivery_id}`).
+#[derive(Debug, Deserialize)]
+struct DestinationPath {
+    webhook_id: i64,
+}
+
+impl FromRequest for DestinationAction {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let meta = RequestMeta::of(req);
+        let signed = Signed::from_request(req, payload);
+        let path = web::Path::<DestinationPath>::from_request(req, payload);
+        let form = SessionForm::from_request(req, payload);
+        Box::pin(async move {
+            let signed = signed.await?;
+            let id = destination(path.await?.webhook_id);
+            let SessionForm(form) = form.await?;
+            let ws = action_workspace(&signed)?;
+            let audit = meta.member(signed.member.user_id, signed.member.role);
+            Ok(Self { signed, ws, audit, id, form })
+        })
+    }
 }
 
 /// The fields of the destination form.

@@ -3,8 +3,7 @@
 use actix_web::{web, HttpResponse};
 use domain::events::{ReplayError, ReplayInput};
 
-use super::{action_workspace, back, destination, detail_path};
-use crate::pages::session::{SessionForm, Signed};
+use super::{back, detail_path, DestinationAction};
 use crate::pages::PageError;
 use crate::state::AppState;
 
@@ -23,22 +22,13 @@ fn utc(raw: &str) -> Option<String> {
 ///
 /// # Errors
 /// [`PageError::NotFound`], [`PageError::Csrf`].
-pub async fn replay(
-    s: Signed,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<(i64,)>,
-    SessionForm(form): SessionForm,
-) -> Result<HttpResponse, PageError> {
-    let ws = action_workspace(&s)?;
-    let audit = meta.member(s.member.user_id, s.member.role);
-    let id = destination(path.0);
+pub async fn replay(a: DestinationAction, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
     let input = ReplayInput {
-        since: form.get("since").and_then(utc),
-        until: form.get("until").and_then(utc),
+        since: a.form.get("since").and_then(utc),
+        until: a.form.get("until").and_then(utc),
         event_types: None,
     };
-    let message = match state.events.replay(ws, &audit, id, &input).await {
+    let message = match state.events.replay(a.ws, &a.audit, a.id, &input).await {
         Ok(0) => "Nothing to replay: the destination has every event of that period.".to_owned(),
         Ok(1) => "1 event queued for delivery.".to_owned(),
         Ok(n) => format!("{n} events queued for delivery, oldest first."),
@@ -66,5 +56,5 @@ pub async fn replay(
         }
         Err(ReplayError::Unknown(e)) => return Err(e.into()),
     };
-    Ok(back(&state.pages, &detail_path(id), &message))
+    Ok(back(&state.pages, &detail_path(a.id), &message))
 }

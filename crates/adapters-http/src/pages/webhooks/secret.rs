@@ -4,65 +4,42 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
+use domain::webhooks::signing::SigningSecret;
 
 use super::detail::{form_of, load_log};
 use super::view::{detail_page, DetailView};
-use super::{action_workspace, destination, page_error};
-use crate::pages::session::{SessionForm, Signed};
+use super::{page_error, DestinationAction};
 use crate::pages::PageError;
 use crate::state::AppState;
-
-async fn show(
-    s: Signed,
-    meta: &crate::audit_context::RequestMeta,
-    state: &AppState,
-    id: i64,
-    rotate: bool,
-) -> Result<HttpResponse, PageError> {
-    let ws = action_workspace(&s)?;
-    let audit = meta.member(s.member.user_id, s.member.role);
-    let id = destination(id);
-    let secret = if rotate {
-        state.webhooks.rotate_secret(ws, &audit, id).await
-    } else {
-        state.webhooks.secret(ws, &audit, id).await
-    }
-    .map_err(page_error)?;
-    let d = state.webhooks.get(ws, id).await.map_err(page_error)?;
-    let mut v = DetailView {
-        form: form_of(&d),
-        secret: Some(secret.expose().to_owned()),
-        rotated: rotate,
-        ..DetailView::default()
-    };
-    load_log(state, ws, &d, None, &mut v).await?;
-    Ok(detail_page(&s, &d, &v, StatusCode::OK))
-}
 
 /// Shows the current secret.
 ///
 /// # Errors
 /// [`PageError::NotFound`], [`PageError::Csrf`].
-pub async fn reveal(
-    s: Signed,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<(i64,)>,
-    _form: SessionForm,
-) -> Result<HttpResponse, PageError> {
-    show(s, &meta, &state, path.0, false).await
+pub async fn reveal(a: DestinationAction, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
+    let secret = state.webhooks.secret(a.ws, &a.audit, a.id).await.map_err(page_error)?;
+    show(a, &state, &secret, false).await
 }
 
 /// Replaces the secret (the old one signs for 24 more hours) and shows the new one.
 ///
 /// # Errors
 /// [`PageError::NotFound`], [`PageError::Csrf`].
-pub async fn rotate(
-    s: Signed,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<(i64,)>,
-    _form: SessionForm,
+pub async fn rotate(a: DestinationAction, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
+    let secret = state.webhooks.rotate_secret(a.ws, &a.audit, a.id).await.map_err(page_error)?;
+    show(a, &state, &secret, true).await
+}
+
+/// The destination's page with `secret` shown.
+async fn show(
+    a: DestinationAction,
+    state: &AppState,
+    secret: &SigningSecret,
+    rotated: bool,
 ) -> Result<HttpResponse, PageError> {
-    show(s, &meta, &state, path.0, true).await
+    let d = state.webhooks.get(a.ws, a.id).await.map_err(page_error)?;
+    let mut v =
+        DetailView { form: form_of(&d), secret: Some(secret.expose().to_owned()), rotated, ..DetailView::default() };
+    load_log(state, a.ws, &d, None, &mut v).await?;
+    Ok(detail_page(&a.signed, &d, &v, StatusCode::OK))
 }

@@ -3,8 +3,7 @@
 use actix_web::{web, HttpResponse};
 use domain::webhooks::EventType;
 
-use super::{action_workspace, back, destination, detail_path, page_error};
-use crate::pages::session::{SessionForm, Signed};
+use super::{back, detail_path, page_error, DestinationAction};
 use crate::pages::PageError;
 use crate::state::AppState;
 
@@ -13,22 +12,13 @@ use crate::state::AppState;
 ///
 /// # Errors
 /// [`PageError::NotFound`], [`PageError::Csrf`].
-pub async fn send(
-    s: Signed,
-    meta: crate::audit_context::RequestMeta,
-    state: web::Data<AppState>,
-    path: web::Path<(i64,)>,
-    SessionForm(form): SessionForm,
-) -> Result<HttpResponse, PageError> {
-    let ws = action_workspace(&s)?;
-    let audit = meta.member(s.member.user_id, s.member.role);
-    let id = destination(path.0);
-    let event = match form.get("event_type").filter(|t| !t.is_empty()) {
+pub async fn send(a: DestinationAction, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
+    let event = match a.form.get("event_type").filter(|t| !t.is_empty()) {
         None => EventType::WebhookTest,
         Some(t) => t.parse::<EventType>().map_err(|e| PageError::BadRequest(e.message))?,
     };
-    let data = crate::event_catalog::sample_data(event, id, time::OffsetDateTime::now_utc());
-    let delivery = state.webhooks.send_sample(ws, &audit, id, event, &data).await.map_err(page_error)?;
+    let data = crate::event_catalog::sample_data(event, a.id, time::OffsetDateTime::now_utc());
+    let delivery = state.webhooks.send_sample(a.ws, &a.audit, a.id, event, &data).await.map_err(page_error)?;
     let message = match delivery.attempts.last() {
         Some(a) => match (a.status_code, &a.error) {
             (Some(code), _) if (200..300).contains(&code) => {
@@ -42,5 +32,5 @@ pub async fn send(
         },
         None => "Test event queued.".to_owned(),
     };
-    Ok(back(&state.pages, &detail_path(id), &message))
+    Ok(back(&state.pages, &detail_path(a.id), &message))
 }

@@ -1,0 +1,198 @@
+//! The delivery queue in storage, shared by every instance: claims, attempts and their limits.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use crate::audit::AuditEntry;
+use crate::common::error::RepoError;
+use crate::webhooks::event_type::EventType;
+use crate::webhooks::model::{AttemptTrigger, DeliveryId, DeliveryStatus, DestinationId};
+use crate::workspace::WorkspaceId;
+
+/// A delivery taken by one worker for one attempt, with everything needed to send it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedDelivery {
+    /// The delivery.
+    pub delivery_id: DeliveryId,
+    /// Its workspace.
+    pub workspace_id: WorkspaceId,
+    /// Its destination.
+    pub destination_id: DestinationId,
+    /// Where to send it.
+    pub url: String,
+    /// The `webhook-id`.
+    pub message_id: String,
+    /// The exact body.
+    pub payload: String,
+    /// The sealed current secret.
+    pub secret_sealed: Vec<u8>,
+    /// The sealed previous secret, only while it still signs.
+    pub previous_secret_sealed: Option<Vec<u8>>,
+    /// The number this attempt gets.
+    pub attempt_number: i32,
+    /// Why it is made.
+    pub trigger: AttemptTrigger,
+    /// Whether a failure schedules the next retry (false for one-off manual and test attempts
+    /// on deliveries that had finished).
+    pub retries_on_failure: bool,
+}
+
+/// The per-destination limits that claiming enforces, across every instance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClaimLimits {
+    /// How long a claim lasts; a worker that dies leaves its claims to expire after this.
+    pub lease: Duration,
+    /// Deliveries in flight to one destination at once.
+    pub max_in_flight: u32,
+    /// Sustained deliveries per second to one destination.
+    pub rate_per_sec: f64,
+    /// Deliveries that may be sent at once after a quiet period.
+    pub burst: f64,
+}
+
+/// Why a manual redelivery could not be claimed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManualClaim {
+    /// Claimed for an attempt now.
+    Claimed(Box<ClaimedDelivery>),
+    /// No such delivery of this destination.
+    NotFound,
+    /// A worker is attempting it right now.
+    InProgress,
+}
+
+/// What an attempt did to its destination's health.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DestinationEffect {
+    /// 2xx: the destination is healthy; the failure clock stops.
+    Healthy,
+    /// A failure: the failure clock starts (if not running) and may deactivate the destination.
+    Failing,
+    /// 410: deactivate now.
+    Gone,
+}
+
+/// The outcome of one attempt, to be written to the log and the delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptRecord {
+    /// The delivery.
+    pub delivery_id: DeliveryId,
+    /// Its workspace.
+    pub workspace_id: WorkspaceId,
+    /// Its destination.
+    pub destination_id: DestinationId,
+    /// 1 for the first attempt.
+    pub attempt_number: i32,
+    /// Why it was made.
+    pub trigger: AttemptTrigger,
+    /// When it started.
+    pub attempted_at: OffsetDateTime,
+    /// The HTTP status, when there was an answer.
+    pub status_code: Option<u16>,
+    /// The transport error, when there was none.
+    pub error: Option<String>,
+    /// Duration in milliseconds.
+    pub duration_ms: i64,
+    /// The start of the answer's body.
+    pub response_excerpt: String,
+    /// The next attempt, when one is scheduled.
+    pub next_attempt_at: Option<OffsetDateTime>,
+    /// The delivery's new status: succeeded, pending (retry scheduled) or failed.
+    pub status: DeliveryStatus,
+    /// What it means for the destination.
+    pub effect: DestinationEffect,
+}
+
+/// A worker's wake-up: resolves when work may have been added since it last resolved (a
+/// wake-up that came while the worker was busy is kept; several are one). Workers still poll,
+/// for work that other instances add.
+#[async_trait]
+pub trait WorkSignal: Send {
+    /// Waits for the next wake-up.
+    async fn changed(&mut self);
+}
+
+/// A signal that never wakes: for queues that can only be polled.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSignal;
+
+#[async_trait]
+impl WorkSignal for NoSignal {
+    async fn changed(&mut self) {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// The delivery queue in storage, shared by every instance.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait DeliveryQueue: Send + Sync {
+    /// Claims up to `max` due deliveries of active destinations, respecting each destination's
+    /// in-flight and rate limits: never more for a destination than it has room for (the others
+    /// stay due and untouched, and do not block other destinations' deliveries that are due);
+    /// deliveries held back by the rate are rescheduled when the rate allows them.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn claim_due(
+        &self,
+        now: OffsetDateTime,
+        max: usize,
+        limits: ClaimLimits,
+    ) -> Result<Vec<ClaimedDelivery>, RepoError>;
+
+    /// Claims one delivery for a manual redelivery now, whatever its status (unless a worker
+    /// holds it), and stores `audit` in the claim's transaction (nothing when not claimed).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn claim_manual(
+        &self,
+        ws: WorkspaceId,
+        destination: DestinationId,
+        delivery: DeliveryId,
+        now: OffsetDateTime,
+        lease: Duration,
+        audit: &AuditEntry,
+    ) -> Result<ManualClaim, RepoError>;
+
+    /// Records a sample event of type `event` (`webhook.test` or a typed sample) with one
+    /// delivery to `destination`, claimed for an attempt now; `None` when the destination does not
+    /// exist. Samples are never in the events feed and never replayed. `audit` is stored in the
+    /// same transaction, with the new delivery's id added to its details as `delivery_id`.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    #[allow(clippy::too_many_arguments)]
+    async fn create_test(
+        &self,
+        ws: WorkspaceId,
+        destination: DestinationId,
+        event: EventType,
+        payload: &str,
+        now: OffsetDateTime,
+        lease: Duration,
+        audit: &AuditEntry,
+    ) -> Result<Option<ClaimedDelivery>, RepoError>;
+
+    /// Writes attempts: the log rows, the deliveries' new state and the destinations' health
+    /// (410 and `auto_disable_after` of failures deactivate, with a note).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn record(&self, records: &[AttemptRecord], auto_disable_after: Duration) -> Result<(), RepoError>;
+
+    /// Deletes attempts, finished deliveries and their events older than `before`, in batches;
+    /// returns how many rows went.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn prune(&self, before: OffsetDateTime) -> Result<u64, RepoError>;
+
+    /// A wake-up for one delivery loop: when events are committed in this process.
+    fn new_events(&self) -> Box<dyn WorkSignal> {
+        Box::new(NoSignal)
+    }
+}

@@ -1,0 +1,102 @@
+//! The destination record: what the REST API returns (`/v1/webhooks`, the settings API) and the
+//! `data` of the `webhook.*` events (decisions.md, "Events as a contract"), serialised from this one
+//! type so the two cannot drift.
+
+use time::OffsetDateTime;
+
+use super::model::WebhookDestination;
+
+/// A webhook destination (`decisions.md`).
+#[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WebhookRecord {
+    /// Its id.
+    pub id: i64,
+    /// Where events are sent.
+    #[cfg_attr(feature = "openapi", schema(example = "https://hooks.example.com/wms"))]
+    pub url: String,
+    /// Free label: `custom`, `zapier`, `make`, `n8n`…
+    #[cfg_attr(feature = "openapi", schema(example = "custom"))]
+    pub platform: String,
+    /// Subscribed event types.
+    #[cfg_attr(feature = "openapi", schema(example = json!(["message.created", "message.status_updated"])))]
+    pub events: Vec<String>,
+    /// Whether deliveries are sent.
+    pub active: bool,
+    /// Creation time.
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub created_at: OffsetDateTime,
+    /// Last change.
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub updated_at: OffsetDateTime,
+    /// Why wms deactivated it (a 410 answer, or failures for 5 days); null otherwise.
+    pub disabled_reason: Option<String>,
+    /// When it was deactivated; null while active.
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub disabled_at: Option<OffsetDateTime>,
+}
+
+impl From<WebhookDestination> for WebhookRecord {
+    fn from(d: WebhookDestination) -> Self {
+        Self {
+            id: d.id.0,
+            url: d.url,
+            platform: d.platform,
+            events: d.events,
+            active: d.active,
+            created_at: d.created_at,
+            updated_at: d.updated_at,
+            disabled_reason: d.disabled_reason,
+            disabled_at: d.disabled_at,
+        }
+    }
+}
+
+impl WebhookRecord {
+    /// The record as event `data`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::webhooks::model::DestinationId;
+    use crate::workspace::WorkspaceId;
+    use time::macros::datetime;
+
+    #[test]
+    fn the_record_has_every_member_with_utc_times_and_nulls() {
+        let at = datetime!(2026-11-24 08:00:00 UTC);
+        let d = WebhookDestination {
+            id: DestinationId(3),
+            workspace_id: WorkspaceId(1),
+            url: "https://hooks.example.com/a".into(),
+            platform: "custom".into(),
+            events: vec!["message.created".into()],
+            active: true,
+            disabled_reason: None,
+            disabled_at: None,
+            created_at: at,
+            updated_at: at,
+        };
+        assert_eq!(
+            WebhookRecord::from(d).to_json(),
+            serde_json::json!({
+                "id": 3,
+                "url": "https://hooks.example.com/a",
+                "platform": "custom",
+                "events": ["message.created"],
+                "active": true,
+                "created_at": "2026-11-24T08:00:00Z",
+                "updated_at": "2026-11-24T08:00:00Z",
+                "disabled_reason": null,
+                "disabled_at": null,
+            })
+        );
+    }
+}
