@@ -14,6 +14,7 @@ pub mod labels;
 pub mod login_tokens;
 pub mod messages;
 pub mod platform_webhooks;
+pub mod query;
 pub mod teams;
 pub mod threads;
 pub mod users;

@@ -2,17 +2,14 @@
 
 use actix_web::{web, HttpResponse};
 use domain::channels::ChannelId;
-use domain::common::page::PageRequest;
 use domain::messaging::{MessageFilter, ThreadId};
-use domain::{FieldError, ValidationErrors};
 use serde::Deserialize;
-use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
 use utoipa::IntoParams;
 
 use crate::authentication::V1Caller;
 use crate::dto::{DirectionDto, MessageList, MessageRecord, MessageStatusDto};
 use crate::error::ApiError;
+use crate::handlers::query::QueryProblems;
 use crate::state::AppState;
 use crate::strict::StrictQuery;
 
@@ -43,17 +40,6 @@ pub struct ListMessagesQuery {
     cursor: Option<String>,
 }
 
-fn time_param(errors: &mut Vec<FieldError>, field: &str, raw: Option<&str>) -> Option<OffsetDateTime> {
-    let raw = raw?;
-    match OffsetDateTime::parse(raw, &Rfc3339) {
-        Ok(t) => Some(t),
-        Err(_) => {
-            errors.push(FieldError::new(field, "must be an RFC 3339 time such as 2026-11-20T12:00:00Z"));
-            None
-        }
-    }
-}
-
 /// Lists messages newest first: by id, descending, which is the order wms recorded them in.
 /// Pagination is by cursor (the last id): stable while new messages arrive, and
 /// as fast on the hundredth page as on the first.
@@ -70,10 +56,9 @@ pub async fn list(
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<ListMessagesQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let mut errors = Vec::new();
-    PageRequest::new(q.limit, None).map_err(|e| errors.extend(e)).ok();
-    let since = time_param(&mut errors, "since", q.since.as_deref());
-    let until = time_param(&mut errors, "until", q.until.as_deref());
+    let mut problems = QueryProblems::with_limit(q.limit);
+    let since = problems.time("since", q.since.as_deref());
+    let until = problems.time("until", q.until.as_deref());
     let filter = MessageFilter {
         channel_id: q.channel_id.map(ChannelId),
         thread_id: q.thread_id.map(ThreadId),
@@ -82,14 +67,7 @@ pub async fn list(
         since,
         until,
     };
-    // The cursor is bound to the filter set; read once the rest is valid.
-    let page = errors
-        .is_empty()
-        .then(|| PageRequest::for_filters(q.limit, q.cursor.as_deref(), filter.cursor_key().as_str()))
-        .and_then(|p| p.map_err(|e| errors.extend(e)).ok());
-    let (Some(page), true) = (page, errors.is_empty()) else {
-        return Err(ApiError::Validation(ValidationErrors(errors)));
-    };
+    let (filter, page) = problems.page(q.limit, q.cursor.as_deref(), Some(filter), MessageFilter::cursor_key)?;
     let page = state.messages.list(caller.workspace_id, filter, page).await?;
     Ok(crate::handlers::listed(page.map(MessageRecord::from)))
 }

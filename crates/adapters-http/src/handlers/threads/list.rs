@@ -1,17 +1,14 @@
 //! `GET /v1/threads`
 
 use actix_web::{web, HttpResponse};
-use domain::common::page::PageRequest;
 use domain::threads::{ThreadFilter, ThreadFilterInput};
-use domain::{FieldError, ValidationErrors};
 use serde::{Deserialize, Serialize};
-use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::authentication::V1Caller;
 use crate::dto::{ThreadList, ThreadRecord};
 use crate::error::ApiError;
+use crate::handlers::query::QueryProblems;
 use crate::state::AppState;
 use crate::strict::StrictQuery;
 
@@ -73,15 +70,8 @@ pub async fn list(
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<ListThreadsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let mut errors = Vec::new();
-    PageRequest::new(q.limit, None).map_err(|e| errors.extend(e)).ok();
-    let updated_since = q.updated_since.as_deref().and_then(|raw| match OffsetDateTime::parse(raw, &Rfc3339) {
-        Ok(t) => Some(t),
-        Err(_) => {
-            errors.push(FieldError::new("updated_since", "must be an RFC 3339 time such as 2026-11-20T12:00:00Z"));
-            None
-        }
-    });
+    let mut problems = QueryProblems::with_limit(q.limit);
+    let updated_since = problems.time("updated_since", q.updated_since.as_deref());
     let filter = ThreadFilter::new(ThreadFilterInput {
         status: q.status,
         channel_id: q.channel_id,
@@ -91,18 +81,9 @@ pub async fn list(
         label: q.label,
         updated_since,
     })
-    .map_err(|e| errors.extend(e.0))
+    .map_err(|e| problems.extend(e.0))
     .ok();
-    // The cursor is bound to the filter set; it is read once everything else is valid, so that a
-    // bad filter is not reported as a cursor.
-    let page = filter.as_ref().filter(|_| errors.is_empty()).and_then(|f| {
-        PageRequest::for_filters(q.limit, q.cursor.as_deref(), f.cursor_key().as_str())
-            .map_err(|e| errors.extend(e))
-            .ok()
-    });
-    let (Some(page), Some(filter), true) = (page, filter, errors.is_empty()) else {
-        return Err(ApiError::Validation(ValidationErrors(errors)));
-    };
+    let (filter, page) = problems.page(q.limit, q.cursor.as_deref(), filter, ThreadFilter::cursor_key)?;
     let page = state.threads.list(caller.workspace_id, &filter, page).await?;
     Ok(crate::handlers::listed(page.map(ThreadRecord::from)))
 }
