@@ -310,7 +310,7 @@ pub(super) async fn threads_for_contacts(
     }
     // `last_message_at = now()`: the time of the messages this transaction inserts next (their
     // `created_at` is `now()` too), as `thread_for_contact` does, so these threads are not updated
-    // again for them (an update of a thread writes a new row version into each of its indexes).
+    // again for them (`updated_at` is indexed: each update of a thread is a new row version in each of its indexes).
     let mut created: Vec<NewThread> = diesel::sql_query(
         "INSERT INTO threads (workspace_id, contact_id, channel_id, last_message_at)
          SELECT $1, u.contact_id, $2, now() FROM unnest($3::bigint[]) WITH ORDINALITY AS u (contact_id, n) ORDER BY u.n
