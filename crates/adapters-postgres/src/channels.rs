@@ -21,18 +21,48 @@ use crate::schema::channels;
 use crate::webhooks::outbox;
 use domain::webhooks::EventType;
 
-/// [`ChannelRepository`] on PostgreSQL. Identical concurrent listings share one query
-/// ([`crate::coalesce`]).
+/// [`ChannelRepository`] on PostgreSQL. Identical concurrent listings, and concurrent reads of
+/// one channel (every send reads its channel), share one query ([`crate::coalesce`]).
 #[derive(Debug, Clone)]
 pub struct PgChannelRepository {
     db: Db,
     lists: Coalescer<ChannelLists>,
+    finds: Coalescer<ChannelFinds>,
 }
 
 impl PgChannelRepository {
     /// A repository on `db`.
     pub fn new(db: Db) -> Self {
-        Self { lists: Coalescer::new(ChannelLists { db: db.clone() }, db.acquire_timeout()), db }
+        Self {
+            lists: Coalescer::new(ChannelLists { db: db.clone() }, db.acquire_timeout()),
+            finds: Coalescer::new(ChannelFinds { db: db.clone() }, db.acquire_timeout()),
+            db,
+        }
+    }
+}
+
+/// One channel by id, read once for a batch of concurrent reads of it: 64 clients sending through
+/// one channel cost one read (and one transaction) per batch, not one per send (issue 21).
+struct ChannelFinds {
+    db: Db,
+}
+
+#[async_trait]
+impl Batch for ChannelFinds {
+    type Key = (WorkspaceId, ChannelId);
+    type Output = Option<Channel>;
+
+    async fn run(&self, &(ws, id): &Self::Key, count: usize) -> Result<Vec<Option<Channel>>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let row: Option<ChannelRow> = channels::table
+            .filter(channels::workspace_id.eq(ws.0))
+            .filter(channels::id.eq(id.0))
+            .select(ChannelRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(repo)?;
+        Ok(shared_answer(row.map(ChannelRow::into_domain).transpose()?, count))
     }
 }
 
@@ -123,16 +153,7 @@ impl ChannelRepository for PgChannelRepository {
     }
 
     async fn find(&self, ws: WorkspaceId, id: ChannelId) -> Result<Option<Channel>, RepoError> {
-        let mut conn = self.db.conn().await.map_err(repo)?;
-        let row: Option<ChannelRow> = channels::table
-            .filter(channels::workspace_id.eq(ws.0))
-            .filter(channels::id.eq(id.0))
-            .select(ChannelRow::as_select())
-            .first(&mut conn)
-            .await
-            .optional()
-            .map_err(repo)?;
-        row.map(ChannelRow::into_domain).transpose()
+        self.finds.call((ws, id)).await
     }
 
     async fn reserve_id(&self) -> Result<ChannelId, RepoError> {

@@ -10,7 +10,8 @@
 //! Users: the credential check of `/v1` ([`crate::credentials::PgCredentialStore`]: one
 //! `wms_authenticate` verifies the credential and asks the limiter to admit the whole batch) and
 //! the channel listing ([`crate::channels::PgChannelRepository`], what integrators poll for the
-//! state of their connections: one query, its page handed to every identical request).
+//! state of their connections: one query, its page handed to every identical request) and the read
+//! of one channel (every `POST /v1/messages` reads its channel first).
 //!
 //! Freshness: a request is only ever put in a batch that is taken from the queue *after* the
 //! request joined it, so the batch's statement starts — and takes its snapshot — after the

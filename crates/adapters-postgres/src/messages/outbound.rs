@@ -46,10 +46,11 @@ pub(super) async fn insert_one(
                         };
                     }
                 }
-                let thread_id = match &new.recipient {
-                    Recipient::Thread(t) => t.0,
+                let thread = match &new.recipient {
+                    Recipient::Thread(t) => SendThread { id: t.0, created: false },
                     Recipient::Address(a) => thread_for_address(conn, ws, new.channel_id, a).await?,
                 };
+                let thread_id = thread.id;
                 let row: MessageRow = diesel::insert_into(messages::table)
                     .values((
                         messages::workspace_id.eq(ws.0),
@@ -67,10 +68,15 @@ pub(super) async fn insert_one(
                     .get_result(conn)
                     .await?;
                 let message = row.into_domain().map_err(into_db)?;
-                diesel::update(threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq(thread_id)))
+                // A thread created just now already has this message's time (both are `now()`).
+                if !thread.created {
+                    diesel::update(
+                        threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq(thread_id)),
+                    )
                     .set((threads::last_message_at.eq(message.created_at), threads::updated_at.eq(diesel::dsl::now)))
                     .execute(conn)
                     .await?;
+                }
                 if let Some(key) = &new.idempotency {
                     diesel::update(
                         idempotency_keys::table
@@ -221,7 +227,8 @@ pub(super) async fn insert_group(
     // Set-wise per channel: one statement finds the known contacts, one inserts the new ones, one
     // finds the contacts' threads, one creates the missing threads (issue 21: a group of sends to
     // different new recipients costs a few statements, not a few per recipient).
-    let mut threads_by_address = std::collections::HashMap::new();
+    let mut threads_by_address: std::collections::HashMap<(ChannelId, &str), SendThread> =
+        std::collections::HashMap::new();
     let mut channels: Vec<ChannelId> = addresses.iter().map(|(c, _)| *c).collect();
     channels.dedup();
     for channel_id in channels {
@@ -233,33 +240,33 @@ pub(super) async fn insert_group(
         contact_ids.dedup();
         let thread_of = threads_for_contacts(conn, ws, channel_id, &contact_ids).await?;
         for address in of_channel {
-            let thread_id = contact_of
+            let thread = contact_of
                 .get(address)
                 .and_then(|c| thread_of.get(c))
                 .ok_or_else(|| into_db(repo(anyhow::anyhow!("no thread resolved for a recipient"))))?;
-            threads_by_address.insert((channel_id, address), *thread_id);
+            threads_by_address.insert((channel_id, address), *thread);
         }
     }
-    let pending: Vec<(usize, i64)> = items
+    let pending: Vec<(usize, SendThread)> = items
         .iter()
         .enumerate()
         .filter(|(i, _)| outcomes[*i].is_none())
         .map(|(i, item)| {
-            let thread_id = match &item.recipient {
-                Recipient::Thread(t) => t.0,
+            let thread = match &item.recipient {
+                Recipient::Thread(t) => SendThread { id: t.0, created: false },
                 Recipient::Address(a) => threads_by_address[&(item.channel_id, a.as_str())],
             };
-            (i, thread_id)
+            (i, thread)
         })
         .collect();
     if !pending.is_empty() {
         let rows: Vec<_> = pending
             .iter()
-            .map(|&(i, thread_id)| {
+            .map(|&(i, thread)| {
                 let new = &items[i];
                 (
                     messages::workspace_id.eq(ws.0),
-                    messages::thread_id.eq(thread_id),
+                    messages::thread_id.eq(thread.id),
                     messages::channel_id.eq(new.channel_id.0),
                     messages::direction.eq("outbound"),
                     messages::sender_kind.eq(if new.template.is_some() { "template" } else { "human" }),
@@ -283,15 +290,20 @@ pub(super) async fn insert_group(
         let stored: Vec<Message> =
             inserted.into_iter().map(MessageRow::into_domain).collect::<Result<_, _>>().map_err(into_db)?;
         // Every message of the transaction has the same created_at (now()), so one update sets
-        // each thread's activity to its newest message's time, as insert_one does per message.
-        let mut thread_ids: Vec<i64> = pending.iter().map(|&(_, t)| t).collect();
+        // each thread's activity to its newest message's time, as insert_one does per message;
+        // the threads created in this transaction already have it.
+        let mut thread_ids: Vec<i64> = pending.iter().filter(|(_, t)| !t.created).map(|(_, t)| t.id).collect();
         thread_ids.sort_unstable();
         thread_ids.dedup();
-        let newest = stored.iter().map(|m| m.created_at).max().unwrap_or_else(OffsetDateTime::now_utc);
-        diesel::update(threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq_any(&thread_ids)))
+        if !thread_ids.is_empty() {
+            let newest = stored.iter().map(|m| m.created_at).max().unwrap_or_else(OffsetDateTime::now_utc);
+            diesel::update(
+                threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq_any(&thread_ids)),
+            )
             .set((threads::last_message_at.eq(newest), threads::updated_at.eq(diesel::dsl::now)))
             .execute(conn)
             .await?;
+        }
         let keyed: Vec<(&str, i64)> = pending
             .iter()
             .zip(&stored)

@@ -98,6 +98,14 @@ pub(super) async fn latest_thread(
         .optional()
 }
 
+/// A send's thread, and whether this transaction created it: a new thread is inserted with the
+/// activity (`last_message_at`) its first message gives it, so it needs no update afterwards.
+#[derive(Clone, Copy)]
+pub(super) struct SendThread {
+    pub(super) id: i64,
+    pub(super) created: bool,
+}
+
 /// The contact's most recent thread on the channel, or a new one (with `thread.created`).
 ///
 /// Threads have no unique key (a contact may have several on a channel), so concurrent first
@@ -110,9 +118,9 @@ pub(super) async fn thread_for_contact(
     ws: WorkspaceId,
     contact_id: i64,
     channel_id: ChannelId,
-) -> QueryResult<i64> {
+) -> QueryResult<SendThread> {
     if let Some(id) = latest_thread(conn, ws, contact_id, channel_id).await? {
-        return Ok(id);
+        return Ok(SendThread { id, created: false });
     }
     contacts::table
         .filter(contacts::workspace_id.eq(ws.0))
@@ -122,7 +130,7 @@ pub(super) async fn thread_for_contact(
         .first::<i64>(conn)
         .await?;
     if let Some(id) = latest_thread(conn, ws, contact_id, channel_id).await? {
-        return Ok(id);
+        return Ok(SendThread { id, created: false });
     }
     let id: i64 = diesel::insert_into(threads::table)
         .values((
@@ -140,7 +148,7 @@ pub(super) async fn thread_for_contact(
     let thread = crate::threads::load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)?;
     let data = crate::threads::thread_json(&thread);
     outbox::record(conn, ws, EventType::ThreadCreated, &data).await?;
-    Ok(id)
+    Ok(SendThread { id, created: true })
 }
 
 /// The thread for an address on a channel: its contact found or created, then the contact's most
@@ -150,7 +158,7 @@ pub(super) async fn thread_for_address(
     ws: WorkspaceId,
     channel_id: ChannelId,
     address: &str,
-) -> QueryResult<i64> {
+) -> QueryResult<SendThread> {
     let by_phone = addressed_by_phone(conn, ws, channel_id).await?;
     let contact_id = contact_for_address(conn, ws, by_phone, address).await?;
     thread_for_contact(conn, ws, contact_id, channel_id).await
@@ -253,14 +261,14 @@ pub(super) struct NewThread {
 }
 
 /// [`thread_for_contact`] for several contacts (sorted, distinct) on one channel: each one's most
-/// recent thread, the missing ones created (with `thread.created`) under the contacts' row locks,
-/// taken in id order, with the lookup repeated under them.
+/// recent thread by contact, the missing ones created (with `thread.created`) under the contacts'
+/// row locks, taken in id order, with the lookup repeated under them.
 pub(super) async fn threads_for_contacts(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
     channel_id: ChannelId,
     contact_ids: &[i64],
-) -> QueryResult<std::collections::HashMap<i64, i64>> {
+) -> QueryResult<std::collections::HashMap<i64, SendThread>> {
     async fn latest(
         conn: &mut AsyncPgConnection,
         ws: WorkspaceId,
@@ -278,8 +286,9 @@ pub(super) async fn threads_for_contacts(
         .load(conn)
         .await
     }
-    let mut found: std::collections::HashMap<i64, i64> =
-        latest(conn, ws, channel_id, contact_ids).await?.into_iter().map(|t| (t.contact_id, t.id)).collect();
+    let known = |t: ContactThread| (t.contact_id, SendThread { id: t.id, created: false });
+    let mut found: std::collections::HashMap<i64, SendThread> =
+        latest(conn, ws, channel_id, contact_ids).await?.into_iter().map(known).collect();
     let missing: Vec<i64> = contact_ids.iter().copied().filter(|c| !found.contains_key(c)).collect();
     if missing.is_empty() {
         return Ok(found);
@@ -294,14 +303,17 @@ pub(super) async fn threads_for_contacts(
     if locked != missing.len() {
         return Err(diesel::result::Error::NotFound);
     }
-    found.extend(latest(conn, ws, channel_id, &missing).await?.into_iter().map(|t| (t.contact_id, t.id)));
+    found.extend(latest(conn, ws, channel_id, &missing).await?.into_iter().map(known));
     let create: Vec<i64> = missing.into_iter().filter(|c| !found.contains_key(c)).collect();
     if create.is_empty() {
         return Ok(found);
     }
+    // `last_message_at = now()`: the time of the messages this transaction inserts next (their
+    // `created_at` is `now()` too), as `thread_for_contact` does, so these threads are not updated
+    // again for them (`updated_at` is indexed: each update of a thread is a new row version in each of its indexes).
     let mut created: Vec<NewThread> = diesel::sql_query(
-        "INSERT INTO threads (workspace_id, contact_id, channel_id)
-         SELECT $1, u.contact_id, $2 FROM unnest($3::bigint[]) WITH ORDINALITY AS u (contact_id, n) ORDER BY u.n
+        "INSERT INTO threads (workspace_id, contact_id, channel_id, last_message_at)
+         SELECT $1, u.contact_id, $2, now() FROM unnest($3::bigint[]) WITH ORDINALITY AS u (contact_id, n) ORDER BY u.n
          RETURNING id, contact_id, status, created_at",
     )
     .bind::<BigInt, _>(ws.0)
@@ -313,7 +325,8 @@ pub(super) async fn threads_for_contacts(
     let events: Vec<serde_json::Value> = created
         .iter()
         .map(|t| {
-            // The columns the insert leaves to their defaults, as `thread_for_contact` reads them back.
+            // The columns as `thread_for_contact` reads them back: `last_message_at` and
+            // `created_at` are both the transaction's `now()`.
             crate::threads::thread_json(&domain::threads::Thread {
                 id: t.id,
                 channel_id: channel_id.0,
@@ -322,13 +335,13 @@ pub(super) async fn threads_for_contacts(
                 unread_count: 0,
                 assignee: None,
                 handover_status: None,
-                last_message_at: None,
+                last_message_at: Some(t.created_at),
                 created_at: t.created_at,
                 labels: Vec::new(),
             })
         })
         .collect();
     outbox::record_many(conn, ws, EventType::ThreadCreated, &events).await?;
-    found.extend(created.into_iter().map(|t| (t.contact_id, t.id)));
+    found.extend(created.into_iter().map(|t| (t.contact_id, SendThread { id: t.id, created: true })));
     Ok(found)
 }

@@ -280,5 +280,7 @@ async fn concurrent_sends_each_to_a_new_recipient_make_exactly_their_contacts_th
             .expect("message event");
         assert!(contact < i && i < message, "contact, thread, then messages for {thread}");
         assert_eq!(thread["channel_id"], json!(ch));
+        // The whole record as its first message leaves it (created with it, in one transaction).
+        assert_eq!(thread["last_message_at"], thread["created_at"], "{thread}");
     }
 }
