@@ -1,3 +1,6 @@
+//! Longer than 400 lines because it is one self-contained load generator (server set-up, clients,
+//! receiver, CPU and statement accounting) that a reader follows from top to bottom.
+//!
 //! Sending benchmark (run by `scripts/bench-messages`, release build): `POST /v1/messages` from
 //! many concurrent clients against one `wms serve`, with a webhook destination subscribed to
 //! `message.created` on a local receiver that answers 204.
