@@ -110,6 +110,28 @@ fn idempotency_cutoff() -> OffsetDateTime {
     OffsetDateTime::now_utc() - time::Duration::hours(IDEMPOTENCY_HOURS)
 }
 
+/// Claims the key for this send: forgets it if it expired, then inserts it unless a live one
+/// exists (waiting for a concurrent request with the same key to commit). `false` when the key
+/// was already taken, so the caller answers from [`existing_key`].
+async fn claim_key(conn: &mut AsyncPgConnection, ws: WorkspaceId, key: &IdempotencyKey) -> diesel::QueryResult<bool> {
+    diesel::delete(idempotency_keys::table)
+        .filter(idempotency_keys::workspace_id.eq(ws.0))
+        .filter(idempotency_keys::key.eq(&key.key))
+        .filter(idempotency_keys::created_at.le(idempotency_cutoff()))
+        .execute(conn)
+        .await?;
+    let inserted = diesel::insert_into(idempotency_keys::table)
+        .values((
+            idempotency_keys::workspace_id.eq(ws.0),
+            idempotency_keys::key.eq(&key.key),
+            idempotency_keys::fingerprint.eq(key.fingerprint.to_vec()),
+        ))
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await?;
+    Ok(inserted > 0)
+}
+
 async fn existing_key(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,

@@ -18,23 +18,7 @@ pub(super) async fn insert_one(
         .transaction::<_, TxError, _>(|conn| {
             async move {
                 if let Some(key) = &new.idempotency {
-                    diesel::delete(idempotency_keys::table)
-                        .filter(idempotency_keys::workspace_id.eq(ws.0))
-                        .filter(idempotency_keys::key.eq(&key.key))
-                        .filter(idempotency_keys::created_at.le(idempotency_cutoff()))
-                        .execute(conn)
-                        .await?;
-                    // Waits for a concurrent request with the same key to commit, then does nothing.
-                    let inserted = diesel::insert_into(idempotency_keys::table)
-                        .values((
-                            idempotency_keys::workspace_id.eq(ws.0),
-                            idempotency_keys::key.eq(&key.key),
-                            idempotency_keys::fingerprint.eq(key.fingerprint.to_vec()),
-                        ))
-                        .on_conflict_do_nothing()
-                        .execute(conn)
-                        .await?;
-                    if inserted == 0 {
+                    if !claim_key(conn, ws, key).await? {
                         return match existing_key(conn, ws, key).await? {
                             Some((fp, _)) if fp != key.fingerprint => Err(TxError::Mismatch),
                             Some((_, Some(id))) => {
@@ -183,22 +167,7 @@ pub(super) async fn insert_group(
             outcomes[i] = Some(Outcome::Alone);
             continue;
         }
-        diesel::delete(idempotency_keys::table)
-            .filter(idempotency_keys::workspace_id.eq(ws.0))
-            .filter(idempotency_keys::key.eq(&key.key))
-            .filter(idempotency_keys::created_at.le(idempotency_cutoff()))
-            .execute(conn)
-            .await?;
-        let inserted = diesel::insert_into(idempotency_keys::table)
-            .values((
-                idempotency_keys::workspace_id.eq(ws.0),
-                idempotency_keys::key.eq(&key.key),
-                idempotency_keys::fingerprint.eq(key.fingerprint.to_vec()),
-            ))
-            .on_conflict_do_nothing()
-            .execute(conn)
-            .await?;
-        if inserted == 0 {
+        if !claim_key(conn, ws, key).await? {
             let answer = match existing_key(conn, ws, key).await? {
                 Some((fp, _)) if fp != key.fingerprint => Err(InsertMessageError::IdempotencyMismatch),
                 Some((_, Some(id))) => match load_message(conn, ws, id).await {
