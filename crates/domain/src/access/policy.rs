@@ -31,6 +31,16 @@ pub enum Actor {
         /// Their role in the workspace.
         role: Role,
     },
+    /// A member through an app they connected over OAuth (`docs/oauth.md`): within both their role
+    /// and the scopes of the grant.
+    App {
+        /// The member.
+        user_id: UserId,
+        /// Their role in the workspace.
+        role: Role,
+        /// What the grant allows.
+        scopes: ScopeSet,
+    },
     /// An operator on the server's command line (`wms workspace add-member`): whoever can run the
     /// binary against the database can already do anything, so the policy allows everything.
     Operator,
@@ -74,7 +84,7 @@ impl Caller {
     /// The member behind the request, if it is one.
     pub fn member(&self) -> Option<(UserId, Role)> {
         match self.actor {
-            Actor::Member { user_id, role } => Some((user_id, role)),
+            Actor::Member { user_id, role } | Actor::App { user_id, role, .. } => Some((user_id, role)),
             Actor::ApiKey { .. } | Actor::Operator => None,
         }
     }
@@ -327,10 +337,22 @@ pub fn authorize(caller: &Caller, action: Action) -> Result<(), Denied> {
             Some(scope) if scopes.grants(scope) => Ok(()),
             Some(scope) => Err(Denied::InsufficientScope(scope)),
         },
-        Actor::Member { role: Role::Admin, .. } => Ok(()),
-        Actor::Member { role: Role::Agent, .. } if rule.agents => Ok(()),
-        Actor::Member { role: Role::Agent, .. } => Err(Denied::Forbidden("only workspace admins can do this")),
+        Actor::Member { role, .. } => role_allows(role, rule),
+        Actor::App { role, scopes, .. } => match rule.scope {
+            None => Err(Denied::Forbidden("apps connected over OAuth cannot do this; sign in to wms")),
+            Some(scope) if !scopes.grants(scope) => Err(Denied::InsufficientScope(scope)),
+            Some(_) => role_allows(role, rule),
+        },
         Actor::Operator => Ok(()),
+    }
+}
+
+/// Whether a member with `role` may do what `rule` covers.
+fn role_allows(role: Role, rule: Rule) -> Result<(), Denied> {
+    match role {
+        Role::Admin => Ok(()),
+        Role::Agent if rule.agents => Ok(()),
+        Role::Agent => Err(Denied::Forbidden("only workspace admins can do this")),
     }
 }
 
