@@ -152,6 +152,8 @@ pub enum Action {
     AnalyticsRead,
     /// The REST API reference page.
     RestReferenceRead,
+    /// List and revoke the apps one connected over OAuth (one's own grants, in every workspace).
+    ConnectedApps,
 }
 
 /// One row of the policy table.
@@ -167,7 +169,7 @@ pub struct Rule {
 
 impl Action {
     /// Every action, in the order `docs/access.md` lists them.
-    pub const ALL: [Action; 26] = [
+    pub const ALL: [Action; 27] = [
         Action::ChannelsRead,
         Action::ChannelsWrite,
         Action::MessagesRead,
@@ -194,6 +196,7 @@ impl Action {
         Action::AssistantUse,
         Action::AnalyticsRead,
         Action::RestReferenceRead,
+        Action::ConnectedApps,
     ];
 
     /// THE policy table. `decisions.md`: agents read everything but webhooks, keys and the audit
@@ -225,7 +228,7 @@ impl Action {
             Action::ApiKeysRead | Action::ApiKeysWrite => (None, false, Free),
             Action::ApiKeysCreate => (None, false, Advanced),
             Action::AssistantUse => (Some(Scope::AssistantRead), true, Free),
-            Action::AnalyticsRead | Action::RestReferenceRead => (None, true, Free),
+            Action::AnalyticsRead | Action::RestReferenceRead | Action::ConnectedApps => (None, true, Free),
         };
         Rule { scope, agents, plan }
     }
@@ -259,6 +262,7 @@ impl Action {
             Action::AssistantUse => "assistant.use",
             Action::AnalyticsRead => "analytics.read",
             Action::RestReferenceRead => "rest_reference.read",
+            Action::ConnectedApps => "connected_apps.manage",
         }
     }
 
@@ -291,6 +295,7 @@ impl Action {
             Action::AssistantUse => "run the assistant's tools, read its manifest, MCP",
             Action::AnalyticsRead => "analytics pages and CSV exports",
             Action::RestReferenceRead => "the REST API reference page",
+            Action::ConnectedApps => "list and revoke one's own apps connected over OAuth",
         }
     }
 }
