@@ -30,6 +30,7 @@ mod events_listen;
 mod health;
 mod messages_concurrency;
 mod metrics;
+mod oauth;
 mod pages;
 mod pages_browser;
 mod pages_webhooks;
