@@ -31,6 +31,7 @@ mod health;
 mod messages_concurrency;
 mod metrics;
 mod oauth;
+mod oauth_browser;
 mod pages;
 mod pages_browser;
 mod pages_webhooks;
