@@ -134,6 +134,39 @@ impl Flow {
     }
 }
 
+/// An app's access token for `ws`, granted by the member signed in as `browser` (for the access
+/// walk's app caller).
+pub async fn app_token(app: &TestApp, ws: i64, browser: &Browser) -> String {
+    let client_id = register(app, &json!({"client_name": "Walker", "redirect_uris": [REDIRECT]})).await;
+    let resource = app.url(&mcp_path(ws));
+    let form = vec![
+        ("response_type", "code".to_owned()),
+        ("client_id", client_id.clone()),
+        ("redirect_uri", REDIRECT.into()),
+        ("code_challenge", CHALLENGE.into()),
+        ("code_challenge_method", "S256".into()),
+        ("resource", resource.clone()),
+        ("csrf_token", browser.csrf.clone()),
+        ("decision", "allow".into()),
+    ];
+    let res = app.client.post(app.url("/oauth/authorize")).header(COOKIE, &browser.cookie).form(&form).send().await;
+    let location = res.expect("request").headers().get(LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let code = query_of(&location).into_iter().find(|(k, _)| k == "code").expect("code").1;
+    let (status, body) = token(
+        app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", &client_id),
+            ("code_verifier", VERIFIER),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    body["access_token"].as_str().expect("access token").to_owned()
+}
+
 fn query_of(url: &str) -> Vec<(String, String)> {
     reqwest::Url::parse(url).map(|u| u.query_pairs().into_owned().collect()).unwrap_or_default()
 }
@@ -539,4 +572,39 @@ async fn bad_input_gets_the_rfc_error_codes_and_never_a_500() {
     }
     let res = app.client.post(app.url("/oauth/authorize")).header(COOKIE, &f.browser.cookie).body("%%%").send().await;
     assert!(res.expect("request").status().is_client_error());
+}
+
+#[tokio::test]
+async fn the_public_oauth_routes_answer_every_kind_of_caller_alike() {
+    let f = Flow::new().await;
+    let app = &f.app;
+    let key = app.create_workspace(PlanTier::Advanced).await;
+    let key = app.api_key(&key).await;
+    let user = crate::credentials::admin_token(app, &f.ws).await;
+    let (access, _) = f.tokens().await;
+    let metadata = format!("/.well-known/oauth-protected-resource/workspaces/{}/co-admin/mcp", f.ws.id);
+    for bearer in [None, Some(key.as_str()), Some(user.as_str()), Some(access.as_str())] {
+        let with = |req: reqwest::RequestBuilder| match bearer {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        };
+        for path in ["/.well-known/oauth-authorization-server", metadata.as_str()] {
+            let res = with(app.client.get(app.url(path))).send().await.expect("request");
+            assert_eq!(res.status(), 200, "{path} with {bearer:?}");
+        }
+        let res = with(app.client.post(app.url("/oauth/register")))
+            .json(&json!({"redirect_uris": [REDIRECT]}))
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(res.status(), 201, "{bearer:?}");
+        let res = with(app.client.post(app.url("/oauth/token"))).form(&[("grant_type", "password")]).send().await;
+        assert_eq!(res.expect("request").status(), 400, "{bearer:?}");
+        // The consent page reads only the session: a bearer credential is no sign-in.
+        let res = with(app.client.get(app.url("/oauth/authorize")).query(&f.authorize_query(f.ws.id))).send().await;
+        assert_eq!(res.expect("request").status(), 303, "{bearer:?}");
+    }
+    // With the session, whoever else is presented.
+    let res = f.authorize_get(&f.authorize_query(f.ws.id)).await;
+    assert_eq!(res.status(), 200);
 }
