@@ -194,6 +194,9 @@ fn oauth_error(status: u16, body: &Value, want_status: u16, code: &str) {
     assert!(body.get("type").is_none() && body.get("code").is_none(), "{body}");
 }
 
+/// A token request's form, and the status and `error` it gets.
+type TokenCase<'a> = (Vec<(&'a str, &'a str)>, u16, &'a str);
+
 fn is_token(t: &str, prefix: &str) -> bool {
     t.starts_with(prefix) && t.len() >= 45 && t[5..].bytes().all(|b| b.is_ascii_alphanumeric())
 }
@@ -498,7 +501,7 @@ async fn bad_input_gets_the_rfc_error_codes_and_never_a_500() {
     let app = &f.app;
     let id = f.client_id.as_str();
     let long = "wmsr_".repeat(10);
-    let cases: Vec<(Vec<(&str, &str)>, u16, &str)> = vec![
+    let cases: Vec<TokenCase> = vec![
         (vec![], 400, "invalid_request"),
         (vec![("grant_type", "password")], 400, "unsupported_grant_type"),
         (vec![("grant_type", "client_credentials"), ("client_id", id)], 400, "unsupported_grant_type"),
