@@ -259,6 +259,8 @@ async fn a_granted_token_lists_the_tools_of_its_workspace_and_is_stored_as_diges
 
     let res = f.tools_list(f.ws.id, access).await;
     assert_eq!(res.status(), 200);
+    // Counted in the member's window, like the member's own requests.
+    assert!(res.headers().get("ratelimit").is_some(), "{:?}", res.headers());
     let listed: Value = res.json().await.expect("json");
     assert!(listed["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{listed}");
     let caps = f
@@ -298,6 +300,14 @@ async fn a_granted_token_lists_the_tools_of_its_workspace_and_is_stored_as_diges
         .await
     );
     assert!(sql_bool(&f.app, "(SELECT last_used_at IS NOT NULL FROM oauth_grants)").await);
+    assert!(
+        sql_bool(
+            &f.app,
+            "NOT EXISTS (SELECT 1 FROM audit_events WHERE details::text ~ 'wms[or]_' OR user_agent ~ 'wms[or]_')"
+        )
+        .await,
+        "no token in the audit log"
+    );
 }
 
 #[tokio::test]
