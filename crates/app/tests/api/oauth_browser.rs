@@ -1,7 +1,8 @@
 //! The whole OAuth flow as an MCP client runs it: the official MCP Python SDK (`mcp`) with no
 //! token discovers wms from the MCP endpoint's 401, registers, sends the member to the consent
 //! page in headless Chromium (Playwright), gets its tokens and lists the tools
-//! (`crates/app/tests/py/mcp_oauth_flow.py`).
+//! (`crates/app/tests/py/mcp_oauth_flow.py`); then the member revokes it on the connected apps
+//! page in the same browser.
 
 use std::path::PathBuf;
 
@@ -62,5 +63,15 @@ async fn an_mcp_client_signs_in_through_the_consent_page_and_lists_the_tools() {
     assert!(access.starts_with("wmso_") && refresh.starts_with("wmsr_"), "{report}");
     assert_eq!(report["scope"], "assistant:read");
     assert!(sql_bool(&app, &format!("EXISTS (SELECT 1 FROM oauth_tokens WHERE kind = 'access' AND token_digest = sha256(convert_to('{access}', 'UTF8')))")).await);
-    assert!(sql_bool(&app, "(SELECT count(*) FROM oauth_grants g JOIN oauth_clients c ON c.id = g.client_id WHERE c.client_name = 'Playwright MCP client' AND g.revoked_at IS NULL) = 1").await);
+    assert!(sql_bool(&app, "(SELECT count(*) FROM oauth_grants g JOIN oauth_clients c ON c.id = g.client_id WHERE c.client_name = 'Playwright MCP client') = 1").await);
+
+    // Listed on the connected apps page, revoked there, then refused.
+    let row = report["connected_apps"].as_str().unwrap_or_default();
+    assert!(row.contains("Playwright MCP client") && row.contains("assistant:read"), "{row}");
+    assert_eq!(report["after_revoke"], serde_json::json!([401, "token_revoked"]));
+    assert!(sql_bool(&app, "(SELECT count(*) FROM oauth_grants WHERE revoked_at IS NOT NULL) = 1").await);
+    assert!(
+        sql_bool(&app, "EXISTS (SELECT 1 FROM audit_events WHERE action = 'oauth.revoked' AND actor_type = 'user')")
+            .await
+    );
 }

@@ -2,7 +2,8 @@
 configured, so the SDK's OAuth support discovers the authorization server from the MCP
 endpoint's 401, registers itself, and sends the member to the consent page, which headless
 Chromium (Playwright) signs in to and allows. The code comes back to a loopback redirect URI
-served here, the SDK exchanges it, and lists the tools. Reports JSON on stdout.
+served here, the SDK exchanges it, and lists the tools. Then the member revokes the app on the
+connected apps page and its token is refused. Reports JSON on stdout.
 
 Usage: mcp_oauth_flow.py MCP_URL EMAIL PASSWORD
 """
@@ -12,6 +13,8 @@ import json
 import sys
 import threading
 import urllib.parse
+
+import httpx
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from mcp import ClientSession
@@ -111,6 +114,19 @@ async def main(url: str, email: str, password: str) -> dict:
                 await session.initialize()
                 listed = await session.list_tools()
                 report["tools"] = sorted(t.name for t in listed.tools)
+        # The member revokes the app on the connected apps page; its token stops working.
+        base = url.split("/workspaces/")[0]
+        await page.goto(f"{base}/settings/account/connected-apps")
+        report["connected_apps"] = await page.inner_text("#connected-apps tbody")
+        await page.click("button[aria-label='Revoke Playwright MCP client']")
+        await page.wait_for_selector("#connected-apps-empty")
+        async with httpx.AsyncClient() as http:
+            after = await http.post(
+                url,
+                headers={"Authorization": f"Bearer {storage.tokens.access_token}"},
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            )
+            report["after_revoke"] = [after.status_code, after.json().get("code")]
         await browser.close()
     server.shutdown()
     report["csp_violations"] = csp_violations
