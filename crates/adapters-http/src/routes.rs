@@ -285,16 +285,21 @@ fn co_admin_routes() -> actix_web::Scope<
 /// checks the code or refresh token it is given, and the authorization endpoint signs the member
 /// in itself (its consent page is outside the pages' scope for its own Content-Security-Policy).
 fn oauth_routes() -> Vec<Resource> {
-    use crate::handlers::oauth::{metadata, register, token};
+    use crate::handlers::oauth::{metadata, register, reply, token};
     use crate::pages::oauth::authorize;
     use Access::Public;
+    // Browser-based clients preflight the discovery documents, registration and tokens (CORS).
     vec![
-        res("", "/.well-known/oauth-authorization-server").get(Public, metadata::authorization_server).done(),
+        res("", "/.well-known/oauth-authorization-server")
+            .get(Public, metadata::authorization_server)
+            .otherwise(reply::preflight)
+            .done(),
         res("", "/.well-known/oauth-protected-resource/workspaces/{workspace_id}/co-admin/mcp")
             .get(Public, metadata::protected_resource)
+            .otherwise(reply::preflight)
             .done(),
-        res("", "/oauth/register").post(Public, register::register).done(),
-        res("", "/oauth/token").post(Public, token::token).done(),
+        res("", "/oauth/register").post(Public, register::register).otherwise(reply::preflight).done(),
+        res("", "/oauth/token").post(Public, token::token).otherwise(reply::preflight).done(),
         res("", "/oauth/authorize").get(Public, authorize::show).post(Public, authorize::decide).done(),
     ]
 }

@@ -621,3 +621,23 @@ async fn the_public_oauth_routes_answer_every_kind_of_caller_alike() {
     let res = f.authorize_get(&f.authorize_query(f.ws.id)).await;
     assert_eq!(res.status(), 200);
 }
+
+#[tokio::test]
+async fn browser_clients_may_preflight_the_protocol_endpoints_and_other_methods_are_405() {
+    let app = TestApp::spawn().await;
+    for path in ["/oauth/token", "/oauth/register", "/.well-known/oauth-authorization-server"] {
+        let res = app
+            .client
+            .request(reqwest::Method::OPTIONS, app.url(path))
+            .header("origin", "http://localhost:6274")
+            .header("access-control-request-method", "POST")
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(res.status(), 204, "{path}");
+        let allow = res.headers().get("access-control-allow-origin").and_then(|v| v.to_str().ok());
+        assert_eq!(allow, Some("*"), "{path}");
+        let res = app.client.delete(app.url(path)).send().await.expect("request");
+        assert_eq!(res.status(), 405, "{path}");
+    }
+}

@@ -87,3 +87,21 @@ impl ResponseError for OAuthReply {
         res
     }
 }
+
+/// What answers the protocol endpoints' other methods: a CORS preflight (`OPTIONS`) gets `204`
+/// with what browser-based MCP clients may send; anything else is the usual 405.
+pub async fn preflight(req: actix_web::HttpRequest) -> HttpResponse {
+    if req.method() != actix_web::http::Method::OPTIONS {
+        return crate::error::ApiError::MethodNotAllowed.error_response();
+    }
+    let mut res = HttpResponse::NoContent().finish();
+    protocol_headers(&mut res);
+    let headers = res.headers_mut();
+    headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS"));
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("authorization, content-type, mcp-protocol-version"),
+    );
+    headers.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600"));
+    res
+}
