@@ -88,6 +88,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
                 .post(Public, handlers::platform_webhooks::receive::receive)
                 .done(),
         )
+        .service(oauth_routes())
         .service(v1())
         .service(settings_api())
         .service(co_admin_routes())
@@ -273,9 +274,34 @@ fn co_admin_routes() -> actix_web::Scope<
     let r = |path| res("/workspaces/{workspace_id}/co-admin", path);
     web::scope("/workspaces/{workspace_id}/co-admin")
         .wrap(from_fn(crate::authentication::assistant::rate_headers))
+        .wrap(from_fn(handlers::oauth::challenge::resource_metadata_hint))
         .service(r("/tools/execute").post(Assistant, co_admin::execute::execute).done())
         .service(r("/capabilities").get(Assistant, co_admin::capabilities::capabilities).done())
         .service(r("/mcp").post(Assistant, co_admin::mcp::post).otherwise(co_admin::mcp::not_allowed).done())
+}
+
+/// wms as the OAuth authorization server of MCP clients (`docs/oauth.md`). Public: the
+/// discovery documents are public by design, registration is open (RFC 7591), the token endpoint
+/// checks the code or refresh token it is given, and the authorization endpoint signs the member
+/// in itself (its consent page is outside the pages' scope for its own Content-Security-Policy).
+fn oauth_routes() -> Vec<Resource> {
+    use crate::handlers::oauth::{metadata, register, reply, token};
+    use crate::pages::oauth::authorize;
+    use Access::Public;
+    // Browser-based clients preflight the discovery documents, registration and tokens (CORS).
+    vec![
+        res("", "/.well-known/oauth-authorization-server")
+            .get(Public, metadata::authorization_server)
+            .otherwise(reply::preflight)
+            .done(),
+        res("", "/.well-known/oauth-protected-resource/workspaces/{workspace_id}/co-admin/mcp")
+            .get(Public, metadata::protected_resource)
+            .otherwise(reply::preflight)
+            .done(),
+        res("", "/oauth/register").post(Public, register::register).otherwise(reply::preflight).done(),
+        res("", "/oauth/token").post(Public, token::token).otherwise(reply::preflight).done(),
+        res("", "/oauth/authorize").get(Public, authorize::show).post(Public, authorize::decide).done(),
+    ]
 }
 
 /// The settings web app (`crate::pages`): HTML pages, their form actions and embedded assets. The
@@ -347,6 +373,16 @@ fn pages() -> actix_web::Scope<
         .service(hook("/{webhook_id}/replay").post(P(A::WebhooksWrite), hooks::replay::replay).done())
         .service(
             hook("/{webhook_id}/deliveries/{delivery_id}/retry").post(P(A::WebhooksWrite), hooks::retry::retry).done(),
+        )
+        .service(
+            r("/settings/account/connected-apps")
+                .get(P(A::ConnectedApps), crate::pages::oauth::connected_apps::show)
+                .done(),
+        )
+        .service(
+            r("/settings/account/connected-apps/{grant_id}/revoke")
+                .post(P(A::ConnectedApps), crate::pages::oauth::connected_apps::revoke)
+                .done(),
         )
         .service(r("/analytics").get(P(A::AnalyticsRead), analytics::page::show).done())
         .service(r("/analytics/daily.csv").get(P(A::AnalyticsRead), analytics::export::daily).done())

@@ -48,6 +48,8 @@ pub struct AppState {
     pub co_admin: crate::handlers::co_admin::CoAdminState,
     /// The settings web app: sessions, analytics data and cookie settings.
     pub pages: crate::pages::PagesState,
+    /// wms as the OAuth authorization server of MCP clients, and the members' connected apps.
+    pub oauth: Arc<domain::oauth::OAuthService>,
     /// The platforms' callbacks: the subscription handshake, statuses and inbound messages.
     pub callbacks: Arc<domain::connectors::CallbackService>,
 }

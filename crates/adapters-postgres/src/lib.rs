@@ -19,6 +19,7 @@ pub mod member_windows;
 pub mod members;
 pub mod messages;
 pub mod migrate;
+pub mod oauth;
 pub mod pool;
 pub mod queue_stats;
 pub mod replica;

@@ -481,3 +481,55 @@ diesel::allow_tables_to_appear_in_same_query!(
     workspace_members,
     workspaces,
 );
+
+// OAuth for MCP clients (migration 2026-11-26-000501_oauth), declared by hand.
+diesel::table! {
+    oauth_clients (id) {
+        id -> Int8,
+        client_id -> Text,
+        client_name -> Text,
+        redirect_uris -> Array<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    oauth_grants (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        user_id -> Int8,
+        client_id -> Int8,
+        scope -> Text,
+        resource -> Text,
+        created_at -> Timestamptz,
+        last_used_at -> Nullable<Timestamptz>,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    oauth_codes (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        grant_id -> Int8,
+        code_digest -> Bytea,
+        redirect_uri -> Text,
+        code_challenge -> Text,
+        expires_at -> Timestamptz,
+        used_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    oauth_tokens (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        grant_id -> Int8,
+        kind -> Text,
+        token_digest -> Bytea,
+        expires_at -> Timestamptz,
+        used_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}

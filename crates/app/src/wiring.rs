@@ -180,6 +180,11 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             clock: Arc::new(crate::platform::SystemClock),
         }),
         co_admin: crate::co_admin::state(settings, &reads),
+        oauth: Arc::new(domain::oauth::OAuthService {
+            store: Arc::new(adapters_postgres::oauth::PgOAuthStore::new(db.clone())),
+            clock: Arc::new(crate::platform::SystemClock),
+            random: Arc::new(crate::platform::OsRandom),
+        }),
         callbacks: Arc::new(domain::connectors::CallbackService::new(
             Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
             cipher,

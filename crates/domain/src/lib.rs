@@ -16,6 +16,7 @@ pub mod events;
 pub mod labels;
 pub mod members;
 pub mod messaging;
+pub mod oauth;
 pub mod rate_limit;
 pub mod sessions;
 pub mod teams;

@@ -27,6 +27,15 @@ pub struct AssistantCaller(pub Caller);
 /// 401 without valid credentials, 404 `not_found` for a non-member or another workspace's key.
 pub async fn resolve_assistant_caller(req: &HttpRequest) -> Result<Caller, ApiError> {
     let presented = Presented::of(req)?;
+    if let Some(token) = presented.app_token() {
+        // An app's OAuth token: the grant decides (`docs/oauth.md`), then the member's window.
+        let caller = app_state(req)?.oauth.admit(&token, presented.workspace).await?;
+        if let Some((user_id, _)) = caller.member() {
+            count(req, caller.workspace_id, user_id).await?;
+        }
+        req.extensions_mut().insert(AssistantCaller(caller));
+        return Ok(caller);
+    }
     let auth = &app_state(req)?.auth;
     let (credential, ws) = (presented.credential(), presented.workspace);
     let sessions = auth.sessions.as_deref();

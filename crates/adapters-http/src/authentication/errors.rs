@@ -2,6 +2,7 @@
 
 use domain::api_keys::{CreateApiKeyError, DeleteApiKeyError, ListApiKeysError, RevokeApiKeyError};
 use domain::auth::{AuthenticateError, LoginError, LogoutError, MemberAuthError};
+use domain::oauth::{AccessRefusal, AdmitAppError};
 
 use crate::error::ApiError;
 
@@ -100,6 +101,20 @@ impl From<DeleteApiKeyError> for ApiError {
             DeleteApiKeyError::Forbidden => ApiError::Forbidden(e.to_string()),
             DeleteApiKeyError::NotFound(_) => ApiError::NotFound(e.to_string()),
             DeleteApiKeyError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<AdmitAppError> for ApiError {
+    fn from(e: AdmitAppError) -> Self {
+        match e {
+            AdmitAppError::Refused(r @ (AccessRefusal::Unknown | AccessRefusal::OtherWorkspace)) => {
+                ApiError::InvalidToken(r.to_string())
+            }
+            AdmitAppError::Refused(AccessRefusal::Revoked) => ApiError::TokenRevoked,
+            AdmitAppError::Refused(AccessRefusal::Expired) => ApiError::TokenExpired,
+            AdmitAppError::Refused(r @ AccessRefusal::MemberInactive) => ApiError::NotFound(r.to_string()),
+            AdmitAppError::Unknown(e) => e.into(),
         }
     }
 }

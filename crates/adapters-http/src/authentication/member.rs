@@ -72,6 +72,13 @@ impl Presented {
         }
     }
 
+    /// The `Authorization` header's token when it is an app's OAuth token (`wmso_`, `wmsr_`).
+    pub fn app_token(&self) -> Option<domain::auth::PresentedToken> {
+        let header = self.header.as_deref()?;
+        let token = domain::auth::bearer_token(header).ok().and_then(|t| domain::auth::parse(t).ok())?;
+        token.kind.is_app().then_some(token)
+    }
+
     /// A cookie is sent by the browser on its own: a state change made with it must also carry
     /// the session's anti-forgery token (a bearer token is not sent on its own, so needs none).
     /// Checked once the credential is known to be good.

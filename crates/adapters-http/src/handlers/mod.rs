@@ -13,6 +13,7 @@ pub mod input;
 pub mod labels;
 pub mod login_tokens;
 pub mod messages;
+pub mod oauth;
 pub mod platform_webhooks;
 pub mod query;
 pub mod teams;

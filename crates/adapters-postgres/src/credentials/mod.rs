@@ -218,6 +218,8 @@ impl Batch for PgBatchVerify {
         let kind = match token.kind {
             TokenKind::ApiKey => "api_key",
             TokenKind::User => "user",
+            // Apps' OAuth tokens live in `oauth_tokens` (crate::oauth), never here.
+            TokenKind::AppAccess | TokenKind::AppRefresh => return Ok(vec![CredentialCheck::Unknown; count as usize]),
         };
         let plans: Option<Vec<&str>> = needs
             .plan

@@ -27,6 +27,8 @@ enum Who {
     Key { key: String, scopes: ScopeSet },
     /// The settings session of a member.
     Session { browser: Browser, user: i64, role: Role },
+    /// An app's OAuth access token, granted by a member (docs/oauth.md).
+    App { token: String, user: i64, role: Role },
 }
 
 impl Who {
@@ -36,6 +38,9 @@ impl Who {
                 Actor::Member { user_id: UserId(*user), role: *role }
             }
             Who::Key { scopes, .. } => Actor::ApiKey { key_id: 1, scopes: *scopes },
+            Who::App { user, role, .. } => {
+                Actor::App { user_id: UserId(*user), role: *role, scopes: ScopeSet::of([Scope::AssistantRead]) }
+            }
         }
     }
 
@@ -45,6 +50,7 @@ impl Who {
             Who::Key { scopes, .. } if scopes.is_full() => "full key".into(),
             Who::Key { scopes, .. } => format!("key {:?}", scopes.names()),
             Who::Session { role, .. } => format!("{} session", role.as_str()),
+            Who::App { role, .. } => format!("{} app token", role.as_str()),
         }
     }
 }
@@ -86,7 +92,9 @@ fn expected(route: &RouteEntry, who: &Who, plan: PlanTier) -> Option<Expect> {
     Some(match (route.access, who) {
         (Access::Public, _) => return None,
         // Pages read only the session cookie; bearer credentials are not a sign-in there.
-        (Access::Page(_), Who::Token { .. } | Who::Key { .. }) => Expect::SignIn,
+        (Access::Page(_), Who::Token { .. } | Who::Key { .. } | Who::App { .. }) => Expect::SignIn,
+        // An app's token works on the assistant's endpoints only.
+        (Access::Rest(_) | Access::Settings(_), Who::App { .. }) => Expect::Unauthenticated,
         // A feature below the plan: its page explains the plan, its actions refuse.
         (Access::Page(_), Who::Session { .. }) => match verdict {
             Err(Denied::PlanRequired { .. }) if route.method == "GET" => Expect::Through,
@@ -132,7 +140,7 @@ async fn call(app: &TestApp, route: &RouteEntry, path: &str, who: &Who) -> reqwe
     let mut req = app.client.request(method.clone(), app.url(path));
     let is_page = matches!(route.access, Access::Page(_));
     req = match who {
-        Who::Token { token, .. } => req.bearer_auth(token),
+        Who::Token { token, .. } | Who::App { token, .. } => req.bearer_auth(token),
         Who::Key { key, .. } => req.bearer_auth(key),
         Who::Session { browser, .. } => req.header("cookie", &browser.cookie).header("x-csrf-token", &browser.csrf),
     };
@@ -167,7 +175,10 @@ async fn actors(app: &TestApp, ws: &TestWorkspace) -> Vec<Who> {
     out.push(Who::Session { browser: sign_in(app, ws).await, user: ws.admin_id, role: Role::Admin });
     let agent_ws =
         TestWorkspace { admin_email: agent_email, admin_password: agent_password, admin_id: agent_id, ..ws.clone() };
-    out.push(Who::Session { browser: sign_in(app, &agent_ws).await, user: agent_id, role: Role::Agent });
+    let agent_browser = sign_in(app, &agent_ws).await;
+    let agent_app = crate::oauth::app_token(app, ws.id, &agent_browser).await;
+    out.push(Who::Session { browser: agent_browser, user: agent_id, role: Role::Agent });
+    out.push(Who::App { token: agent_app, user: agent_id, role: Role::Agent });
     out
 }
 

@@ -30,6 +30,8 @@ mod events_listen;
 mod health;
 mod messages_concurrency;
 mod metrics;
+mod oauth;
+mod oauth_browser;
 mod pages;
 mod pages_browser;
 mod pages_webhooks;

@@ -31,6 +31,16 @@ pub enum Actor {
         /// Their role in the workspace.
         role: Role,
     },
+    /// A member through an app they connected over OAuth (`docs/oauth.md`): within both their role
+    /// and the scopes of the grant.
+    App {
+        /// The member.
+        user_id: UserId,
+        /// Their role in the workspace.
+        role: Role,
+        /// What the grant allows.
+        scopes: ScopeSet,
+    },
     /// An operator on the server's command line (`wms workspace add-member`): whoever can run the
     /// binary against the database can already do anything, so the policy allows everything.
     Operator,
@@ -74,7 +84,7 @@ impl Caller {
     /// The member behind the request, if it is one.
     pub fn member(&self) -> Option<(UserId, Role)> {
         match self.actor {
-            Actor::Member { user_id, role } => Some((user_id, role)),
+            Actor::Member { user_id, role } | Actor::App { user_id, role, .. } => Some((user_id, role)),
             Actor::ApiKey { .. } | Actor::Operator => None,
         }
     }
@@ -142,6 +152,8 @@ pub enum Action {
     AnalyticsRead,
     /// The REST API reference page.
     RestReferenceRead,
+    /// List and revoke the apps one connected over OAuth (one's own grants, in every workspace).
+    ConnectedApps,
 }
 
 /// One row of the policy table.
@@ -157,7 +169,7 @@ pub struct Rule {
 
 impl Action {
     /// Every action, in the order `docs/access.md` lists them.
-    pub const ALL: [Action; 26] = [
+    pub const ALL: [Action; 27] = [
         Action::ChannelsRead,
         Action::ChannelsWrite,
         Action::MessagesRead,
@@ -184,6 +196,7 @@ impl Action {
         Action::AssistantUse,
         Action::AnalyticsRead,
         Action::RestReferenceRead,
+        Action::ConnectedApps,
     ];
 
     /// THE policy table. `decisions.md`: agents read everything but webhooks, keys and the audit
@@ -215,7 +228,7 @@ impl Action {
             Action::ApiKeysRead | Action::ApiKeysWrite => (None, false, Free),
             Action::ApiKeysCreate => (None, false, Advanced),
             Action::AssistantUse => (Some(Scope::AssistantRead), true, Free),
-            Action::AnalyticsRead | Action::RestReferenceRead => (None, true, Free),
+            Action::AnalyticsRead | Action::RestReferenceRead | Action::ConnectedApps => (None, true, Free),
         };
         Rule { scope, agents, plan }
     }
@@ -249,6 +262,7 @@ impl Action {
             Action::AssistantUse => "assistant.use",
             Action::AnalyticsRead => "analytics.read",
             Action::RestReferenceRead => "rest_reference.read",
+            Action::ConnectedApps => "connected_apps.manage",
         }
     }
 
@@ -281,6 +295,7 @@ impl Action {
             Action::AssistantUse => "run the assistant's tools, read its manifest, MCP",
             Action::AnalyticsRead => "analytics pages and CSV exports",
             Action::RestReferenceRead => "the REST API reference page",
+            Action::ConnectedApps => "list and revoke one's own apps connected over OAuth",
         }
     }
 }
@@ -327,10 +342,22 @@ pub fn authorize(caller: &Caller, action: Action) -> Result<(), Denied> {
             Some(scope) if scopes.grants(scope) => Ok(()),
             Some(scope) => Err(Denied::InsufficientScope(scope)),
         },
-        Actor::Member { role: Role::Admin, .. } => Ok(()),
-        Actor::Member { role: Role::Agent, .. } if rule.agents => Ok(()),
-        Actor::Member { role: Role::Agent, .. } => Err(Denied::Forbidden("only workspace admins can do this")),
+        Actor::Member { role, .. } => role_allows(role, rule),
+        Actor::App { role, scopes, .. } => match rule.scope {
+            None => Err(Denied::Forbidden("apps connected over OAuth cannot do this; sign in to wms")),
+            Some(scope) if !scopes.grants(scope) => Err(Denied::InsufficientScope(scope)),
+            Some(_) => role_allows(role, rule),
+        },
         Actor::Operator => Ok(()),
+    }
+}
+
+/// Whether a member with `role` may do what `rule` covers.
+fn role_allows(role: Role, rule: Rule) -> Result<(), Denied> {
+    match role {
+        Role::Admin => Ok(()),
+        Role::Agent if rule.agents => Ok(()),
+        Role::Agent => Err(Denied::Forbidden("only workspace admins can do this")),
     }
 }
 

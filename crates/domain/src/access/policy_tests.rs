@@ -66,3 +66,16 @@ fn the_plan_is_checked_first_and_the_surface_raises_it() {
 fn the_published_matrix_has_a_row_per_action() {
     assert_eq!(matrix().lines().count(), Action::ALL.len() + 2);
 }
+
+#[test]
+fn an_app_acts_within_the_grant_and_the_members_role() {
+    let scopes = ScopeSet::of([Scope::AssistantRead]);
+    let agent_app =
+        caller(PlanTier::Free, Actor::App { user_id: UserId(2), role: Role::Agent, scopes }, Surface::Assistant);
+    assert_eq!(authorize(&agent_app, Action::AssistantUse), Ok(()));
+    assert_eq!(authorize(&agent_app, Action::ChannelsRead), Err(Denied::InsufficientScope(Scope::ChannelsRead)));
+    assert!(matches!(authorize(&agent_app, Action::ApiKeysRead), Err(Denied::Forbidden(_))));
+    let wide = ScopeSet::of([Scope::AuditRead]);
+    let agent_wide = Caller { actor: Actor::App { user_id: UserId(2), role: Role::Agent, scopes: wide }, ..agent_app };
+    assert!(matches!(authorize(&agent_wide, Action::AuditRead), Err(Denied::Forbidden(_))), "never more than the role");
+}

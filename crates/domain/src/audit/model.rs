@@ -74,6 +74,8 @@ actions! {
     UserSignedIn => "user.signed_in",
     UserSignInFailed => "user.sign_in_failed",
     WorkspacePlanChanged => "workspace.plan_changed",
+    OAuthGranted => "oauth.granted",
+    OAuthRevoked => "oauth.revoked",
 }
 
 impl fmt::Display for AuditAction {
@@ -141,7 +143,9 @@ pub struct AuditActor {
 impl From<Actor> for AuditActor {
     fn from(actor: Actor) -> Self {
         match actor {
-            Actor::Member { user_id, .. } => Self { kind: ActorType::User, id: Some(user_id.0), label: None },
+            Actor::Member { user_id, .. } | Actor::App { user_id, .. } => {
+                Self { kind: ActorType::User, id: Some(user_id.0), label: None }
+            }
             Actor::ApiKey { key_id, .. } => Self { kind: ActorType::ApiKey, id: Some(key_id), label: None },
             Actor::Operator => Self { kind: ActorType::Cli, id: None, label: None },
         }
@@ -234,6 +238,10 @@ impl AuditTarget {
     /// A team.
     pub fn team(id: Option<i64>) -> Self {
         Self { kind: "team", id }
+    }
+    /// An app's OAuth grant.
+    pub fn oauth_grant(id: Option<i64>) -> Self {
+        Self { kind: "oauth_grant", id }
     }
     /// A workspace.
     pub fn workspace(id: WorkspaceId) -> Self {

@@ -22,14 +22,25 @@ pub enum TokenKind {
     ApiKey,
     /// A user's login token, `wmsu_`.
     User,
+    /// An app's access token (OAuth, `docs/oauth.md`), `wmso_`.
+    AppAccess,
+    /// An app's refresh token (OAuth), `wmsr_`.
+    AppRefresh,
 }
 
 impl TokenKind {
+    /// Whether an app holds it through an OAuth grant (`wmso_`, `wmsr_`).
+    pub fn is_app(self) -> bool {
+        matches!(self, TokenKind::AppAccess | TokenKind::AppRefresh)
+    }
+
     /// The prefix, underscore included.
     pub fn prefix(self) -> &'static str {
         match self {
             TokenKind::ApiKey => "wmsk_",
             TokenKind::User => "wmsu_",
+            TokenKind::AppAccess => "wmso_",
+            TokenKind::AppRefresh => "wmsr_",
         }
     }
 }
@@ -85,7 +96,7 @@ impl NewToken {
 /// Why a presented token was refused before any lookup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum TokenFormatError {
-    /// Not `wmsk_`/`wmsu_` followed by base62 of the right length.
+    /// Not `wmsk_`/`wmsu_`/`wmso_`/`wmsr_` followed by base62 of the right length.
     #[error("the token is malformed")]
     Malformed,
     /// Well-formed but the checksum does not match: mistyped or made up.
@@ -107,13 +118,10 @@ pub struct PresentedToken {
 /// # Errors
 /// [`TokenFormatError`] without touching storage.
 pub fn parse(token: &str) -> Result<PresentedToken, TokenFormatError> {
-    let kind = if token.starts_with(TokenKind::ApiKey.prefix()) {
-        TokenKind::ApiKey
-    } else if token.starts_with(TokenKind::User.prefix()) {
-        TokenKind::User
-    } else {
-        return Err(TokenFormatError::Malformed);
-    };
+    let kind = [TokenKind::ApiKey, TokenKind::User, TokenKind::AppAccess, TokenKind::AppRefresh]
+        .into_iter()
+        .find(|k| token.starts_with(k.prefix()))
+        .ok_or(TokenFormatError::Malformed)?;
     let body = &token[5..];
     if body.len() != RANDOM_CHARS + CHECKSUM_CHARS || !body.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Err(TokenFormatError::Malformed);
@@ -169,7 +177,13 @@ mod tests {
 
     #[test]
     fn generated_tokens_match_the_documented_regex_and_parse() {
-        for (kind, byte) in [(TokenKind::ApiKey, 0xff), (TokenKind::User, 0x00), (TokenKind::ApiKey, 0x5a)] {
+        for (kind, byte) in [
+            (TokenKind::ApiKey, 0xff),
+            (TokenKind::User, 0x00),
+            (TokenKind::ApiKey, 0x5a),
+            (TokenKind::AppAccess, 0x11),
+            (TokenKind::AppRefresh, 0xee),
+        ] {
             let t = NewToken::generate(kind, &random(byte));
             assert!(t.secret.starts_with(kind.prefix()));
             assert_eq!(t.secret.len(), 5 + 43 + 6);

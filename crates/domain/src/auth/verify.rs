@@ -24,6 +24,10 @@ pub enum InvalidToken {
     /// Well-formed but no credential has it.
     #[error("the token is not valid")]
     Unknown,
+    /// An app's OAuth token (`wmso_`, `wmsr_`) anywhere but the assistant endpoints of the
+    /// workspace it was granted for (`docs/oauth.md`).
+    #[error("this OAuth token works only on the assistant endpoints of the workspace it was granted for")]
+    AppToken,
 }
 
 impl From<TokenFormatError> for InvalidToken {
@@ -143,6 +147,9 @@ pub async fn authenticate_token(
     token: &PresentedToken,
     needs: &Requirements,
 ) -> Result<Authenticated, AuthenticateError> {
+    if token.kind.is_app() {
+        return Err(InvalidToken::AppToken.into());
+    }
     let check = store.verify(token, needs).await?;
     admitted(check, needs)
 }
@@ -236,6 +243,9 @@ pub async fn authenticate_member(
             let token = parse(bearer_token(value)?).map_err(InvalidToken::from)?;
             if token.kind == TokenKind::ApiKey {
                 return Err(MemberAuthError::ApiKey);
+            }
+            if token.kind.is_app() {
+                return Err(InvalidToken::AppToken.into());
             }
             let identity = match store.verify(&token, &Requirements::default()).await? {
                 CredentialCheck::Admitted { identity, .. }

@@ -1,0 +1,4 @@
+DROP TABLE oauth_tokens;
+DROP TABLE oauth_codes;
+DROP TABLE oauth_grants;
+DROP TABLE oauth_clients;
