@@ -147,7 +147,7 @@ fn v1() -> actix_web::Scope<
             r("/contacts/{contact_id}")
                 .get(Rest(A::ContactsRead), handlers::contacts::get::get)
                 .patch(Rest(A::ContactsWrite), handlers::contacts::update::update)
-                .delete(Rest(A::ContactsWrite), handlers::contacts::delete::delete)
+                .delete(Rest(A::ContactsErase), handlers::contacts::delete::delete)
                 .done(),
         )
         .service(

@@ -85,7 +85,7 @@ fn into_dispatch(r: ClaimedRow) -> Result<Dispatch, RepoError> {
 
 /// Moves one message to `next` if that is forward (domain rule), stamping the status time, and
 /// records `message.status_updated`. Returns whether it changed. Runs in the caller's transaction.
-async fn advance(
+pub(crate) async fn advance(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
     message_id: i64,

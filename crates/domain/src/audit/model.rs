@@ -74,6 +74,7 @@ actions! {
     UserSignedIn => "user.signed_in",
     UserSignInFailed => "user.sign_in_failed",
     WorkspacePlanChanged => "workspace.plan_changed",
+    ContactErased => "contact.erased",
 }
 
 impl fmt::Display for AuditAction {
@@ -204,7 +205,7 @@ impl AuditContext {
 /// the repository.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuditTarget {
-    /// `api_key`, `user`, `webhook`, `channel`, `label`, `team`, `workspace`.
+    /// `api_key`, `user`, `webhook`, `channel`, `label`, `team`, `contact`, `workspace`.
     pub kind: &'static str,
     /// Its id.
     pub id: Option<i64>,
@@ -234,6 +235,10 @@ impl AuditTarget {
     /// A team.
     pub fn team(id: Option<i64>) -> Self {
         Self { kind: "team", id }
+    }
+    /// A contact.
+    pub fn contact(id: Option<i64>) -> Self {
+        Self { kind: "contact", id }
     }
     /// A workspace.
     pub fn workspace(id: WorkspaceId) -> Self {
