@@ -1,6 +1,7 @@
 //! Storage of the channel connectors: the dispatch queue of outbound messages and the platforms'
 //! callbacks (statuses and inbound messages).
 
+mod callback_throttle;
 mod callbacks;
 mod inbound;
 
@@ -23,6 +24,8 @@ use crate::messages::message_json;
 use crate::pool::Db;
 use crate::schema::{channels, messages};
 use crate::webhooks::outbox;
+
+pub use callback_throttle::PgCallbackThrottle;
 
 /// [`DispatchQueue`] and [`domain::connectors::CallbackStore`] on PostgreSQL.
 #[derive(Debug, Clone)]
