@@ -17,6 +17,7 @@ mod assistant_plan;
 mod audit;
 mod auth;
 mod cli;
+mod cli_secrets_env;
 mod connectors;
 mod db_unavailable;
 mod dev;
