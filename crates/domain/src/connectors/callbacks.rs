@@ -77,6 +77,9 @@ pub struct CallbackReport {
     pub skipped: Vec<String>,
 }
 
+/// A channel's app secret (if it has one) and the sealed credentials it was opened from.
+type OpenedSecret = (Vec<u8>, Option<Vec<u8>>);
+
 /// One callback as received.
 #[derive(Debug, Clone)]
 pub struct ReceivedCallback<'a> {
@@ -105,7 +108,7 @@ pub struct CallbackService {
     refused: Mutex<HashMap<ThrottleSubject, OffsetDateTime>>,
     /// Channels' app secrets by the sealed credentials they were opened from, so a flood naming
     /// the same accounts again costs no decryption; changed credentials are opened anew.
-    opened: Mutex<HashMap<ChannelId, (Vec<u8>, Option<Vec<u8>>)>>,
+    opened: Mutex<HashMap<ChannelId, OpenedSecret>>,
 }
 
 impl std::fmt::Debug for CallbackService {
