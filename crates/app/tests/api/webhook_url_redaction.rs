@@ -63,3 +63,59 @@ async fn audit_records_and_webhook_disabled_events_carry_the_url_without_its_sec
     let (_, audit) = app.get_json("/v1/audit-events?limit=100", &key).await;
     assert!(!audit.to_string().contains("s3cret"), "no audit record holds the secrets: {audit}");
 }
+
+#[tokio::test]
+async fn the_migration_cuts_the_secrets_from_urls_stored_before_it() {
+    use crate::assistant_helpers::{exec, sql_json};
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(domain::workspace::PlanTier::Advanced).await;
+    let url = app.database.url.clone();
+    let mut reverted = Vec::new();
+    loop {
+        let version = adapters_postgres::migrate::revert_last(&url).await.expect("revert");
+        let done = version.replace('-', "").starts_with("20261126000202");
+        reverted.push(version);
+        if done {
+            break;
+        }
+        assert!(reverted.len() < 50, "the URL migration was never reverted: {reverted:?}");
+    }
+    let secret = "https://hook-user:pw-s3cret@hooks.example.com/in?token=q-s3cret#frag-s3cret";
+    let plain = "https://hooks.example.com/in";
+    exec(
+        &app,
+        &format!(
+            "INSERT INTO audit_events (workspace_id, action, actor_type, details) VALUES
+               ($1, 'webhook.created', 'cli', jsonb_build_object('url', '{secret}', 'events', '[\"message.created\"]'::jsonb)),
+               ($1, 'webhook.created', 'cli', jsonb_build_object('url', '{plain}')),
+               ($1, 'channel.created', 'cli', jsonb_build_object('note', 'a?b'))"
+        ),
+        ws.id,
+    )
+    .await;
+    let event = serde_json::json!({"type": "webhook.disabled", "timestamp": "2026-11-24T08:00:00.000Z", "workspace_id": ws.id,
+        "data": {"id": 1, "url": secret, "active": false, "disabled_reason": "410"}});
+    exec(
+        &app,
+        &format!(
+            "INSERT INTO webhook_events (workspace_id, event_type, message_id, payload) VALUES ($1, 'webhook.disabled', 'msg_x', '{event}')"
+        ),
+        ws.id,
+    )
+    .await;
+
+    adapters_postgres::migrate::run_pending(&url).await.expect("migrate again");
+
+    let audit = sql_json(&app, "SELECT json_agg(details ORDER BY id)::text AS j FROM audit_events WHERE workspace_id = $1 AND actor_type = 'cli' AND action <> 'workspace.plan_changed'", ws.id).await;
+    assert_eq!(
+        audit,
+        serde_json::json!([{"url": plain, "events": ["message.created"]}, {"url": plain}, {"note": "a?b"}])
+    );
+    let data = sql_json(
+        &app,
+        "SELECT (payload::jsonb -> 'data')::text AS j FROM webhook_events WHERE workspace_id = $1",
+        ws.id,
+    )
+    .await;
+    assert_eq!(data, serde_json::json!({"id": 1, "url": plain, "active": false, "disabled_reason": "410"}));
+}
