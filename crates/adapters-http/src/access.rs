@@ -190,7 +190,8 @@ pub fn document() -> String {
          access_document` rewrites it. Do not edit by hand. -->\n\n\
          Every allow or deny of wms comes from one table in the domain. A request is checked in this \
          order: the workspace's plan (403 `plan_required`; the REST API needs `advanced` whatever the \
-         action), then an API key's scope (403 `insufficient_scope`, with `WWW-Authenticate: Bearer \
+         action, and so does an API key on every surface, the assistant's endpoints included, while \
+         members keep the assistant on every plan), then an API key's scope (403 `insufficient_scope`, with `WWW-Authenticate: Bearer \
          realm=\"wms\", error=\"insufficient_scope\", scope=\"…\"`) or a member's role (403 \
          `forbidden`). Another workspace's resource is 404 `not_found`. `X:write` implies `X:read`; a \
          key created without `scopes` has every scope.\n\n\

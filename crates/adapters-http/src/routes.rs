@@ -51,11 +51,6 @@ impl Res {
     method!(patch, web::patch, "PATCH");
     method!(delete, web::delete, "DELETE");
 
-    /// Data for this resource's handlers (a body limit, say).
-    fn data<U: 'static>(self, data: U) -> Self {
-        Res { path: self.path, resource: self.resource.app_data(data) }
-    }
-
     /// What answers methods without a route (instead of the 405 problem).
     fn otherwise<F, Args>(self, handler: F) -> Self
     where
@@ -81,8 +76,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(res("", "/readyz").get(Public, health::readyz).done())
         .service(
             res("", "/platform-webhooks/{platform}")
-                // Callbacks batch many events; Meta's bodies stay well under 1 MiB.
-                .data(web::PayloadConfig::new(1024 * 1024))
+                // The handler reads the body itself, at most 256 KiB (`receive::MAX_CALLBACK_BYTES`).
                 // Public: each callback proves itself with the platform's signature.
                 .get(Public, handlers::platform_webhooks::verify::verify)
                 .post(Public, handlers::platform_webhooks::receive::receive)
@@ -148,7 +142,7 @@ fn v1() -> actix_web::Scope<
             r("/contacts/{contact_id}")
                 .get(Rest(A::ContactsRead), handlers::contacts::get::get)
                 .patch(Rest(A::ContactsWrite), handlers::contacts::update::update)
-                .delete(Rest(A::ContactsWrite), handlers::contacts::delete::delete)
+                .delete(Rest(A::ContactsErase), handlers::contacts::delete::delete)
                 .done(),
         )
         .service(

@@ -5,6 +5,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Nullable, Text};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use domain::audit::AuditContext;
 use domain::contacts::{
     ChangeContactError, Contact, ContactChange, ContactField, ContactFilter, ContactRepository, EraseContactStoreError,
     InsertContactError, ListContactsStoreError, NewContact,
@@ -323,10 +324,10 @@ impl ContactRepository for PgContactRepository {
         })
     }
 
-    async fn erase(&self, ws: WorkspaceId, id: i64) -> Result<(), EraseContactStoreError> {
+    async fn erase(&self, ws: WorkspaceId, id: i64, audit: &AuditContext) -> Result<(), EraseContactStoreError> {
         let mut pooled = self.db.conn().await.map_err(|e| EraseContactStoreError::Unknown(repo(e)))?;
         let conn: &mut AsyncPgConnection = &mut pooled;
-        let result = conn.transaction::<_, TxError, _>(|conn| erase(conn, ws, id).scope_boxed()).await;
+        let result = conn.transaction::<_, TxError, _>(|conn| erase(conn, ws, id, audit).scope_boxed()).await;
         result.map_err(|e| match e {
             TxError::NotFound => EraseContactStoreError::NotFound(id),
             TxError::Duplicate(_) => {

@@ -357,6 +357,9 @@ diesel::table! {
         created_at -> Timestamptz,
         txid -> Int8,
         sample -> Bool,
+        // abuse-a (issue 28): the event's contact and thread, for erasure by index.
+        contact_id -> Nullable<Int8>,
+        thread_id -> Nullable<Int8>,
     }
 }
 

@@ -55,11 +55,24 @@ pub enum SecretsCommand {
     RotateKey(RotateKeyArgs),
 }
 
+/// Where `wms secrets rotate-key` reads the new key (the flag `--new-key` shows it in `ps`).
+pub const NEW_KEY_ENV: &str = "WMS_NEW_ENCRYPTION_KEY";
+/// Where `wms listen` reads its API key (the flag `--key` shows it in `ps`).
+pub const API_KEY_ENV: &str = "WMS_API_KEY";
+
+/// Whether `value` came from the command line rather than from the environment variable `env`
+/// (clap lets the flag win, so a value that differs from the variable's is the flag's).
+pub fn from_command_line(value: &str, env: &str) -> bool {
+    std::env::var(env).ok().as_deref() != Some(value)
+}
+
 /// `wms secrets rotate-key`
 #[derive(Debug, Args)]
 pub struct RotateKeyArgs {
-    /// The new key: base64 of 32 bytes (`openssl rand -base64 32`).
-    #[arg(long, value_name = "BASE64", env = "WMS_NEW_ENCRYPTION_KEY", hide_env_values = true)]
+    /// The new key: base64 of 32 bytes (`openssl rand -base64 32`). Give it in the environment
+    /// variable WMS_NEW_ENCRYPTION_KEY: a value on the command line is visible to every user of
+    /// the machine in the process list (`ps`); the flag stays for scripts that accept that.
+    #[arg(long, value_name = "BASE64", env = NEW_KEY_ENV, hide_env_values = true)]
     pub new_key: String,
     /// Secrets re-encrypted per transaction.
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(i64).range(1..=10_000))]
@@ -83,8 +96,10 @@ pub struct ListenArgs {
     /// The wms server (`https://wms.example.com`; `/v1` is added when missing).
     #[arg(long, value_name = "URL")]
     pub api_url: String,
-    /// An API key of the workspace with the `events:read` scope.
-    #[arg(long, value_name = "KEY", env = "WMS_API_KEY", hide_env_values = true)]
+    /// An API key of the workspace with the `events:read` scope. Give it in the environment
+    /// variable WMS_API_KEY: a value on the command line is visible to every user of the machine
+    /// in the process list (`ps`); the flag stays for scripts that accept that.
+    #[arg(long, value_name = "KEY", env = API_KEY_ENV, hide_env_values = true)]
     pub key: String,
     /// Where to POST each event (`http://localhost:3000/webhooks`).
     #[arg(long, value_name = "URL")]

@@ -188,6 +188,9 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         callbacks: Arc::new(domain::connectors::CallbackService::new(
             Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
             cipher,
+            Arc::new(adapters_http::handlers::platform_webhooks::work::OffThreadCallbackWork::default()),
+            Arc::new(adapters_postgres::connectors::PgCallbackThrottle::new(db.clone())),
+            Arc::new(crate::platform::SystemClock),
         )),
     }
 }

@@ -89,24 +89,6 @@ impl CallbackStore for PgConnectors {
         Ok(callback_channels(rows))
     }
 
-    async fn platform_channels(&self, channel_type: ChannelType) -> Result<Vec<CallbackChannel>, RepoError> {
-        let mut conn = self.db.conn().await.map_err(repo)?;
-        let rows: Vec<CallbackRow> = channels::table
-            .filter(channels::channel_type.eq(channel_type.as_str()))
-            .filter(channels::platform_account_id.is_not_null())
-            .filter(channels::credentials_encrypted.is_not_null())
-            .select((
-                channels::workspace_id,
-                channels::id,
-                channels::platform_account_id,
-                channels::credentials_encrypted,
-            ))
-            .load(&mut conn)
-            .await
-            .map_err(repo)?;
-        Ok(callback_channels(rows))
-    }
-
     async fn verify_token_known(&self, channel_type: ChannelType, digest: [u8; 32]) -> Result<bool, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let n: i64 = channels::table

@@ -1,6 +1,7 @@
 //! Storage of the channel connectors: the dispatch queue of outbound messages and the platforms'
 //! callbacks (statuses and inbound messages).
 
+mod callback_throttle;
 mod callbacks;
 mod inbound;
 
@@ -23,6 +24,8 @@ use crate::messages::message_json;
 use crate::pool::Db;
 use crate::schema::{channels, messages};
 use crate::webhooks::outbox;
+
+pub use callback_throttle::PgCallbackThrottle;
 
 /// [`DispatchQueue`] and [`domain::connectors::CallbackStore`] on PostgreSQL.
 #[derive(Debug, Clone)]
@@ -85,7 +88,7 @@ fn into_dispatch(r: ClaimedRow) -> Result<Dispatch, RepoError> {
 
 /// Moves one message to `next` if that is forward (domain rule), stamping the status time, and
 /// records `message.status_updated`. Returns whether it changed. Runs in the caller's transaction.
-async fn advance(
+pub(crate) async fn advance(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
     message_id: i64,

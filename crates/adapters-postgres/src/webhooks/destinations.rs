@@ -64,10 +64,10 @@ impl From<DestinationRow> for WebhookDestination {
     }
 }
 
-/// The destination record as the API returns it ([`domain::webhooks::WebhookRecord`]): the `data`
-/// of `webhook.disabled`.
+/// The destination record as the API returns it ([`domain::webhooks::WebhookRecord`]), its URL
+/// reduced to origin and path: the `data` of `webhook.disabled`.
 pub fn destination_json(d: &WebhookDestination) -> serde_json::Value {
-    domain::webhooks::WebhookRecord::from(d.clone()).to_json()
+    domain::webhooks::WebhookRecord::from(d.clone()).event_data()
 }
 
 /// The destinations `ids` as they are now in this transaction.

@@ -3,10 +3,10 @@
 //! change that rolled back. The delivery workers read from here; nothing is ever enqueued
 //! anywhere else, so there is no second step that a crash could skip.
 
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::webhooks::payload::envelope;
-use domain::webhooks::EventType;
+use domain::webhooks::{EventSubjects, EventType};
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
@@ -52,12 +52,14 @@ pub async fn record_at(
     at: OffsetDateTime,
 ) -> diesel::QueryResult<()> {
     let payload = envelope(event, at, workspace, data);
+    let subjects = EventSubjects::of(event, data);
     diesel::sql_query(
         // The event is always kept (the workspace's feed and replays, issue 16); deliveries only
-        // for the active destinations that subscribe, on a plan with webhooks.
+        // for the active destinations that subscribe, on a plan with webhooks. Its contact and
+        // thread are kept beside it, so that erasing a contact finds its events by index.
         "WITH ev AS (
-             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload)
-             VALUES ($1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $3)
+             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, contact_id, thread_id)
+             VALUES ($1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $3, $5, $6)
              RETURNING id, created_at
          ), subscribed AS (
              SELECT w.id FROM webhook_destinations w JOIN workspaces ws ON ws.id = w.workspace_id
@@ -72,6 +74,8 @@ pub async fn record_at(
     .bind::<Text, _>(&payload)
     // The plans the access policy includes webhooks in; below them nothing is queued.
     .bind::<diesel::sql_types::Array<Text>, _>(webhook_plans())
+    .bind::<Nullable<BigInt>, _>(subjects.contact_id)
+    .bind::<Nullable<BigInt>, _>(subjects.thread_id)
     .execute(conn)
     .await?;
     Ok(())
@@ -100,11 +104,14 @@ pub async fn record_many(
     }
     let at = OffsetDateTime::now_utc();
     let payloads: Vec<String> = data.iter().map(|d| envelope(event, at, workspace, d)).collect();
+    let subjects: Vec<EventSubjects> = data.iter().map(|d| EventSubjects::of(event, d)).collect();
+    let contact_ids: Vec<Option<i64>> = subjects.iter().map(|s| s.contact_id).collect();
+    let thread_ids: Vec<Option<i64>> = subjects.iter().map(|s| s.thread_id).collect();
     diesel::sql_query(
         "WITH ev AS (
-             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload)
-             SELECT $1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), p.payload
-             FROM unnest($3::text[]) WITH ORDINALITY AS p (payload, ord)
+             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, contact_id, thread_id)
+             SELECT $1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), p.payload, p.contact_id, p.thread_id
+             FROM unnest($3::text[], $5::bigint[], $6::bigint[]) WITH ORDINALITY AS p (payload, contact_id, thread_id, ord)
              ORDER BY p.ord
              RETURNING id, created_at
          ), subscribed AS (
@@ -121,6 +128,8 @@ pub async fn record_many(
     .bind::<Text, _>(event.as_str())
     .bind::<diesel::sql_types::Array<Text>, _>(&payloads)
     .bind::<diesel::sql_types::Array<Text>, _>(webhook_plans())
+    .bind::<diesel::sql_types::Array<Nullable<BigInt>>, _>(&contact_ids)
+    .bind::<diesel::sql_types::Array<Nullable<BigInt>>, _>(&thread_ids)
     .execute(conn)
     .await?;
     Ok(())

@@ -12,7 +12,7 @@ use domain::webhooks::signing::SigningSecret;
 use domain::webhooks::EventType;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::ListenArgs;
+use crate::cli::{from_command_line, ListenArgs, API_KEY_ENV};
 use crate::CommandError;
 
 /// What survives a restart.
@@ -110,7 +110,12 @@ pub async fn run(args: ListenArgs) -> Result<(), CommandError> {
     let target = forward_url(&args.forward_to)?;
     let only = event_filter(&args.events)?;
     if !args.key.starts_with("wmsk_") && !args.key.starts_with("wmsu_") {
-        return Err(usage("--key must be a wms API key (wmsk_…)"));
+        return Err(usage(format!("--key ({API_KEY_ENV}) must be a wms API key (wmsk_…)")));
+    }
+    if from_command_line(&args.key, API_KEY_ENV) {
+        eprintln!(
+            "warning: --key is visible to every user of this machine in the process list; set {API_KEY_ENV} instead"
+        );
     }
     let state_file = match args.state_file {
         Some(p) => p,

@@ -6,7 +6,7 @@ use std::time::Instant;
 use adapters_postgres::sealed::{self, SealedValue, SEALED_COLUMNS};
 use domain::common::ports::SecretCipher;
 
-use crate::cli::RotateKeyArgs;
+use crate::cli::{from_command_line, RotateKeyArgs, NEW_KEY_ENV};
 use crate::config::Settings;
 use crate::platform::XChaChaCipher;
 use crate::secrets::decode_key;
@@ -27,8 +27,13 @@ pub struct Rotation {
 
 pub(super) async fn rotate_key(mut settings: Settings, args: RotateKeyArgs) -> Result<(), CommandError> {
     let new_key = decode_key(&args.new_key).ok_or_else(|| {
-        CommandError::Usage("--new-key must be the base64 of exactly 32 bytes (`openssl rand -base64 32`)".into())
+        CommandError::Usage(format!(
+            "--new-key ({NEW_KEY_ENV}) must be the base64 of exactly 32 bytes (`openssl rand -base64 32`)"
+        ))
     })?;
+    if from_command_line(&args.new_key, NEW_KEY_ENV) {
+        eprintln!("warning: --new-key is visible to every user of this machine in the process list; set {NEW_KEY_ENV} instead");
+    }
     let (db, _) = super::connect_for_command(&settings).await?;
     // What sealed the stored secrets: the configured key (else the one kept in the database) and
     // the previous keys of an earlier rotation.

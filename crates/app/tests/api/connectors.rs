@@ -13,6 +13,7 @@ use sha2::Sha256;
 use crate::helpers::{problem, TestApp};
 
 // The tests by theme, sharing the stand-in and the helpers below.
+mod callback_abuse;
 mod callbacks;
 mod credentials;
 mod inbound;

@@ -13,6 +13,7 @@ use crate::credentials::{add_member, token_for};
 use crate::helpers::{error_fields, problem, TestApp};
 
 mod erasure;
+mod erasure_exact;
 
 const RECORD_KEYS: [&str; 11] = [
     "country",
@@ -292,7 +293,7 @@ async fn a_phone_or_email_in_use_is_a_conflict_naming_the_field_and_writes_nothi
 }
 
 #[tokio::test]
-async fn agents_may_write_contacts_and_keys_need_the_contacts_scopes() {
+async fn agents_may_write_contacts_but_not_erase_them_and_keys_need_the_contacts_scopes() {
     let app = TestApp::spawn().await;
     let (ws, _) = app.advanced_with_key().await;
     let (email, password) = add_member(&app, ws.id, "agent").await;
@@ -316,5 +317,13 @@ async fn agents_may_write_contacts_and_keys_need_the_contacts_scopes() {
     let other = app.api_key_with_scopes(&ws, &["messages:read"]).await;
     let res = app.authed(Method::GET, "/v1/contacts", &other).send().await.expect("request");
     problem(res, 403, "insufficient_scope").await;
-    assert_eq!(delete(&app, &agent, &c["id"]).await.status(), 204, "agents may erase");
+    // Erasure is for admins and keys with `contacts:erase`, which `contacts:write` does not imply.
+    problem(delete(&app, &agent, &c["id"]).await, 403, "forbidden").await;
+    let refused = delete(&app, &writer, &c["id"]).await;
+    let header = refused.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    assert_eq!(header, r#"Bearer realm="wms", error="insufficient_scope", scope="contacts:erase""#);
+    problem(refused, 403, "insufficient_scope").await;
+    assert_eq!(app.get_json(&format!("/v1/contacts/{}", c["id"]), &reader).await.0, 200, "refusals erase nothing");
+    let eraser = app.api_key_with_scopes(&ws, &["contacts:erase"]).await;
+    assert_eq!(delete(&app, &eraser, &c["id"]).await.status(), 204);
 }

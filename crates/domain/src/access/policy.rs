@@ -80,6 +80,18 @@ pub struct Caller {
     pub surface: Surface,
 }
 
+impl Actor {
+    /// The lowest plan on which this kind of actor works at all: API keys are part of the REST
+    /// API's plan, so a key of a workspace below it is refused on every surface it reaches (the
+    /// assistant's endpoints too), while members keep the surfaces their plan includes.
+    pub fn plan(self) -> PlanTier {
+        match self {
+            Actor::ApiKey { .. } => REST_API_PLAN,
+            Actor::Member { .. } | Actor::Operator => PlanTier::Free,
+        }
+    }
+}
+
 impl Caller {
     /// The member behind the request, if it is one.
     pub fn member(&self) -> Option<(UserId, Role)> {
@@ -112,8 +124,10 @@ pub enum Action {
     ThreadsWrite,
     /// List and read contacts.
     ContactsRead,
-    /// Create, change and erase contacts.
+    /// Create and change contacts.
     ContactsWrite,
+    /// Erase a contact (GDPR art. 17): admins, and keys with `contacts:erase`.
+    ContactsErase,
     /// List labels.
     LabelsRead,
     /// Create, rename and delete labels.
@@ -178,6 +192,7 @@ impl Action {
         Action::ThreadsWrite,
         Action::ContactsRead,
         Action::ContactsWrite,
+        Action::ContactsErase,
         Action::LabelsRead,
         Action::LabelsWrite,
         Action::TeamsRead,
@@ -213,6 +228,8 @@ impl Action {
             Action::ThreadsWrite => (Some(Scope::ThreadsWrite), true, Free),
             Action::ContactsRead => (Some(Scope::ContactsRead), true, Free),
             Action::ContactsWrite => (Some(Scope::ContactsWrite), true, Free),
+            // Erasure destroys a person's whole history: not for agents, and its own scope.
+            Action::ContactsErase => (Some(Scope::ContactsErase), false, Free),
             Action::LabelsRead => (Some(Scope::LabelsRead), true, Free),
             Action::LabelsWrite => (Some(Scope::LabelsWrite), false, Free),
             Action::TeamsRead => (Some(Scope::TeamsRead), true, Free),
@@ -244,6 +261,7 @@ impl Action {
             Action::ThreadsWrite => "threads.write",
             Action::ContactsRead => "contacts.read",
             Action::ContactsWrite => "contacts.write",
+            Action::ContactsErase => "contacts.erase",
             Action::LabelsRead => "labels.read",
             Action::LabelsWrite => "labels.write",
             Action::TeamsRead => "teams.read",
@@ -276,7 +294,8 @@ impl Action {
             Action::ThreadsRead => "list and read threads",
             Action::ThreadsWrite => "change a thread's status, assignment and labels",
             Action::ContactsRead => "list and read contacts",
-            Action::ContactsWrite => "create, change and erase contacts",
+            Action::ContactsWrite => "create and change contacts",
+            Action::ContactsErase => "erase a contact and their conversation history (GDPR art. 17)",
             Action::LabelsRead => "list labels",
             Action::LabelsWrite => "create, rename and delete labels",
             Action::TeamsRead => "list and read teams",
@@ -326,13 +345,14 @@ pub enum Denied {
 }
 
 /// Decides whether `caller` may do `action` in its workspace. The plan comes first (a workspace
-/// that cannot have the feature hears so whoever asks), then the key's scope or the member's role.
+/// that cannot have the feature hears so whoever asks; the action, the surface and the kind of
+/// actor each name the lowest plan they need), then the key's scope or the member's role.
 ///
 /// # Errors
 /// [`Denied`].
 pub fn authorize(caller: &Caller, action: Action) -> Result<(), Denied> {
     let rule = action.rule();
-    let required = rule.plan.max(caller.surface.plan());
+    let required = rule.plan.max(caller.surface.plan()).max(caller.actor.plan());
     if !caller.plan.includes(required) {
         return Err(Denied::PlanRequired { required, current: caller.plan });
     }

@@ -29,6 +29,7 @@ fn agents_cannot_manage_members_channels_webhooks_or_keys() {
         Action::ApiKeysCreate,
         Action::ApiKeysRead,
         Action::AuditRead,
+        Action::ContactsErase,
     ] {
         assert!(matches!(authorize(&c, action), Err(Denied::Forbidden(_))), "{action}");
     }
@@ -60,6 +61,22 @@ fn the_plan_is_checked_first_and_the_surface_raises_it() {
         authorize(&starter, Action::WebhooksWrite),
         Err(Denied::PlanRequired { required: PlanTier::Growth, current: PlanTier::Starter })
     );
+}
+
+#[test]
+fn keys_need_the_rest_api_plan_on_the_assistant_too_and_members_do_not() {
+    for plan in [PlanTier::Free, PlanTier::Starter, PlanTier::Growth] {
+        let k = caller(plan, key(&[Scope::AssistantRead]), Surface::Assistant);
+        assert_eq!(
+            authorize(&k, Action::AssistantUse),
+            Err(Denied::PlanRequired { required: PlanTier::Advanced, current: plan })
+        );
+        for member in [admin(), agent()] {
+            assert_eq!(authorize(&caller(plan, member, Surface::Assistant), Action::AssistantUse), Ok(()));
+        }
+    }
+    let k = caller(PlanTier::Advanced, key(&[Scope::AssistantRead]), Surface::Assistant);
+    assert_eq!(authorize(&k, Action::AssistantUse), Ok(()));
 }
 
 #[test]

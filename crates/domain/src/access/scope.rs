@@ -23,7 +23,7 @@ pub enum Scope {
     ThreadsWrite,
     /// Read contacts.
     ContactsRead,
-    /// Create, change and erase contacts.
+    /// Create and change contacts.
     ContactsWrite,
     /// Read labels.
     LabelsRead,
@@ -47,11 +47,13 @@ pub enum Scope {
     AuditRead,
     /// Use the assistant's tools.
     AssistantRead,
+    /// Erase contacts (GDPR art. 17); not implied by `contacts:write`.
+    ContactsErase,
 }
 
 impl Scope {
     /// Every scope, in the order the documentation and the settings page list them.
-    pub const ALL: [Scope; 19] = [
+    pub const ALL: [Scope; 20] = [
         Scope::MessagesRead,
         Scope::MessagesWrite,
         Scope::ChannelsRead,
@@ -71,6 +73,7 @@ impl Scope {
         Scope::EventsRead,
         Scope::AuditRead,
         Scope::AssistantRead,
+        Scope::ContactsErase,
     ];
 
     /// The wire name (`messages:read`).
@@ -95,6 +98,7 @@ impl Scope {
             Scope::EventsRead => "events:read",
             Scope::AuditRead => "audit:read",
             Scope::AssistantRead => "assistant:read",
+            Scope::ContactsErase => "contacts:erase",
         }
     }
 
@@ -230,6 +234,14 @@ mod tests {
             assert_eq!(s.as_str().parse::<Scope>(), Ok(s));
         }
         assert_eq!(ScopeSet::from_stored(ScopeSet::full().names()), ScopeSet::full());
+    }
+
+    #[test]
+    fn erasing_contacts_is_its_own_scope() {
+        assert!(!ScopeSet::of([Scope::ContactsWrite]).grants(Scope::ContactsErase));
+        assert!(!ScopeSet::of([Scope::ContactsErase]).grants(Scope::ContactsWrite));
+        assert_eq!("contacts:erase".parse::<Scope>(), Ok(Scope::ContactsErase));
+        assert!(ScopeSet::full().grants(Scope::ContactsErase));
     }
 
     #[test]

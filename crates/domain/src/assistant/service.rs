@@ -121,7 +121,7 @@ impl Assistant {
             let whole = matches!(authorize(caller, Action::WebhooksRead), Ok(()) | Err(Denied::PlanRequired { .. }));
             if !whole {
                 for w in &mut list.webhooks {
-                    w.url = redacted_url(&w.url);
+                    w.url = crate::webhooks::public_url(&w.url);
                 }
             }
             return to_json(&list);
@@ -270,21 +270,6 @@ fn drop_zeros(v: &mut Value) {
             Value::Object(o) => !o.is_empty(),
             _ => true,
         });
-    }
-}
-
-/// A URL without user-info, query and fragment (`https://hooks.example.com/path`); something that
-/// does not parse as a URL is hidden whole.
-fn redacted_url(raw: &str) -> String {
-    match url::Url::parse(raw) {
-        Ok(mut u) => {
-            let _ = u.set_username("");
-            let _ = u.set_password(None);
-            u.set_query(None);
-            u.set_fragment(None);
-            u.to_string()
-        }
-        Err(_) => "(hidden)".to_owned(),
     }
 }
 

@@ -76,6 +76,7 @@ actions! {
     WorkspacePlanChanged => "workspace.plan_changed",
     OAuthGranted => "oauth.granted",
     OAuthRevoked => "oauth.revoked",
+    ContactErased => "contact.erased",
 }
 
 impl fmt::Display for AuditAction {
@@ -208,7 +209,7 @@ impl AuditContext {
 /// the repository.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuditTarget {
-    /// `api_key`, `user`, `webhook`, `channel`, `label`, `team`, `workspace`.
+    /// `api_key`, `user`, `webhook`, `channel`, `label`, `team`, `contact`, `workspace`.
     pub kind: &'static str,
     /// Its id.
     pub id: Option<i64>,
@@ -242,6 +243,10 @@ impl AuditTarget {
     /// An app's OAuth grant.
     pub fn oauth_grant(id: Option<i64>) -> Self {
         Self { kind: "oauth_grant", id }
+    }
+    /// A contact.
+    pub fn contact(id: Option<i64>) -> Self {
+        Self { kind: "contact", id }
     }
     /// A workspace.
     pub fn workspace(id: WorkspaceId) -> Self {

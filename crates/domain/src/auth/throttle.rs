@@ -42,6 +42,13 @@ impl ThrottleSubject {
         }
     }
 
+    /// Badly signed platform callbacks from one client (as [`ThrottleSubject::client`]; unknown
+    /// addresses share one budget). Counted apart from sign-ins.
+    pub fn callbacks_from(client: Option<IpAddr>) -> Self {
+        let network = client.map_or_else(|| "ip:unknown".to_owned(), |ip| Self::client(ip).0);
+        Self(format!("callback:{network}"))
+    }
+
     /// Wraps a stored key.
     pub fn from_stored(key: String) -> Self {
         Self(key)

@@ -7,7 +7,10 @@ pub mod model;
 pub mod ports;
 pub mod service;
 
-pub use callbacks::{CallbackError, CallbackReport, CallbackService, MAX_CALLBACK_ACCOUNTS};
+pub use callbacks::{
+    signer_of, CallbackError, CallbackReport, CallbackService, ReceivedCallback, CALLBACK_THROTTLE,
+    MAX_CALLBACK_ACCOUNTS, MAX_CANDIDATE_SECRETS,
+};
 pub use model::*;
 pub use ports::*;
 pub use service::*;

@@ -1,9 +1,12 @@
 //! Ports of the connectors: the platforms' send APIs, the dispatch queue and the callback store.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
-use time::OffsetDateTime;
+use time::{Duration, OffsetDateTime};
 
 use super::model::{ChannelCredentials, GatewayError, OutboundContent, OutboundRequest, PlatformEvents, ProofError};
+use crate::auth::throttle::{ThrottleRecord, ThrottleSubject};
 use crate::channels::{ChannelId, ChannelType};
 use crate::common::error::RepoError;
 use crate::messaging::MessageId;
@@ -130,13 +133,6 @@ pub trait CallbackStore: Send + Sync {
         account_ids: &[String],
     ) -> Result<Vec<CallbackChannel>, RepoError>;
 
-    /// Every channel of `channel_type` with credentials, in one query (to learn the app secrets
-    /// that sign the platform's callbacks).
-    ///
-    /// # Errors
-    /// Infrastructure failures.
-    async fn platform_channels(&self, channel_type: ChannelType) -> Result<Vec<CallbackChannel>, RepoError>;
-
     /// Whether any channel of `channel_type` has this verify token (by its SHA-256).
     ///
     /// # Errors
@@ -149,4 +145,41 @@ pub trait CallbackStore: Send + Sync {
     /// # Errors
     /// Infrastructure failures (nothing is half-applied).
     async fn apply(&self, channel: &CallbackChannel, events: &PlatformEvents) -> Result<Applied, RepoError>;
+}
+
+/// The CPU-bound part of a callback, run away from the threads that answer requests (the tokio
+/// blocking pool), so that a flood of large forged bodies never delays another route.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait CallbackWork: Send + Sync {
+    /// The events of `body` by platform account, each account once, in the order first named
+    /// (empty when the body is not JSON or for another object).
+    async fn accounts(&self, platform: ChannelType, body: Arc<[u8]>) -> Vec<(String, PlatformEvents)>;
+
+    /// The index of the first of `secrets` that signed `body` with `mac`
+    /// ([`signer_of`](super::callbacks::signer_of)), if any.
+    async fn signer(&self, body: Arc<[u8]>, mac: Vec<u8>, secrets: Vec<Vec<u8>>) -> Option<usize>;
+}
+
+/// Badly signed callbacks per client address, counted across every instance.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait CallbackThrottle: Send + Sync {
+    /// The subject's failures in its current window, if it has any.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn record(&self, subject: &ThrottleSubject) -> Result<Option<ThrottleRecord>, RepoError>;
+
+    /// Counts one badly signed callback at `now` (a window that began `window` or longer ago
+    /// starts anew with it).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn count_failure(
+        &self,
+        subject: &ThrottleSubject,
+        now: OffsetDateTime,
+        window: Duration,
+    ) -> Result<(), RepoError>;
 }

@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 
 use super::model::{Contact, ContactChange, ContactField, ContactFilter, NewContact};
+use crate::audit::AuditContext;
 use crate::common::error::RepoError;
 use crate::workspace::WorkspaceId;
 
@@ -89,12 +90,18 @@ pub trait ContactRepository: Send + Sync {
     /// [`ChangeContactError`].
     async fn change(&self, ws: WorkspaceId, id: i64, change: &ContactChange) -> Result<Contact, ChangeContactError>;
 
-    /// Erases the person in one transaction: personal fields cleared, the content of every message
-    /// of their threads set to `""`, the copies of both in stored webhook events scrubbed, the
-    /// contact marked erased, and `contact.deleted` recorded with the id only. Counts, rollups
-    /// and analytics are left as they were.
+    /// Erases the person in one transaction: with the contact locked, loads the
+    /// [`ErasureFacts`](super::ErasureFacts) (its threads' messages, and the stored events whose
+    /// contact or thread is its own, found by index) and applies what
+    /// [`plan_erasure`](super::plan_erasure) decides: message contents cleared, queued outbound
+    /// messages failed as `erased`, the events scrubbed and their receivers' answers dropped,
+    /// personal fields (`country` too) cleared, the contact marked erased, `contact.deleted`
+    /// recorded with the id only and the plan's `contact.erased` audit record written. Counts,
+    /// rollups and analytics are left as they were; nothing of any other contact is read or
+    /// changed.
     ///
     /// # Errors
-    /// [`EraseContactStoreError::NotFound`] for an unknown or already erased contact.
-    async fn erase(&self, ws: WorkspaceId, id: i64) -> Result<(), EraseContactStoreError>;
+    /// [`EraseContactStoreError::NotFound`] for an unknown or already erased contact (nothing is
+    /// changed).
+    async fn erase(&self, ws: WorkspaceId, id: i64, audit: &AuditContext) -> Result<(), EraseContactStoreError>;
 }

@@ -14,6 +14,7 @@ use super::model::{
 use super::ports::{
     ChangeContactError, ContactRepository, EraseContactStoreError, InsertContactError, ListContactsStoreError,
 };
+use crate::audit::AuditContext;
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
 use crate::common::text::bounded;
@@ -247,12 +248,13 @@ impl ContactsService {
         })
     }
 
-    /// Erases the person (GDPR art. 17): see [`ContactRepository::erase`].
+    /// Erases the person (GDPR art. 17), recorded as `contact.erased` by `audit`'s actor: see
+    /// [`ContactRepository::erase`].
     ///
     /// # Errors
     /// [`EraseContactError`].
-    pub async fn erase(&self, ws: WorkspaceId, id: i64) -> Result<(), EraseContactError> {
-        self.repo.erase(ws, id).await.map_err(|e| match e {
+    pub async fn erase(&self, ws: WorkspaceId, audit: &AuditContext, id: i64) -> Result<(), EraseContactError> {
+        self.repo.erase(ws, id, audit).await.map_err(|e| match e {
             EraseContactStoreError::NotFound(id) => EraseContactError::NotFound(id),
             EraseContactStoreError::Unknown(e) => EraseContactError::Unknown(e),
         })

@@ -8,14 +8,18 @@ pub mod limiter;
 pub mod model;
 pub mod payload;
 pub mod ports;
+pub mod public_url;
 pub mod record;
 pub mod retry;
 pub mod service;
 pub mod signing;
 pub mod ssrf;
+pub mod subjects;
 
 pub use event_type::*;
 pub use model::*;
 pub use ports::*;
+pub use public_url::public_url;
 pub use record::*;
 pub use service::*;
+pub use subjects::EventSubjects;

@@ -60,6 +60,14 @@ impl WebhookRecord {
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }
+
+    /// The record as the `data` of a `webhook.*` event: events reach every subscriber of the
+    /// workspace and `GET /v1/events`, so the URL is only its origin and path
+    /// ([`public_url`](super::public_url)).
+    pub fn event_data(&self) -> serde_json::Value {
+        let public = Self { url: super::public_url(&self.url), ..self.clone() };
+        public.to_json()
+    }
 }
 
 #[cfg(test)]

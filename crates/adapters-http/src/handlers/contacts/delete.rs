@@ -6,10 +6,13 @@ use crate::error::ApiError;
 use crate::handlers::input::Removal;
 use crate::state::AppState;
 
-/// Erases the person (GDPR art. 17), in one transaction: their personal fields and the content of
-/// every message of their threads are cleared (content `""`), counts and analytics stay as they
-/// were, and `contact.deleted` is emitted with the id only. The contact answers 404 afterwards,
-/// everywhere; a later message from the same phone starts a new contact.
+/// Erases the person (GDPR art. 17), in one transaction: their personal fields (`country` too) and
+/// the content of every message of their threads are cleared (content `""`), their still-queued
+/// outbound messages fail with reason `erased`, the stored events about them are scrubbed (later
+/// deliveries and replays carry the erased data), counts and analytics stay as they were,
+/// `contact.deleted` is emitted with the id only and `contact.erased` is audited. Needs an admin
+/// or a key with `contacts:erase`. The contact answers 404 afterwards, everywhere; a later message
+/// from the same phone starts a new contact.
 #[utoipa::path(
     delete,
     operation_id = "delete_contact",
@@ -19,6 +22,6 @@ use crate::state::AppState;
     responses((status = 204, description = "Erased"))
 )]
 pub async fn delete(state: web::Data<AppState>, req: Removal) -> Result<HttpResponse, ApiError> {
-    state.contacts.erase(req.workspace, req.id).await?;
+    state.contacts.erase(req.workspace, &req.audit, req.id).await?;
     Ok(HttpResponse::NoContent().finish())
 }

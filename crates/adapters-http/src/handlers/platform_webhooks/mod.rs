@@ -4,6 +4,7 @@
 pub mod payload;
 pub mod receive;
 pub mod verify;
+pub mod work;
 
 use domain::channels::ChannelType;
 

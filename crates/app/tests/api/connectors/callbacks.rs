@@ -4,7 +4,7 @@
 use super::*;
 
 #[tokio::test]
-async fn callbacks_need_a_valid_signature_and_junk_is_acknowledged() {
+async fn callbacks_need_the_signature_of_an_account_they_name() {
     let graph = Graph::start();
     let app = spawn(&graph).await;
     let (_, key) = app.advanced_with_key().await;
@@ -21,12 +21,16 @@ async fn callbacks_need_a_valid_signature_and_junk_is_acknowledged() {
     let (_, list) = app.get_json(&format!("/v1/messages?channel_id={ch}"), &key).await;
     assert_eq!(list["data"], json!([]), "nothing from a bad signature is stored");
 
-    // Unknown accounts, other objects and broken bodies are acknowledged so Meta keeps the subscription.
-    assert_eq!(
-        callback(&app, "whatsapp", &wa_inbound("pn-unknown", "w", "14155550199", "x", now), None).await.status(),
-        200
-    );
-    assert_eq!(callback(&app, "whatsapp", &json!({"object": "page", "entry": []}), None).await.status(), 200);
+    // Only the secrets of the accounts named count: a body naming no connected account, another
+    // object or a broken body proves nothing, even signed with a real app secret.
+    problem(
+        callback(&app, "whatsapp", &wa_inbound("pn-unknown", "w", "14155550199", "x", now), None).await,
+        401,
+        "invalid_token",
+    )
+    .await;
+    problem(callback(&app, "whatsapp", &json!({"object": "page", "entry": []}), None).await, 401, "invalid_token")
+        .await;
     let res = app
         .client
         .post(app.url("/platform-webhooks/whatsapp"))
@@ -35,7 +39,11 @@ async fn callbacks_need_a_valid_signature_and_junk_is_acknowledged() {
         .send()
         .await
         .expect("request");
-    assert_eq!(res.status(), 200);
+    problem(res, 401, "invalid_token").await;
+    // A validly signed body for the connected account with nothing wms reads is acknowledged.
+    let empty = json!({"object": "whatsapp_business_account", "entry": [{"id": "waba-1", "changes": [{"field": "messages",
+        "value": {"metadata": {"phone_number_id": "pn-500"}}}]}]});
+    assert_eq!(callback(&app, "whatsapp", &empty, None).await.status(), 200);
     problem(
         app.client
             .post(app.url("/platform-webhooks/sms"))
@@ -94,12 +102,28 @@ async fn raw_callback(
     body: Vec<u8>,
     signature: Option<&str>,
 ) -> reqwest::Response {
+    send_callback(&app.client, base, platform, body, signature).await
+}
+
+async fn send_callback(
+    client: &reqwest::Client,
+    base: &str,
+    platform: &str,
+    body: Vec<u8>,
+    signature: Option<&str>,
+) -> reqwest::Response {
     let mut req =
-        app.client.post(format!("{base}/platform-webhooks/{platform}")).header("content-type", "application/json");
+        client.post(format!("{base}/platform-webhooks/{platform}")).header("content-type", "application/json");
     if let Some(s) = signature {
         req = req.header("x-hub-signature-256", s);
     }
     req.body(body).send().await.expect("request")
+}
+
+/// A client whose connections come from `127.0.0.<n>` (the whole of 127/8 is loopback), so
+/// that a test can be several client addresses, each with its own budget of bad signatures.
+pub(crate) fn client_from(n: u8) -> reqwest::Client {
+    reqwest::Client::builder().local_address(std::net::IpAddr::from([127, 0, 0, n])).build().expect("client")
 }
 
 /// Bodies naming the known account, an unknown one, none, and not JSON at all.
@@ -132,10 +156,12 @@ async fn a_bad_signature_is_one_answer_whatever_the_body_names() {
     let ch = whatsapp_channel(&app, &key, "pn-700").await;
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let mut details = std::collections::HashSet::new();
-    for (name, body) in bodies(now) {
+    // Each body from its own address: 5 bad signatures each, within every address's budget.
+    for (n, (name, body)) in (10u8..).zip(bodies(now)) {
+        let client = client_from(n);
         let forged = sign_with("not-the-app-secret", &body);
         for signature in [None, Some("sha256=zz"), Some(""), Some("sha1=00"), Some(forged.as_str())] {
-            let res = raw_callback(&app.address, &app, "whatsapp", body.clone(), signature).await;
+            let res = send_callback(&client, &app.address, "whatsapp", body.clone(), signature).await;
             let p = problem(res, 401, "invalid_token").await;
             details.insert(p["detail"].as_str().unwrap_or_default().to_owned());
             assert!(!p.to_string().contains("pn-"), "{name}: the answer names an account: {p}");
@@ -144,11 +170,12 @@ async fn a_bad_signature_is_one_answer_whatever_the_body_names() {
     assert_eq!(details.len(), 1, "one answer for every bad signature: {details:?}");
     let (_, list) = app.get_json(&format!("/v1/messages?channel_id={ch}"), &key).await;
     assert_eq!(list["data"], json!([]), "nothing from a bad signature is stored");
-    // The same bodies, validly signed, are accepted.
+    // The same bodies, signed with the app secret: accepted when they name its account.
     for (name, body) in bodies(now) {
         let signature = sign_with(APP_SECRET, &body);
         let res = raw_callback(&app.address, &app, "whatsapp", body, Some(&signature)).await;
-        assert_eq!(res.status(), 200, "{name}");
+        let expected = if name.contains("known") && name != "unknown" { 200 } else { 401 };
+        assert_eq!(res.status(), expected, "{name}");
     }
 }
 
@@ -187,7 +214,7 @@ async fn a_signed_body_naming_more_than_a_hundred_accounts_is_too_large_and_chan
 }
 
 #[tokio::test]
-async fn an_unsigned_mebibyte_naming_twenty_thousand_accounts_costs_no_query_per_account() {
+async fn an_unsigned_body_naming_thousands_of_accounts_costs_one_query_and_an_oversized_one_none() {
     let graph = Graph::start();
     let app = spawn(&graph).await;
     let (_, key) = app.advanced_with_key().await;
@@ -198,24 +225,37 @@ async fn an_unsigned_mebibyte_naming_twenty_thousand_accounts_costs_no_query_per
     let counter = crate::statements::StatementCounter::start(&app.database.url).await;
     let base = app.spawn_instance_at(&counter.url);
 
-    // 20,000 pages, the connected one among them, padded to just under the 1 MiB limit.
+    // 5,000 pages, the connected one among them, padded to just under the 256 KiB limit.
     let mut entry: Vec<Value> =
-        (0..20_000).map(|i| json!({"id": format!("{:015}", 200_000_000_000_000u64 + i), "messaging": []})).collect();
-    entry[10_000] = json!({"id": page, "messaging": []});
-    let mut flood = serde_json::to_vec(&json!({"object": "page", "entry": entry, "pad": ""})).expect("json");
-    let pad = 1024 * 1024 - 16 - flood.len();
-    flood = serde_json::to_vec(&json!({"object": "page", "entry": entry, "pad": "p".repeat(pad)})).expect("json");
-    assert!(flood.len() > 1000 * 1024 && flood.len() <= 1024 * 1024, "{}", flood.len());
+        (0..5_000).map(|i| json!({"id": format!("{:015}", 200_000_000_000_000u64 + i), "messaging": []})).collect();
+    entry[0] = json!({"id": page, "messaging": []});
+    let unpadded = serde_json::to_vec(&json!({"object": "page", "entry": entry, "pad": ""})).expect("json");
+    let pad = 256 * 1024 - unpadded.len();
+    let flood = serde_json::to_vec(&json!({"object": "page", "entry": entry, "pad": "p".repeat(pad)})).expect("json");
+    assert_eq!(flood.len(), 256 * 1024);
 
     let before = counter.statements();
     let forged = sign_with("forged", &flood);
     let res = raw_callback(&base, &app, "messenger", flood.clone(), Some(&forged)).await;
     problem(res, 401, "invalid_token").await;
-    let res = raw_callback(&base, &app, "messenger", flood, None).await;
+    let res = raw_callback(&base, &app, "messenger", flood.clone(), None).await;
     problem(res, 401, "invalid_token").await;
     let spent = counter.statements() - before;
-    // The platform's secrets once and the first accounts named once: a handful, not 20,000.
-    assert!(spent <= 10, "{spent} statements for two unsigned callbacks");
+    // The address's record and the first accounts named once, the failure counted: a handful,
+    // not 5,000.
+    assert!(spent <= 12, "{spent} statements for two unsigned callbacks");
+
+    // One byte more is refused before it is read, signed or not, with no statement at all.
+    let mut oversized = flood;
+    oversized.push(b' ');
+    let signature = sign_with(APP_SECRET, &oversized);
+    let before = counter.statements();
+    for signature in [None, Some(signature.as_str())] {
+        let res = raw_callback(&base, &app, "messenger", oversized.clone(), signature).await;
+        let p = problem(res, 413, "payload_too_large").await;
+        assert!(p["detail"].as_str().unwrap_or_default().contains("262144"), "{p}");
+    }
+    assert_eq!(counter.statements(), before, "an oversized body costs no statement");
 
     // The counter does see the server's queries: a signed callback for the page is applied.
     let before = counter.statements();

@@ -121,7 +121,9 @@ impl WebhookService {
             active: input.active.unwrap_or(true),
             secret_sealed: self.engine.cipher.seal(secret.expose().as_bytes(), &Self::secret_place(ws, id)),
         };
-        let details = json!({ "url": new.url, "events": new.events, "active": new.active });
+        // The audit log is kept for a year and read with `audit:read` alone: origin and path only.
+        let details =
+            json!({ "url": crate::webhooks::public_url(&new.url), "events": new.events, "active": new.active });
         let entry = Self::entry(ws, audit, None, AuditAction::WebhookCreated, details);
         let created = self.repo.insert(ws, &new, &entry).await?;
         Ok((created, secret))
