@@ -447,6 +447,15 @@ diesel::joinable!(workspace_members -> users (user_id));
 diesel::joinable!(workspace_members -> workspaces (workspace_id));
 diesel::joinable!(audit_events -> workspaces (workspace_id));
 
+// Issue 28 (abuse, second round): anonymous docs searches' pace per client address.
+diesel::table! {
+    docs_search_visitors (client) {
+        client -> Text,
+        searches -> Array<Timestamptz>,
+        expires_at -> Timestamptz,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     audit_events,
     member_invitations,

@@ -4,6 +4,8 @@ mod credentials;
 mod helpers;
 mod statements;
 
+mod abuse_expensive_reads;
+mod abuse_refused;
 mod abuse_signin;
 mod access;
 mod api_keys;
@@ -26,6 +28,7 @@ mod docs_stand_in;
 mod events_contract;
 mod events_feed;
 mod events_helpers;
+mod events_horizon;
 mod events_listen;
 mod health;
 mod messages_concurrency;
