@@ -21,43 +21,11 @@ ALTER TABLE webhook_events ALTER COLUMN txid SET DEFAULT 4611686018427387904;
 -- ids in advance (one id per call, the default, said out loud).
 ALTER TABLE webhook_events ALTER COLUMN id SET CACHE 1;
 
--- The advisory lock key of a floor: a 24-bit tag in the high bits ('WWW'), the floor in the low
--- 40 bits (a trillion events), so other advisory locks of wms are not mistaken for floors.
-CREATE FUNCTION webhook_events_floor_key(floor bigint) RETURNS bigint
-LANGUAGE sql IMMUTABLE AS $$ SELECT (x'575757'::bigint << 40) | floor $$;
+--! include functions/webhook_events_floor_key.sql sha256:4043ea4909550114
 
--- Before an INSERT statement takes event ids: announce this transaction's floor, once per
--- transaction (the transaction-local setting goes with the lock when a savepoint rolls back).
-CREATE FUNCTION webhook_events_announce_floor() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF current_setting('wms.events_floor_held', true) IS DISTINCT FROM 'on' THEN
-        PERFORM pg_advisory_xact_lock_shared(
-            webhook_events_floor_key(coalesce(pg_sequence_last_value('webhook_events_id_seq'), 0)));
-        PERFORM set_config('wms.events_floor_held', 'on', true);
-    END IF;
-    RETURN NULL;
-END $$;
+--! include functions/webhook_events_announce_floor.sql sha256:cda34d5d52fc0aaf
 
 CREATE TRIGGER webhook_events_announce_floor BEFORE INSERT ON webhook_events
     FOR EACH STATEMENT EXECUTE FUNCTION webhook_events_announce_floor();
 
--- The highest event id at or below which every event is decided (committed and visible to a
--- snapshot taken after this returns, or rolled back). The order of the two reads matters: the
--- last id handed out first, the floors of this database's writers second.
-CREATE FUNCTION webhook_events_horizon() RETURNS bigint
-LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-    handed_out bigint;
-    lowest_floor bigint;
-BEGIN
-    handed_out := coalesce(pg_sequence_last_value('webhook_events_id_seq'), 0);
-    SELECT min(((l.classid::bigint << 32) | l.objid::bigint) & ((1::bigint << 40) - 1))
-      INTO lowest_floor
-      FROM pg_locks l
-     WHERE l.locktype = 'advisory'
-       AND l.objsubid = 1
-       AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-       AND (l.classid::bigint >> 8) = x'575757'::bigint;
-    RETURN least(handed_out, lowest_floor);
-END $$;
+--! include functions/webhook_events_horizon.sql sha256:f7a6a7b2e53555c9
