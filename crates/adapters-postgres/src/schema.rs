@@ -456,6 +456,22 @@ diesel::table! {
     }
 }
 
+// Issue 28: the top-countries rollup (per channel, day and contact).
+diesel::table! {
+    contact_day_stats (workspace_id, channel_id, day, contact_id) {
+        workspace_id -> Int8,
+        channel_id -> Int8,
+        day -> Date,
+        contact_id -> Int8,
+        messages -> Int4,
+        inbound -> Int4,
+        sent -> Int4,
+        delivered -> Int4,
+        read -> Int4,
+        failed -> Int4,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     audit_events,
     member_invitations,

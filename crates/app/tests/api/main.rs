@@ -8,6 +8,7 @@ mod abuse_expensive_reads;
 mod abuse_refused;
 mod abuse_signin;
 mod access;
+mod analytics_countries_rollup;
 mod api_keys;
 mod assistant_analytics;
 mod assistant_contacts;
