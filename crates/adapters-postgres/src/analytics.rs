@@ -97,20 +97,24 @@ impl CountryStats for PgCountryStats {
                 let ids: Vec<i64> = ids.into_iter().map(|i| i.id).collect();
                 // Each message counts on the calendar day it was created in the workspace's time
                 // zone, as in the daily series: the rollup's rows of the period (one per channel,
-                // day and contact, kept by triggers on `messages`), a contact counted once however
-                // many channels and days it has, under the country its record has now.
+                // day and contact, kept by triggers on `messages`), summed per contact first (a
+                // hash aggregate: each contact counted once however many channels and days it
+                // has, without sorting for a DISTINCT), then per the country its record has now.
                 let rows: Vec<CountryRow> = diesel::sql_query(
                     "SELECT upper(nullif(btrim(ct.country), '')) AS country,
-                            count(DISTINCT s.contact_id)::bigint AS contacts,
-                            sum(s.inbound)::bigint AS inbound,
-                            sum(s.sent)::bigint AS sent,
-                            sum(s.delivered)::bigint AS delivered,
-                            sum(s.read)::bigint AS read,
-                            sum(s.failed)::bigint AS failed
-                     FROM contact_day_stats s
-                     JOIN contacts ct ON ct.id = s.contact_id AND ct.workspace_id = s.workspace_id
-                     WHERE s.workspace_id = $1 AND s.channel_id = ANY($2)
-                       AND s.day >= $3 AND s.day < $4 AND s.messages > 0
+                            count(*)::bigint AS contacts,
+                            sum(c.inbound)::bigint AS inbound,
+                            sum(c.sent)::bigint AS sent,
+                            sum(c.delivered)::bigint AS delivered,
+                            sum(c.read)::bigint AS read,
+                            sum(c.failed)::bigint AS failed
+                     FROM (SELECT s.contact_id, sum(s.inbound) AS inbound, sum(s.sent) AS sent,
+                                  sum(s.delivered) AS delivered, sum(s.read) AS read, sum(s.failed) AS failed
+                           FROM contact_day_stats s
+                           WHERE s.workspace_id = $1 AND s.channel_id = ANY($2)
+                             AND s.day >= $3 AND s.day < $4 AND s.messages > 0
+                           GROUP BY s.contact_id) c
+                     JOIN contacts ct ON ct.id = c.contact_id AND ct.workspace_id = $1
                      GROUP BY 1",
                 )
                 .bind::<BigInt, _>(ws.0)
