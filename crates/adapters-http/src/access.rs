@@ -11,9 +11,12 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use actix_web::body::BoxBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::{from_fn, Next};
-use actix_web::{HttpMessage, Route};
+use actix_web::{HttpMessage, ResponseError, Route};
 use domain::access::{authorize, Action, Denied, Surface};
 
+use crate::authentication::admitted::Unconfirmed;
+use crate::authentication::member::count_in_window;
+use crate::authentication::v1::add_rate_headers;
 use crate::authentication::{Member, V1Caller};
 use crate::error::ApiError;
 use crate::pages::session::{signed, Signed};
@@ -107,6 +110,16 @@ async fn enforce(
     req: ServiceRequest,
     next: Next<BoxBody>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    // A request running ahead of its credential check (`authentication::v1`) goes on only where
+    // the action merely reads; anywhere else it waits, and a refused request never reaches the
+    // handler (its answer is the check's refusal, whatever is returned here).
+    let unconfirmed = req.extensions_mut().remove::<Unconfirmed>();
+    if let Some(unconfirmed) = unconfirmed {
+        let ahead = matches!(access, Access::Rest(action) if action.only_reads());
+        if !ahead && !unconfirmed.admitted().await {
+            return Ok(req.error_response(ApiError::InvalidToken("refused by its credential check".into())));
+        }
+    }
     let verdict = match access {
         Access::Public => Ok(()),
         Access::Rest(action) => {
@@ -147,14 +160,35 @@ async fn enforce_page(
         Ok(s) => s,
         Err(e) => return Ok(req.error_response(e)),
     };
+    // A page, its form actions and its CSV exports count in the member's hourly window like
+    // their `/v1` requests (`docs/rate-limit.md`), with the same headers.
+    let counted = count_in_window(req.request(), s.member.workspace_id, s.member.user_id).await;
+    if let Err(e) = counted {
+        let e = match e {
+            ApiError::RateLimited { retry_after } => PageError::RateLimited { retry_after },
+            other if other.status_code() == actix_web::http::StatusCode::SERVICE_UNAVAILABLE => {
+                PageError::Unavailable(anyhow::anyhow!(other.to_string()))
+            }
+            other => PageError::Internal(anyhow::anyhow!(other.to_string())),
+        };
+        let mut res = req.error_response(e);
+        add_rate_headers(&mut res);
+        return Ok(res);
+    }
     let caller = s.access();
     match authorize(&caller, action) {
         Ok(()) => {}
         Err(Denied::PlanRequired { required, .. }) => s.plan_required = Some(required),
-        Err(denied) => return Ok(req.error_response(PageError::from(denied))),
+        Err(denied) => {
+            let mut res = req.error_response(PageError::from(denied));
+            add_rate_headers(&mut res);
+            return Ok(res);
+        }
     }
     req.extensions_mut().insert(s);
-    Ok(next.call(req).await?.map_into_boxed_body())
+    let mut res = next.call(req).await?.map_into_boxed_body();
+    add_rate_headers(&mut res);
+    Ok(res)
 }
 
 impl From<Denied> for ApiError {

@@ -1,5 +1,6 @@
 //! The Analytics page's top-countries export on PostgreSQL: messages of the period grouped by
-//! their contact's country. Runs in the assistant's read-only transaction and, like it, scopes
+//! their contact's country, read from the `contact_day_stats` rollup (migration
+//! `2026-11-26-000303_contact_day_stats`). Runs in the assistant's read-only transaction and, like it, scopes
 //! every table of the join by workspace.
 
 use async_trait::async_trait;
@@ -95,30 +96,31 @@ impl CountryStats for PgCountryStats {
                 let until = clock.today.next_day().unwrap_or(clock.today);
                 let ids: Vec<i64> = ids.into_iter().map(|i| i.id).collect();
                 // Each message counts on the calendar day it was created in the workspace's time
-                // zone, as in the daily series.
+                // zone, as in the daily series: the rollup's rows of the period (one per channel,
+                // day and contact, kept by triggers on `messages`), summed per contact first (a
+                // hash aggregate: each contact counted once however many channels and days it
+                // has, without sorting for a DISTINCT), then per the country its record has now.
                 let rows: Vec<CountryRow> = diesel::sql_query(
                     "SELECT upper(nullif(btrim(ct.country), '')) AS country,
-                            count(DISTINCT ct.id)::bigint AS contacts,
-                            count(*) FILTER (WHERE m.direction = 'inbound')::bigint AS inbound,
-                            count(*) FILTER (WHERE m.direction = 'outbound'
-                                             AND m.status IN ('sent', 'delivered', 'read'))::bigint AS sent,
-                            count(*) FILTER (WHERE m.direction = 'outbound'
-                                             AND m.status IN ('delivered', 'read'))::bigint AS delivered,
-                            count(*) FILTER (WHERE m.direction = 'outbound' AND m.status = 'read')::bigint AS read,
-                            count(*) FILTER (WHERE m.direction = 'outbound' AND m.status = 'failed')::bigint AS failed
-                     FROM messages m
-                     JOIN threads t ON t.id = m.thread_id AND t.workspace_id = m.workspace_id
-                     JOIN contacts ct ON ct.id = t.contact_id AND ct.workspace_id = m.workspace_id
-                     WHERE m.workspace_id = $1 AND m.channel_id = ANY($2)
-                       AND m.created_at >= ($3::timestamp AT TIME ZONE $5)
-                       AND m.created_at < ($4::timestamp AT TIME ZONE $5)
+                            count(*)::bigint AS contacts,
+                            sum(c.inbound)::bigint AS inbound,
+                            sum(c.sent)::bigint AS sent,
+                            sum(c.delivered)::bigint AS delivered,
+                            sum(c.read)::bigint AS read,
+                            sum(c.failed)::bigint AS failed
+                     FROM (SELECT s.contact_id, sum(s.inbound) AS inbound, sum(s.sent) AS sent,
+                                  sum(s.delivered) AS delivered, sum(s.read) AS read, sum(s.failed) AS failed
+                           FROM contact_day_stats s
+                           WHERE s.workspace_id = $1 AND s.channel_id = ANY($2)
+                             AND s.day >= $3 AND s.day < $4 AND s.messages > 0
+                           GROUP BY s.contact_id) c
+                     JOIN contacts ct ON ct.id = c.contact_id AND ct.workspace_id = $1
                      GROUP BY 1",
                 )
                 .bind::<BigInt, _>(ws.0)
                 .bind::<Array<BigInt>, _>(&ids)
                 .bind::<SqlDate, _>(from)
                 .bind::<SqlDate, _>(until)
-                .bind::<Text, _>(&clock.time_zone)
                 .load(c)
                 .await?;
                 let rows = rows

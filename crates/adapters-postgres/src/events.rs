@@ -1,5 +1,11 @@
-//! [`EventStore`] on the webhook outbox's `webhook_events`: the workspace's feed in (writing
-//! transaction, id) order and replays of a window to one destination.
+//! [`EventStore`] on the webhook outbox's `webhook_events`: the workspace's feed in feed order and
+//! replays of a window to one destination.
+//!
+//! Feed order is (`txid`, id): rows from before the writers' floors carry their writing
+//! transaction's id, every later row one value above them all ([`LATER`]), so among those the id
+//! decides. The feed shows events up to the horizon that only event writers hold back
+//! (`webhook_events_horizon()`, migration `events_writer_floor`; `docs/webhooks.md`, "Events
+//! feed").
 
 use async_trait::async_trait;
 use diesel::sql_types::{Array, BigInt, Text, Timestamptz};
@@ -27,6 +33,10 @@ impl PgEventStore {
         Self { db }
     }
 }
+
+/// The `txid` of every event written since the writers' floors exist (the column's default): above
+/// every transaction id a feed position was made of before, so older cursors stay exact.
+const LATER: i64 = 1 << 62;
 
 #[derive(QueryableByName)]
 struct Horizon {
@@ -64,15 +74,15 @@ struct Found {
 fn page_sql(by_type: bool, since: bool) -> String {
     format!(
         "SELECT id, txid, message_id, payload FROM webhook_events
-         WHERE workspace_id = $1 AND NOT sample AND txid < $2 AND (txid, id) > ($3, $4){}{}
+         WHERE workspace_id = $1 AND NOT sample AND (txid, id) <= ($2, $6) AND (txid, id) > ($3, $4){}{}
          ORDER BY txid, id
          LIMIT $5",
-        if by_type { " AND event_type = $6" } else { "" },
+        if by_type { " AND event_type = $7" } else { "" },
         if since {
             if by_type {
-                " AND created_at >= $7"
+                " AND created_at >= $8"
             } else {
-                " AND created_at >= $6"
+                " AND created_at >= $7"
             }
         } else {
             ""
@@ -84,21 +94,23 @@ fn page_sql(by_type: bool, since: bool) -> String {
 impl EventStore for PgEventStore {
     async fn page(&self, ws: WorkspaceId, query: FeedQuery) -> Result<FeedPage, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        // Every transaction below the horizon has ended: its events are all visible now, and
-        // no event can later appear below it. Events above it wait for the next poll.
-        let horizon: Horizon =
-            diesel::sql_query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS horizon")
-                .get_result(&mut conn)
-                .await
-                .map_err(repo)?;
+        // Every event id up to the horizon belongs to a transaction that has ended, so the next
+        // statement (a new snapshot) sees all of them that were committed, and no event can later
+        // appear at or below it. Only transactions writing events hold it back; events above it
+        // wait for the next poll.
+        let horizon: Horizon = diesel::sql_query("SELECT webhook_events_horizon() AS horizon")
+            .get_result(&mut conn)
+            .await
+            .map_err(repo)?;
         let sql = page_sql(query.event_type.is_some(), query.since.is_some());
         let q = diesel::sql_query(sql)
             .into_boxed()
             .bind::<BigInt, _>(ws.0)
-            .bind::<BigInt, _>(horizon.horizon)
+            .bind::<BigInt, _>(LATER)
             .bind::<BigInt, _>(query.after.txid)
             .bind::<BigInt, _>(query.after.id)
-            .bind::<BigInt, _>(i64::from(query.limit));
+            .bind::<BigInt, _>(i64::from(query.limit))
+            .bind::<BigInt, _>(horizon.horizon);
         let q = match query.event_type {
             Some(t) => q.bind::<Text, _>(t.as_str()),
             None => q,
@@ -119,7 +131,7 @@ impl EventStore for PgEventStore {
             .collect();
         let last = events.last().map_or(query.after, |e| e.position);
         // At the end of the feed, resume from the horizon: everything below it has been seen.
-        let next = if full { last } else { last.max(EventPosition { txid: horizon.horizon - 1, id: i64::MAX }) };
+        let next = if full { last } else { last.max(EventPosition { txid: LATER, id: horizon.horizon }) };
         Ok(FeedPage { events, next })
     }
 

@@ -11,6 +11,7 @@ pub mod connectors;
 pub mod contacts;
 pub mod credentials;
 pub mod docs;
+pub mod docs_visitors;
 pub mod error;
 pub mod events;
 pub mod group_commit;

@@ -450,6 +450,31 @@ diesel::joinable!(workspace_members -> users (user_id));
 diesel::joinable!(workspace_members -> workspaces (workspace_id));
 diesel::joinable!(audit_events -> workspaces (workspace_id));
 
+// Issue 28 (abuse, second round): anonymous docs searches' pace per client address.
+diesel::table! {
+    docs_search_visitors (client) {
+        client -> Text,
+        searches -> Array<Timestamptz>,
+        expires_at -> Timestamptz,
+    }
+}
+
+// Issue 28: the top-countries rollup (per channel, day and contact).
+diesel::table! {
+    contact_day_stats (workspace_id, channel_id, day, contact_id) {
+        workspace_id -> Int8,
+        channel_id -> Int8,
+        day -> Date,
+        contact_id -> Int8,
+        messages -> Int4,
+        inbound -> Int4,
+        sent -> Int4,
+        delivered -> Int4,
+        read -> Int4,
+        failed -> Int4,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     audit_events,
     member_invitations,

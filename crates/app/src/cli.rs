@@ -111,8 +111,9 @@ pub struct ListenArgs {
     /// key under $XDG_STATE_HOME/wms or ~/.local/state/wms).
     #[arg(long, value_name = "PATH")]
     pub state_file: Option<std::path::PathBuf>,
-    /// How long to wait between polls when the feed has nothing new, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    /// How long to wait between polls when the feed has nothing new, in milliseconds (half a
+    /// second by default: the feed shows an event within a second of its commit, and so does this).
+    #[arg(long, value_name = "MS", default_value_t = 500)]
     pub poll_interval_ms: u64,
 }
 

@@ -7,6 +7,7 @@ use adapters_http::authentication::AuthState;
 use adapters_http::pages::PagesState;
 use adapters_postgres::analytics::PgCountryStats;
 use adapters_postgres::assistant::PgLiveData;
+use adapters_postgres::docs_visitors::PgVisitorSearches;
 use adapters_postgres::sessions::PgSessionRepository;
 use adapters_postgres::Db;
 use domain::sessions::SessionService;
@@ -25,6 +26,8 @@ pub fn state(settings: &Settings, db: &Db, reads: &Db) -> PagesState {
         }),
         live: Arc::new(PgLiveData::new(reads.clone())),
         countries: Arc::new(PgCountryStats::new(reads.clone())),
+        // Written on every anonymous search: the primary, never the replica.
+        docs_visitors: Arc::new(PgVisitorSearches::new(db.clone())),
         // decisions: `Secure` outside `wms dev` (which sets it to false unless configured).
         secure_cookies: settings.http.secure_cookies.unwrap_or(true),
         public_url: settings.http.public_url.clone(),

@@ -7,6 +7,11 @@
 //! check's 401/403/429 is the answer and the prepared response is dropped unseen. Only API keys
 //! are recorded: their caller (workspace and key id) is fixed for the life of the key, so a
 //! guess is never wrong about who, only about whether.
+//!
+//! A request refused 401, 403 or 429 must have no effect, so only routes whose action merely
+//! reads ([`domain::access::Action::only_reads`]) run ahead; any other route's handler waits for
+//! the verdict ([`Unconfirmed`]) and never starts for a refused request: no secret decrypted,
+//! nothing audited.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -52,6 +57,37 @@ impl AdmittedKeys {
     /// ahead of its checks until it is admitted again.
     pub fn refused(&self, digest: &TokenDigest) {
         self.callers().remove(digest);
+    }
+}
+
+/// Left in a request that runs ahead of its credential check: the verdict to come, for the
+/// routes that must not start before it ([`crate::access`]).
+#[derive(Debug)]
+pub struct Unconfirmed(tokio::sync::oneshot::Receiver<bool>);
+
+/// The check's side of [`Unconfirmed`].
+#[derive(Debug)]
+pub struct Verdict(tokio::sync::oneshot::Sender<bool>);
+
+impl Unconfirmed {
+    /// A request's pair: the check keeps the [`Verdict`], the request carries the other half.
+    pub fn pair() -> (Verdict, Unconfirmed) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        (Verdict(tx), Unconfirmed(rx))
+    }
+
+    /// Waits for the check: whether it admitted the request as the guessed caller (a check that
+    /// ended without saying counts as a refusal).
+    pub async fn admitted(self) -> bool {
+        self.0.await.unwrap_or(false)
+    }
+}
+
+impl Verdict {
+    /// Tells the waiting route, if any, whether the request was admitted as guessed.
+    pub fn tell(self, admitted: bool) {
+        // Nobody waits when the route only reads: nothing to tell then.
+        let _ = self.0.send(admitted);
     }
 }
 

@@ -11,9 +11,8 @@ use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use domain::access::{Actor, Caller};
 use domain::auth::authenticate_assistant;
-use domain::workspace::WorkspaceId;
 
-use super::member::Presented;
+use super::member::{count_in_window, Presented};
 use super::v1::{add_rate_headers, app_state};
 use crate::error::ApiError;
 
@@ -53,27 +52,10 @@ pub async fn resolve_assistant_caller(req: &HttpRequest) -> Result<Caller, ApiEr
     // A member's request counts against the member's window, shared with their /v1 tokens
     // (decisions.md, "Abuse limits").
     if let Actor::Member { user_id, .. } = caller.actor {
-        count(req, caller.workspace_id, user_id).await?;
+        count_in_window(req, caller.workspace_id, user_id).await?;
     }
     req.extensions_mut().insert(AssistantCaller(caller));
     Ok(caller)
-}
-
-/// Counts a member's request in the member's window; leaves the window in the request's
-/// extensions for the headers.
-///
-/// # Errors
-/// 429 `rate_limited` (with `Retry-After`) when the window is full; 503 when the database is out of
-/// reach.
-async fn count(req: &HttpRequest, ws: WorkspaceId, user: domain::users::UserId) -> Result<(), ApiError> {
-    let state = app_state(req)?;
-    let auth = &state.auth;
-    let status = auth.member_windows.admit(ws, user, auth.rate_limit).await?;
-    req.extensions_mut().insert(status);
-    match status.retry_after_secs {
-        Some(retry_after) => Err(ApiError::RateLimited { retry_after: u64::from(retry_after) }),
-        None => Ok(()),
-    }
 }
 
 /// Middleware for the assistant's scope: the rate-limit headers on every response of a counted

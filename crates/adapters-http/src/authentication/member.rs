@@ -1,6 +1,10 @@
 //! Member authentication for workspace-scoped endpoints (`/api/workspaces/{workspace_id}/…`,
 //! `/workspaces/{workspace_id}/co-admin/…`): a login token bound to that workspace, or the
 //! settings session cookie.
+//!
+//! Every request of a member counts in the member's hourly window, the one their `/v1` tokens
+//! and the assistant endpoints count in too ([`count_in_window`]): the settings API here, the
+//! settings pages and CSV exports in [`crate::access`].
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::cookie::Cookie;
@@ -10,7 +14,9 @@ use actix_web::{HttpMessage, HttpRequest};
 use domain::auth::{authenticate_member, MemberCredential};
 use domain::workspace::WorkspaceId;
 
-use super::v1::{app_state, authorization};
+use domain::users::UserId;
+
+use super::v1::{add_rate_headers, app_state, authorization};
 use super::Member;
 use crate::error::ApiError;
 use crate::session_cookie::{csrf_header_ok, SESSION_COOKIE};
@@ -25,9 +31,30 @@ pub async fn authenticate_members(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     if let Err(e) = resolve_member(req.request()).await {
-        return Ok(req.error_response(e));
+        let mut res = req.error_response(e);
+        add_rate_headers(&mut res);
+        return Ok(res);
     }
-    Ok(next.call(req).await?.map_into_boxed_body())
+    let mut res = next.call(req).await?.map_into_boxed_body();
+    add_rate_headers(&mut res);
+    Ok(res)
+}
+
+/// Counts a member's request in the member's window and leaves the window in the request's
+/// extensions for the rate-limit headers.
+///
+/// # Errors
+/// 429 `rate_limited` (with `Retry-After`) when the window is full; 503 when the database is out of
+/// reach.
+pub async fn count_in_window(req: &HttpRequest, ws: WorkspaceId, user: UserId) -> Result<(), ApiError> {
+    let state = app_state(req)?;
+    let auth = &state.auth;
+    let status = auth.member_windows.admit(ws, user, auth.rate_limit).await?;
+    req.extensions_mut().insert(status);
+    match status.retry_after_secs {
+        Some(retry_after) => Err(ApiError::RateLimited { retry_after: u64::from(retry_after) }),
+        None => Ok(()),
+    }
 }
 
 /// The `{workspace_id}` path segment; anything but a positive integer is a workspace not found.
@@ -109,6 +136,7 @@ pub async fn resolve_member(req: &HttpRequest) -> Result<Member, ApiError> {
     let member: Member =
         authenticate_member(auth.credentials.as_ref(), auth.sessions.as_deref(), credential, ws).await?.into();
     presented.check_forgery(req)?;
+    count_in_window(req, member.workspace_id, member.user_id).await?;
     req.extensions_mut().insert(member);
     Ok(member)
 }

@@ -5,9 +5,11 @@
 //! A handler's response is never released before its request's check admitted it. Usually the
 //! handler only starts after the check; a `GET` or `HEAD` with an API key this instance admitted
 //! before ([`super::admitted`]) runs its handler *while* its check runs, on the guess that the
-//! key is still good: one round trip less of latency for the common case. Those methods only read,
-//! and if the check refuses the request, the prepared response is dropped unseen and the refusal
-//! is the answer — exactly what the caller would have got without the guess.
+//! key is still good: one round trip less of latency for the common case. Only a route whose
+//! action merely reads runs ahead; a `GET` with an effect (revealing a webhook secret decrypts it
+//! and audits the view) waits for the check inside the route ([`super::admitted::Unconfirmed`]).
+//! If the check refuses the request, the prepared response is dropped unseen and the refusal is
+//! the answer — exactly what the caller would have got without the guess, and nothing happened.
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -18,6 +20,7 @@ use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
 use domain::auth::{authenticate_token, presented_token, AuthenticateError, PresentedToken, Requirements};
 use domain::rate_limit::RateLimitStatus;
 
+use super::admitted::Unconfirmed;
 use super::V1Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -39,8 +42,15 @@ pub async fn authenticate_v1(
     if let Some((guess, state, token)) = guessed {
         // The handler finds the guessed caller where the check would have put it. (No clone of
         // the request may be kept while the handler is routed, hence the check works on parts.)
+        let (tell, unconfirmed) = Unconfirmed::pair();
         req.extensions_mut().insert(guess);
-        let (verdict, prepared) = futures_util::future::join(check(&state, Ok(token)), next.call(req)).await;
+        req.extensions_mut().insert(unconfirmed);
+        let checked = async {
+            let verdict = check(&state, Ok(token)).await;
+            tell.tell(matches!(&verdict.result, Ok(caller) if *caller == guess));
+            verdict
+        };
+        let (verdict, prepared) = futures_util::future::join(checked, next.call(req)).await;
         let prepared = match (prepared, &verdict.result) {
             (Ok(prepared), _) => prepared,
             (Err(_), Err(_)) => return Err(verdict.into_refusal().into()),

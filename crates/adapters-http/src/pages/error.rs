@@ -31,6 +31,12 @@ pub enum PageError {
     /// A malformed request.
     #[error("{0}")]
     BadRequest(String),
+    /// The member's hourly window is full (`docs/rate-limit.md`): 429 with `Retry-After`.
+    #[error("too many requests this hour; try again in {retry_after} seconds")]
+    RateLimited {
+        /// Seconds until a request will be admitted.
+        retry_after: u64,
+    },
     /// The database is out of reach (decisions.md, "Abuse limits"): 503 with `Retry-After`.
     #[error("the service is briefly unavailable; try again in a few seconds")]
     Unavailable(#[source] anyhow::Error),
@@ -56,6 +62,7 @@ impl ResponseError for PageError {
             PageError::Csrf | PageError::Forbidden(_) => StatusCode::FORBIDDEN,
             PageError::NotFound(_) => StatusCode::NOT_FOUND,
             PageError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            PageError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             PageError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             PageError::Internal(e) if domain::is_unavailable(e) => StatusCode::SERVICE_UNAVAILABLE,
             PageError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -89,6 +96,9 @@ impl ResponseError for PageError {
         let mut res = HttpResponse::build(status);
         if status == StatusCode::SERVICE_UNAVAILABLE {
             res.insert_header((header::RETRY_AFTER, crate::error::RETRY_UNAVAILABLE_SECS.to_string()));
+        }
+        if let PageError::RateLimited { retry_after } = self {
+            res.insert_header((header::RETRY_AFTER, retry_after.to_string()));
         }
         res.insert_header(CacheControl(vec![CacheDirective::NoStore]))
             .content_type("text/html; charset=utf-8")

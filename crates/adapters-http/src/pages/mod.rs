@@ -44,6 +44,8 @@ pub struct PagesState {
     pub live: Arc<dyn LiveData>,
     /// The top-countries export.
     pub countries: Arc<dyn CountryStats>,
+    /// The pace of anonymous searches of the documentation pages, per client address.
+    pub docs_visitors: Arc<dyn domain::docs::VisitorSearches>,
     /// Whether cookies carry `Secure` (true except in `wms dev`, which serves plain HTTP).
     pub secure_cookies: bool,
     /// The public base URL (`https://wms.example.com`), for the REST reference and the origin

@@ -2,6 +2,7 @@
 //! whose behaviour a test switches to exercise every fallback.
 
 use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,6 +31,7 @@ pub struct StandIn {
     /// `http://127.0.0.1:PORT`
     pub url: String,
     behaviour: Arc<Mutex<Behaviour>>,
+    calls: Arc<AtomicUsize>,
 }
 
 /// Words that mean the same thing share a dimension, so vectors find pages by meaning.
@@ -54,7 +56,12 @@ fn embed(text: &str, dimension: usize) -> Vec<f32> {
     v
 }
 
-async fn embeddings(state: web::Data<Arc<Mutex<Behaviour>>>, body: web::Json<Value>) -> HttpResponse {
+async fn embeddings(
+    state: web::Data<Arc<Mutex<Behaviour>>>,
+    calls: web::Data<Arc<AtomicUsize>>,
+    body: web::Json<Value>,
+) -> HttpResponse {
+    calls.fetch_add(1, Ordering::SeqCst);
     let behaviour = *state.lock().expect("lock");
     let inputs: Vec<String> = match &body["input"] {
         Value::String(s) => vec![s.clone()],
@@ -77,7 +84,12 @@ async fn embeddings(state: web::Data<Arc<Mutex<Behaviour>>>, body: web::Json<Val
 }
 
 /// Documents mentioning "webhook" first, the rest in the order sent.
-async fn rerank(state: web::Data<Arc<Mutex<Behaviour>>>, body: web::Json<Value>) -> HttpResponse {
+async fn rerank(
+    state: web::Data<Arc<Mutex<Behaviour>>>,
+    calls: web::Data<Arc<AtomicUsize>>,
+    body: web::Json<Value>,
+) -> HttpResponse {
+    calls.fetch_add(1, Ordering::SeqCst);
     if *state.lock().expect("lock") == Behaviour::RerankStatus500 {
         return HttpResponse::InternalServerError().finish();
     }
@@ -100,11 +112,14 @@ impl StandIn {
     pub async fn start() -> StandIn {
         let behaviour = Arc::new(Mutex::new(Behaviour::Normal));
         let data = web::Data::new(behaviour.clone());
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = web::Data::new(calls.clone());
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
+                .app_data(counted.clone())
                 .route("/v1/embeddings", web::post().to(embeddings))
                 .route("/rerank", web::post().to(rerank))
         })
@@ -113,12 +128,17 @@ impl StandIn {
         .expect("listen")
         .run();
         tokio::spawn(server);
-        StandIn { url, behaviour }
+        StandIn { url, behaviour, calls }
     }
 
     /// Switches how it answers from now on.
     pub fn set(&self, behaviour: Behaviour) {
         *self.behaviour.lock().expect("lock") = behaviour;
+    }
+
+    /// How many embeddings and rerank requests it has answered.
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
     }
 
     /// A loopback address where nothing listens.

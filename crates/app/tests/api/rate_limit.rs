@@ -189,17 +189,15 @@ async fn concurrent_requests_each_get_their_own_remaining_count() {
 }
 
 #[tokio::test]
-async fn unauthenticated_and_member_responses_have_no_rate_headers() {
+async fn unauthenticated_responses_have_no_rate_headers() {
     let app = TestApp::spawn().await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
     let res = app.get("/v1/channels").await;
     assert!(header(&res, "ratelimit").is_none());
     let res = app.client.post(app.url("/v1/auth/login")).json(&json!({"email": "x@y.z", "password": "p"})).send();
     assert!(header(&res.await.expect("request"), "ratelimit").is_none());
-    let token = admin_token(&app, &ws).await;
-    let res = app.client.get(app.url(&format!("/api/workspaces/{}/api-keys", ws.id))).bearer_auth(&token).send();
-    let res = res.await.expect("request");
-    assert_eq!(res.status(), 200);
+    let res = app.get(&format!("/api/workspaces/{}/api-keys", ws.id)).await;
+    assert_eq!(res.status(), 401);
     assert!(header(&res, "ratelimit").is_none());
 }
 
@@ -234,7 +232,8 @@ async fn the_login_tokens_of_one_member_share_one_window() {
 
 #[tokio::test]
 async fn the_assistant_endpoints_count_against_the_member_window_and_answer_429() {
-    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 4).await;
+    // Five: signing in to the pages reads one page, which counts in the member's window too.
+    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 5).await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
     let token = admin_token(&app, &ws).await;
     let cookie = crate::pages::sign_in(&app, &ws).await.cookie;
@@ -246,7 +245,7 @@ async fn the_assistant_endpoints_count_against_the_member_window_and_answer_429(
     let res = app.authed(reqwest::Method::GET, &capabilities, &token).send().await.expect("request");
     assert_eq!(res.status(), 200);
     assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("2"), "same window as /v1");
-    assert_eq!(header(&res, "ratelimit-policy").as_deref(), Some(r#""hourly";q=4;w=3600"#));
+    assert_eq!(header(&res, "ratelimit-policy").as_deref(), Some(r#""hourly";q=5;w=3600"#));
     // The settings session is the same member: the same window.
     let res =
         app.client.get(app.url(&capabilities)).header(reqwest::header::COOKIE, &cookie).send().await.expect("request");

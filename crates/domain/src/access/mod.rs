@@ -1,5 +1,6 @@
 //! Who may do what: the one policy over roles, plans and API key scopes (`docs/access.md`).
 
+mod effects;
 pub mod policy;
 pub mod scope;
 

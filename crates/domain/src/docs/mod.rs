@@ -9,6 +9,7 @@ pub mod ports;
 pub mod query;
 pub mod service;
 pub mod vectors;
+pub mod visitors;
 
 #[cfg(test)]
 mod service_tests;
@@ -18,3 +19,4 @@ pub use library::{DocsLibrary, LibraryPage, PageSection};
 pub use model::*;
 pub use ports::*;
 pub use service::{DocsSearchService, HybridProviders, DEFAULT_LIMIT, MAX_LIMIT};
+pub use visitors::{admit_visitor, visitor_key, VisitorPace, VisitorSearches, VisitorVerdict, SEARCHES_PER_MINUTE};

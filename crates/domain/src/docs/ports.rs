@@ -32,6 +32,14 @@ pub trait DocsSearch: Send + Sync {
     /// # Errors
     /// [`SearchError::InvalidLimit`] outside 1..=8; [`SearchError::Unknown`] when the database fails.
     async fn search(&self, query: &str, limit: u8) -> Result<SearchResult, SearchError>;
+
+    /// [`DocsSearch::search`] with the full-text index alone: never an embeddings or rerank call,
+    /// whatever is configured. For visitors without credentials (the public `/docs?q=`), whose
+    /// searches must cost no paid provider anything.
+    ///
+    /// # Errors
+    /// As [`DocsSearch::search`].
+    async fn search_full_text(&self, query: &str, limit: u8) -> Result<SearchResult, SearchError>;
 }
 
 /// A chunk that matched the full-text query; at most one per document.

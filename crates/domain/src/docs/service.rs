@@ -179,6 +179,22 @@ fn from_text(matches: &[TextMatch], limit: usize) -> Vec<Ranked> {
 #[async_trait]
 impl DocsSearch for DocsSearchService {
     async fn search(&self, raw_query: &str, limit: u8) -> Result<SearchResult, SearchError> {
+        self.search_with(raw_query, limit, self.hybrid.as_ref()).await
+    }
+
+    async fn search_full_text(&self, raw_query: &str, limit: u8) -> Result<SearchResult, SearchError> {
+        self.search_with(raw_query, limit, None).await
+    }
+}
+
+impl DocsSearchService {
+    /// A search, hybrid with `providers`, full-text without.
+    async fn search_with(
+        &self,
+        raw_query: &str,
+        limit: u8,
+        providers: Option<&HybridProviders>,
+    ) -> Result<SearchResult, SearchError> {
         if !(1..=MAX_LIMIT).contains(&limit) {
             return Err(SearchError::InvalidLimit(limit));
         }
@@ -189,7 +205,7 @@ impl DocsSearch for DocsSearchService {
         let mut fallback_reason = None;
         let ranked = if !is_searchable(&query) {
             Vec::new()
-        } else if let Some(providers) = &self.hybrid {
+        } else if let Some(providers) = providers {
             // The database and the provider work at the same time: hybrid costs the slower of the
             // two, and the full-text list is already there if the provider fails.
             let texts = [query.clone()];

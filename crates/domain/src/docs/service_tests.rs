@@ -146,3 +146,18 @@ async fn weak_vector_only_neighbours_are_not_answers() {
     assert!(r.hits.is_empty());
     assert!(r.suggestion.is_some());
 }
+
+#[tokio::test]
+async fn a_full_text_search_never_calls_a_provider_even_when_hybrid_is_configured() {
+    let index = index_with(vec![text_match(1, 10, 0.9), text_match(2, 20, 0.5)], vec![]);
+    let mut e = MockEmbedder::new();
+    e.expect_model().return_const("m".to_owned());
+    e.expect_embed().times(0);
+    let mut r = MockReranker::new();
+    r.expect_rerank().times(0);
+    let providers = HybridProviders { embedder: Arc::new(e), reranker: Some(Arc::new(r)) };
+    let found = DocsSearchService::hybrid(Arc::new(index), providers).search_full_text("keys", 5).await.unwrap();
+    assert_eq!(found.mode, SearchMode::FullText);
+    assert_eq!(slugs(&found), ["page-1", "page-2"]);
+    assert!(!found.reranked);
+}

@@ -7,7 +7,7 @@ pub mod render;
 use actix_web::http::header::{self, CacheControl, CacheDirective};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::docs::{DocsLibrary, SearchResult, MAX_LIMIT};
+use domain::docs::{visitor_key, DocsLibrary, SearchResult, VisitorVerdict, MAX_LIMIT};
 use maud::{html, Markup};
 use serde::Deserialize;
 
@@ -36,7 +36,15 @@ pub async fn index(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpR
     let library = assistant.library();
     let results = match (&q, assistant.docs_search()) {
         (Some(q), Some(search)) => {
-            Some(Ok(search.search(q, MAX_LIMIT).await.map_err(|e| PageError::Internal(anyhow::anyhow!(e)))?))
+            // Visitors have no credentials: their searches are paced per client address and
+            // never reach a paid provider (`docs/search.md`, "Visitors").
+            let client = req.peer_addr().map_or_else(|| "ip:unknown".to_owned(), |a| visitor_key(a.ip()));
+            let now = state.auth.clock.now();
+            if let VisitorVerdict::Limited { retry_after_secs } = state.pages.docs_visitors.admit(&client, now).await? {
+                return Err(PageError::RateLimited { retry_after: u64::from(retry_after_secs) });
+            }
+            let found = search.search_full_text(q, MAX_LIMIT).await;
+            Some(Ok(found.map_err(|e| PageError::Internal(anyhow::anyhow!(e)))?))
         }
         (Some(_), None) => Some(Err(())),
         (None, _) => None,

@@ -1,0 +1,1 @@
+DROP TABLE docs_search_visitors;

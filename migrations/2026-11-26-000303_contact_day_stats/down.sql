@@ -1,0 +1,10 @@
+DROP TRIGGER workspaces_contact_day_stats_time_zone ON workspaces;
+DROP TRIGGER messages_contact_day_stats_delete ON messages;
+DROP TRIGGER messages_contact_day_stats_update ON messages;
+DROP TRIGGER messages_contact_day_stats_insert ON messages;
+DROP FUNCTION contact_day_stats_on_time_zone();
+DROP FUNCTION contact_day_stats_rebuild(bigint);
+DROP FUNCTION contact_day_stats_on_delete();
+DROP FUNCTION contact_day_stats_on_update();
+DROP FUNCTION contact_day_stats_on_insert();
+DROP TABLE contact_day_stats;
