@@ -30,7 +30,7 @@ pub async fn resolve_assistant_caller(req: &HttpRequest) -> Result<Caller, ApiEr
         // An app's OAuth token: the grant decides (`docs/oauth.md`), then the member's window.
         let caller = app_state(req)?.oauth.admit(&token, presented.workspace).await?;
         if let Some((user_id, _)) = caller.member() {
-            count(req, caller.workspace_id, user_id).await?;
+            count_in_window(req, caller.workspace_id, user_id).await?;
         }
         req.extensions_mut().insert(AssistantCaller(caller));
         return Ok(caller);

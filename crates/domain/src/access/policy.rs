@@ -87,7 +87,7 @@ impl Actor {
     pub fn plan(self) -> PlanTier {
         match self {
             Actor::ApiKey { .. } => REST_API_PLAN,
-            Actor::Member { .. } | Actor::Operator => PlanTier::Free,
+            Actor::Member { .. } | Actor::App { .. } | Actor::Operator => PlanTier::Free,
         }
     }
 }
@@ -183,7 +183,7 @@ pub struct Rule {
 
 impl Action {
     /// Every action, in the order `docs/access.md` lists them.
-    pub const ALL: [Action; 27] = [
+    pub const ALL: [Action; 28] = [
         Action::ChannelsRead,
         Action::ChannelsWrite,
         Action::MessagesRead,
