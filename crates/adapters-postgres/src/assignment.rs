@@ -254,7 +254,7 @@ async fn serve_locked(
 /// A thread just inserted on `channel_id` in this transaction: with the channel's default team
 /// it goes to the team and, unless the team assigns by hand, joins its queue, which is served at
 /// once. Call before recording its `thread.created`, which then carries where it went.
-pub(crate) async fn place_new_threads(
+pub async fn place_new_threads(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
     channel_id: i64,
@@ -373,7 +373,8 @@ impl LifecycleTimers for PgLifecycleTimers {
     async fn serve_waiting(&self, now: OffsetDateTime) -> Result<usize, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let queues: Vec<QueueRow> = diesel::sql_query(format!(
-            "SELECT DISTINCT workspace_id, team_id FROM threads WHERE waiting_since IS NOT NULL AND {}",
+            "SELECT DISTINCT workspace_id, team_id FROM threads
+             WHERE waiting_since IS NOT NULL AND team_id IS NOT NULL AND {}",
             load_statuses()
         ))
         .load(&mut conn)

@@ -28,6 +28,7 @@ mod events_feed;
 mod events_helpers;
 mod events_listen;
 mod health;
+mod lifecycle;
 mod messages_concurrency;
 mod metrics;
 mod pages;

@@ -116,6 +116,7 @@ impl StatusRequest {
         let until = snoozed_until.and_then(|raw| {
             errors.check(
                 OffsetDateTime::parse(raw, &time::format_description::well_known::Rfc3339)
+                    .map(to_stored_precision)
                     .map_err(|_| FieldError::new("snoozed_until", "must be an RFC 3339 time")),
             )
         });
@@ -134,6 +135,13 @@ impl StatusRequest {
             None => Err(errors),
         }
     }
+}
+
+/// `at` in UTC to the microsecond, as PostgreSQL keeps it: the same time given again is the same
+/// snooze, and the record shows what was asked.
+fn to_stored_precision(at: OffsetDateTime) -> OffsetDateTime {
+    let at = at.to_offset(time::UtcOffset::UTC);
+    at.replace_nanosecond(at.nanosecond() / 1000 * 1000).unwrap_or(at)
 }
 
 /// A thread's status as stored.
@@ -256,6 +264,8 @@ mod tests {
             assert_eq!(fields(StatusRequest::new(status, until, NOW).expect_err(status)), [field], "{status} {until:?}");
         }
         assert!(StatusRequest::new("snoozed", Some("2027-11-26T12:00:00Z"), NOW).is_ok(), "365 days is allowed");
+        let r = StatusRequest::new("snoozed", Some("2026-11-27T14:00:00.123456789+02:00"), NOW).expect("valid");
+        assert_eq!(r.snoozed_until, Some(datetime!(2026-11-27 12:00:00.123456 UTC)), "UTC, to the microsecond");
     }
 
     #[test]
