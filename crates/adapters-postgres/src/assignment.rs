@@ -19,7 +19,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::members::Availability;
 use domain::teams::{
-    assign_waiting, place_new_thread, AssignmentMode, AssignmentPolicy, Assignment, Candidate, DefaultTeam, TeamFacts,
+    assign_waiting, place_new_thread, Assignment, AssignmentMode, AssignmentPolicy, Candidate, DefaultTeam, TeamFacts,
     WAITING_BATCH,
 };
 use domain::threads::{decide_snooze_expiry, LifecycleTimers, StatusFacts, ThreadStatus};
@@ -36,11 +36,8 @@ use crate::webhooks::outbox;
 /// `status IN (…)` of the statuses that count toward a member's load, as the domain defines
 /// them; written out (not bound) so PostgreSQL matches the partial indexes built on it.
 fn load_statuses() -> String {
-    let names: Vec<String> = ThreadStatus::ALL
-        .into_iter()
-        .filter(|s| s.counts_as_load())
-        .map(|s| format!("'{}'", s.as_str()))
-        .collect();
+    let names: Vec<String> =
+        ThreadStatus::ALL.into_iter().filter(|s| s.counts_as_load()).map(|s| format!("'{}'", s.as_str())).collect();
     format!("status IN ({})", names.join(", "))
 }
 

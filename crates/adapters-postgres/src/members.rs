@@ -9,9 +9,8 @@ use domain::auth::TokenDigest;
 use domain::common::page::{Page, PageRequest};
 use domain::common::ports::PasswordHash;
 use domain::members::{
-    Availability,
-    AcceptedInvitation, AddMemberError, AddedRow, ChangeMemberError, MemberChange, MemberProfile, MemberRepository,
-    NewMember,
+    AcceptedInvitation, AddMemberError, AddedRow, Availability, ChangeMemberError, MemberChange, MemberProfile,
+    MemberRepository, NewMember,
 };
 use domain::users::{Role, UserId};
 use domain::workspace::WorkspaceId;
@@ -37,7 +36,9 @@ impl PgMemberRepository {
 
 type ProfileRow = (i64, String, String, String, bool, OffsetDateTime, String);
 
-fn profile((user_id, email, name, role, active, created_at, availability): ProfileRow) -> Result<MemberProfile, RepoError> {
+fn profile(
+    (user_id, email, name, role, active, created_at, availability): ProfileRow,
+) -> Result<MemberProfile, RepoError> {
     Ok(MemberProfile {
         availability: Availability::stored(&availability),
         user_id: UserId(user_id),

@@ -242,7 +242,8 @@ impl ThreadRepository for PgThreadRepository {
                     let before =
                         load(conn, ws, id, true).await?.ok_or(TxError::Update(UpdateThreadError::NotFound(id)))?;
                     let status = change.status.and_then(|wanted| decide_status(status_facts(&before), wanted));
-                    let assignment = change.assignee.and_then(|wanted| decide_manual_assignment(before.assignee, wanted));
+                    let assignment =
+                        change.assignee.and_then(|wanted| decide_manual_assignment(before.assignee, wanted));
                     if let Some(a) = assignment.and_then(|a| a.assignee) {
                         if !can_take(conn, ws, a).await? {
                             return Err(TxError::Update(UpdateThreadError::UnknownAssignee {

@@ -124,7 +124,13 @@ async fn every_status_transition_emits_one_event_with_its_reason() {
     // The same status again (and the same snooze time) is no change: five changes, five events.
     assert_eq!(
         changes,
-        [("pending", "manual"), ("snoozed", "manual"), ("snoozed", "manual"), ("resolved", "manual"), ("open", "manual")]
+        [
+            ("pending", "manual"),
+            ("snoozed", "manual"),
+            ("snoozed", "manual"),
+            ("resolved", "manual"),
+            ("open", "manual")
+        ]
     );
 }
 
@@ -166,7 +172,10 @@ async fn a_contacts_message_reopens_pending_snoozed_and_resolved_threads() {
     let (_, key) = app.advanced_with_key().await;
     whatsapp_channel(&app, &key, "pn-30").await;
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    assert_eq!(callback(&app, "whatsapp", &wa_inbound("pn-30", "wamid.a", "14155550123", "hi", now), None).await.status(), 200);
+    assert_eq!(
+        callback(&app, "whatsapp", &wa_inbound("pn-30", "wamid.a", "14155550123", "hi", now), None).await.status(),
+        200
+    );
     let (_, list) = app.get_json("/v1/threads", &key).await;
     let id = list["data"][0]["id"].as_i64().expect("thread");
     let path = format!("/v1/threads/{id}");
@@ -200,11 +209,15 @@ async fn an_inbound_message_is_dated_by_the_platform_never_after_its_receipt() {
     callback(&app, "whatsapp", &wa_inbound("pn-31", "wamid.old", "14155550123", "an hour ago", sent), None).await;
     let before = time::OffsetDateTime::now_utc();
     let ahead = before.unix_timestamp() + 7200;
-    callback(&app, "whatsapp", &wa_inbound("pn-31", "wamid.ahead", "14155550123", "from the future", ahead), None).await;
+    callback(&app, "whatsapp", &wa_inbound("pn-31", "wamid.ahead", "14155550123", "from the future", ahead), None)
+        .await;
     let (_, list) = app.get_json("/v1/messages", &key).await;
     let at = |i: usize| {
-        time::OffsetDateTime::parse(list["data"][i]["created_at"].as_str().expect("time"), &time::format_description::well_known::Rfc3339)
-            .expect("rfc3339")
+        time::OffsetDateTime::parse(
+            list["data"][i]["created_at"].as_str().expect("time"),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .expect("rfc3339")
     };
     // Newest first: the message whose platform time is ahead of ours is dated at its receipt.
     assert_eq!(at(1).unix_timestamp(), sent);

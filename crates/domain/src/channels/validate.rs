@@ -65,9 +65,9 @@ pub(crate) fn channel_change_entries(
         ("status", change.status.is_some()),
         ("default_team_id", change.default_team_id.is_some()),
     ]
-        .into_iter()
-        .filter_map(|(name, changed)| changed.then_some(name))
-        .collect();
+    .into_iter()
+    .filter_map(|(name, changed)| changed.then_some(name))
+    .collect();
     let mut entries = Vec::new();
     if !fields.is_empty() || change.credentials.is_none() {
         entries.push(audit.entry(ws, AuditAction::ChannelUpdated, target, serde_json::json!({ "fields": fields })));

@@ -52,14 +52,24 @@ async fn send_message(
 }
 
 fn input(to: Option<&str>, thread: Option<i64>) -> SendInput {
-    SendInput { channel_id: 7, content: "hi".into(), thread_id: thread, to: to.map(Into::into), template: None, sender: None }
+    SendInput {
+        channel_id: 7,
+        content: "hi".into(),
+        thread_id: thread,
+        to: to.map(Into::into),
+        template: None,
+        sender: None,
+    }
 }
 
 #[tokio::test]
 async fn a_new_whatsapp_recipient_is_normalised() {
     let mut m = MockMessageRepository::new();
     m.expect_insert_outbound()
-        .withf(|_, n| n.recipient == Recipient::Address("+14155550123".into()) && n.sender == crate::messaging::Sender::ApiKey(Some(1)))
+        .withf(|_, n| {
+            n.recipient == Recipient::Address("+14155550123".into())
+                && n.sender == crate::messaging::Sender::ApiKey(Some(1))
+        })
         .returning(|_, _| Ok(stored()));
     let r = send_message(
         channels(ChannelStatus::Active, ChannelType::Whatsapp),
@@ -183,6 +193,7 @@ async fn a_key_naming_someone_who_cannot_send_is_refused_naming_sender() {
     m.expect_can_send_as().returning(|_, _| Ok(false));
     let mut i = input(Some("+14155550123"), None);
     i.sender = Some(("user".into(), 77));
-    let r = send_message(channels(ChannelStatus::Active, ChannelType::Whatsapp), m, WorkspaceId(1), i, None, None).await;
+    let r =
+        send_message(channels(ChannelStatus::Active, ChannelType::Whatsapp), m, WorkspaceId(1), i, None, None).await;
     assert!(matches!(r, Err(SendMessageError::Invalid(e)) if e.0[0].field == "sender"));
 }

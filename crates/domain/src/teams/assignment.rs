@@ -197,9 +197,8 @@ pub fn assign_waiting(facts: &TeamFacts, now: OffsetDateTime) -> Vec<Assignment>
     let mut members = facts.members.clone();
     let mut out = Vec::new();
     for (i, thread_id) in facts.waiting.iter().enumerate() {
-        let eligible = members.iter_mut().filter(|m| {
-            m.available && facts.policy.capacity.is_none_or(|c| m.load < i64::from(c))
-        });
+        let eligible =
+            members.iter_mut().filter(|m| m.available && facts.policy.capacity.is_none_or(|c| m.load < i64::from(c)));
         // Never assigned sorts first (`None` < `Some`); the user id breaks exact ties.
         let chosen = match mode {
             AssignmentMode::Balanced => eligible.min_by_key(|m| (m.load, m.last_assigned_at, m.user_id)),

@@ -190,7 +190,8 @@ mod tests {
         let mut repo = MockTeamRepository::new();
         repo.expect_update()
             .withf(|_, _, c, a| {
-                c.assignment == Some(AssignmentPolicy { mode: crate::teams::AssignmentMode::Balanced, capacity: Some(5) })
+                c.assignment
+                    == Some(AssignmentPolicy { mode: crate::teams::AssignmentMode::Balanced, capacity: Some(5) })
                     && a.details["assignment"] == json!({"mode": "balanced", "capacity": 5})
             })
             .returning(|_, id, _, _| Err(UpdateTeamError::NotFound(id)));

@@ -261,7 +261,11 @@ mod tests {
             ("snoozed", Some("2027-11-26T12:00:01Z"), "snoozed_until"),
             ("snoozed", Some("tomorrow"), "snoozed_until"),
         ] {
-            assert_eq!(fields(StatusRequest::new(status, until, NOW).expect_err(status)), [field], "{status} {until:?}");
+            assert_eq!(
+                fields(StatusRequest::new(status, until, NOW).expect_err(status)),
+                [field],
+                "{status} {until:?}"
+            );
         }
         assert!(StatusRequest::new("snoozed", Some("2027-11-26T12:00:00Z"), NOW).is_ok(), "365 days is allowed");
         let r = StatusRequest::new("snoozed", Some("2026-11-27T14:00:00.123456789+02:00"), NOW).expect("valid");
@@ -273,7 +277,8 @@ mod tests {
         let snoozed = facts(ThreadStatus::Snoozed, Some(datetime!(2026-11-27 00:00 UTC)));
         let same = StatusRequest { status: ThreadStatus::Snoozed, snoozed_until: snoozed.snoozed_until };
         assert_eq!(decide_status(snoozed, same), None);
-        let later = StatusRequest { status: ThreadStatus::Snoozed, snoozed_until: Some(datetime!(2026-11-28 00:00 UTC)) };
+        let later =
+            StatusRequest { status: ThreadStatus::Snoozed, snoozed_until: Some(datetime!(2026-11-28 00:00 UTC)) };
         let change = decide_status(snoozed, later).expect("a change");
         assert_eq!((change.reason, change.event()), (StatusReason::Manual, EventType::ThreadStatusChanged));
     }
@@ -307,7 +312,10 @@ mod tests {
         assert_eq!((to_team.team_id, to_team.reason), (Some(4), AssignmentReason::Manual));
         let to_user = decide_manual_assignment(Some(Assignee::Team(4)), Some(Assignee::User(2))).expect("change");
         assert_eq!((to_user.assignee, to_user.team_id), (Some(Assignee::User(2)), None));
-        assert_eq!(decide_manual_assignment(Some(Assignee::User(2)), None).map(|a| a.event()), Some(EventType::ThreadAssigned));
+        assert_eq!(
+            decide_manual_assignment(Some(Assignee::User(2)), None).map(|a| a.event()),
+            Some(EventType::ThreadAssigned)
+        );
     }
 
     #[test]

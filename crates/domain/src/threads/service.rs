@@ -7,8 +7,8 @@ use std::sync::Arc;
 use super::model::{LabelNames, Thread, ThreadChange, ThreadFilter};
 use super::ports::{LifecycleTimers, ListThreadsError, SetThreadLabelsError, ThreadRepository, UpdateThreadError};
 use crate::common::error::RepoError;
-use crate::common::ports::Clock;
 use crate::common::page::{Page, PageRequest};
+use crate::common::ports::Clock;
 use crate::workspace::WorkspaceId;
 
 /// Why a thread could not be read.
@@ -78,7 +78,12 @@ impl ThreadsService {
     ///
     /// # Errors
     /// [`UpdateThreadError`]; `Invalid` names each bad field and changes nothing.
-    pub async fn update(&self, ws: WorkspaceId, id: i64, input: ThreadChangeInput) -> Result<Thread, UpdateThreadError> {
+    pub async fn update(
+        &self,
+        ws: WorkspaceId,
+        id: i64,
+        input: ThreadChangeInput,
+    ) -> Result<Thread, UpdateThreadError> {
         let now = self.clock.now();
         let assignee = input.assignee.as_ref().map(|a| a.as_ref().map(|(k, id)| (k.as_str(), *id)));
         let change = ThreadChange::new(input.status.as_deref(), input.snoozed_until.as_deref(), assignee, now)?;

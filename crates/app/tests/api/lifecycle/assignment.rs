@@ -14,7 +14,9 @@ async fn routed_team(app: &TestApp, key: &str, channel: i64, members: &[i64], mo
     let res = app.post_json("/v1/teams", key, &json!({"name": format!("Team {mode}"), "member_ids": members})).await;
     assert_eq!(res.status(), 201);
     let team = res.json::<Value>().await.expect("json")["id"].as_i64().expect("id");
-    let res = patch(app, key, &format!("/v1/teams/{team}"), json!({"assignment": {"mode": mode, "capacity": capacity}})).await;
+    let res =
+        patch(app, key, &format!("/v1/teams/{team}"), json!({"assignment": {"mode": mode, "capacity": capacity}}))
+            .await;
     assert_eq!(res.status(), 200);
     let t: Value = res.json().await.expect("json");
     assert_eq!(t["assignment"], json!({"mode": mode, "capacity": capacity}));
@@ -93,12 +95,19 @@ async fn fifty_threads_at_once_on_two_instances_fill_a_balanced_team_to_capacity
         let member = members[round % 3];
         let held = holders(&app, ws.id).await;
         let (done, _) = held.iter().find(|(_, w)| *w == format!("user:{member}:open")).expect("a thread of theirs");
-        assert_eq!(patch(&app, &key, &format!("/v1/threads/{done}"), json!({"status": "resolved"})).await.status(), 200);
+        assert_eq!(
+            patch(&app, &key, &format!("/v1/threads/{done}"), json!({"status": "resolved"})).await.status(),
+            200
+        );
         let pass = app::lifecycle::run_once(&app.db).await.expect("pass");
         assert_eq!(pass.assigned, 1, "round {round}");
         let oldest = waiting.remove(0);
         let t = thread(&app, &key, oldest).await;
-        assert_eq!((&t["assignee"]["id"], &t["assignment_reason"]), (&json!(member), &json!("balanced")), "round {round}");
+        assert_eq!(
+            (&t["assignee"]["id"], &t["assignment_reason"]),
+            (&json!(member), &json!("balanced")),
+            "round {round}"
+        );
         let assigned = thread_events(&app, oldest).await.into_iter().filter(|(ty, _)| ty == "thread.assigned").count();
         assert_eq!(assigned, 1);
     }
@@ -144,7 +153,10 @@ async fn round_robin_takes_online_members_in_turn_and_skips_away_ones() {
     }
     assert_eq!(given, [m[0], m[2], m[0], m[2]]);
     // Back online: their turn is the oldest (never given one).
-    assert_eq!(patch(&app, &key, &format!("/v1/users/{}", m[1]), json!({"availability": "online"})).await.status(), 200);
+    assert_eq!(
+        patch(&app, &key, &format!("/v1/users/{}", m[1]), json!({"availability": "online"})).await.status(),
+        200
+    );
     let id = new_thread(&app, &key, ch, "+14155579999").await;
     assert_eq!(thread(&app, &key, id).await["assignee"]["id"], m[1]);
 }
@@ -188,11 +200,21 @@ async fn deleting_a_team_unassigns_its_own_threads_once_and_members_keep_theirs(
     let t: Value = res.json().await.expect("json");
     assert_eq!((&t["assignment_reason"], &t["team_id"]), (&json!("manual"), &json!(team)));
 
-    assert_eq!(app.authed(reqwest::Method::DELETE, &format!("/v1/teams/{team}"), &key).send().await.expect("delete").status(), 204);
+    assert_eq!(
+        app.authed(reqwest::Method::DELETE, &format!("/v1/teams/{team}"), &key).send().await.expect("delete").status(),
+        204
+    );
     let t = thread(&app, &key, with_team).await;
-    assert_eq!((&t["assignee"], &t["team_id"], &t["assignment_reason"]), (&Value::Null, &Value::Null, &json!("team_deleted")));
-    let assigned: Vec<Value> =
-        thread_events(&app, with_team).await.into_iter().filter(|(ty, _)| ty == "thread.assigned").map(|(_, d)| d).collect();
+    assert_eq!(
+        (&t["assignee"], &t["team_id"], &t["assignment_reason"]),
+        (&Value::Null, &Value::Null, &json!("team_deleted"))
+    );
+    let assigned: Vec<Value> = thread_events(&app, with_team)
+        .await
+        .into_iter()
+        .filter(|(ty, _)| ty == "thread.assigned")
+        .map(|(_, d)| d)
+        .collect();
     assert_eq!(assigned.len(), 1);
     assert_eq!(assigned[0]["assignment_reason"], "team_deleted");
     let t = thread(&app, &key, with_member).await;
@@ -214,8 +236,16 @@ async fn bad_policies_teams_and_availability_name_the_field_and_change_nothing()
     let res = app.post_json("/v1/teams", &other_key, &json!({"name": "Theirs"})).await;
     let theirs = res.json::<Value>().await.expect("json")["id"].as_i64().expect("id");
     for (path, body, field) in [
-        (format!("/v1/teams/{team}"), json!({"assignment": {"mode": "balanced", "capacity": 0}}), "assignment.capacity"),
-        (format!("/v1/teams/{team}"), json!({"assignment": {"mode": "balanced", "capacity": -2}}), "assignment.capacity"),
+        (
+            format!("/v1/teams/{team}"),
+            json!({"assignment": {"mode": "balanced", "capacity": 0}}),
+            "assignment.capacity",
+        ),
+        (
+            format!("/v1/teams/{team}"),
+            json!({"assignment": {"mode": "balanced", "capacity": -2}}),
+            "assignment.capacity",
+        ),
         (format!("/v1/teams/{team}"), json!({"assignment": {"mode": "random"}}), "assignment.mode"),
         (format!("/v1/channels/{ch}"), json!({"default_team_id": theirs}), "default_team_id"),
         (format!("/v1/channels/{ch}"), json!({"default_team_id": 987654}), "default_team_id"),
@@ -245,8 +275,12 @@ async fn a_member_sets_their_own_availability_and_only_admins_set_others() {
     let res = patch(&app, &token, &format!("/v1/users/{me}"), json!({"availability": "away"})).await;
     assert_eq!(res.status(), 200);
     assert_eq!(res.json::<Value>().await.expect("json")["availability"], "away");
-    problem(patch(&app, &token, &format!("/v1/users/{colleague}"), json!({"availability": "away"})).await, 403, "forbidden")
-        .await;
+    problem(
+        patch(&app, &token, &format!("/v1/users/{colleague}"), json!({"availability": "away"})).await,
+        403,
+        "forbidden",
+    )
+    .await;
     let admin = user_token(&app, ws.id, ws.admin_id).await;
     let res = patch(&app, &admin, &format!("/v1/users/{colleague}"), json!({"availability": "away"})).await;
     assert_eq!(res.status(), 200);

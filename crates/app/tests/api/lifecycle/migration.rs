@@ -76,12 +76,10 @@ async fn stored_statuses_and_messages_are_kept_in_the_new_shape() {
     .await
     .expect("stats");
     assert_eq!(stats.into_iter().map(|s| (s.status, s.n)).collect::<Vec<_>>(), statuses);
-    let sent: Vec<Sent> = diesel::sql_query(
-        "SELECT content, sender_type, sender_id FROM messages ORDER BY id",
-    )
-    .load(&mut conn)
-    .await
-    .expect("messages");
+    let sent: Vec<Sent> = diesel::sql_query("SELECT content, sender_type, sender_id FROM messages ORDER BY id")
+        .load(&mut conn)
+        .await
+        .expect("messages");
     #[derive(QueryableByName)]
     struct Ids {
         #[diesel(sql_type = BigInt)]
@@ -97,7 +95,11 @@ async fn stored_statuses_and_messages_are_kept_in_the_new_shape() {
     .get_result(&mut conn)
     .await
     .expect("ids");
-    let row = |content: &str, t: &str, id: Option<i64>| Sent { content: content.into(), sender_type: t.into(), sender_id: id };
+    let row = |content: &str, t: &str, id: Option<i64>| Sent {
+        content: content.into(),
+        sender_type: t.into(),
+        sender_id: id,
+    };
     assert_eq!(
         sent,
         [

@@ -28,8 +28,14 @@ async fn each_send_records_its_sender_and_a_key_may_send_for_an_active_member_or
     let other = app.create_workspace(domain::workspace::PlanTier::Advanced).await;
     let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
     let key_id = one_id(&app, "SELECT id FROM api_keys WHERE workspace_id = $1", ws.id).await;
-    let agent = one_id(&app, "INSERT INTO ai_agents (workspace_id, name, status) VALUES ($1, 'Bot', 'active') RETURNING id", ws.id).await;
-    let draft = one_id(&app, "INSERT INTO ai_agents (workspace_id, name) VALUES ($1, 'Draft') RETURNING id", ws.id).await;
+    let agent = one_id(
+        &app,
+        "INSERT INTO ai_agents (workspace_id, name, status) VALUES ($1, 'Bot', 'active') RETURNING id",
+        ws.id,
+    )
+    .await;
+    let draft =
+        one_id(&app, "INSERT INTO ai_agents (workspace_id, name) VALUES ($1, 'Draft') RETURNING id", ws.id).await;
     let member = add_agent(&app, ws.id).await;
     let send = |body: Value| {
         let mut b = json!({"channel_id": ch, "content": "Hi", "to": "+14155550123"});

@@ -131,7 +131,8 @@ async fn the_snooze_scan_reads_its_index_not_the_threads() {
         diesel::sql_query(sql).bind::<BigInt, _>(ws.id).execute(&mut conn).await.expect(sql);
     }
     diesel::sql_query("ANALYZE threads").execute(&mut conn).await.expect("analyze");
-    let sql = adapters_postgres::assignment::SNOOZE_DUE_SQL.replace("$1", "now() + interval '1 day'").replace("$2", "100");
+    let sql =
+        adapters_postgres::assignment::SNOOZE_DUE_SQL.replace("$1", "now() + interval '1 day'").replace("$2", "100");
     let plan: Vec<Plan> = diesel::sql_query(format!("EXPLAIN {sql}")).load(&mut conn).await.expect("explain");
     let plan: Vec<String> = plan.into_iter().map(|p| p.plan).collect();
     let text = plan.join("\n");
