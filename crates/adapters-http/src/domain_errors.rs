@@ -131,6 +131,7 @@ impl From<domain::threads::UpdateThreadError> for ApiError {
     fn from(e: domain::threads::UpdateThreadError) -> Self {
         use domain::threads::UpdateThreadError as E;
         match e {
+            E::Invalid(v) => ApiError::Validation(v),
             E::NotFound(_) => ApiError::NotFound(e.to_string()),
             E::UnknownAssignee { .. } => ApiError::field("assignee.id", e.to_string()),
             E::Unknown(e) => e.into(),

@@ -131,6 +131,10 @@ pub fn sample_data(event: EventType, destination: DestinationId, now: OffsetDate
             content: content.to_owned(),
             status,
             created_at: now,
+            sender: match direction {
+                DirectionDto::Inbound => domain::messaging::SenderRecord { kind: "contact", id: Some(5_310) },
+                DirectionDto::Outbound => domain::messaging::SenderRecord { kind: "user", id: Some(42) },
+            },
         })
     };
     let thread = |status: &str, assignee: Option<AssigneeRecord>| {
@@ -140,11 +144,16 @@ pub fn sample_data(event: EventType, destination: DestinationId, now: OffsetDate
             contact_id: 5_310,
             status: status.to_owned(),
             unread_count: 1,
-            assignee,
+            assignee: assignee.clone(),
             handover_status: None,
             last_message_at: Some(now),
             created_at: now,
             labels: vec!["billing".to_owned()],
+            snoozed_until: None,
+            status_reason: (status != "open").then(|| "manual".to_owned()),
+            team_id: Some(3),
+            assigned_at: assignee.as_ref().map(|_| now),
+            assignment_reason: assignee.as_ref().map(|_| "balanced".to_owned()),
         })
     };
     let contact = |name: Option<&str>| {
@@ -170,6 +179,7 @@ pub fn sample_data(event: EventType, destination: DestinationId, now: OffsetDate
             identifier: "+4930123456789".to_owned(),
             status,
             created_at: now,
+            default_team_id: Some(3),
         })
     };
     let value = match event {

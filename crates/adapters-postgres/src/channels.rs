@@ -106,6 +106,7 @@ struct ChannelRow {
     identifier: String,
     status: String,
     created_at: OffsetDateTime,
+    default_team_id: Option<i64>,
 }
 
 impl ChannelRow {
@@ -120,6 +121,7 @@ impl ChannelRow {
             display_name: self.display_name,
             identifier: self.identifier,
             created_at: self.created_at,
+            default_team_id: self.default_team_id,
         })
     }
 }
@@ -132,6 +134,7 @@ pub fn channel_json(c: &Channel) -> serde_json::Value {
 enum TxError {
     Duplicate,
     NotFound,
+    UnknownTeam(i64),
     Db(diesel::result::Error),
 }
 
@@ -208,7 +211,9 @@ impl ChannelRepository for PgChannelRepository {
                 channel_type: new.channel_type.as_str().to_owned(),
                 identifier: new.identifier.clone(),
             },
-            TxError::NotFound => InsertChannelError::Unknown(repo(anyhow::anyhow!("channel vanished"))),
+            TxError::NotFound | TxError::UnknownTeam(_) => {
+                InsertChannelError::Unknown(repo(anyhow::anyhow!("channel vanished")))
+            }
             TxError::Db(e) => InsertChannelError::Unknown(repo(e)),
         })
     }
@@ -239,6 +244,18 @@ impl ChannelRepository for PgChannelRepository {
                     }
                     if let Some(status) = change.status {
                         diesel::update(target).set(channels::status.eq(status.as_str())).execute(conn).await?;
+                    }
+                    if let Some(team) = change.default_team_id {
+                        // The composite foreign key refuses another workspace's team.
+                        diesel::update(target).set(channels::default_team_id.eq(team)).execute(conn).await.map_err(
+                            |e| match e {
+                                diesel::result::Error::DatabaseError(
+                                    diesel::result::DatabaseErrorKind::ForeignKeyViolation,
+                                    _,
+                                ) => TxError::UnknownTeam(team.unwrap_or_default()),
+                                e => TxError::Db(e),
+                            },
+                        )?;
                     }
                     if let Some(c) = &change.credentials {
                         diesel::update(target)
@@ -275,6 +292,7 @@ impl ChannelRepository for PgChannelRepository {
         }
         result.map_err(|e| match e {
             TxError::Duplicate => ChangeChannelError::AccountInUse,
+            TxError::UnknownTeam(team) => ChangeChannelError::UnknownTeam(team),
             TxError::NotFound => ChangeChannelError::NotFound(id),
             TxError::Db(e) => ChangeChannelError::Unknown(repo(e)),
         })

@@ -3,6 +3,7 @@
 pub mod ai_agents;
 pub mod analytics;
 pub mod api_keys;
+pub mod assignment;
 pub mod assistant;
 pub mod audit;
 pub mod channels;

@@ -9,8 +9,8 @@ use domain::auth::TokenDigest;
 use domain::common::page::{Page, PageRequest};
 use domain::common::ports::PasswordHash;
 use domain::members::{
-    AcceptedInvitation, AddMemberError, AddedRow, ChangeMemberError, MemberChange, MemberProfile, MemberRepository,
-    NewMember,
+    AcceptedInvitation, AddMemberError, AddedRow, Availability, ChangeMemberError, MemberChange, MemberProfile,
+    MemberRepository, NewMember,
 };
 use domain::users::{Role, UserId};
 use domain::workspace::WorkspaceId;
@@ -34,10 +34,13 @@ impl PgMemberRepository {
     }
 }
 
-type ProfileRow = (i64, String, String, String, bool, OffsetDateTime);
+type ProfileRow = (i64, String, String, String, bool, OffsetDateTime, String);
 
-fn profile((user_id, email, name, role, active, created_at): ProfileRow) -> Result<MemberProfile, RepoError> {
+fn profile(
+    (user_id, email, name, role, active, created_at, availability): ProfileRow,
+) -> Result<MemberProfile, RepoError> {
     Ok(MemberProfile {
+        availability: Availability::stored(&availability),
         user_id: UserId(user_id),
         role: role.parse::<Role>().map_err(|e| repo(anyhow::anyhow!("{}", e.message)))?,
         email,
@@ -64,6 +67,7 @@ async fn load(conn: &mut AsyncPgConnection, ws: WorkspaceId, user: UserId) -> di
             workspace_members::role,
             workspace_members::is_active,
             workspace_members::created_at,
+            workspace_members::availability,
         ))
         .first(conn)
         .await
@@ -167,6 +171,15 @@ impl MemberRepository for PgMemberRepository {
                             .execute(conn)
                             .await?;
                     }
+                    if let Some(availability) = change.availability {
+                        diesel::update(workspace_members::table.find((ws.0, user.0)))
+                            .set((
+                                workspace_members::availability.eq(availability.as_str()),
+                                workspace_members::updated_at.eq(diesel::dsl::now),
+                            ))
+                            .execute(conn)
+                            .await?;
+                    }
                     if let Some(name) = &change.name {
                         // Per membership: other workspaces keep the name they know.
                         diesel::update(workspace_members::table.find((ws.0, user.0)))
@@ -216,6 +229,7 @@ impl MemberRepository for PgMemberRepository {
                 workspace_members::role,
                 workspace_members::is_active,
                 workspace_members::created_at,
+                workspace_members::availability,
             ))
             .order(workspace_members::user_id.asc())
             .limit(page.fetch())

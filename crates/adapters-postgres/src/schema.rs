@@ -47,6 +47,8 @@ diesel::table! {
         platform_account_id -> Nullable<Text>,
         verify_token_digest -> Nullable<Bytea>,
         send_paused_until -> Nullable<Timestamptz>,
+        // issue 30 (lifecycle)
+        default_team_id -> Nullable<Int8>,
     }
 }
 
@@ -183,6 +185,9 @@ diesel::table! {
         template -> Nullable<Jsonb>,
         dispatch_attempts -> Int4,
         next_dispatch_at -> Nullable<Timestamptz>,
+        // issue 30 (lifecycle)
+        sender_type -> Text,
+        sender_id -> Nullable<Int8>,
     }
 }
 
@@ -224,6 +229,8 @@ diesel::table! {
         workspace_id -> Int8,
         team_id -> Int8,
         user_id -> Int8,
+        // issue 30 (lifecycle)
+        last_assigned_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -233,6 +240,9 @@ diesel::table! {
         workspace_id -> Int8,
         name -> Text,
         created_at -> Timestamptz,
+        // issue 30 (lifecycle)
+        assignment_mode -> Text,
+        assignment_capacity -> Nullable<Int4>,
     }
 }
 
@@ -270,6 +280,13 @@ diesel::table! {
         last_message_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        // issue 30 (lifecycle)
+        snoozed_until -> Nullable<Timestamptz>,
+        status_reason -> Nullable<Text>,
+        team_id -> Nullable<Int8>,
+        assigned_at -> Nullable<Timestamptz>,
+        assignment_reason -> Nullable<Text>,
+        waiting_since -> Nullable<Timestamptz>,
     }
 }
 
@@ -380,6 +397,8 @@ diesel::table! {
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
         name -> Nullable<Text>,
+        // issue 30 (lifecycle)
+        availability -> Text,
     }
 }
 

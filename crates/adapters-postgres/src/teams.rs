@@ -8,7 +8,10 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::common::page::{Page, PageRequest};
-use domain::teams::{CreateTeamError, NewTeam, Team, TeamChange, TeamLookupError, TeamRepository, UpdateTeamError};
+use domain::teams::{
+    AssignmentMode, AssignmentPolicy, AssignmentReason, CreateTeamError, NewTeam, Team, TeamChange, TeamLookupError,
+    TeamRepository, UpdateTeamError,
+};
 use domain::threads::Assignee;
 use domain::webhooks::EventType;
 use domain::workspace::WorkspaceId;
@@ -43,6 +46,8 @@ struct TeamRow {
     id: i64,
     name: String,
     created_at: OffsetDateTime,
+    assignment_mode: String,
+    assignment_capacity: Option<i32>,
 }
 
 /// The teams of `rows` with their members.
@@ -62,6 +67,10 @@ async fn with_members(conn: &mut AsyncPgConnection, ws: WorkspaceId, rows: Vec<T
     Ok(rows
         .into_iter()
         .map(|r| Team {
+            assignment: AssignmentPolicy {
+                mode: AssignmentMode::parse(&r.assignment_mode).unwrap_or_default(),
+                capacity: r.assignment_capacity,
+            },
             id: r.id,
             member_ids: members.remove(&r.id).unwrap_or_default(),
             name: r.name,
@@ -204,6 +213,17 @@ impl TeamRepository for PgTeamRepository {
                         }
                         replace_members(conn, ws, id, members).await?;
                     }
+                    if let Some(policy) = change.assignment {
+                        // A rise of capacity, a mode other than manual: the waiting threads are
+                        // served by the lifecycle worker's next pass (within a second).
+                        diesel::update(teams::table.filter(teams::workspace_id.eq(ws.0)).filter(teams::id.eq(id)))
+                            .set((
+                                teams::assignment_mode.eq(policy.mode.as_str()),
+                                teams::assignment_capacity.eq(policy.capacity),
+                            ))
+                            .execute(conn)
+                            .await?;
+                    }
                     crate::audit::write(conn, &[audit], None).await?;
                     find(conn, ws, id, false).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))
                 }
@@ -226,12 +246,17 @@ impl TeamRepository for PgTeamRepository {
                     find(conn, ws, id, true).await?.ok_or(TxError::Refused(TeamLookupError::NotFound(id)))?;
                     // Its threads become unassigned, as `PATCH … {"assignee": null}` would do, with
                     // the same event; the foreign key alone would leave them `team` with no id.
+                    // Threads a member holds keep the member; the foreign key clears their team_id.
                     let unassigned: Vec<i64> = diesel::update(
                         threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::assignee_team_id.eq(id)),
                     )
                     .set((
                         threads::assignee_type.eq(None::<String>),
                         threads::assignee_team_id.eq(None::<i64>),
+                        threads::team_id.eq(None::<i64>),
+                        threads::waiting_since.eq(None::<OffsetDateTime>),
+                        threads::assignment_reason.eq(AssignmentReason::TeamDeleted.as_str()),
+                        threads::assigned_at.eq(OffsetDateTime::now_utc()),
                         threads::updated_at.eq(diesel::dsl::now),
                     ))
                     .returning(threads::id)

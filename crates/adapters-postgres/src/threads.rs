@@ -5,9 +5,11 @@ use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::common::page::{Page, PageRequest};
+use domain::teams::AssignmentReason;
 use domain::threads::{
-    Assignee, AssigneeFilter, AssigneeRecord, LabelNames, ListThreadsError, SetThreadLabelsError, Thread, ThreadChange,
-    ThreadFilter, ThreadRecord, ThreadRepository, UpdateThreadError,
+    decide_manual_assignment, decide_status, Assignee, AssigneeFilter, AssigneeRecord, LabelNames, ListThreadsError,
+    ManualAssignment, SetThreadLabelsError, StatusChange, StatusFacts, StatusReason, Thread, ThreadChange,
+    ThreadFilter, ThreadRecord, ThreadRepository, ThreadStatus, UpdateThreadError,
 };
 use domain::webhooks::EventType;
 use domain::workspace::WorkspaceId;
@@ -52,6 +54,11 @@ struct ThreadRow {
     handover_status: Option<String>,
     last_message_at: Option<OffsetDateTime>,
     created_at: OffsetDateTime,
+    snoozed_until: Option<OffsetDateTime>,
+    status_reason: Option<String>,
+    team_id: Option<i64>,
+    assigned_at: Option<OffsetDateTime>,
+    assignment_reason: Option<String>,
 }
 
 impl From<ThreadRow> for Thread {
@@ -73,6 +80,11 @@ impl From<ThreadRow> for Thread {
             last_message_at: r.last_message_at,
             created_at: r.created_at,
             labels: Vec::new(),
+            snoozed_until: r.snoozed_until,
+            status_reason: r.status_reason.as_deref().and_then(StatusReason::stored),
+            team_id: r.team_id,
+            assigned_at: r.assigned_at,
+            assignment_reason: r.assignment_reason.as_deref().and_then(AssignmentReason::stored),
         }
     }
 }
@@ -92,6 +104,69 @@ pub(crate) fn assignee_json(a: Option<Assignee>) -> serde_json::Value {
     a.map_or(serde_json::Value::Null, |a| {
         serde_json::to_value(AssigneeRecord { kind: a.kind().to_owned(), id: a.id() }).unwrap_or_default()
     })
+}
+
+/// The status facts of a loaded thread.
+pub(crate) fn status_facts(t: &Thread) -> StatusFacts {
+    StatusFacts { status: ThreadStatus::stored(&t.status), snoozed_until: t.snoozed_until }
+}
+
+/// Writes a status change the domain decided (its event is the caller's, after).
+pub(crate) async fn apply_status(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    id: i64,
+    change: &StatusChange,
+) -> diesel::QueryResult<()> {
+    diesel::update(threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq(id)))
+        .set((
+            threads::status.eq(change.status.as_str()),
+            threads::snoozed_until.eq(change.snoozed_until),
+            threads::status_reason.eq(change.reason.as_str()),
+            threads::updated_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The assignee columns of `a`: kind, user, team, agent.
+pub(crate) fn assignee_columns(a: Option<Assignee>) -> (Option<&'static str>, Option<i64>, Option<i64>, Option<i64>) {
+    match a {
+        None => (None, None, None, None),
+        Some(Assignee::User(u)) => (Some("user"), Some(u), None, None),
+        Some(Assignee::Team(t)) => (Some("team"), None, Some(t), None),
+        Some(Assignee::AiAgent(a)) => (Some("ai_agent"), None, None, Some(a)),
+    }
+}
+
+/// Writes a chosen assignee: the thread leaves its team's queue.
+async fn apply_manual_assignment(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    id: i64,
+    a: &ManualAssignment,
+    now: OffsetDateTime,
+) -> diesel::QueryResult<()> {
+    let (kind, user, team, agent) = assignee_columns(a.assignee);
+    let target = threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq(id));
+    diesel::update(target)
+        .set((
+            threads::assignee_type.eq(kind),
+            threads::assignee_user_id.eq(user),
+            threads::assignee_team_id.eq(team),
+            threads::assignee_ai_agent_id.eq(agent),
+            threads::assignment_reason.eq(a.reason.as_str()),
+            threads::assigned_at.eq(now),
+            threads::waiting_since.eq(None::<OffsetDateTime>),
+            threads::updated_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn)
+        .await?;
+    if let Some(team) = a.team_id {
+        diesel::update(target).set(threads::team_id.eq(team)).execute(conn).await?;
+    }
+    Ok(())
 }
 
 /// The id of the workspace's label named `name` (ignoring case).
@@ -151,7 +226,13 @@ impl ThreadRepository for PgThreadRepository {
         load(&mut conn, ws, id, false).await.map_err(repo)
     }
 
-    async fn update(&self, ws: WorkspaceId, id: i64, change: &ThreadChange) -> Result<Thread, UpdateThreadError> {
+    async fn update(
+        &self,
+        ws: WorkspaceId,
+        id: i64,
+        change: &ThreadChange,
+        now: OffsetDateTime,
+    ) -> Result<Thread, UpdateThreadError> {
         let mut pooled = self.db.conn().await.map_err(|e| UpdateThreadError::Unknown(repo(e)))?;
         let conn: &mut AsyncPgConnection = &mut pooled;
         let change = change.clone();
@@ -160,47 +241,31 @@ impl ThreadRepository for PgThreadRepository {
                 async move {
                     let before =
                         load(conn, ws, id, true).await?.ok_or(TxError::Update(UpdateThreadError::NotFound(id)))?;
-                    let target = threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq(id));
-                    if let Some(status) = &change.status {
-                        diesel::update(target)
-                            .set((threads::status.eq(status), threads::updated_at.eq(diesel::dsl::now)))
-                            .execute(conn)
-                            .await?;
-                    }
-                    if let Some(assignee) = change.assignee {
-                        if let Some(a) = assignee {
-                            if !can_take(conn, ws, a).await? {
-                                return Err(TxError::Update(UpdateThreadError::UnknownAssignee {
-                                    kind: a.kind(),
-                                    id: a.id(),
-                                }));
-                            }
+                    let status = change.status.and_then(|wanted| decide_status(status_facts(&before), wanted));
+                    let assignment =
+                        change.assignee.and_then(|wanted| decide_manual_assignment(before.assignee, wanted));
+                    if let Some(a) = assignment.and_then(|a| a.assignee) {
+                        if !can_take(conn, ws, a).await? {
+                            return Err(TxError::Update(UpdateThreadError::UnknownAssignee {
+                                kind: a.kind(),
+                                id: a.id(),
+                            }));
                         }
-                        let (kind, user, team, agent) = match assignee {
-                            None => (None, None, None, None),
-                            Some(Assignee::User(u)) => (Some("user"), Some(u), None, None),
-                            Some(Assignee::Team(t)) => (Some("team"), None, Some(t), None),
-                            Some(Assignee::AiAgent(a)) => (Some("ai_agent"), None, None, Some(a)),
-                        };
-                        diesel::update(target)
-                            .set((
-                                threads::assignee_type.eq(kind),
-                                threads::assignee_user_id.eq(user),
-                                threads::assignee_team_id.eq(team),
-                                threads::assignee_ai_agent_id.eq(agent),
-                                threads::updated_at.eq(diesel::dsl::now),
-                            ))
-                            .execute(conn)
-                            .await?;
+                    }
+                    if let Some(status) = &status {
+                        apply_status(conn, ws, id, status).await?;
+                    }
+                    if let Some(assignment) = &assignment {
+                        apply_manual_assignment(conn, ws, id, assignment, now).await?;
                     }
                     let after = load(conn, ws, id, false).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))?;
                     // decisions.md, "Events as a contract": `data` is exactly the Thread record.
                     let data = thread_json(&after);
-                    if after.status != before.status {
-                        outbox::record(conn, ws, EventType::ThreadStatusChanged, &data).await?;
+                    if let Some(status) = status {
+                        outbox::record(conn, ws, status.event(), &data).await?;
                     }
-                    if after.assignee != before.assignee {
-                        outbox::record(conn, ws, EventType::ThreadAssigned, &data).await?;
+                    if let Some(assignment) = assignment {
+                        outbox::record(conn, ws, assignment.event(), &data).await?;
                     }
                     Ok(after)
                 }

@@ -155,9 +155,10 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         contacts: Arc::new(domain::contacts::ContactsService::new(Arc::new(
             adapters_postgres::contacts::PgContactRepository::new(db.clone()),
         ))),
-        threads: Arc::new(domain::threads::ThreadsService::new(Arc::new(
-            adapters_postgres::threads::PgThreadRepository::new(db.clone()),
-        ))),
+        threads: Arc::new(domain::threads::ThreadsService::new(
+            Arc::new(adapters_postgres::threads::PgThreadRepository::new(db.clone())),
+            Arc::new(crate::platform::SystemClock),
+        )),
         labels: Arc::new(domain::labels::LabelsService::new(Arc::new(
             adapters_postgres::labels::PgLabelRepository::new(db.clone()),
         ))),

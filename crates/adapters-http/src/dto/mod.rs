@@ -101,6 +101,9 @@ pub struct UserRecord {
     pub role: RoleDto,
     /// Whether the membership is active.
     pub active: bool,
+    /// `online` (takes threads from their teams' automatic assignment) or `away`.
+    #[schema(example = "online")]
+    pub availability: &'static str,
     /// When the user joined the workspace (RFC 3339, UTC).
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
@@ -115,6 +118,7 @@ impl From<MemberProfile> for UserRecord {
             name: m.name,
             role: m.role.into(),
             active: m.active,
+            availability: m.availability.as_str(),
             created_at: m.created_at,
         }
     }

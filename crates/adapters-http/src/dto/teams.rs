@@ -14,6 +14,8 @@ pub struct TeamRecord {
     pub name: String,
     /// The user ids of its members, ascending.
     pub member_ids: Vec<i64>,
+    /// How it hands out new threads.
+    pub assignment: AssignmentRecord,
     /// Creation time (RFC 3339, UTC).
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
@@ -22,8 +24,26 @@ pub struct TeamRecord {
 
 impl From<domain::teams::Team> for TeamRecord {
     fn from(t: domain::teams::Team) -> Self {
-        Self { id: t.id, name: t.name, member_ids: t.member_ids, created_at: t.created_at }
+        Self {
+            id: t.id,
+            name: t.name,
+            member_ids: t.member_ids,
+            assignment: AssignmentRecord { mode: t.assignment.mode.as_str(), capacity: t.assignment.capacity },
+            created_at: t.created_at,
+        }
     }
+}
+
+/// A team's assignment policy.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AssignmentRecord {
+    /// `manual` (threads stay with the team), `round_robin` (its online members in turn) or
+    /// `balanced` (the online member with the fewest open and pending threads).
+    #[schema(example = "balanced")]
+    pub mode: &'static str,
+    /// The most open + pending threads automatic assignment gives one member; null: no limit.
+    #[schema(example = 5, minimum = 1)]
+    pub capacity: Option<i32>,
 }
 
 /// A page of teams.

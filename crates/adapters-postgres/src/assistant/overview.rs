@@ -97,6 +97,7 @@ pub(super) fn load(
                 _ => team_members.active = r.a,
             }
         }
+        let inbox = inbox.with_every_status();
         Ok(Some(WorkspaceOverview {
             workspace: OverviewWorkspace { id: w.id, name: w.name, slug: w.slug, is_active: w.is_active },
             channels,

@@ -10,7 +10,7 @@ use domain::connectors::inbound::{
     plan_inbound, ContactStep, InboundFacts, InboundPlan, KnownContact, KnownThread, SenderAddress, ThreadStep,
 };
 use domain::connectors::{CallbackChannel, InboundMessage};
-use domain::messaging::{Direction, Message, MessageId, MessageStatus, ThreadId};
+use domain::messaging::{Direction, Message, MessageId, MessageStatus, Sender, ThreadId};
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
@@ -64,6 +64,7 @@ async fn read_facts(
     if seen.is_some() {
         return Ok(InboundFacts { duplicate: true, ..InboundFacts::default() });
     }
+    let received_at = Some(OffsetDateTime::now_utc());
     let q = contacts::table.filter(contacts::workspace_id.eq(ws.0)).select((contacts::id, contacts::name));
     let contact: Option<(i64, Option<String>)> = match address {
         SenderAddress::Phone => q.filter(contacts::phone.eq(&m.from)).for_update().first(conn).await.optional()?,
@@ -71,7 +72,7 @@ async fn read_facts(
             q.filter(contacts::platform_user_id.eq(&m.from)).for_update().first(conn).await.optional()?
         }
     };
-    let Some((id, name)) = contact else { return Ok(InboundFacts::default()) };
+    let Some((id, name)) = contact else { return Ok(InboundFacts { received_at, ..InboundFacts::default() }) };
     let thread: Option<(i64, String)> = threads::table
         .filter(threads::workspace_id.eq(ws.0))
         .filter(threads::contact_id.eq(id))
@@ -86,6 +87,7 @@ async fn read_facts(
         duplicate: false,
         contact: Some(KnownContact { id, name }),
         thread: thread.map(|(id, status)| KnownThread { id, status }),
+        received_at,
     })
 }
 
@@ -141,7 +143,7 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
     }
     let thread_id = match plan.thread {
         ThreadStep::Create { at } => {
-            diesel::insert_into(threads::table)
+            let id = diesel::insert_into(threads::table)
                 .values((
                     threads::workspace_id.eq(ws.0),
                     threads::contact_id.eq(contact_id),
@@ -151,12 +153,17 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
                 ))
                 .returning(threads::id)
                 .get_result::<i64>(conn)
-                .await?
+                .await?;
+            // The channel's default team and its policy, before `thread.created` is recorded.
+            crate::assignment::place_new_threads(conn, ws, ch.channel_id.0, &[id], OffsetDateTime::now_utc()).await?;
+            id
         }
         ThreadStep::Bump { id, at, reopens } => {
             diesel::sql_query(
                 "UPDATE threads SET unread_count = unread_count + 1, last_message_at = greatest(last_message_at, $2),
-                        status = CASE WHEN $3 THEN 'open' ELSE status END, updated_at = now()
+                        status = CASE WHEN $3 THEN 'open' ELSE status END,
+                        status_reason = CASE WHEN $3 THEN 'contact_replied' ELSE status_reason END,
+                        snoozed_until = CASE WHEN $3 THEN NULL ELSE snoozed_until END, updated_at = now()
                  WHERE id = $1",
             )
             .bind::<BigInt, _>(id)
@@ -179,6 +186,8 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
             messages::channel_id.eq(ch.channel_id.0),
             messages::direction.eq(Direction::Inbound.as_str()),
             messages::sender_kind.eq("contact"),
+            messages::sender_type.eq(Sender::Contact(contact_id).kind()),
+            messages::sender_id.eq(contact_id),
             messages::content.eq(&new.content),
             messages::status.eq(MessageStatus::Delivered.as_str()),
             messages::delivered_at.eq(new.at),
@@ -197,6 +206,7 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
         content: new.content.clone(),
         status: MessageStatus::Delivered,
         created_at: row.1,
+        sender: Sender::Contact(contact_id),
     };
     outbox::record(conn, ws, new.event(), &message_json(&message)).await?;
     Ok(true)

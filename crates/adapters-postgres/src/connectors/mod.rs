@@ -135,7 +135,7 @@ pub(crate) async fn advance(
     .bind::<Nullable<Text>, _>(platform_message_id)
     .execute(conn)
     .await?;
-    let row: (i64, i64, i64, String, String, String, OffsetDateTime) = messages::table
+    let row: (i64, i64, i64, String, String, String, OffsetDateTime, String, Option<i64>) = messages::table
         .filter(messages::id.eq(message_id))
         .select((
             messages::id,
@@ -145,6 +145,8 @@ pub(crate) async fn advance(
             messages::content,
             messages::status,
             messages::created_at,
+            messages::sender_type,
+            messages::sender_id,
         ))
         .first(conn)
         .await?;
@@ -156,6 +158,7 @@ pub(crate) async fn advance(
         content: row.4,
         status: row.5.parse().unwrap_or(next),
         created_at: row.6,
+        sender: domain::messaging::Sender::stored(&row.7, row.8),
     };
     // decisions.md, "Events as a contract": `data` is exactly the Message record.
     outbox::record(conn, ws, EventType::MessageStatusUpdated, &message_json(&m)).await?;

@@ -13,7 +13,7 @@ use domain::channels::ChannelId;
 use domain::common::page::{Page, PageRequest};
 use domain::messaging::{
     Direction, IdempotencyKey, InsertMessageError, Message, MessageFilter, MessageId, MessageRepository, MessageStatus,
-    NewOutboundMessage, Recipient, Stored, ThreadId, ThreadRef,
+    NewOutboundMessage, Recipient, Sender, Stored, ThreadId, ThreadRef,
 };
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
@@ -23,7 +23,7 @@ use crate::error::repo;
 use crate::group_commit::{Commit, GroupCommit};
 use crate::pool::Db;
 use crate::rfc3339;
-use crate::schema::{channels, contacts, idempotency_keys, messages, threads};
+use crate::schema::{ai_agents, channels, contacts, idempotency_keys, messages, threads, workspace_members};
 use crate::webhooks::outbox;
 use domain::webhooks::EventType;
 use outbound::OutboundCommit;
@@ -54,6 +54,32 @@ struct MessageRow {
     content: String,
     status: String,
     created_at: OffsetDateTime,
+    sender_type: String,
+    sender_id: Option<i64>,
+}
+
+/// The analytics' kind of an outbound message (`template`, `ai` or `human`).
+fn sender_kind(new: &NewOutboundMessage) -> &'static str {
+    match new.sender {
+        _ if new.template.is_some() => "template",
+        Sender::AiAgent(_) => "ai",
+        _ => "human",
+    }
+}
+
+/// The author columns the analytics and the assistant read.
+fn author_user(sender: Sender) -> Option<i64> {
+    match sender {
+        Sender::User(id) => Some(id),
+        _ => None,
+    }
+}
+
+fn author_ai_agent(sender: Sender) -> Option<i64> {
+    match sender {
+        Sender::AiAgent(id) => Some(id),
+        _ => None,
+    }
 }
 
 impl MessageRow {
@@ -67,6 +93,7 @@ impl MessageRow {
             status: self.status.parse::<MessageStatus>().map_err(|e| bad(e.message))?,
             content: self.content,
             created_at: self.created_at,
+            sender: Sender::stored(&self.sender_type, self.sender_id),
         })
     }
 }
@@ -199,6 +226,30 @@ impl MessageRepository for PgMessageRepository {
             .optional()
             .map_err(repo)?;
         Ok(row.map(|(id, channel_id)| ThreadRef { id: ThreadId(id), channel_id: ChannelId(channel_id) }))
+    }
+
+    async fn can_send_as(&self, ws: WorkspaceId, sender: Sender) -> Result<bool, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let n: i64 = match sender {
+            Sender::User(id) => workspace_members::table
+                .filter(workspace_members::workspace_id.eq(ws.0))
+                .filter(workspace_members::user_id.eq(id))
+                .filter(workspace_members::is_active.eq(true))
+                .count()
+                .get_result(&mut conn)
+                .await
+                .map_err(repo)?,
+            Sender::AiAgent(id) => ai_agents::table
+                .filter(ai_agents::workspace_id.eq(ws.0))
+                .filter(ai_agents::id.eq(id))
+                .filter(ai_agents::status.eq("active"))
+                .count()
+                .get_result(&mut conn)
+                .await
+                .map_err(repo)?,
+            Sender::Contact(_) | Sender::ApiKey(_) => 0,
+        };
+        Ok(n > 0)
     }
 
     async fn replay(&self, ws: WorkspaceId, key: &IdempotencyKey) -> Result<Option<Message>, InsertMessageError> {

@@ -145,6 +145,7 @@ pub(super) async fn thread_for_contact(
         .returning(threads::id)
         .get_result(conn)
         .await?;
+    crate::assignment::place_new_threads(conn, ws, channel_id.0, &[id], time::OffsetDateTime::now_utc()).await?;
     let thread = crate::threads::load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)?;
     let data = crate::threads::thread_json(&thread);
     outbox::record(conn, ws, EventType::ThreadCreated, &data).await?;
@@ -322,7 +323,23 @@ pub(super) async fn threads_for_contacts(
     .load(conn)
     .await?;
     created.sort_unstable_by_key(|t| t.id);
-    let events: Vec<serde_json::Value> = created
+    let ids: Vec<i64> = created.iter().map(|t| t.id).collect();
+    let placed =
+        crate::assignment::place_new_threads(conn, ws, channel_id.0, &ids, time::OffsetDateTime::now_utc()).await?;
+    let events: Vec<serde_json::Value> = if placed {
+        // Placed with the channel's team: the records as they are now.
+        crate::threads::load_many(conn, ws, &ids).await?.iter().map(crate::threads::thread_json).collect()
+    } else {
+        created_records(channel_id, &created)
+    };
+    outbox::record_many(conn, ws, EventType::ThreadCreated, &events).await?;
+    found.extend(created.into_iter().map(|t| (t.contact_id, SendThread { id: t.id, created: true })));
+    Ok(found)
+}
+
+/// The records of threads just created unassigned, without reading them back.
+fn created_records(channel_id: ChannelId, created: &[NewThread]) -> Vec<serde_json::Value> {
+    created
         .iter()
         .map(|t| {
             // The columns as `thread_for_contact` reads them back: `last_message_at` and
@@ -338,10 +355,12 @@ pub(super) async fn threads_for_contacts(
                 last_message_at: Some(t.created_at),
                 created_at: t.created_at,
                 labels: Vec::new(),
+                snoozed_until: None,
+                status_reason: None,
+                team_id: None,
+                assigned_at: None,
+                assignment_reason: None,
             })
         })
-        .collect();
-    outbox::record_many(conn, ws, EventType::ThreadCreated, &events).await?;
-    found.extend(created.into_iter().map(|t| (t.contact_id, SendThread { id: t.id, created: true })));
-    Ok(found)
+        .collect()
 }

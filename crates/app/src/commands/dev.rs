@@ -95,9 +95,11 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     let clock = std::sync::Arc::new(crate::platform::SystemClock);
     let workers = crate::webhooks::start(settings, crate::webhooks::engine(settings, &db, clock.clone()));
     let dispatchers = crate::connectors::start(settings, &db)?;
+    let lifecycle = crate::lifecycle::start(&db);
     let audit_pruner = crate::retention::start(settings, &db, clock);
     let result = server.await.context("server failed");
     audit_pruner.abort();
+    lifecycle.abort();
     let grace = Duration::from_secs(settings.http.shutdown_timeout_secs);
     tokio::join!(workers.stop(grace), dispatchers.stop(grace));
     result?;

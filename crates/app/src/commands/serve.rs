@@ -79,9 +79,11 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     };
     let workers = crate::webhooks::start(&settings, crate::webhooks::engine(&settings, &db, Arc::new(SystemClock)));
     let dispatchers = crate::connectors::start(&settings, &db)?;
+    let lifecycle = crate::lifecycle::start(&db);
     let audit_pruner = crate::retention::start(&settings, &db, Arc::new(SystemClock));
     let result = server.await.context("server failed");
     audit_pruner.abort();
+    lifecycle.abort();
     if let Some(metrics) = metrics {
         metrics.stop(true).await;
     }

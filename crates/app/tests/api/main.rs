@@ -34,6 +34,7 @@ mod events_helpers;
 mod events_horizon;
 mod events_listen;
 mod health;
+mod lifecycle;
 mod messages_concurrency;
 mod metrics;
 mod oauth;

@@ -24,7 +24,7 @@ async fn create_then_get_and_list_a_channel() {
     assert_eq!(created["status"], "active");
     assert!(created["created_at"].as_str().is_some_and(|t| t.ends_with('Z')));
     let keys: Vec<&String> = created.as_object().expect("object").keys().collect();
-    assert_eq!(keys, ["channel_type", "created_at", "display_name", "id", "identifier", "status"]);
+    assert_eq!(keys, ["channel_type", "created_at", "default_team_id", "display_name", "id", "identifier", "status"]);
 
     let (status, fetched) = app.get_json(&location, &key).await;
     assert_eq!((status, &fetched), (200, &created));

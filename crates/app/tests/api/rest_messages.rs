@@ -28,7 +28,7 @@ async fn sending_to_a_new_number_queues_the_message_in_a_new_thread() {
     );
     assert_eq!(location, format!("/v1/messages/{}", m["id"]));
     let keys: Vec<&String> = m.as_object().expect("object").keys().collect();
-    assert_eq!(keys, ["channel_id", "content", "created_at", "direction", "id", "status", "thread_id"]);
+    assert_eq!(keys, ["channel_id", "content", "created_at", "direction", "id", "sender", "status", "thread_id"]);
     let (status, fetched) = app.get_json(&location, &key).await;
     assert_eq!((status, fetched), (200, m.clone()));
 

@@ -40,7 +40,7 @@ async fn teams_are_created_read_listed_changed_and_deleted() {
     let team: Value = res.json().await.expect("json");
     let mut keys: Vec<&str> = team.as_object().expect("object").keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["created_at", "id", "member_ids", "name"]);
+    assert_eq!(keys, ["assignment", "created_at", "id", "member_ids", "name"]);
     let mut expected = vec![ana, ws.admin_id];
     expected.sort_unstable();
     assert_eq!(team["member_ids"], json!(expected), "members sorted, each once");

@@ -114,8 +114,20 @@ pub struct InboxCounts {
     pub threads_total: i64,
     /// Unread inbound messages over every thread.
     pub unread_messages_total: i64,
-    /// Per thread status that has threads.
+    /// Per thread status: every status of the known set (`open`, `pending`, `snoozed`,
+    /// `resolved`), zeros included.
     pub by_status: BTreeMap<String, StatusCounts>,
+}
+
+impl InboxCounts {
+    /// Lists every thread status, those without threads at zero: statuses are a known set, so a
+    /// reader (or model) sees "0 snoozed" rather than guessing the status does not exist.
+    pub fn with_every_status(mut self) -> Self {
+        for s in crate::threads::ThreadStatus::ALL {
+            self.by_status.entry(s.as_str().to_owned()).or_default();
+        }
+        self
+    }
 }
 
 /// `inbox.by_status.<status>`

@@ -164,6 +164,8 @@ pub struct Channel {
     pub status: ChannelStatus,
     /// When it was created.
     pub created_at: time::OffsetDateTime,
+    /// The team new threads of the channel go to.
+    pub default_team_id: Option<i64>,
 }
 
 /// Platform credentials ready for storage: encrypted, plus the non-secret parts that route the
@@ -204,6 +206,8 @@ pub struct ChannelChange {
     pub status: Option<ChannelStatus>,
     /// New credentials (replace the old ones whole).
     pub credentials: Option<SealedCredentials>,
+    /// New default team (`Some(None)`: none).
+    pub default_team_id: Option<Option<i64>>,
 }
 
 /// Filters of a channel listing.

@@ -34,6 +34,9 @@ pub enum ChangeChannelError {
     /// Another channel already uses this platform account.
     #[error("another channel is connected to this platform account")]
     AccountInUse,
+    /// The default team named is no team of this workspace.
+    #[error("team {0} not found in this workspace")]
+    UnknownTeam(i64),
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),

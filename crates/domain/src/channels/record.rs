@@ -90,6 +90,8 @@ pub struct ChannelRecord {
     #[serde(with = "time::serde::rfc3339")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: OffsetDateTime,
+    /// The team new threads of the channel go to (`PATCH` it; null: none).
+    pub default_team_id: Option<i64>,
 }
 
 impl From<Channel> for ChannelRecord {
@@ -101,6 +103,7 @@ impl From<Channel> for ChannelRecord {
             identifier: c.identifier,
             status: c.status.into(),
             created_at: c.created_at,
+            default_team_id: c.default_team_id,
         }
     }
 }

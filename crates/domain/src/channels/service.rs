@@ -98,6 +98,9 @@ impl From<ChangeChannelError> for UpdateChannelError {
         match e {
             ChangeChannelError::NotFound(id) => Self::NotFound(id),
             ChangeChannelError::AccountInUse => Self::AccountInUse,
+            ChangeChannelError::UnknownTeam(_) => {
+                Self::Invalid(ValidationErrors::one("default_team_id", e.to_string()))
+            }
             ChangeChannelError::Unknown(e) => Self::Unknown(e),
         }
     }

@@ -17,6 +17,7 @@ fn channel(id: i64, channel_type: ChannelType) -> Channel {
         identifier: "+14155550101".into(),
         status: ChannelStatus::Active,
         created_at: time::OffsetDateTime::UNIX_EPOCH,
+        default_team_id: None,
     }
 }
 

@@ -33,6 +33,8 @@ pub struct ChannelChangeInput {
     pub status: Option<String>,
     /// New credentials.
     pub credentials: Option<ChannelCredentials>,
+    /// New default team (`Some(None)`: none).
+    pub default_team_id: Option<Option<i64>>,
 }
 
 /// The record of a new channel (the repository fills in its id); never its credentials.
@@ -58,10 +60,14 @@ pub(crate) fn channel_change_entries(
     change: &ChannelChange,
 ) -> Vec<AuditEntry> {
     let target = AuditTarget::channel(Some(id.0));
-    let fields: Vec<&str> = [("display_name", change.display_name.is_some()), ("status", change.status.is_some())]
-        .into_iter()
-        .filter_map(|(name, changed)| changed.then_some(name))
-        .collect();
+    let fields: Vec<&str> = [
+        ("display_name", change.display_name.is_some()),
+        ("status", change.status.is_some()),
+        ("default_team_id", change.default_team_id.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, changed)| changed.then_some(name))
+    .collect();
     let mut entries = Vec::new();
     if !fields.is_empty() || change.credentials.is_none() {
         entries.push(audit.entry(ws, AuditAction::ChannelUpdated, target, serde_json::json!({ "fields": fields })));
@@ -111,9 +117,12 @@ pub fn validate_channel_change(
     let place = SecretPlace::channel_credentials(ws.0, id.0);
     let credentials = seal(&mut errors, cipher, &place, channel_type, input.credentials);
     errors.clone().into_result()?;
-    let change = ChannelChange { display_name, status, credentials };
+    let change = ChannelChange { display_name, status, credentials, default_team_id: input.default_team_id };
     if change == ChannelChange::default() {
-        return Err(ValidationErrors::one("body", "give at least one of display_name, status, credentials"));
+        return Err(ValidationErrors::one(
+            "body",
+            "give at least one of display_name, status, credentials, default_team_id",
+        ));
     }
     Ok(change)
 }

@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 
 use super::InboundMessage;
 use crate::channels::ChannelType;
+use crate::threads::{decide_contact_reply, StatusFacts, ThreadStatus};
 use crate::webhooks::EventType;
 
 /// A contact the adapter found for the sender's address (its row locked until commit, which
@@ -24,7 +25,7 @@ pub struct KnownContact {
 pub struct KnownThread {
     /// Its id.
     pub id: i64,
-    /// Its status (`open`, `resolved`, or another the workspace uses).
+    /// Its status (`open`, `pending`, `snoozed` or `resolved`).
     pub status: String,
 }
 
@@ -37,6 +38,9 @@ pub struct InboundFacts {
     pub contact: Option<KnownContact>,
     /// The known contact's latest thread on the channel, if any.
     pub thread: Option<KnownThread>,
+    /// When wms received the message: a platform time later than this is taken as this (a
+    /// sender's clock ahead of ours never dates a message in the future).
+    pub received_at: Option<OffsetDateTime>,
 }
 
 /// Which contact column identifies a sender on a platform.
@@ -118,7 +122,8 @@ pub enum ThreadStep {
         id: i64,
         /// The message time.
         at: OffsetDateTime,
-        /// The thread was resolved: it is open again (`thread.status_changed`).
+        /// The thread was pending, snoozed or resolved: it is open again, `status_reason`
+        /// `contact_replied` (`thread.status_changed`).
         reopens: bool,
     },
 }
@@ -171,15 +176,14 @@ impl InboundPlan {
     }
 }
 
-/// The status a contact's message reopens (to `open`).
-const RESOLVED: &str = "resolved";
-
 /// Decides what an inbound message changes. `None` for a platform message id already stored (a
 /// redelivered callback): nothing is written, nothing emitted.
 pub fn plan_inbound(channel_type: ChannelType, m: &InboundMessage, facts: &InboundFacts) -> Option<InboundPlan> {
     if facts.duplicate {
         return None;
     }
+    let at = facts.received_at.map_or(m.at, |received| m.at.min(received));
+    let m = &InboundMessage { at, ..m.clone() };
     let contact = match &facts.contact {
         Some(c) => ContactStep::Touch {
             id: c.id,
@@ -196,12 +200,18 @@ pub fn plan_inbound(channel_type: ChannelType, m: &InboundMessage, facts: &Inbou
     };
     // A new contact has no thread yet, whatever the adapter passed.
     let thread = match (&facts.contact, &facts.thread) {
-        (Some(_), Some(t)) => ThreadStep::Bump { id: t.id, at: m.at, reopens: t.status == RESOLVED },
+        (Some(_), Some(t)) => ThreadStep::Bump { id: t.id, at: m.at, reopens: reopens(&t.status) },
         _ => ThreadStep::Create { at: m.at },
     };
     let message =
         NewInboundMessage { platform_message_id: m.platform_message_id.clone(), content: m.text.clone(), at: m.at };
     Some(InboundPlan { contact, thread, message })
+}
+
+/// Whether a contact's message reopens a thread of this status.
+fn reopens(status: &str) -> bool {
+    let facts = StatusFacts { status: ThreadStatus::stored(status), snoozed_until: None };
+    decide_contact_reply(facts).is_some()
 }
 
 #[cfg(test)]
@@ -226,6 +236,7 @@ mod tests {
             duplicate: false,
             contact: Some(KnownContact { id: 7, name: name.map(Into::into) }),
             thread: thread.map(|status| KnownThread { id: 70, status: status.into() }),
+            received_at: None,
         }
     }
 
@@ -304,9 +315,22 @@ mod tests {
     }
 
     #[test]
-    fn a_workspace_status_other_than_resolved_is_kept() {
-        let plan = plan_inbound(ChannelType::Whatsapp, &message(None), &known(Some("Ana"), Some("pending")))
-            .expect("a new message");
-        assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, reopens: false });
+    fn a_message_reopens_pending_and_snoozed_threads_and_leaves_open_ones() {
+        for (status, reopens) in [("pending", true), ("snoozed", true), ("open", false)] {
+            let plan = plan_inbound(ChannelType::Whatsapp, &message(None), &known(Some("Ana"), Some(status)))
+                .expect("a new message");
+            assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, reopens }, "{status}");
+        }
+    }
+
+    #[test]
+    fn a_platform_time_after_receipt_is_taken_as_the_receipt() {
+        let received = AT - time::Duration::seconds(5);
+        let facts = InboundFacts { received_at: Some(received), ..InboundFacts::default() };
+        let plan = plan_inbound(ChannelType::Whatsapp, &message(None), &facts).expect("a new message");
+        assert_eq!((plan.message.at, plan.thread), (received, ThreadStep::Create { at: received }));
+        let facts = InboundFacts { received_at: Some(AT + time::Duration::HOUR), ..InboundFacts::default() };
+        let plan = plan_inbound(ChannelType::Whatsapp, &message(None), &facts).expect("a new message");
+        assert_eq!(plan.message.at, AT, "an earlier platform time is kept");
     }
 }

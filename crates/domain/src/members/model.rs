@@ -18,8 +18,47 @@ pub struct MemberProfile {
     pub role: Role,
     /// Whether the membership is active.
     pub active: bool,
+    /// Online or away.
+    pub availability: Availability,
     /// When they joined the workspace.
     pub created_at: OffsetDateTime,
+}
+
+/// Whether a member takes new threads from their teams' automatic assignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Availability {
+    /// Takes threads.
+    #[default]
+    Online,
+    /// Skipped by automatic assignment; keeps their threads.
+    Away,
+}
+
+impl Availability {
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Availability::Online => "online",
+            Availability::Away => "away",
+        }
+    }
+
+    /// The availability named `raw`.
+    ///
+    /// # Errors
+    /// A [`FieldError`] on `availability`.
+    pub fn parse(raw: &str) -> Result<Self, FieldError> {
+        match raw {
+            "online" => Ok(Availability::Online),
+            "away" => Ok(Availability::Away),
+            _ => Err(FieldError::new("availability", "must be `online` or `away`")),
+        }
+    }
+
+    /// A stored value (anything unknown reads as `away`, which assigns nothing).
+    pub fn stored(raw: &str) -> Self {
+        Self::parse(raw).unwrap_or(Availability::Away)
+    }
 }
 
 /// A validated change to a member; `None` leaves a field as it is.
@@ -31,6 +70,8 @@ pub struct MemberChange {
     pub role: Option<Role>,
     /// Activate or deactivate.
     pub active: Option<bool>,
+    /// Online or away (any member for themselves; admins for others).
+    pub availability: Option<Availability>,
 }
 
 impl MemberChange {
@@ -43,7 +84,16 @@ impl MemberChange {
         let name = name.and_then(|n| errors.check(PersonName::new("name", n)));
         let role = role.and_then(|r| errors.check(r.parse::<Role>()));
         errors.clone().into_result()?;
-        Ok(Self { name, role, active })
+        Ok(Self { name, role, active, availability: None })
+    }
+
+    /// The change with `availability` validated too.
+    ///
+    /// # Errors
+    /// [`ValidationErrors`] naming `availability`.
+    pub fn with_availability(mut self, raw: Option<&str>) -> Result<Self, ValidationErrors> {
+        self.availability = raw.map(Availability::parse).transpose().map_err(|e| ValidationErrors(vec![e]))?;
+        Ok(self)
     }
 
     /// Whether this change takes admin rights away (demotion or deactivation).
@@ -53,13 +103,13 @@ impl MemberChange {
 
     /// `true` when nothing would change.
     pub fn is_empty(&self) -> bool {
-        self.name.is_none() && self.role.is_none() && self.active.is_none()
+        self.name.is_none() && self.role.is_none() && self.active.is_none() && self.availability.is_none()
     }
 }
 
 /// The error for an empty change.
 pub fn empty_change() -> ValidationErrors {
-    ValidationErrors(vec![FieldError::new("body", "give at least one of name, role, active")])
+    ValidationErrors(vec![FieldError::new("body", "give at least one of name, role, active, availability")])
 }
 
 #[cfg(test)]
@@ -73,6 +123,14 @@ mod tests {
         assert!(!MemberChange::new(Some("Ann"), Some("admin"), Some(true))
             .map(|c| c.removes_admin_rights())
             .unwrap_or(true));
+    }
+
+    #[test]
+    fn availability_is_validated() {
+        let c = MemberChange::new(None, None, None).and_then(|c| c.with_availability(Some("away"))).expect("valid");
+        assert_eq!((c.availability, c.is_empty()), (Some(Availability::Away), false));
+        let e = MemberChange::new(None, None, None).and_then(|c| c.with_availability(Some("busy")));
+        assert_eq!(e.expect_err("invalid").0[0].field, "availability");
     }
 
     #[test]

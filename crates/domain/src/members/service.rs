@@ -338,6 +338,14 @@ fn change_entries(caller: &Caller, audit: &AuditContext, user: UserId, change: &
         let action = if active { AuditAction::MemberReactivated } else { AuditAction::MemberDeactivated };
         entries.push(audit.entry(caller.workspace_id, action, target, serde_json::json!({})));
     }
+    if let Some(availability) = change.availability {
+        entries.push(audit.entry(
+            caller.workspace_id,
+            AuditAction::MemberUpdated,
+            target,
+            serde_json::json!({ "fields": ["availability"], "availability": availability.as_str() }),
+        ));
+    }
     entries
 }
 

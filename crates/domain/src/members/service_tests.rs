@@ -71,6 +71,7 @@ async fn a_member_may_rename_themselves_and_the_rename_is_recorded() {
             name: "New".into(),
             role: Role::Agent,
             active: true,
+            availability: crate::members::Availability::Online,
             created_at: time::macros::datetime!(2026-01-01 0:00 UTC),
         })
     });

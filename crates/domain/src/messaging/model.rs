@@ -109,6 +109,52 @@ pub struct Message {
     pub status: MessageStatus,
     /// When it was created.
     pub created_at: OffsetDateTime,
+    /// Who sent it.
+    pub sender: Sender,
+}
+
+/// Who sent a message: the contact (inbound), a member, an AI agent, or an API key (`None` for
+/// messages stored before senders were recorded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sender {
+    /// The contact, by id.
+    Contact(i64),
+    /// A member, by user id.
+    User(i64),
+    /// An AI agent, by id.
+    AiAgent(i64),
+    /// An API key, by id when known.
+    ApiKey(Option<i64>),
+}
+
+impl Sender {
+    /// The wire and stored kind: `contact`, `user`, `ai_agent` or `api_key`.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Sender::Contact(_) => "contact",
+            Sender::User(_) => "user",
+            Sender::AiAgent(_) => "ai_agent",
+            Sender::ApiKey(_) => "api_key",
+        }
+    }
+
+    /// The id of the contact, user, agent or key.
+    pub fn id(self) -> Option<i64> {
+        match self {
+            Sender::Contact(id) | Sender::User(id) | Sender::AiAgent(id) => Some(id),
+            Sender::ApiKey(id) => id,
+        }
+    }
+
+    /// A stored sender (`kind`, `id`); an unknown kind reads as an unknown key.
+    pub fn stored(kind: &str, id: Option<i64>) -> Self {
+        match (kind, id) {
+            ("contact", Some(id)) => Sender::Contact(id),
+            ("user", Some(id)) => Sender::User(id),
+            ("ai_agent", Some(id)) => Sender::AiAgent(id),
+            (_, id) => Sender::ApiKey(id),
+        }
+    }
 }
 
 /// Filters of a message listing; all optional.

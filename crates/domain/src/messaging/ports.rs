@@ -6,7 +6,6 @@ use super::model::{Message, MessageFilter, MessageId, ThreadId};
 use crate::channels::ChannelId;
 use crate::common::error::RepoError;
 use crate::common::page::{Page, PageRequest};
-use crate::users::UserId;
 use crate::workspace::WorkspaceId;
 
 /// Who receives an outbound message.
@@ -30,8 +29,8 @@ pub struct NewOutboundMessage {
     pub content: String,
     /// A WhatsApp template to send instead of free text (`content` is then its preview).
     pub template: Option<crate::connectors::Template>,
-    /// The member who sent it (user tokens); `None` for API keys.
-    pub author: Option<UserId>,
+    /// Who sends it.
+    pub sender: crate::messaging::Sender,
     /// `Idempotency-Key` and the fingerprint of the request it was first used with.
     pub idempotency: Option<IdempotencyKey>,
 }
@@ -102,6 +101,12 @@ pub trait MessageRepository: Send + Sync {
     /// # Errors
     /// [`InsertMessageError::IdempotencyMismatch`] when the key was used with another request.
     async fn replay(&self, ws: WorkspaceId, key: &IdempotencyKey) -> Result<Option<Message>, InsertMessageError>;
+
+    /// Whether `sender` may send in `ws`: an active member or an active AI agent of it.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn can_send_as(&self, ws: WorkspaceId, sender: crate::messaging::Sender) -> Result<bool, RepoError>;
 
     /// Stores a `queued` outbound message in one transaction: the contact and thread when new
     /// (with `contact.created` / `thread.created`), the message (`message.created`), the thread's

@@ -4,7 +4,26 @@
 
 use time::OffsetDateTime;
 
-use super::{Direction, Message, MessageStatus};
+use super::{Direction, Message, MessageStatus, Sender};
+
+/// Who sent a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SenderRecord {
+    /// `contact`, `user` (a member), `ai_agent` or `api_key`.
+    #[serde(rename = "type")]
+    #[cfg_attr(feature = "openapi", schema(example = "user"))]
+    pub kind: &'static str,
+    /// The contact's, user's, agent's or key's id; null for a key's messages stored before
+    /// senders were recorded.
+    pub id: Option<i64>,
+}
+
+impl From<Sender> for SenderRecord {
+    fn from(s: Sender) -> Self {
+        Self { kind: s.kind(), id: s.id() }
+    }
+}
 
 /// Which way a message went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -97,6 +116,8 @@ pub struct MessageRecord {
     #[serde(with = "time::serde::rfc3339")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: OffsetDateTime,
+    /// Who sent it.
+    pub sender: SenderRecord,
 }
 
 impl From<Message> for MessageRecord {
@@ -109,6 +130,7 @@ impl From<Message> for MessageRecord {
             content: m.content,
             status: m.status.into(),
             created_at: m.created_at,
+            sender: m.sender.into(),
         }
     }
 }

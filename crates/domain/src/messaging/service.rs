@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::model::{Message, MessageFilter, MessageId, ThreadId};
+use super::model::{Message, MessageFilter, MessageId, Sender, ThreadId};
 use super::ports::{IdempotencyKey, InsertMessageError, MessageRepository, NewOutboundMessage, Recipient, Stored};
 use crate::channels::{ChannelId, ChannelRepository, ChannelStatus, ChannelType};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
@@ -28,6 +28,36 @@ pub struct SendInput {
     pub to: Option<String>,
     /// A WhatsApp template (outside the 24-hour customer-service window only templates are delivered).
     pub template: Option<crate::connectors::Template>,
+    /// On whose behalf an API key sends: `("user" | "ai_agent", id)`.
+    pub sender: Option<(String, i64)>,
+}
+
+/// Who asks to send: a member (user token, settings session) or an API key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendAs {
+    /// A member sends as themselves.
+    Member(UserId),
+    /// A key, by id; it may name a member or AI agent to send for (`SendInput::sender`).
+    ApiKey(i64),
+}
+
+/// The sender of a send: a member's is theirs; a key's is the key's unless the body names an
+/// active member or AI agent (checked against storage afterwards).
+///
+/// # Errors
+/// A [`FieldError`] on `sender`.
+pub fn decide_sender(by: SendAs, named: Option<(&str, i64)>) -> Result<Sender, FieldError> {
+    match (by, named) {
+        (SendAs::Member(u), None) => Ok(Sender::User(u.0)),
+        (SendAs::Member(u), Some(("user", id))) if id == u.0 => Ok(Sender::User(u.0)),
+        (SendAs::Member(_), Some(_)) => {
+            Err(FieldError::new("sender", "a member sends as themselves; only API keys send on behalf of others"))
+        }
+        (SendAs::ApiKey(key), None) => Ok(Sender::ApiKey(Some(key))),
+        (SendAs::ApiKey(_), Some(("user", id))) => Ok(Sender::User(id)),
+        (SendAs::ApiKey(_), Some(("ai_agent", id))) => Ok(Sender::AiAgent(id)),
+        (SendAs::ApiKey(_), Some(_)) => Err(FieldError::new("sender", "`type` must be `user` or `ai_agent`")),
+    }
 }
 
 /// Why a message was not sent.
@@ -127,7 +157,7 @@ impl MessagingService {
         &self,
         ws: WorkspaceId,
         input: SendInput,
-        author: Option<UserId>,
+        by: SendAs,
         idempotency_key: Option<&str>,
     ) -> Result<Stored, SendMessageError> {
         let (channels, messages) = (self.channels.as_ref(), self.messages.as_ref());
@@ -162,7 +192,17 @@ impl MessagingService {
                 "is required when thread_id is not given: the recipient's phone number or platform id",
             ));
         }
+        let sender = errors.check(decide_sender(by, input.sender.as_ref().map(|(k, id)| (k.as_str(), *id))));
         errors.clone().into_result()?;
+        let Some(sender) = sender else { return Err(errors.into()) };
+        let on_behalf = matches!(by, SendAs::ApiKey(_)) && matches!(sender, Sender::User(_) | Sender::AiAgent(_));
+        if on_behalf && !messages.can_send_as(ws, sender).await? {
+            return Err(ValidationErrors::one(
+                "sender",
+                format!("no active {} {} in this workspace", sender.kind(), sender.id().unwrap_or(0)),
+            )
+            .into());
+        }
 
         if let Some(key) = &idempotency {
             if let Some(message) = messages.replay(ws, key).await? {
@@ -202,7 +242,7 @@ impl MessagingService {
             recipient,
             content: input.content,
             template,
-            author,
+            sender,
             idempotency,
         };
         Ok(messages.insert_outbound(ws, &new).await?)
@@ -238,6 +278,12 @@ fn fingerprint(input: &SendInput) -> [u8; 32] {
     let template = input.template.as_ref().and_then(|t| serde_json::to_string(t).ok()).unwrap_or_default();
     h.update((template.len() as u64).to_be_bytes());
     h.update(template.as_bytes());
+    // Only when named, so a request without it keeps the fingerprint it had before senders.
+    if let Some((kind, id)) = &input.sender {
+        h.update((kind.len() as u64).to_be_bytes());
+        h.update(kind.as_bytes());
+        h.update(id.to_be_bytes());
+    }
     h.finalize().into()
 }
 

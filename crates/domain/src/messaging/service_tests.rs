@@ -12,6 +12,7 @@ fn channel(status: ChannelStatus, t: ChannelType) -> Channel {
         identifier: "+14155550101".into(),
         status,
         created_at: time::OffsetDateTime::UNIX_EPOCH,
+        default_team_id: None,
     }
 }
 
@@ -25,6 +26,7 @@ fn stored() -> Stored {
             content: "hi".into(),
             status: MessageStatus::Queued,
             created_at: time::OffsetDateTime::UNIX_EPOCH,
+            sender: crate::messaging::Sender::ApiKey(Some(1)),
         },
         replayed: false,
     }
@@ -45,18 +47,29 @@ async fn send_message(
     idempotency_key: Option<&str>,
 ) -> Result<Stored, SendMessageError> {
     let service = MessagingService::new(Arc::new(channels), Arc::new(messages));
-    service.send(ws, input, author, idempotency_key).await
+    let by = author.map_or(SendAs::ApiKey(1), SendAs::Member);
+    service.send(ws, input, by, idempotency_key).await
 }
 
 fn input(to: Option<&str>, thread: Option<i64>) -> SendInput {
-    SendInput { channel_id: 7, content: "hi".into(), thread_id: thread, to: to.map(Into::into), template: None }
+    SendInput {
+        channel_id: 7,
+        content: "hi".into(),
+        thread_id: thread,
+        to: to.map(Into::into),
+        template: None,
+        sender: None,
+    }
 }
 
 #[tokio::test]
 async fn a_new_whatsapp_recipient_is_normalised() {
     let mut m = MockMessageRepository::new();
     m.expect_insert_outbound()
-        .withf(|_, n| n.recipient == Recipient::Address("+14155550123".into()) && n.author.is_none())
+        .withf(|_, n| {
+            n.recipient == Recipient::Address("+14155550123".into())
+                && n.sender == crate::messaging::Sender::ApiKey(Some(1))
+        })
         .returning(|_, _| Ok(stored()));
     let r = send_message(
         channels(ChannelStatus::Active, ChannelType::Whatsapp),
@@ -154,4 +167,33 @@ fn fingerprints_differ_for_different_requests() {
     assert_eq!(a, fingerprint(&input(Some("+1"), None)));
     assert_ne!(a, fingerprint(&input(Some("+2"), None)));
     assert_ne!(a, fingerprint(&input(None, Some(1))));
+}
+
+#[test]
+fn a_key_may_name_a_member_or_agent_and_a_member_only_themselves() {
+    use crate::messaging::Sender;
+    assert_eq!(decide_sender(SendAs::ApiKey(4), None), Ok(Sender::ApiKey(Some(4))));
+    assert_eq!(decide_sender(SendAs::ApiKey(4), Some(("user", 9))), Ok(Sender::User(9)));
+    assert_eq!(decide_sender(SendAs::ApiKey(4), Some(("ai_agent", 2))), Ok(Sender::AiAgent(2)));
+    assert_eq!(decide_sender(SendAs::Member(UserId(9)), None), Ok(Sender::User(9)));
+    assert_eq!(decide_sender(SendAs::Member(UserId(9)), Some(("user", 9))), Ok(Sender::User(9)));
+    for (by, named) in [
+        (SendAs::ApiKey(4), ("contact", 1)),
+        (SendAs::ApiKey(4), ("api_key", 4)),
+        (SendAs::Member(UserId(9)), ("user", 8)),
+        (SendAs::Member(UserId(9)), ("ai_agent", 2)),
+    ] {
+        assert_eq!(decide_sender(by, Some(named)).map_err(|e| e.field), Err("sender".to_owned()), "{named:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_key_naming_someone_who_cannot_send_is_refused_naming_sender() {
+    let mut m = MockMessageRepository::new();
+    m.expect_can_send_as().returning(|_, _| Ok(false));
+    let mut i = input(Some("+14155550123"), None);
+    i.sender = Some(("user".into(), 77));
+    let r =
+        send_message(channels(ChannelStatus::Active, ChannelType::Whatsapp), m, WorkspaceId(1), i, None, None).await;
+    assert!(matches!(r, Err(SendMessageError::Invalid(e)) if e.0[0].field == "sender"));
 }

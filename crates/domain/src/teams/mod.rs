@@ -1,10 +1,12 @@
 //! Teams: groups of members that threads can be assigned to (`decisions.md`, "Integrator
 //! resources").
 
+pub mod assignment;
 pub mod model;
 pub mod ports;
 pub mod service;
 
+pub use assignment::*;
 pub use model::*;
 pub use ports::*;
 pub use service::*;

@@ -17,6 +17,8 @@ pub struct Team {
     pub name: String,
     /// The user ids of its members, ascending.
     pub member_ids: Vec<i64>,
+    /// How it hands out its threads.
+    pub assignment: super::AssignmentPolicy,
     /// Creation time.
     pub created_at: OffsetDateTime,
 }
@@ -59,6 +61,8 @@ pub struct TeamChange {
     pub name: Option<String>,
     /// New members.
     pub member_ids: Option<Vec<i64>>,
+    /// New assignment policy.
+    pub assignment: Option<super::AssignmentPolicy>,
 }
 
 #[cfg(test)]

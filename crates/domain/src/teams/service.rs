@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::assignment::AssignmentPolicy;
 use super::model::{member_ids, team_name, NewTeam, Team, TeamChange};
 use super::ports::{CreateTeamError, TeamLookupError, TeamRepository, UpdateTeamError};
 use serde_json::json;
@@ -27,6 +28,8 @@ pub struct TeamChangeInput {
     pub name: Option<String>,
     /// The new members (replacing the old).
     pub member_ids: Option<Vec<i64>>,
+    /// The new assignment policy: `mode` and `capacity`.
+    pub assignment: Option<(String, Option<i64>)>,
 }
 
 /// The teams use cases.
@@ -98,17 +101,36 @@ impl TeamsService {
         let mut errors = ValidationErrors::default();
         let name = input.name.as_deref().and_then(|n| errors.check(team_name(n)));
         let member_ids = input.member_ids.as_deref().and_then(|m| errors.check(member_ids(m)));
+        let assignment = match &input.assignment {
+            None => None,
+            Some((mode, capacity)) => match AssignmentPolicy::new(mode, *capacity) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    errors.0.extend(e.0);
+                    None
+                }
+            },
+        };
         errors.clone().into_result()?;
-        let change = TeamChange { name, member_ids };
+        let change = TeamChange { name, member_ids, assignment };
         if change == TeamChange::default() {
-            return Err(ValidationErrors::one("body", "give at least one of name, member_ids").into());
+            return Err(ValidationErrors::one("body", "give at least one of name, member_ids, assignment").into());
         }
-        let fields: Vec<&str> = [("name", change.name.is_some()), ("member_ids", change.member_ids.is_some())]
-            .iter()
-            .filter(|f| f.1)
-            .map(|f| f.0)
-            .collect();
-        let entry = audit.entry(ws, AuditAction::TeamUpdated, AuditTarget::team(Some(id)), json!({ "fields": fields }));
+        let fields: Vec<&str> = [
+            ("name", change.name.is_some()),
+            ("member_ids", change.member_ids.is_some()),
+            ("assignment", change.assignment.is_some()),
+        ]
+        .iter()
+        .filter(|f| f.1)
+        .map(|f| f.0)
+        .collect();
+        let mut details = json!({ "fields": fields });
+        if let Some(p) = change.assignment {
+            // The policy as set: who changed how threads are handed out is in the audit log.
+            details["assignment"] = json!({ "mode": p.mode.as_str(), "capacity": p.capacity });
+        }
+        let entry = audit.entry(ws, AuditAction::TeamUpdated, AuditTarget::team(Some(id)), details);
         self.repo.update(ws, id, &change, &entry).await
     }
 
@@ -142,6 +164,7 @@ mod tests {
                     id: 1,
                     name: n.name.clone(),
                     member_ids: n.member_ids.clone(),
+                    assignment: AssignmentPolicy::default(),
                     created_at: time::OffsetDateTime::UNIX_EPOCH,
                 })
             });
@@ -155,6 +178,26 @@ mod tests {
             .await
             .expect("created");
         assert_eq!(team.member_ids, [3, 9]);
+    }
+
+    #[tokio::test]
+    async fn a_policy_change_is_validated_and_audited_with_the_policy() {
+        let service = TeamsService::new(Arc::new(MockTeamRepository::new()));
+        let input = TeamChangeInput { assignment: Some(("balanced".into(), Some(0))), ..Default::default() };
+        let e = service.update(WorkspaceId(1), &AuditContext::cli(), 2, input).await;
+        assert!(matches!(e, Err(UpdateTeamError::Invalid(v)) if v.0[0].field == "assignment.capacity"));
+
+        let mut repo = MockTeamRepository::new();
+        repo.expect_update()
+            .withf(|_, _, c, a| {
+                c.assignment
+                    == Some(AssignmentPolicy { mode: crate::teams::AssignmentMode::Balanced, capacity: Some(5) })
+                    && a.details["assignment"] == json!({"mode": "balanced", "capacity": 5})
+            })
+            .returning(|_, id, _, _| Err(UpdateTeamError::NotFound(id)));
+        let input = TeamChangeInput { assignment: Some(("balanced".into(), Some(5))), ..Default::default() };
+        let e = TeamsService::new(Arc::new(repo)).update(WorkspaceId(1), &AuditContext::cli(), 2, input).await;
+        assert!(matches!(e, Err(UpdateTeamError::NotFound(2))));
     }
 
     #[tokio::test]

@@ -2,8 +2,10 @@
 
 use time::OffsetDateTime;
 
+use super::lifecycle::{StatusReason, StatusRequest, ThreadStatus};
 use crate::common::error::{FieldError, ValidationErrors};
 use crate::common::text::bounded;
+use crate::teams::AssignmentReason;
 
 /// The longest label name (as the labels table allows).
 pub const MAX_LABEL_NAME: usize = 50;
@@ -59,7 +61,7 @@ pub struct Thread {
     pub channel_id: i64,
     /// Contact.
     pub contact_id: i64,
-    /// Status (`open`, `resolved`, or another the workspace uses).
+    /// Status: `open`, `pending`, `snoozed` or `resolved` ([`ThreadStatus`]).
     pub status: String,
     /// Inbound messages not read yet.
     pub unread_count: i32,
@@ -73,32 +75,55 @@ pub struct Thread {
     pub created_at: OffsetDateTime,
     /// The names of its labels, in alphabetical order (case-insensitive).
     pub labels: Vec<String>,
+    /// The snooze's end, when snoozed with a time.
+    pub snoozed_until: Option<OffsetDateTime>,
+    /// Why the status last changed (none before any change).
+    pub status_reason: Option<StatusReason>,
+    /// The team it belongs to.
+    pub team_id: Option<i64>,
+    /// When it was last assigned.
+    pub assigned_at: Option<OffsetDateTime>,
+    /// Why it has its assignee (none when never assigned).
+    pub assignment_reason: Option<AssignmentReason>,
 }
 
 /// A validated change; `None` keeps a field, `Some(None)` for the assignee unassigns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ThreadChange {
-    /// New status.
-    pub status: Option<String>,
+    /// New status (and snooze end).
+    pub status: Option<StatusRequest>,
     /// New assignee (or none).
     pub assignee: Option<Option<Assignee>>,
 }
 
 impl ThreadChange {
-    /// Validates raw values.
+    /// Validates raw values at `now` (a snooze's end must be ahead of it).
     ///
     /// # Errors
-    /// [`ValidationErrors`] naming each bad field; an empty change names `body`.
-    pub fn new(status: Option<&str>, assignee: Option<Option<(&str, i64)>>) -> Result<Self, ValidationErrors> {
+    /// [`ValidationErrors`] naming each bad field; `snoozed_until` without `status` names
+    /// `snoozed_until`; an empty change names `body`.
+    pub fn new(
+        status: Option<&str>,
+        snoozed_until: Option<&str>,
+        assignee: Option<Option<(&str, i64)>>,
+        now: OffsetDateTime,
+    ) -> Result<Self, ValidationErrors> {
         let mut errors = ValidationErrors::default();
-        let status = status.and_then(|s| {
-            let ok = (1..=32).contains(&s.len()) && s.chars().all(|c| c.is_ascii_lowercase() || c == '_');
-            errors.check(if ok {
-                Ok(s.to_owned())
-            } else {
-                Err(FieldError::new("status", "must be 1 to 32 lowercase letters or `_`, such as open or resolved"))
-            })
-        });
+        let status = match status {
+            Some(s) => match StatusRequest::new(s, snoozed_until, now) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    errors.0.extend(e.0);
+                    None
+                }
+            },
+            None => {
+                if snoozed_until.is_some() {
+                    errors.0.push(FieldError::new("snoozed_until", "is only taken with the status `snoozed`"));
+                }
+                None
+            }
+        };
         let assignee = match assignee {
             None => None,
             Some(None) => Some(None),
@@ -159,12 +184,7 @@ pub struct ThreadFilter {
 }
 
 fn valid_status(field: &str, s: &str) -> Result<String, FieldError> {
-    let ok = (1..=32).contains(&s.len()) && s.chars().all(|c| c.is_ascii_lowercase() || c == '_');
-    if ok {
-        Ok(s.to_owned())
-    } else {
-        Err(FieldError::new(field, "must be 1 to 32 lowercase letters or `_`, such as open or resolved"))
-    }
+    ThreadStatus::parse(field, s).map(|s| s.as_str().to_owned())
 }
 
 impl ThreadFilter {
@@ -302,15 +322,19 @@ mod tests {
 
     #[test]
     fn changes_are_validated() {
-        assert_eq!(ThreadChange::new(Some("resolved"), None).map(|c| c.status), Ok(Some("resolved".into())));
-        assert_eq!(ThreadChange::new(None, Some(None)).map(|c| c.assignee), Ok(Some(None)));
+        let now = time::macros::datetime!(2026-11-26 12:00 UTC);
+        let status = |c: ThreadChange| c.status.map(|s| s.status);
+        assert_eq!(ThreadChange::new(Some("resolved"), None, None, now).map(status), Ok(Some(ThreadStatus::Resolved)));
+        assert_eq!(ThreadChange::new(None, None, Some(None), now).map(|c| c.assignee), Ok(Some(None)));
         assert_eq!(
-            ThreadChange::new(None, Some(Some(("team", 3)))).map(|c| c.assignee),
+            ThreadChange::new(None, None, Some(Some(("team", 3))), now).map(|c| c.assignee),
             Ok(Some(Some(Assignee::Team(3))))
         );
-        let e = ThreadChange::new(Some("Closed!"), Some(Some(("robot", 1)))).expect_err("invalid");
+        let e = ThreadChange::new(Some("Closed!"), None, Some(Some(("robot", 1))), now).expect_err("invalid");
         let fields: Vec<&str> = e.0.iter().map(|f| f.field.as_str()).collect();
         assert_eq!(fields, ["status", "assignee.type"]);
-        assert_eq!(ThreadChange::new(None, None).expect_err("empty").0[0].field, "body");
+        let e = ThreadChange::new(None, Some("2026-11-27T00:00:00Z"), None, now).expect_err("no status");
+        assert_eq!(e.0[0].field, "snoozed_until");
+        assert_eq!(ThreadChange::new(None, None, None, now).expect_err("empty").0[0].field, "body");
     }
 }

@@ -29,7 +29,8 @@ pub struct ThreadRecord {
     pub channel_id: i64,
     /// Contact.
     pub contact_id: i64,
-    /// Status (`open`, `resolved`, or another status the workspace uses).
+    /// Status: `open`, `pending`, `snoozed` or `resolved`.
+    #[cfg_attr(feature = "openapi", schema(example = "open"))]
     pub status: String,
     /// Inbound messages not read yet.
     pub unread_count: i32,
@@ -48,6 +49,22 @@ pub struct ThreadRecord {
     /// The names of its labels, alphabetical (ignoring case).
     #[cfg_attr(feature = "openapi", schema(example = json!(["billing", "vip"])))]
     pub labels: Vec<String>,
+    /// The snooze's end (RFC 3339, UTC); null unless snoozed with a time.
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub snoozed_until: Option<OffsetDateTime>,
+    /// Why the status last changed: `manual`, `contact_replied` or `snooze_expired`; null before
+    /// any change.
+    pub status_reason: Option<String>,
+    /// The team the thread belongs to.
+    pub team_id: Option<i64>,
+    /// When it was last assigned (RFC 3339, UTC).
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub assigned_at: Option<OffsetDateTime>,
+    /// Why it has its assignee: `manual`, `round_robin`, `balanced` or `team_deleted`; null when
+    /// never assigned.
+    pub assignment_reason: Option<String>,
 }
 
 impl From<Thread> for ThreadRecord {
@@ -63,6 +80,11 @@ impl From<Thread> for ThreadRecord {
             last_message_at: t.last_message_at,
             created_at: t.created_at,
             labels: t.labels,
+            snoozed_until: t.snoozed_until,
+            status_reason: t.status_reason.map(|r| r.as_str().to_owned()),
+            team_id: t.team_id,
+            assigned_at: t.assigned_at,
+            assignment_reason: t.assignment_reason.map(|r| r.as_str().to_owned()),
         }
     }
 }

@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use crate::dto::{ChannelRecord, ChannelStatusDto, CredentialsBody};
 use crate::error::ApiError;
-use crate::handlers::input::{ChangeInput, RequestBody};
+use crate::handlers::input::{present, ChangeInput, RequestBody};
 use crate::state::AppState;
 
 /// Fields to change; omitted fields keep their value.
@@ -22,6 +22,10 @@ pub struct UpdateChannelBody {
     status: Option<String>,
     /// New platform credentials (replace the old ones whole; write-only).
     credentials: Option<CredentialsBody>,
+    /// The team new threads of the channel go to (assigned by its policy), or null for none.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>)]
+    default_team_id: Option<Option<i64>>,
 }
 
 /// Renames a channel, changes its status or sets its platform credentials. Emits `channel.updated`.
@@ -47,7 +51,7 @@ pub async fn update(state: web::Data<AppState>, req: ChangeInput<UpdateChannelBo
 impl RequestBody for UpdateChannelBody {
     type Input = ChannelChangeInput;
     fn into_input(self) -> ChannelChangeInput {
-        let Self { display_name, status, credentials } = self;
-        ChannelChangeInput { display_name, status, credentials: credentials.map(Into::into) }
+        let Self { display_name, status, credentials, default_team_id } = self;
+        ChannelChangeInput { display_name, status, credentials: credentials.map(Into::into), default_team_id }
     }
 }

@@ -2,7 +2,7 @@
 
 use actix_web::http::header::LOCATION;
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::messaging::{location, SendInput};
+use domain::messaging::{location, SendAs, SendInput};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -31,6 +31,21 @@ pub struct SendMessageBody {
     /// WhatsApp only: send this approved template (outside the 24-hour customer-service window only
     /// templates are delivered); `content` is kept as its preview.
     template: Option<TemplateBody>,
+    /// API keys only: send on behalf of an active member (`user`) or active AI agent (`ai_agent`)
+    /// of the workspace; without it, the key is the sender.
+    sender: Option<SenderBody>,
+}
+
+/// The member or AI agent a key sends for.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SenderBody {
+    /// `user` or `ai_agent`.
+    #[serde(rename = "type")]
+    #[schema(example = "user")]
+    kind: String,
+    /// The user's or agent's id.
+    id: i64,
 }
 
 /// Queues an outbound message. With an `Idempotency-Key`, retrying the same request returns the
@@ -59,9 +74,9 @@ pub async fn create(
         Some(v) => Some(v.to_str().map_err(|_| ApiError::field("Idempotency-Key", "must be visible ASCII"))?),
         None => None,
     };
-    let author = match caller.principal {
-        Principal::User { user_id, .. } => Some(user_id),
-        Principal::ApiKey { .. } => None,
+    let by = match caller.principal {
+        Principal::User { user_id, .. } => SendAs::Member(user_id),
+        Principal::ApiKey { key_id, .. } => SendAs::ApiKey(key_id),
     };
     let input = SendInput {
         channel_id: body.channel_id,
@@ -69,8 +84,9 @@ pub async fn create(
         thread_id: body.thread_id,
         to: body.to,
         template: body.template.map(Into::into),
+        sender: body.sender.map(|s| (s.kind, s.id)),
     };
-    let stored = state.messages.send(caller.workspace_id, input, author, key).await?;
+    let stored = state.messages.send(caller.workspace_id, input, by, key).await?;
     let mut res = HttpResponse::Created();
     res.insert_header((LOCATION, location(&stored.message)));
     if stored.replayed {

@@ -20,9 +20,26 @@ pub struct UpdateTeamBody {
     /// The members, replacing the current ones: user ids of members of the workspace.
     #[schema(max_items = 500)]
     member_ids: Option<Vec<i64>>,
+    /// The assignment policy: `mode` and `capacity` (1 or more, or null for no limit).
+    assignment: Option<AssignmentBody>,
 }
 
-/// Renames a team or replaces its members.
+/// A team's assignment policy as set.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssignmentBody {
+    /// `manual`, `round_robin` or `balanced`.
+    #[schema(example = "balanced")]
+    mode: String,
+    /// The most open + pending threads automatic assignment gives one member; null or omitted:
+    /// no limit.
+    #[serde(default)]
+    #[schema(example = 5, minimum = 1)]
+    capacity: Option<i64>,
+}
+
+/// Renames a team, replaces its members or sets its assignment policy (audited as
+/// `team.updated` with the policy).
 #[utoipa::path(
     patch,
     operation_id = "update_team",
@@ -43,6 +60,10 @@ pub async fn update(state: web::Data<AppState>, req: ChangeInput<UpdateTeamBody>
 impl RequestBody for UpdateTeamBody {
     type Input = TeamChangeInput;
     fn into_input(self) -> TeamChangeInput {
-        TeamChangeInput { name: self.name, member_ids: self.member_ids }
+        TeamChangeInput {
+            name: self.name,
+            member_ids: self.member_ids,
+            assignment: self.assignment.map(|a| (a.mode, a.capacity)),
+        }
     }
 }

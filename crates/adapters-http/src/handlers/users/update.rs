@@ -22,10 +22,13 @@ pub struct UpdateUserBody {
     role: Option<RoleDto>,
     /// Activate or deactivate the membership.
     active: Option<bool>,
+    /// `online` or `away`: any member for themselves, admins for others.
+    #[schema(example = "away")]
+    availability: Option<String>,
 }
 
-/// Changes a member's name, role or active flag. A member may rename themselves; changing anyone
-/// else, or a role or the active flag, is for admins; nobody changes their own role or
+/// Changes a member's name, role, active flag or availability. A member may rename themselves and
+/// set their own availability; changing anyone else, or a role or the active flag, is for admins; nobody changes their own role or
 /// deactivates themselves (403). Demoting or deactivating the last active admin is 409.
 #[utoipa::path(
     patch,
@@ -41,7 +44,8 @@ pub struct UpdateUserBody {
 )]
 pub async fn update(state: web::Data<AppState>, req: ChangeInput<UpdateUserBody>) -> Result<HttpResponse, ApiError> {
     let body = req.input;
-    let change = MemberChange::new(body.name.as_deref(), body.role.map(RoleDto::as_str), body.active)?;
+    let change = MemberChange::new(body.name.as_deref(), body.role.map(RoleDto::as_str), body.active)?
+        .with_availability(body.availability.as_deref())?;
     if change.is_empty() {
         return Err(empty_change().into());
     }

@@ -1,0 +1,294 @@
+//! A team's assignment policy and the decisions it makes: where a new thread goes, and which
+//! waiting threads go to which member (docs/product/assignment.md). The storage adapter locks the
+//! team's row, loads the facts (members' availability, load and turn; the waiting threads, oldest
+//! first), asks, and writes what comes back: the lock makes the count of each member's load exact
+//! under any concurrency and any number of instances.
+
+use time::{Duration, OffsetDateTime};
+
+use crate::common::error::{FieldError, ValidationErrors};
+use crate::webhooks::EventType;
+
+/// How a team hands out its threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum AssignmentMode {
+    /// Threads stay with the team until someone assigns them.
+    #[default]
+    Manual,
+    /// The team's online members in turn.
+    RoundRobin,
+    /// The online member with the fewest open and pending threads.
+    Balanced,
+}
+
+impl AssignmentMode {
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AssignmentMode::Manual => "manual",
+            AssignmentMode::RoundRobin => "round_robin",
+            AssignmentMode::Balanced => "balanced",
+        }
+    }
+
+    /// The mode named `raw`.
+    ///
+    /// # Errors
+    /// A [`FieldError`] on `assignment.mode`.
+    pub fn parse(raw: &str) -> Result<Self, FieldError> {
+        match raw {
+            "manual" => Ok(AssignmentMode::Manual),
+            "round_robin" => Ok(AssignmentMode::RoundRobin),
+            "balanced" => Ok(AssignmentMode::Balanced),
+            _ => Err(FieldError::new("assignment.mode", "must be one of manual, round_robin, balanced")),
+        }
+    }
+
+    /// The reason recorded on a thread this mode gives to a member.
+    pub fn reason(self) -> AssignmentReason {
+        match self {
+            AssignmentMode::Balanced => AssignmentReason::Balanced,
+            AssignmentMode::RoundRobin | AssignmentMode::Manual => AssignmentReason::RoundRobin,
+        }
+    }
+}
+
+/// The most threads a capacity may allow.
+pub const MAX_CAPACITY: i32 = 10_000;
+
+/// A team's policy: the mode and the most open + pending threads a member may hold (none: no
+/// limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AssignmentPolicy {
+    /// The mode.
+    pub mode: AssignmentMode,
+    /// The capacity, 1 to [`MAX_CAPACITY`].
+    pub capacity: Option<i32>,
+}
+
+impl AssignmentPolicy {
+    /// Validates a request's `assignment`.
+    ///
+    /// # Errors
+    /// [`ValidationErrors`] naming `assignment.mode` or `assignment.capacity`.
+    pub fn new(mode: &str, capacity: Option<i64>) -> Result<Self, ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        let mode = errors.check(AssignmentMode::parse(mode));
+        let capacity = match capacity {
+            None => None,
+            Some(c) if (1..=i64::from(MAX_CAPACITY)).contains(&c) => i32::try_from(c).ok(),
+            Some(_) => {
+                errors.0.push(FieldError::new("assignment.capacity", format!("must be 1 to {MAX_CAPACITY}, or null")));
+                None
+            }
+        };
+        errors.clone().into_result()?;
+        mode.map(|mode| Self { mode, capacity }).ok_or(errors)
+    }
+}
+
+/// Why a thread has its assignee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AssignmentReason {
+    /// Someone chose the assignee.
+    Manual,
+    /// The team's round robin.
+    RoundRobin,
+    /// The team's balanced assignment.
+    Balanced,
+    /// Its team was deleted.
+    TeamDeleted,
+}
+
+impl AssignmentReason {
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AssignmentReason::Manual => "manual",
+            AssignmentReason::RoundRobin => "round_robin",
+            AssignmentReason::Balanced => "balanced",
+            AssignmentReason::TeamDeleted => "team_deleted",
+        }
+    }
+
+    /// A stored reason (`None` for anything unknown).
+    pub fn stored(raw: &str) -> Option<Self> {
+        [Self::Manual, Self::RoundRobin, Self::Balanced, Self::TeamDeleted].into_iter().find(|r| r.as_str() == raw)
+    }
+}
+
+/// The channel's default team, when it has one, as a new thread finds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DefaultTeam {
+    /// The team.
+    pub team_id: i64,
+    /// Its mode.
+    pub mode: AssignmentMode,
+}
+
+/// Where a new thread starts: with the channel's default team (assignee the team), waiting for a
+/// member unless the team assigns by hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TeamPlacement {
+    /// The team (`team_id`, and the assignee `{"type": "team"}`).
+    pub team_id: i64,
+    /// The thread joins the team's queue, then [`assign_waiting`] decides in the same transaction.
+    pub waits: bool,
+}
+
+/// A new thread on a channel with `default_team`: `None` without one (unassigned).
+pub fn place_new_thread(default_team: Option<DefaultTeam>) -> Option<TeamPlacement> {
+    default_team.map(|t| TeamPlacement { team_id: t.team_id, waits: t.mode != AssignmentMode::Manual })
+}
+
+/// A member of the team as the assignment sees them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    /// The member.
+    pub user_id: i64,
+    /// An active member who is `online`.
+    pub available: bool,
+    /// Their `open` and `pending` threads.
+    pub load: i64,
+    /// When the team last gave them a thread.
+    pub last_assigned_at: Option<OffsetDateTime>,
+}
+
+/// What the adapter read, the team's row locked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamFacts {
+    /// The policy.
+    pub policy: AssignmentPolicy,
+    /// The members.
+    pub members: Vec<Candidate>,
+    /// Waiting threads (open or pending), oldest first.
+    pub waiting: Vec<i64>,
+}
+
+/// One thread given to one member; `thread.assigned` unless the thread is created in the same
+/// transaction (then `thread.created` carries the assignee).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Assignment {
+    /// The thread.
+    pub thread_id: i64,
+    /// The member.
+    pub user_id: i64,
+    /// `round_robin` or `balanced`.
+    pub reason: AssignmentReason,
+    /// The member's new turn time (`team_members.last_assigned_at`).
+    pub at: OffsetDateTime,
+}
+
+impl Assignment {
+    /// The event it emits (when the thread is not new).
+    pub fn event(&self) -> EventType {
+        EventType::ThreadAssigned
+    }
+}
+
+/// Gives the waiting threads, oldest first, to eligible members until none is: online, under the
+/// capacity; round robin takes the one whose turn is oldest, balanced the one with the fewest
+/// threads (then the oldest turn). Nothing for a manual team.
+pub fn assign_waiting(facts: &TeamFacts, now: OffsetDateTime) -> Vec<Assignment> {
+    let mode = facts.policy.mode;
+    if mode == AssignmentMode::Manual {
+        return Vec::new();
+    }
+    let mut members = facts.members.clone();
+    let mut out = Vec::new();
+    for (i, thread_id) in facts.waiting.iter().enumerate() {
+        let eligible =
+            members.iter_mut().filter(|m| m.available && facts.policy.capacity.is_none_or(|c| m.load < i64::from(c)));
+        // Never assigned sorts first (`None` < `Some`); the user id breaks exact ties.
+        let chosen = match mode {
+            AssignmentMode::Balanced => eligible.min_by_key(|m| (m.load, m.last_assigned_at, m.user_id)),
+            _ => eligible.min_by_key(|m| (m.last_assigned_at, m.user_id)),
+        };
+        let Some(member) = chosen else { break };
+        // Distinct turn times inside one decision keep the order of its assignments.
+        let at = now + Duration::microseconds(i64::try_from(i).unwrap_or(i64::MAX));
+        member.load += 1;
+        member.last_assigned_at = Some(at);
+        out.push(Assignment { thread_id: *thread_id, user_id: member.user_id, reason: mode.reason(), at });
+    }
+    out
+}
+
+/// How many of the team's waiting threads one decision reads: enough for a burst, bounded so a
+/// long queue costs one page per pass.
+pub const WAITING_BATCH: i64 = 200;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    const NOW: OffsetDateTime = datetime!(2026-11-26 12:00:00 UTC);
+
+    fn member(user_id: i64, available: bool, load: i64, last: Option<i64>) -> Candidate {
+        Candidate { user_id, available, load, last_assigned_at: last.map(|s| NOW - Duration::seconds(s)) }
+    }
+
+    fn facts(mode: AssignmentMode, capacity: Option<i32>, members: Vec<Candidate>, waiting: usize) -> TeamFacts {
+        TeamFacts { policy: AssignmentPolicy { mode, capacity }, members, waiting: (1..=waiting as i64).collect() }
+    }
+
+    fn who(a: &[Assignment]) -> Vec<(i64, i64)> {
+        a.iter().map(|a| (a.thread_id, a.user_id)).collect()
+    }
+
+    #[test]
+    fn policies_are_validated() {
+        assert_eq!(
+            AssignmentPolicy::new("balanced", Some(5)),
+            Ok(AssignmentPolicy { mode: AssignmentMode::Balanced, capacity: Some(5) })
+        );
+        let fields = |e: ValidationErrors| e.0.into_iter().map(|f| f.field).collect::<Vec<_>>();
+        assert_eq!(fields(AssignmentPolicy::new("balanced", Some(0)).expect_err("0")), ["assignment.capacity"]);
+        assert_eq!(fields(AssignmentPolicy::new("random", None).expect_err("mode")), ["assignment.mode"]);
+    }
+
+    #[test]
+    fn a_new_thread_goes_to_the_default_team_and_waits_unless_manual() {
+        assert_eq!(place_new_thread(None), None);
+        let manual = DefaultTeam { team_id: 3, mode: AssignmentMode::Manual };
+        assert_eq!(place_new_thread(Some(manual)), Some(TeamPlacement { team_id: 3, waits: false }));
+        let rr = DefaultTeam { team_id: 3, mode: AssignmentMode::RoundRobin };
+        assert_eq!(place_new_thread(Some(rr)), Some(TeamPlacement { team_id: 3, waits: true }));
+    }
+
+    #[test]
+    fn manual_teams_assign_nothing() {
+        assert!(assign_waiting(&facts(AssignmentMode::Manual, None, vec![member(1, true, 0, None)], 3), NOW).is_empty());
+    }
+
+    #[test]
+    fn round_robin_takes_members_in_turn_and_skips_away_ones() {
+        let members = vec![member(1, true, 9, Some(10)), member(2, false, 0, None), member(3, true, 0, Some(20))];
+        let a = assign_waiting(&facts(AssignmentMode::RoundRobin, None, members, 4), NOW);
+        assert_eq!(who(&a), [(1, 3), (2, 1), (3, 3), (4, 1)]);
+        assert!(a.iter().all(|a| a.reason == AssignmentReason::RoundRobin));
+        assert!(a.windows(2).all(|w| w[0].at < w[1].at));
+    }
+
+    #[test]
+    fn balanced_takes_the_least_loaded_then_the_longest_waiting_for_a_turn() {
+        let members = vec![member(1, true, 2, Some(50)), member(2, true, 1, Some(10)), member(3, true, 1, Some(30))];
+        let a = assign_waiting(&facts(AssignmentMode::Balanced, None, members, 3), NOW);
+        // 3 and 2 have one thread (3's turn is older), then 2 is the only one at one.
+        assert_eq!(who(&a), [(1, 3), (2, 2), (3, 1)]);
+        assert!(a.iter().all(|a| a.reason == AssignmentReason::Balanced));
+    }
+
+    #[test]
+    fn nobody_goes_over_capacity_and_the_rest_wait_oldest_first() {
+        let members = vec![member(1, true, 0, None), member(2, true, 4, None), member(3, true, 5, None)];
+        let a = assign_waiting(&facts(AssignmentMode::Balanced, Some(5), members, 10), NOW);
+        // 1 takes five, 2 one; 3 is full; threads 7 to 10 wait.
+        assert_eq!(a.len(), 6);
+        assert_eq!(a.iter().filter(|a| a.user_id == 1).count(), 5);
+        assert_eq!(a.iter().map(|a| a.thread_id).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+        let rr = vec![member(1, true, 1, None)];
+        assert_eq!(assign_waiting(&facts(AssignmentMode::RoundRobin, Some(1), rr, 2), NOW), []);
+    }
+}
