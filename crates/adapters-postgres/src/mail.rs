@@ -65,11 +65,10 @@ struct Recipient {
 pub async fn admin_recipients(conn: &mut AsyncPgConnection, ws: WorkspaceId) -> diesel::QueryResult<Vec<Email>> {
     let rows: Vec<Recipient> = diesel::sql_query(
         "SELECT u.email FROM workspace_members m JOIN users u ON u.id = m.user_id
-         WHERE m.workspace_id = $1 AND m.role = 'admin' AND m.is_active AND u.password_hash <> $2
+         WHERE m.workspace_id = $1 AND m.role = 'admin' AND m.status = 'active'
          ORDER BY m.user_id",
     )
     .bind::<BigInt, _>(ws.0)
-    .bind::<Text, _>(crate::members::NO_PASSWORD)
     .load(conn)
     .await?;
     // Stored addresses were validated on the way in; one that no longer parses is skipped.

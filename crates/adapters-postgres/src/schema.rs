@@ -377,6 +377,8 @@ diesel::table! {
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
         name -> Nullable<Text>,
+        status -> Text,
+        joined_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -496,5 +498,18 @@ diesel::table! {
         last_error -> Nullable<Text>,
         created_at -> Timestamptz,
         sent_at -> Nullable<Timestamptz>,
+    }
+}
+
+// Memberships' status and password resets (migration 2026-11-26-000102_member_status); the
+// `is_active` of `workspace_members` is computed from `status` and never written.
+diesel::table! {
+    password_resets (id) {
+        id -> Int8,
+        user_id -> Int8,
+        token_digest -> Bytea,
+        expires_at -> Timestamptz,
+        used_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
     }
 }

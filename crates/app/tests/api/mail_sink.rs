@@ -166,3 +166,36 @@ impl TestApp {
         .expect("mail workers")
     }
 }
+
+impl TestApp {
+    /// A server whose e-mail goes to a fresh aiosmtpd, with its mail workers running.
+    pub async fn spawn_mailing(adjust: impl FnOnce(&mut app::config::Settings)) -> (TestApp, SmtpSink) {
+        let sink = SmtpSink::start().await;
+        let port = sink.port;
+        let app = TestApp::spawn_with(|s| {
+            mail_to(s, port);
+            adjust(s);
+        })
+        .await;
+        // Detached: the workers run as long as the test's runtime.
+        drop(app.start_mail());
+        (app, sink)
+    }
+}
+
+impl SmtpSink {
+    /// The token of the newest link to `/{kind}/…` (`invitations`, `password-reset`) e-mailed to
+    /// `address`, waiting for the mail up to 15 s.
+    pub async fn token_for(&self, address: &str, kind: &str, after: usize) -> String {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+        loop {
+            let mails = self.to(address);
+            if mails.len() > after {
+                let link = mails.last().and_then(|m| m.link(&format!("/{kind}/"))).expect("a link in the mail");
+                return link.rsplit('/').next().expect("token").to_owned();
+            }
+            assert!(tokio::time::Instant::now() < deadline, "no new mail to {address}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}

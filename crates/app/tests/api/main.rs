@@ -28,6 +28,7 @@ mod events_feed;
 mod events_helpers;
 mod events_listen;
 mod health;
+mod identity;
 mod mail;
 mod mail_sink;
 mod messages_concurrency;
