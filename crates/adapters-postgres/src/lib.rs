@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod accounts;
 pub mod ai_agents;
 pub mod analytics;
 pub mod api_keys;

@@ -513,3 +513,5 @@ diesel::table! {
         created_at -> Timestamptz,
     }
 }
+diesel::joinable!(password_resets -> users (user_id));
+diesel::allow_tables_to_appear_in_same_query!(password_resets, users);

@@ -153,6 +153,15 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
         )),
         members: Arc::new(members_service(settings, db)),
+        password_resets: Arc::new(domain::accounts::PasswordResetService {
+            repo: Arc::new(adapters_postgres::accounts::PgPasswordResets::new(db.clone())),
+            throttle: auth.login_throttle.clone(),
+            policy: auth.login.throttle,
+            hasher: Arc::new(crate::platform::Argon2Hasher::default()),
+            random: Arc::new(crate::platform::OsRandom),
+            clock: Arc::new(crate::platform::SystemClock),
+            site: crate::mail::site_url(settings),
+        }),
         contacts: Arc::new(domain::contacts::ContactsService::new(Arc::new(
             adapters_postgres::contacts::PgContactRepository::new(db.clone()),
         ))),

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod access;
+pub mod accounts;
 pub mod ai_agents;
 pub mod analytics;
 pub mod api_keys;

@@ -22,6 +22,7 @@ pub mod layout;
 pub mod login;
 pub mod logout;
 pub mod members;
+pub mod password_reset;
 pub mod rest_api;
 pub mod session;
 pub mod webhooks;

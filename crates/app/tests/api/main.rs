@@ -36,6 +36,7 @@ mod metrics;
 mod pages;
 mod pages_browser;
 mod pages_webhooks;
+mod password_reset;
 mod pool;
 mod rate_limit;
 mod replica;
