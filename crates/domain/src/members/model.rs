@@ -151,14 +151,14 @@ pub fn invitation_mail(to: Email, workspace_name: &str, role: Role, link: String
     let letter = Letter {
         paragraphs: vec![
             format!("You were invited to join {workspace} on wms as {}.", role_words(role)),
-            "Open the link below to accept. If you have no wms password yet, you will choose one;              if you already have one, you will sign in with it."
+            "Open the link below to accept. If you have no wms password yet, you will choose one; \
+             if you already have one, you will sign in with it."
                 .to_owned(),
         ],
         link: Some(MailLink { label: "Accept the invitation".into(), url: link }),
-        closing: vec![
-            "The link works once, for 7 days. If you did not expect this invitation, ignore this              e-mail: nothing happens until the link is used."
-                .to_owned(),
-        ],
+        closing: vec!["The link works once, for 7 days. If you did not expect this invitation, ignore this \
+             e-mail: nothing happens until the link is used."
+            .to_owned()],
     };
     Mail::compose(to, &format!("You are invited to {workspace} on wms"), &letter)
 }
