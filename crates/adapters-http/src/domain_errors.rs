@@ -144,6 +144,7 @@ impl From<domain::members::AddMemberFailure> for ApiError {
         match e {
             domain::members::AddMemberFailure::Invalid(v) => ApiError::Validation(v),
             domain::members::AddMemberFailure::AlreadyMember(_) => ApiError::Conflict(e.to_string()),
+            domain::members::AddMemberFailure::Forbidden(why) => ApiError::Forbidden(why.to_owned()),
             domain::members::AddMemberFailure::Unknown(e) => e.into(),
         }
     }

@@ -26,6 +26,7 @@ use crate::handlers::{channels, messages, users, webhooks};
         openapi_json,
         crate::handlers::login_tokens::login::login,
         crate::handlers::login_tokens::logout::logout,
+        crate::handlers::login_tokens::password_reset::request,
         crate::handlers::audit_events::list::list,
         channels::list::list,
         channels::create::create,

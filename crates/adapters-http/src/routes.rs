@@ -111,6 +111,8 @@ fn v1() -> actix_web::Scope<
         .service(r("/auth/login").post(Public, login_tokens::login::login).done())
         // Public here: sign-out checks its own token, on every plan.
         .service(r("/auth/logout").post(Public, login_tokens::logout::logout).done())
+        // Public: anyone may ask; only the owner of the address gets the link.
+        .service(r("/auth/password-reset").post(Public, login_tokens::password_reset::request).done())
         .service(r("/audit-events").get(Rest(A::AuditRead), handlers::audit_events::list::list).done())
         .service(
             r("/channels")
@@ -311,7 +313,8 @@ fn pages() -> actix_web::Scope<
     >,
 > {
     use crate::pages::{
-        analytics, api_keys as keys, assets, audit_log, invitation, login, logout, members, rest_api, webhooks as hooks,
+        analytics, api_keys as keys, assets, audit_log, invitation, login, logout, members, password_reset, rest_api,
+        webhooks as hooks,
     };
     use Access::{Page as P, Public};
     let r = |path| res("", path);
@@ -329,6 +332,10 @@ fn pages() -> actix_web::Scope<
         .service(r("/logout").post(Public, logout::logout).done())
         // Public: the one-time token in the path is the credential.
         .service(r("/invitations/{token}").get(Public, invitation::show).post(Public, invitation::accept).done())
+        .service(r("/password-reset").get(Public, password_reset::ask).post(Public, password_reset::asked).done())
+        .service(
+            r("/password-reset/{token}").get(Public, password_reset::show).post(Public, password_reset::choose).done(),
+        )
         .service(
             r("/settings/workspace/api-keys")
                 .get(P(A::ApiKeysRead), keys::page::show)

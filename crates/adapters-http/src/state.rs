@@ -28,6 +28,8 @@ pub struct AppState {
     pub api_keys: Arc<domain::api_keys::ApiKeysService>,
     /// Workspace members: list, add, change, remove, invitations.
     pub members: Arc<domain::members::MembersService>,
+    /// Password resets by e-mailed link.
+    pub password_resets: Arc<domain::accounts::PasswordResetService>,
     /// Contacts: list, create, change and erase.
     pub contacts: Arc<domain::contacts::ContactsService>,
     /// Threads: list, status, assignment and labels.

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod accounts;
 pub mod ai_agents;
 pub mod analytics;
 pub mod api_keys;
@@ -17,6 +18,7 @@ pub mod error;
 pub mod events;
 pub mod group_commit;
 pub mod labels;
+pub mod mail;
 pub mod member_windows;
 pub mod members;
 pub mod messages;

@@ -9,17 +9,17 @@ use domain::auth::TokenDigest;
 use domain::common::page::{Page, PageRequest};
 use domain::common::ports::PasswordHash;
 use domain::members::{
-    AcceptedInvitation, AddMemberError, AddedRow, Availability, ChangeMemberError, MemberChange, MemberProfile,
-    MemberRepository, NewMember,
+    AcceptedInvitation, AddMemberError, AddedRow, Admission, Availability, ChangeMemberError, InvitationFacts,
+    MemberChange, MemberProfile, MemberRepository, MemberStatus, NewMember,
 };
-use domain::users::{Role, UserId};
+use domain::users::{Email, Role, UserId};
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
 
 use crate::error::repo;
 use crate::pool::Db;
-use crate::schema::{member_invitations, users, workspace_members};
+use crate::schema::{member_invitations, users, workspace_members, workspaces};
 
 /// [`MemberRepository`] on PostgreSQL.
 #[derive(Debug, Clone)]
@@ -34,10 +34,10 @@ impl PgMemberRepository {
     }
 }
 
-type ProfileRow = (i64, String, String, String, bool, OffsetDateTime, String);
+type ProfileRow = (i64, String, String, String, String, OffsetDateTime, String);
 
 fn profile(
-    (user_id, email, name, role, active, created_at, availability): ProfileRow,
+    (user_id, email, name, role, status, created_at, availability): ProfileRow,
 ) -> Result<MemberProfile, RepoError> {
     Ok(MemberProfile {
         availability: Availability::stored(&availability),
@@ -45,9 +45,13 @@ fn profile(
         role: role.parse::<Role>().map_err(|e| repo(anyhow::anyhow!("{}", e.message)))?,
         email,
         name,
-        active,
+        status: MemberStatus::parse(&status).map_err(|e| repo(anyhow::anyhow!(e)))?,
         created_at,
     })
+}
+
+fn status_of(row: &ProfileRow) -> MemberStatus {
+    MemberStatus::parse(&row.4).unwrap_or(MemberStatus::Deactivated)
 }
 
 /// The member's name in this workspace, or the account's when none was given here.
@@ -65,7 +69,7 @@ async fn load(conn: &mut AsyncPgConnection, ws: WorkspaceId, user: UserId) -> di
             users::email,
             member_name(),
             workspace_members::role,
-            workspace_members::is_active,
+            workspace_members::status,
             workspace_members::created_at,
             workspace_members::availability,
         ))
@@ -146,7 +150,7 @@ impl MemberRepository for PgMemberRepository {
                 async move {
                     let current =
                         load(conn, ws, user).await?.ok_or(TxError::Change(ChangeMemberError::NotFound(user)))?;
-                    let is_active_admin = current.3 == "admin" && current.4;
+                    let is_active_admin = current.3 == "admin" && status_of(&current) == MemberStatus::Active;
                     if is_active_admin
                         && change.removes_admin_rights()
                         && other_active_admins(conn, ws, user).await? == 0
@@ -162,10 +166,16 @@ impl MemberRepository for PgMemberRepository {
                             .execute(conn)
                             .await?;
                     }
-                    if let Some(active) = change.active {
+                    if change.active.is_some() {
+                        let joined: Option<OffsetDateTime> = workspace_members::table
+                            .find((ws.0, user.0))
+                            .select(workspace_members::joined_at)
+                            .first(conn)
+                            .await?;
+                        let status = status_of(&current).after(change.active, joined.is_some());
                         diesel::update(workspace_members::table.find((ws.0, user.0)))
                             .set((
-                                workspace_members::is_active.eq(active),
+                                workspace_members::status.eq(status.as_str()),
                                 workspace_members::updated_at.eq(diesel::dsl::now),
                             ))
                             .execute(conn)
@@ -227,7 +237,7 @@ impl MemberRepository for PgMemberRepository {
                 users::email,
                 member_name(),
                 workspace_members::role,
-                workspace_members::is_active,
+                workspace_members::status,
                 workspace_members::created_at,
                 workspace_members::availability,
             ))
@@ -243,6 +253,36 @@ impl MemberRepository for PgMemberRepository {
         Ok(Page { data, next_cursor: page.next_cursor })
     }
 
+    async fn find_by_email(&self, ws: WorkspaceId, email: &Email) -> Result<Option<MemberProfile>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let row: Option<ProfileRow> = workspace_members::table
+            .inner_join(users::table)
+            .filter(workspace_members::workspace_id.eq(ws.0))
+            .filter(
+                diesel::dsl::sql::<diesel::sql_types::Bool>("lower(users.email) = ")
+                    .bind::<diesel::sql_types::Text, _>(email.as_str()),
+            )
+            .select((
+                users::id,
+                users::email,
+                member_name(),
+                workspace_members::role,
+                workspace_members::status,
+                workspace_members::created_at,
+                workspace_members::availability,
+            ))
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(repo)?;
+        row.map(profile).transpose()
+    }
+
+    async fn workspace_name(&self, ws: WorkspaceId) -> Result<Option<String>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        workspaces::table.find(ws.0).select(workspaces::name).first(&mut conn).await.optional().map_err(repo)
+    }
+
     async fn add(&self, new: &NewMember, audit: &AuditEntry) -> Result<AddedRow, AddMemberError> {
         let mut conn = self.db.conn().await.map_err(|e| AddMemberError::Unknown(repo(e)))?;
         let new = new.clone();
@@ -250,8 +290,8 @@ impl MemberRepository for PgMemberRepository {
         let r = conn
             .transaction::<_, AddTxError, _>(|conn| {
                 async move {
-                    // An existing account joins with the password it has; a new one gets the
-                    // given password or none (and an invitation). Concurrent adds of one new
+                    // An existing account joins with the password it has (never changed here); a
+                    // new one gets the operator's password or none. Concurrent adds of one new
                     // e-mail meet at the unique index and the loser reads the winner's row.
                     diesel::insert_into(users::table)
                         .values((
@@ -262,105 +302,183 @@ impl MemberRepository for PgMemberRepository {
                         .on_conflict_do_nothing()
                         .execute(conn)
                         .await?;
-                    let (user_id, hash): (i64, String) = users::table
+                    let user_id: i64 = users::table
                         .filter(
                             diesel::dsl::sql::<diesel::sql_types::Bool>("lower(email) = ")
                                 .bind::<diesel::sql_types::Text, _>(new.email.as_str()),
                         )
-                        .select((users::id, users::password_hash))
+                        .select(users::id)
                         .for_update()
                         .first(conn)
                         .await?;
-                    let inserted = diesel::insert_into(workspace_members::table)
-                        .values((
-                            workspace_members::workspace_id.eq(new.workspace_id.0),
-                            workspace_members::user_id.eq(user_id),
-                            workspace_members::role.eq(new.role.as_str()),
-                            workspace_members::name.eq(new.name.as_str()),
-                        ))
-                        .on_conflict_do_nothing()
-                        .execute(conn)
-                        .await?;
-                    if inserted == 0 {
-                        return Err(AddTxError::AlreadyMember);
+                    let ws = new.workspace_id.0;
+                    let existing: Option<String> = workspace_members::table
+                        .find((ws, user_id))
+                        .select(workspace_members::status)
+                        .for_update()
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    let existing = existing.map(|s| MemberStatus::parse(&s).unwrap_or(MemberStatus::Deactivated));
+                    let (status, joined_at) = match new.invitation {
+                        Some(_) => (MemberStatus::Invited, None),
+                        None => (MemberStatus::Active, Some(OffsetDateTime::now_utc())),
+                    };
+                    match Admission::of(existing) {
+                        Admission::AlreadyMember => return Err(AddTxError::AlreadyMember),
+                        Admission::New => {
+                            diesel::insert_into(workspace_members::table)
+                                .values((
+                                    workspace_members::workspace_id.eq(ws),
+                                    workspace_members::user_id.eq(user_id),
+                                    workspace_members::role.eq(new.role.as_str()),
+                                    workspace_members::name.eq(new.name.as_str()),
+                                    workspace_members::status.eq(status.as_str()),
+                                    workspace_members::joined_at.eq(joined_at),
+                                ))
+                                .execute(conn)
+                                .await?;
+                        }
+                        Admission::Reinvite => {
+                            // Every older link of this membership stops working (410).
+                            diesel::delete(
+                                member_invitations::table
+                                    .filter(member_invitations::workspace_id.eq(ws))
+                                    .filter(member_invitations::user_id.eq(user_id)),
+                            )
+                            .execute(conn)
+                            .await?;
+                            diesel::update(workspace_members::table.find((ws, user_id)))
+                                .set((
+                                    workspace_members::role.eq(new.role.as_str()),
+                                    workspace_members::name.eq(new.name.as_str()),
+                                    workspace_members::status.eq(status.as_str()),
+                                    workspace_members::joined_at.eq(joined_at),
+                                    workspace_members::updated_at.eq(diesel::dsl::now),
+                                ))
+                                .execute(conn)
+                                .await?;
+                        }
                     }
-                    let invited = hash == NO_PASSWORD;
-                    if invited {
+                    if let Some(invitation) = &new.invitation {
                         diesel::insert_into(member_invitations::table)
                             .values((
-                                member_invitations::workspace_id.eq(new.workspace_id.0),
+                                member_invitations::workspace_id.eq(ws),
                                 member_invitations::user_id.eq(user_id),
-                                member_invitations::token_digest.eq(new.invitation_digest.0.as_slice()),
-                                member_invitations::expires_at.eq(new.invitation_expires_at),
+                                member_invitations::token_digest.eq(invitation.digest.0.as_slice()),
+                                member_invitations::expires_at.eq(invitation.expires_at),
                             ))
                             .execute(conn)
                             .await?;
+                        crate::mail::enqueue(conn, std::slice::from_ref(&invitation.mail)).await?;
                     }
-                    let record = crate::audit::with_detail(&audit, "invited", invited);
-                    crate::audit::write(conn, &[record], Some(user_id)).await?;
+                    crate::audit::write(conn, &[audit], Some(user_id)).await?;
                     let row = load(conn, new.workspace_id, UserId(user_id))
                         .await?
                         .ok_or(AddTxError::Db(diesel::result::Error::NotFound))?;
-                    Ok((row, invited))
+                    Ok(row)
                 }
                 .scope_boxed()
             })
             .await;
         match r {
-            Ok((row, invited)) => Ok(AddedRow { profile: profile(row)?, invited }),
+            Ok(row) => Ok(AddedRow { profile: profile(row)? }),
             Err(AddTxError::AlreadyMember) => Err(AddMemberError::AlreadyMember),
             Err(AddTxError::Db(e)) => Err(AddMemberError::Unknown(repo(e))),
         }
     }
 
-    async fn invitation_open(&self, digest: &TokenDigest, now: OffsetDateTime) -> Result<bool, RepoError> {
+    async fn invitation(
+        &self,
+        digest: &TokenDigest,
+        now: OffsetDateTime,
+    ) -> Result<Option<InvitationFacts>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let n: i64 = member_invitations::table
+        let row: Option<(i64, String, i64, String, String)> = member_invitations::table
+            .inner_join(
+                workspace_members::table.on(workspace_members::workspace_id
+                    .eq(member_invitations::workspace_id)
+                    .and(workspace_members::user_id.eq(member_invitations::user_id))),
+            )
+            .inner_join(users::table.on(users::id.eq(member_invitations::user_id)))
+            .inner_join(workspaces::table.on(workspaces::id.eq(member_invitations::workspace_id)))
             .filter(member_invitations::token_digest.eq(digest.0.as_slice()))
             .filter(member_invitations::used_at.is_null())
             .filter(member_invitations::expires_at.gt(now))
-            .count()
-            .get_result(&mut conn)
+            .filter(workspace_members::status.eq(MemberStatus::Invited.as_str()))
+            .select((workspaces::id, workspaces::name, users::id, users::email, users::password_hash))
+            .first(&mut conn)
             .await
+            .optional()
             .map_err(repo)?;
-        Ok(n > 0)
+        Ok(row.map(|(ws, workspace_name, user, email, hash)| InvitationFacts {
+            workspace_id: WorkspaceId(ws),
+            workspace_name,
+            user_id: UserId(user),
+            email,
+            password_hash: (hash != NO_PASSWORD).then_some(PasswordHash(hash)),
+        }))
     }
 
     async fn accept_invitation(
         &self,
         digest: &TokenDigest,
         now: OffsetDateTime,
-        password: &PasswordHash,
+        password: Option<PasswordHash>,
     ) -> Result<Option<AcceptedInvitation>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let digest = digest.0.to_vec();
-        let hash = password.0.clone();
-        conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move {
-                // The UPDATE takes the row: of two concurrent submissions, one finds it used.
-                let used: Option<(i64, i64)> = diesel::update(
-                    member_invitations::table
-                        .filter(member_invitations::token_digest.eq(&digest))
-                        .filter(member_invitations::used_at.is_null())
-                        .filter(member_invitations::expires_at.gt(now)),
-                )
-                .set(member_invitations::used_at.eq(now))
-                .returning((member_invitations::workspace_id, member_invitations::user_id))
-                .get_result(conn)
-                .await
-                .optional()?;
-                let Some((ws, user)) = used else { return Ok(None) };
-                // Only an account still without a password takes one from a link.
-                diesel::update(users::table.find(user).filter(users::password_hash.eq(NO_PASSWORD)))
-                    .set((users::password_hash.eq(&hash), users::updated_at.eq(diesel::dsl::now)))
+        let r = conn
+            .transaction::<_, diesel::result::Error, _>(|conn| {
+                async move {
+                    // The UPDATE takes the row: of two concurrent submissions, one finds it used.
+                    let used: Option<(i64, i64)> = diesel::update(
+                        member_invitations::table
+                            .filter(member_invitations::token_digest.eq(&digest))
+                            .filter(member_invitations::used_at.is_null())
+                            .filter(member_invitations::expires_at.gt(now)),
+                    )
+                    .set(member_invitations::used_at.eq(now))
+                    .returning((member_invitations::workspace_id, member_invitations::user_id))
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                    let Some((ws, user)) = used else { return Err(diesel::result::Error::RollbackTransaction) };
+                    let joined = diesel::update(
+                        workspace_members::table
+                            .find((ws, user))
+                            .filter(workspace_members::status.eq(MemberStatus::Invited.as_str())),
+                    )
+                    .set((
+                        workspace_members::status.eq(MemberStatus::Active.as_str()),
+                        workspace_members::joined_at.eq(now),
+                        workspace_members::updated_at.eq(diesel::dsl::now),
+                    ))
                     .execute(conn)
                     .await?;
-                Ok(Some(AcceptedInvitation { workspace_id: WorkspaceId(ws), user_id: UserId(user) }))
-            }
-            .scope_boxed()
-        })
-        .await
-        .map_err(repo)
+                    if joined == 0 {
+                        return Err(diesel::result::Error::RollbackTransaction);
+                    }
+                    if let Some(hash) = &password {
+                        // Only an account still without a password takes one from a link.
+                        let set = diesel::update(users::table.find(user).filter(users::password_hash.eq(NO_PASSWORD)))
+                            .set((users::password_hash.eq(&hash.0), users::updated_at.eq(diesel::dsl::now)))
+                            .execute(conn)
+                            .await?;
+                        if set == 0 {
+                            return Err(diesel::result::Error::RollbackTransaction);
+                        }
+                    }
+                    Ok(AcceptedInvitation { workspace_id: WorkspaceId(ws), user_id: UserId(user) })
+                }
+                .scope_boxed()
+            })
+            .await;
+        match r {
+            Ok(accepted) => Ok(Some(accepted)),
+            Err(diesel::result::Error::RollbackTransaction) => Ok(None),
+            Err(e) => Err(repo(e)),
+        }
     }
 
     async fn remove(&self, ws: WorkspaceId, user: UserId, audit: &AuditEntry) -> Result<(), ChangeMemberError> {
@@ -371,7 +489,10 @@ impl MemberRepository for PgMemberRepository {
                 async move {
                     let current =
                         load(conn, ws, user).await?.ok_or(TxError::Change(ChangeMemberError::NotFound(user)))?;
-                    if current.3 == "admin" && current.4 && other_active_admins(conn, ws, user).await? == 0 {
+                    if current.3 == "admin"
+                        && status_of(&current) == MemberStatus::Active
+                        && other_active_admins(conn, ws, user).await? == 0
+                    {
                         return Err(TxError::Change(ChangeMemberError::LastAdmin));
                     }
                     diesel::delete(workspace_members::table.find((ws.0, user.0))).execute(conn).await?;

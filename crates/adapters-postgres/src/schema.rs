@@ -399,6 +399,8 @@ diesel::table! {
         name -> Nullable<Text>,
         // issue 30 (lifecycle)
         availability -> Text,
+        status -> Text,
+        joined_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -580,3 +582,35 @@ diesel::table! {
         created_at -> Timestamptz,
     }
 }
+
+// The e-mail outbox (migration 2026-11-26-000101_mail_outbox).
+diesel::table! {
+    mail_outbox (id) {
+        id -> Int8,
+        recipient -> Text,
+        subject -> Text,
+        body_text -> Text,
+        body_html -> Text,
+        status -> Text,
+        attempts -> Int4,
+        next_attempt_at -> Timestamptz,
+        last_error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        sent_at -> Nullable<Timestamptz>,
+    }
+}
+
+// Memberships' status and password resets (migration 2026-11-26-000102_member_status); the
+// `is_active` of `workspace_members` is computed from `status` and never written.
+diesel::table! {
+    password_resets (id) {
+        id -> Int8,
+        user_id -> Int8,
+        token_digest -> Bytea,
+        expires_at -> Timestamptz,
+        used_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+diesel::joinable!(password_resets -> users (user_id));
+diesel::allow_tables_to_appear_in_same_query!(password_resets, users);

@@ -189,8 +189,8 @@ async fn generate(
             FROM generate_series(1, $3) g
             ON CONFLICT DO NOTHING
             RETURNING id)
-         INSERT INTO workspace_members (workspace_id, user_id, role, is_active)
-         SELECT $1, id, 'agent', random() > 0.1 FROM u",
+         INSERT INTO workspace_members (workspace_id, user_id, role, status)
+         SELECT $1, id, 'agent', CASE WHEN random() > 0.1 THEN 'active' ELSE 'deactivated' END FROM u",
     )
     .bind::<BigInt, _>(ws)
     .bind::<Text, _>(password_hash)

@@ -89,12 +89,13 @@ impl HealthCheck for DbHealth {
 }
 
 /// The members use cases on `db`.
-pub fn members_service(db: &Db) -> domain::members::MembersService {
+pub fn members_service(settings: &Settings, db: &Db) -> domain::members::MembersService {
     domain::members::MembersService::new(
         Arc::new(adapters_postgres::members::PgMemberRepository::new(db.clone())),
         Arc::new(crate::platform::Argon2Hasher::default()),
         Arc::new(crate::platform::OsRandom),
         Arc::new(crate::platform::SystemClock),
+        crate::mail::site_url(settings),
     )
 }
 
@@ -151,7 +152,16 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             channels,
             Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
         )),
-        members: Arc::new(members_service(db)),
+        members: Arc::new(members_service(settings, db)),
+        password_resets: Arc::new(domain::accounts::PasswordResetService {
+            repo: Arc::new(adapters_postgres::accounts::PgPasswordResets::new(db.clone())),
+            throttle: auth.login_throttle.clone(),
+            policy: auth.login.throttle,
+            hasher: Arc::new(crate::platform::Argon2Hasher::default()),
+            random: Arc::new(crate::platform::OsRandom),
+            clock: Arc::new(crate::platform::SystemClock),
+            site: crate::mail::site_url(settings),
+        }),
         contacts: Arc::new(domain::contacts::ContactsService::new(Arc::new(
             adapters_postgres::contacts::PgContactRepository::new(db.clone()),
         ))),

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod access;
+pub mod accounts;
 pub mod ai_agents;
 pub mod analytics;
 pub mod api_keys;
@@ -14,6 +15,7 @@ pub mod contacts;
 pub mod docs;
 pub mod events;
 pub mod labels;
+pub mod mail;
 pub mod members;
 pub mod messaging;
 pub mod oauth;

@@ -27,7 +27,8 @@ use crate::state::AppState;
 
 /// `/v1` paths that the middleware lets through without credentials: sign-in, the API document,
 /// and sign-out (which checks its token itself, because it works on every plan).
-pub const PUBLIC_PATHS: [&str; 3] = ["/v1/auth/login", "/v1/auth/logout", "/v1/openapi.json"];
+pub const PUBLIC_PATHS: [&str; 4] =
+    ["/v1/auth/login", "/v1/auth/logout", "/v1/auth/password-reset", "/v1/openapi.json"];
 
 /// Middleware for the `/v1` scope.
 ///

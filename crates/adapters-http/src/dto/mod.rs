@@ -88,6 +88,28 @@ impl From<Role> for RoleDto {
     }
 }
 
+/// Where a membership stands.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MemberStatusDto {
+    /// Added; waits for the person to accept the e-mailed link. No access.
+    Invited,
+    /// Accepted.
+    Active,
+    /// Turned off by an admin.
+    Deactivated,
+}
+
+impl From<domain::members::MemberStatus> for MemberStatusDto {
+    fn from(s: domain::members::MemberStatus) -> Self {
+        match s {
+            domain::members::MemberStatus::Invited => Self::Invited,
+            domain::members::MemberStatus::Active => Self::Active,
+            domain::members::MemberStatus::Deactivated => Self::Deactivated,
+        }
+    }
+}
+
 /// A user as a member of the caller's workspace.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct UserRecord {
@@ -99,12 +121,15 @@ pub struct UserRecord {
     pub name: String,
     /// Role in this workspace.
     pub role: RoleDto,
-    /// Whether the membership is active.
+    /// `invited` (until the person accepts the e-mailed link), `active` or `deactivated`.
+    #[schema(example = "invited")]
+    pub status: MemberStatusDto,
+    /// Whether the membership gives access: `status == "active"`.
     pub active: bool,
     /// `online` (takes threads from their teams' automatic assignment) or `away`.
     #[schema(example = "online")]
     pub availability: &'static str,
-    /// When the user joined the workspace (RFC 3339, UTC).
+    /// When the user was added to the workspace (RFC 3339, UTC).
     #[serde(with = "time::serde::rfc3339")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
@@ -112,12 +137,14 @@ pub struct UserRecord {
 
 impl From<MemberProfile> for UserRecord {
     fn from(m: MemberProfile) -> Self {
+        let active = m.active();
         Self {
             id: m.user_id.0,
             email: m.email,
             name: m.name,
             role: m.role.into(),
-            active: m.active,
+            active,
+            status: m.status.into(),
             availability: m.availability.as_str(),
             created_at: m.created_at,
         }

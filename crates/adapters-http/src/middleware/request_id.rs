@@ -1,5 +1,6 @@
 //! A request id for every request: taken from a well-formed `X-Request-Id` or generated, put on the
-//! response and on every log line of the request's span.
+//! response and on every log line of the request's span, which names the route pattern (never the
+//! raw path: a one-time link's path holds its token).
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -30,8 +31,10 @@ pub async fn request_id(
         .filter(|v| (1..=64).contains(&v.len()) && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
         .map_or_else(|| uuid::Uuid::new_v4().simple().to_string(), str::to_owned);
     req.extensions_mut().insert(RequestId(id.clone()));
-    // The query string is left out of the log on purpose: it is where a careless client puts secrets.
-    let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.path());
+    // The route's pattern (`/invitations/{token}`), never the raw path: paths of one-time links
+    // carry their secret, and the query string is where a careless client puts one.
+    let route = req.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
+    let span = tracing::info_span!("request", request_id = %id, method = %req.method(), route = %route);
     let started = std::time::Instant::now();
     let mut res = next.call(req).instrument(span.clone()).await?;
     let status = res.status().as_u16();

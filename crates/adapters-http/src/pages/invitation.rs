@@ -1,31 +1,22 @@
-//! `/invitations/{token}`: the one-time link of a person added without a password
-//! (`decisions.md`, "Members"). They choose a password and land signed in. The token in the path is
-//! the secret (only its digest is stored), so the page asks for nothing else; a used, expired or
-//! mistyped link gets a clear page and no form.
+//! `/invitations/{token}`: the one-time link wms e-mailed to an invited address (`docs/product/
+//! invitations.md`). A person without a wms password chooses one here (the link is their proof of
+//! the address); a person with one signs in as that account and accepts. The link alone never
+//! signs anyone in and never changes a password. A used, voided, expired or made-up link is 410
+//! and changes nothing; a different signed-in account is 403.
 
 use actix_web::http::header::{self, CacheControl, CacheDirective};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::members::AcceptInvitationError;
+use domain::members::{AcceptInvitationError, InvitationView};
+use domain::users::UserId;
 use maud::{html, Markup};
 
 use super::form::FormData;
 use super::layout::{bare, field_error, invalid};
 use super::session::session_cookie;
-use super::{PageError, PagesState};
+use super::PageError;
+use crate::session_cookie::SESSION_COOKIE;
 use crate::state::AppState;
-
-/// The absolute link for an invitation token (on `http.public_url`, else the request's host).
-pub fn url(pages: &PagesState, req: &HttpRequest, token: &str) -> String {
-    let origin = match pages.public_url.as_deref() {
-        Some(u) => u.trim_end_matches('/').to_owned(),
-        None => {
-            let info = req.connection_info();
-            format!("{}://{}", info.scheme(), info.host())
-        }
-    };
-    format!("{origin}/invitations/{token}")
-}
 
 fn page(status: StatusCode, body: Markup) -> HttpResponse {
     HttpResponse::build(status)
@@ -33,7 +24,7 @@ fn page(status: StatusCode, body: Markup) -> HttpResponse {
         .insert_header(CacheControl(vec![CacheDirective::NoStore]))
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
         .content_type("text/html; charset=utf-8")
-        .body(bare("Choose your password", body).into_string())
+        .body(bare("Your invitation", body).into_string())
 }
 
 fn invalid_link() -> HttpResponse {
@@ -42,55 +33,93 @@ fn invalid_link() -> HttpResponse {
         html! {
             h1 { "This invitation link does not work" }
             p.error-text role="alert" {
-                "It was used already, has expired (links work for 7 days), or was copied incompletely. "
-                "Ask an admin of the workspace to add you again for a new link."
+                "It was used already, was replaced by a newer invitation, has expired (links work for 7 days), "
+                "or was copied incompletely. Ask an admin of the workspace to send you a new invitation."
             }
             p { a href="/login" { "Sign in" } }
         },
     )
 }
 
-fn form(token: &str, error: Option<&str>) -> Markup {
-    html! {
-        h1 { "Choose your password" }
-        p.lead { "You were added to a workspace on wms. Choose a password to sign in with from now on." }
-        form.card method="post" action={ "/invitations/" (token) } novalidate {
-            div.field {
-                label for="password" { "New password" }
-                input #password type="password" name="password" autocomplete="new-password" minlength="8" required autofocus
-                    aria-invalid=[invalid(error)] aria-describedby=[error.map(|_| "password-error")];
-                (field_error("password", error))
+fn other_account() -> HttpResponse {
+    page(
+        StatusCode::FORBIDDEN,
+        html! {
+            h1 { "This invitation is for another account" }
+            p.error-text role="alert" {
+                "You are signed in as someone else. Sign out, then open the link from the invitation e-mail again."
             }
-            button type="submit" { "Set password and sign in" }
+            form method="post" action="/logout" { button type="submit" { "Sign out" } }
+        },
+    )
+}
+
+fn form(token: &str, view: &InvitationView, signed_in: bool, error: Option<&str>) -> Markup {
+    let workspace = if view.workspace_name.is_empty() { "a workspace" } else { view.workspace_name.as_str() };
+    html! {
+        h1 { "Join " (workspace) }
+        @if !view.has_password {
+            p.lead { "You were invited as " strong { (view.email) } ". Choose a password to sign in with from now on." }
+        } @else if signed_in {
+            p.lead { "You are signed in as " strong { (view.email) } ". Accept to join the workspace." }
+        } @else {
+            p.lead { "You were invited as " strong { (view.email) } ", which has a wms password. Sign in with it to accept." }
+        }
+        form.card method="post" action={ "/invitations/" (token) } novalidate {
+            @if !view.has_password || !signed_in {
+                @let (label, autocomplete) = if view.has_password { ("Password", "current-password") } else { ("New password", "new-password") };
+                div.field {
+                    label for="password" { (label) }
+                    input #password type="password" name="password" autocomplete=(autocomplete) minlength="8" required autofocus
+                        aria-invalid=[invalid(error)] aria-describedby=[error.map(|_| "password-error")];
+                    (field_error("password", error))
+                }
+            }
+            button type="submit" {
+                @if !view.has_password { "Set password and join" } @else { "Sign in and join" }
+            }
         }
     }
+}
+
+/// The account signed in in this browser, if any.
+async fn signed_in(req: &HttpRequest, state: &AppState) -> Result<Option<UserId>, PageError> {
+    let Some(cookie) = req.cookie(SESSION_COOKIE) else { return Ok(None) };
+    Ok(state.pages.sessions.session(cookie.value()).await?.map(|(_, s)| s.user_id))
 }
 
 /// `GET /invitations/{token}`.
 ///
 /// # Errors
 /// Infrastructure failures.
-pub async fn show(state: web::Data<AppState>, token: web::Path<String>) -> Result<HttpResponse, PageError> {
-    if !state.members.invitation_open(&token).await? {
-        return Ok(invalid_link());
+pub async fn show(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    token: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let Some(view) = state.members.invitation(&token).await? else { return Ok(invalid_link()) };
+    let me = signed_in(&req, &state).await?;
+    if me.is_some_and(|u| u != view.user_id) {
+        return Ok(other_account());
     }
-    Ok(page(StatusCode::OK, form(&token, None)))
+    Ok(page(StatusCode::OK, form(&token, &view, me.is_some(), None)))
 }
 
-/// `POST /invitations/{token}`: sets the password, uses up the link, signs in.
+/// `POST /invitations/{token}`: accepts (choosing a password or signing in) and signs in.
 ///
 /// # Errors
 /// Infrastructure failures.
 pub async fn accept(
+    req: HttpRequest,
     meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     token: web::Path<String>,
     form_data: FormData,
 ) -> Result<HttpResponse, PageError> {
     let password = form_data.get("password").unwrap_or("");
-    match state.members.accept_invitation(&token, password).await {
+    let me = signed_in(&req, &state).await?;
+    match state.members.accept_invitation(&token, password, me).await {
         Ok(accepted) => {
-            // Signed in by the link: recorded as a sign-in `via` the invitation.
             let context = meta.anonymous();
             let done =
                 state.pages.sessions.open(accepted.user_id, accepted.workspace_id, &context, "invitation").await?;
@@ -101,9 +130,17 @@ pub async fn accept(
                 .finish())
         }
         Err(AcceptInvitationError::Invalid) => Ok(invalid_link()),
-        Err(AcceptInvitationError::Password(v)) => {
-            let message = v.0.first().map_or_else(String::new, |f| format!("Choose another password: {}.", f.message));
-            Ok(page(StatusCode::UNPROCESSABLE_ENTITY, form(&token, Some(&message))))
+        Err(AcceptInvitationError::OtherAccount) => Ok(other_account()),
+        Err(e @ (AcceptInvitationError::Password(_) | AcceptInvitationError::WrongPassword)) => {
+            let Some(view) = state.members.invitation(&token).await? else { return Ok(invalid_link()) };
+            let (status, message) = match e {
+                AcceptInvitationError::Password(v) => (
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    v.0.first().map_or_else(String::new, |f| format!("Choose another password: {}.", f.message)),
+                ),
+                _ => (StatusCode::UNAUTHORIZED, "That is not the password of this account.".to_owned()),
+            };
+            Ok(page(status, form(&token, &view, me.is_some(), Some(&message))))
         }
         Err(AcceptInvitationError::Unknown(e)) => Err(e.into()),
     }

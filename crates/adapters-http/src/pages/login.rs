@@ -92,6 +92,7 @@ fn login_form(v: &LoginView, token: &str) -> Markup {
             }
             button type="submit" { "Sign in" }
         }
+        p { a href="/password-reset" { "Forgot your password?" } }
     }
 }
 

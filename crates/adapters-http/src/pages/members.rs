@@ -1,5 +1,6 @@
-//! `/settings/workspace/members`: the workspace's members; admins add people (the one-time
-//! invitation link is shown once), change roles and deactivate or reactivate members. The route
+//! `/settings/workspace/members`: the workspace's members with their status; admins invite people
+//! (wms e-mails them the link: the page never shows it), re-send an invitation, change roles and
+//! deactivate or reactivate members. The route
 //! entries decide who may see and act ([`crate::access`]); the members service keeps the rules of
 //! the data (nobody changes their own role; the last admin stays).
 
@@ -8,7 +9,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::access::Action;
 use domain::common::page::PageRequest;
-use domain::members::{AddMember, AddMemberFailure, MemberChange, MemberProfile, UpdateMemberError};
+use domain::members::{AddMember, AddMemberFailure, MemberChange, MemberProfile, MemberStatus, UpdateMemberError};
 use domain::users::{Role, UserId};
 use maud::{html, Markup};
 
@@ -31,8 +32,8 @@ struct MembersView {
     name_error: Option<String>,
     role_error: Option<String>,
     error: Option<String>,
-    /// Who was just added and their invitation link, shown this once.
-    invited: Option<(String, String)>,
+    /// Who was just invited.
+    invited: Option<String>,
 }
 
 /// `?cursor=`
@@ -92,8 +93,8 @@ pub async fn add(
         .await
     {
         Ok(added) => {
-            let link = added.invitation.map(|i| super::invitation::url(&state.pages, &req, &i.token));
-            v.invited = Some((added.profile.email.clone(), link.unwrap_or_default()));
+            // The link went to the address, never to this page.
+            v.invited = Some(added.profile.email.clone());
             v.email.clear();
             v.name.clear();
             v.role = "agent".into();
@@ -114,6 +115,7 @@ pub async fn add(
             v.email_error = Some(format!("{e}."));
             StatusCode::CONFLICT
         }
+        Err(AddMemberFailure::Forbidden(why)) => return Err(PageError::Forbidden(why.to_owned())),
         Err(AddMemberFailure::Unknown(e)) => return Err(e.into()),
     };
     load(&s, &state, None, &mut v).await?;
@@ -186,29 +188,17 @@ fn add_form(s: &Signed, v: &MembersView) -> Markup {
                     (field_error("member-role", v.role_error.as_deref()))
                 }
             }
-            p.hint { "Someone new to wms gets a one-time link (valid 7 days) to choose a password; an existing account joins with its own password." }
-            button type="submit" { "Add member" }
+            p.hint { "wms e-mails them a link (valid 7 days) to accept: someone new to wms chooses a password, someone with a wms account signs in. They are invited until they accept." }
+            button type="submit" { "Send invitation" }
         }
     }
 }
 
-fn invited(email: &str, link: &str) -> Markup {
+fn invited(email: &str) -> Markup {
     html! {
-        section.card.new-key aria-labelledby="invited-title" {
-            h2 #invited-title { (email) " was added" }
-            @if link.is_empty() {
-                p { "They already have a wms account and can sign in with their password." }
-            } @else {
-                p.warning role="alert" {
-                    strong { "Send this link to them now. " }
-                    "It is shown only this once, works once, and expires in 7 days."
-                }
-                div.secret-box {
-                    label.visually-hidden for="invitation-link" { "Invitation link" }
-                    input #invitation-link type="text" readonly value=(link) size="70";
-                    (super::layout::copy_button("invitation-link", "Copy link"))
-                }
-            }
+        section.card role="status" aria-labelledby="invited-title" {
+            h2 #invited-title { "We sent an invitation to " (email) }
+            p { "They join once they open the link in the e-mail (it works once, for 7 days). Until then they are listed as invited and have no access." }
         }
     }
 }
@@ -221,7 +211,7 @@ fn rows(s: &Signed, v: &MembersView) -> Markup {
                 caption.visually-hidden { "Members of this workspace" }
                 thead { tr {
                     th scope="col" { "Name" } th scope="col" { "E-mail" } th scope="col" { "Role" }
-                    th scope="col" { "State" } th scope="col" { "Joined" }
+                    th scope="col" { "Status" } th scope="col" { "Added" }
                     @if manage { th scope="col" { span.visually-hidden { "Actions" } } }
                 } }
                 tbody {
@@ -231,12 +221,21 @@ fn rows(s: &Signed, v: &MembersView) -> Markup {
                             td { (m.name) @if me { " " span.muted { "(you)" } } }
                             td { (m.email) }
                             td { (m.role.as_str()) }
-                            td { span class={ "badge " (if m.active { "active" } else { "revoked" }) } { (if m.active { "active" } else { "deactivated" }) } }
+                            td { span class={ "badge " (match m.status { MemberStatus::Active => "active", MemberStatus::Invited => "pending", MemberStatus::Deactivated => "revoked" }) } { (m.status.as_str()) } }
                             td { (time(m.created_at)) }
                             @if manage {
                                 td {
                                     @if !me {
                                         div.actions {
+                                            @if m.status == MemberStatus::Invited {
+                                                form method="post" action=(PATH) {
+                                                    (csrf(s))
+                                                    input type="hidden" name="email" value=(m.email);
+                                                    input type="hidden" name="name" value=(m.name);
+                                                    input type="hidden" name="role" value=(m.role.as_str());
+                                                    button.small type="submit" { "Resend invitation" }
+                                                }
+                                            }
                                             form method="post" action={ (PATH) "/" (m.user_id.0) } {
                                                 (csrf(s))
                                                 @let other = if m.role == Role::Admin { "agent" } else { "admin" };
@@ -245,8 +244,9 @@ fn rows(s: &Signed, v: &MembersView) -> Markup {
                                             }
                                             form method="post" action={ (PATH) "/" (m.user_id.0) } {
                                                 (csrf(s))
-                                                input type="hidden" name="active" value=(if m.active { "false" } else { "true" });
-                                                button.small.danger-outline type="submit" { (if m.active { "Deactivate" } else { "Reactivate" }) }
+                                                @let on = m.status != MemberStatus::Deactivated;
+                                                input type="hidden" name="active" value=(if on { "false" } else { "true" });
+                                                button.small.danger-outline type="submit" { (if on { "Deactivate" } else { "Reactivate" }) }
                                             }
                                         }
                                     }
@@ -268,13 +268,12 @@ fn render(s: &Signed, v: &MembersView, status: StatusCode) -> HttpResponse {
         h1 { "Members" }
         p.lead { "The people who work in this workspace. Agents handle conversations; admins also manage API keys, webhooks and members." }
         @if let Some(e) = &v.error { div.error-summary role="alert" { (e) } }
-        @if let Some((email, link)) = &v.invited { (invited(email, link)) }
+        @if let Some(email) = &v.invited { (invited(email)) }
         @if s.may(Action::MembersManage) { (add_form(s, v)) }
         h2 { "Members" }
         (rows(s, v))
     };
     HttpResponse::build(status)
-        // The page may hold an invitation link: no cache may keep it.
         .insert_header(CacheControl(vec![CacheDirective::NoStore]))
         .content_type("text/html; charset=utf-8")
         .body(page("Members", PATH, s, body).into_string())

@@ -23,6 +23,7 @@ pub mod login;
 pub mod logout;
 pub mod members;
 pub mod oauth;
+pub mod password_reset;
 pub mod rest_api;
 pub mod session;
 pub mod webhooks;

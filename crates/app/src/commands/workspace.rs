@@ -60,7 +60,7 @@ pub(super) async fn add_member(settings: Settings, args: AddMemberArgs) -> Resul
         .await
         .map_err(|e| e.0)?
         .ok_or_else(|| anyhow::anyhow!("no workspace with id {}", args.workspace_id))?;
-    let members = crate::wiring::members_service(&db);
+    let members = crate::wiring::members_service(&settings, &db);
     let cmd = AddMember { email: args.email, name: args.name, role: args.role, password: args.password };
     let added = members
         .add(&Caller::operator(ws.id, ws.plan), &domain::audit::AuditContext::cli(), cmd)
@@ -73,26 +73,25 @@ pub(super) async fn add_member(settings: Settings, args: AddMemberArgs) -> Resul
             AddMemberFailure::AlreadyMember(email) => {
                 CommandError::Failed(anyhow::anyhow!("{email} is already a member of workspace {}", ws.id))
             }
+            AddMemberFailure::Forbidden(why) => CommandError::Usage(why.to_owned()),
             AddMemberFailure::Unknown(e) => CommandError::Failed(e.0),
         })?;
-    let url = added.invitation.as_ref().map(|i| format!("{}/invitations/{}", public_origin(&settings), i.token));
+    // The operator's own command: it may print the link it also e-mailed (decisions: "Members").
+    let site = crate::mail::site_url(&settings);
+    let url = added.invitation.as_ref().map(|i| site.link(&format!("/invitations/{}", i.token)));
     if args.json {
         println!("{}", serde_json::json!({ "user_id": added.profile.user_id.0, "invitation_url": url }));
     } else {
-        println!("added {} to workspace {} as {}", added.profile.email, ws.id, added.profile.role.as_str());
+        println!(
+            "added {} to workspace {} as {} ({})",
+            added.profile.email,
+            ws.id,
+            added.profile.role.as_str(),
+            added.profile.status.as_str()
+        );
         if let Some(url) = url {
-            println!("invitation link (works once, for 7 days): {url}");
+            println!("invitation e-mailed; the link (works once, for 7 days): {url}");
         }
     }
     Ok(())
-}
-
-/// The public base URL for links: `http.public_url`, else the bind address (a wildcard address
-/// read as loopback, since a link to 0.0.0.0 leads nowhere).
-fn public_origin(settings: &Settings) -> String {
-    if let Some(u) = &settings.http.public_url {
-        return u.trim_end_matches('/').to_owned();
-    }
-    let bind = settings.http.bind.clone().unwrap_or_else(|| "0.0.0.0:8080".into());
-    format!("http://{}", bind.replace("0.0.0.0", "127.0.0.1").replace("[::]", "[::1]"))
 }

@@ -300,6 +300,10 @@ async fn serve_ingests_the_documentation_it_carries() {
     assert!(ready >= 30, "only {ready} documents ingested");
 }
 
+fn out_first_url(o: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("json")["invitation_url"].clone()
+}
+
 #[tokio::test]
 async fn add_member_invites_a_new_person_or_sets_a_password_and_refuses_bad_input() {
     let app = TestApp::spawn().await;
@@ -324,7 +328,12 @@ async fn add_member_invites_a_new_person_or_sets_a_password_and_refuses_bad_inpu
     assert!(out["invitation_url"].is_null());
     crate::credentials::token_for(&app, "pw@example.com", "a long password", Some(ws.id)).await;
 
-    assert_clean_failure(&run(&["--email", "new@example.com", "--role", "agent"]), 1, "already a member");
+    // Invited, not accepted: adding again sends a new link (the old one stops working).
+    let again = run(&["--email", "new@example.com", "--role", "agent", "--json"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let again: serde_json::Value = serde_json::from_slice(&again.stdout).expect("json");
+    assert_ne!(again["invitation_url"], out_first_url(&invited));
+    assert_clean_failure(&run(&["--email", "pw@example.com", "--role", "agent"]), 1, "already a member");
     assert_clean_failure(&run(&["--email", "not-an-email", "--role", "agent"]), 2, "--email");
     assert_clean_failure(&run(&["--email", "x@example.com", "--role", "owner"]), 2, "--role");
     assert_clean_failure(

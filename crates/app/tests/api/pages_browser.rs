@@ -36,7 +36,14 @@ fn python() -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settings_pages_work_in_headless_chromium() {
-    let app = TestApp::spawn_with(|s| s.webhooks.allowed_subnets = Some("127.0.0.0/8".into())).await;
+    // The script runs the SMTP server (aiosmtpd) the invitation and reset e-mails go to.
+    let smtp_port = crate::mail_sink::free_port();
+    let app = TestApp::spawn_with(|s| {
+        s.webhooks.allowed_subnets = Some("127.0.0.0/8".into());
+        crate::mail_sink::mail_to(s, smtp_port);
+    })
+    .await;
+    drop(app.start_mail());
     let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
     let creds = app::commands::seed_demo(&app.db, cipher.as_ref(), None).await.expect("seed");
     app::docs_search::ingest_embedded(&app.settings, &app.db).await.expect("ingest the documentation");
@@ -55,6 +62,7 @@ async fn settings_pages_work_in_headless_chromium() {
         .env("WMS_PASSWORD", creds.password.expect("password"))
         .env("WMS_HOOK_URL", receiver.url("/wms-hook"))
         .env("WMS_SCREENSHOTS", &shots)
+        .env("WMS_SMTP_PORT", smtp_port.to_string())
         .kill_on_drop(true);
     let out = tokio::time::timeout(std::time::Duration::from_secs(240), cmd.output())
         .await

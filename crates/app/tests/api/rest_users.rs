@@ -52,26 +52,34 @@ async fn a_member_profile_is_shown_and_updated() {
     assert!(me.get("password_hash").is_none());
 
     let agent = add_member(&app, ws.id, "agent").await;
-    let res = patch(&app, &key, agent, json!({"name": "Ana Costa", "role": "admin"})).await;
+    assert_eq!(me["status"], "active");
+    // A key manages agents; promoting to admin needs an admin member.
+    problem(patch(&app, &key, agent, json!({"role": "admin"})).await, 403, "forbidden").await;
+    let admin = crate::credentials::admin_token(&app, &ws).await;
+    let res = patch(&app, &admin, agent, json!({"name": "Ana Costa", "role": "admin"})).await;
     assert_eq!(res.status(), 200);
     let updated: serde_json::Value = res.json().await.expect("json");
     assert_eq!((updated["name"].as_str(), updated["role"].as_str()), (Some("Ana Costa"), Some("admin")));
-    let res = patch(&app, &key, agent, json!({"active": false})).await;
-    assert_eq!(res.json::<serde_json::Value>().await.expect("json")["active"], false);
+    let res = patch(&app, &admin, agent, json!({"active": false})).await;
+    let off: serde_json::Value = res.json().await.expect("json");
+    assert_eq!((off["active"].as_bool(), off["status"].as_str()), (Some(false), Some("deactivated")));
 }
 
 #[tokio::test]
-async fn the_last_admin_cannot_be_demoted_deactivated_or_removed() {
+async fn keys_never_touch_an_admin_and_admins_never_their_own_role() {
     let app = TestApp::spawn().await;
     let (ws, key) = app.advanced_with_key().await;
-    problem(patch(&app, &key, ws.admin_id, json!({"role": "agent"})).await, 409, "conflict").await;
-    problem(patch(&app, &key, ws.admin_id, json!({"active": false})).await, 409, "conflict").await;
+    problem(patch(&app, &key, ws.admin_id, json!({"role": "agent"})).await, 403, "forbidden").await;
+    problem(patch(&app, &key, ws.admin_id, json!({"active": false})).await, 403, "forbidden").await;
     let res = app.authed(Method::DELETE, &format!("/v1/users/{}", ws.admin_id), &key).send().await.expect("request");
-    problem(res, 409, "conflict").await;
-    // With a second admin, the first may step down.
+    problem(res, 403, "forbidden").await;
+    let admin = crate::credentials::admin_token(&app, &ws).await;
+    problem(patch(&app, &admin, ws.admin_id, json!({"role": "agent"})).await, 403, "forbidden").await;
+    // With a second admin, an admin may step the first down.
     let second = add_member(&app, ws.id, "admin").await;
-    assert_eq!(patch(&app, &key, ws.admin_id, json!({"role": "agent"})).await.status(), 200);
-    problem(patch(&app, &key, second, json!({"role": "agent"})).await, 409, "conflict").await;
+    assert_eq!(patch(&app, &admin, second, json!({"role": "agent"})).await.status(), 200);
+    let (_, me) = app.get_json(&format!("/v1/users/{}", ws.admin_id), &key).await;
+    assert_eq!(me["role"], "admin");
 }
 
 #[tokio::test]

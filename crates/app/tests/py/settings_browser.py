@@ -26,6 +26,39 @@ EMAIL = os.environ["WMS_EMAIL"]
 PASSWORD = os.environ["WMS_PASSWORD"]
 HOOK_URL = os.environ["WMS_HOOK_URL"]
 SHOTS = os.environ["WMS_SCREENSHOTS"]
+SMTP_PORT = int(os.environ["WMS_SMTP_PORT"])
+
+# The real SMTP server wms sends to (aiosmtpd): the links are read from the e-mails it receives.
+import threading
+import time
+from email import message_from_bytes, policy
+
+from aiosmtpd.controller import Controller
+
+MAILS = []
+MAILS_LOCK = threading.Lock()
+
+
+class MailSink:
+    async def handle_DATA(self, server, session, envelope):
+        msg = message_from_bytes(envelope.original_content or envelope.content, policy=policy.default)
+        with MAILS_LOCK:
+            MAILS.append((envelope.rcpt_tos, msg.get_body(preferencelist=("plain",)).get_content()))
+        return "250 OK"
+
+
+def link_in_mail(to, kind, after=0, timeout=30):
+    """The link to /{kind}/… in the (after+1)-th e-mail received for `to`."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with MAILS_LOCK:
+            mine = [text for rcpt, text in MAILS if to in rcpt]
+        if len(mine) > after:
+            m = re.search(re.escape(BASE) + "/" + kind + r"/wmsu_[0-9A-Za-z]+", mine[after])
+            assert m, mine[after]
+            return m.group(0)
+        time.sleep(0.1)
+    raise AssertionError(f"no e-mail to {to}")
 SERVER = urlsplit(BASE).netloc
 ARGS = [
     "--headless",
@@ -271,13 +304,16 @@ def run(page):
         "/v1/users", {"email": "invitee@example.com", "name": "Invitee", "role": "agent"}, body["token"]
     )
     assert status == 201, (status, body)
-    link = body["invitation"]["url"]
-    assert link.startswith(BASE + "/invitations/wmsu_"), link
+    assert "invitation" not in body and "wmsu_" not in json.dumps(body), body
+    assert body["status"] == "invited", body
+    link = link_in_mail("invitee@example.com", "invitations")
+    # The invitee opens the e-mail in their own browser: nobody else is signed in there.
+    page.context.clear_cookies()
     page.goto(link)
-    expect(page.get_by_role("heading", name="Choose your password")).to_be_visible()
+    expect(page.get_by_label("New password")).to_be_visible()
     shot(page, "invitation")
     page.get_by_label("New password").fill("invitee password 123")
-    page.get_by_role("button", name="Set password and sign in").click()
+    page.get_by_role("button", name="Set password and join").click()
     # An agent lands on the first settings page an agent may use, signed in as the invitee.
     page.wait_for_url(BASE + "/analytics")
     expect(page.locator(".signout .user")).to_have_text("invitee@example.com")
@@ -291,8 +327,31 @@ def run(page):
     expect(page.get_by_role("heading", name="This invitation link does not work")).to_be_visible()
     expect(page.get_by_role("alert")).to_contain_text("used already")
 
+    step("a forgotten password is reset through the e-mailed link")
+    page.context.clear_cookies()
+    page.goto(BASE + "/login")
+    page.get_by_role("link", name="Forgot your password?").click()
+    page.get_by_label("E-mail").fill("invitee@example.com")
+    page.get_by_role("button", name="Send the link").click()
+    expect(page.get_by_role("heading", name="Check your e-mail")).to_be_visible()
+    reset = link_in_mail("invitee@example.com", "password-reset", after=1)
+    page.goto(reset)
+    page.get_by_label("New password").fill("a new invitee password")
+    page.get_by_role("button", name="Set the new password").click()
+    page.wait_for_url(re.compile(".*/login.*"))
+    status, body = api_post("/v1/auth/login", {"email": "invitee@example.com", "password": "a new invitee password"})
+    assert status == 200, (status, body)
+    status, body = api_post("/v1/auth/login", {"email": "invitee@example.com", "password": "invitee password 123"})
+    assert status == 401, (status, body)
+    expected_errors.append("status of 410 (Gone)")
+    res = page.goto(reset)
+    assert res.status == 410, res.status
+    expect(page.get_by_role("heading", name="This password reset link does not work")).to_be_visible()
+
 
 def main():
+    sink = Controller(MailSink(), hostname="127.0.0.1", port=SMTP_PORT)
+    sink.start()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=ARGS)
         context = browser.new_context(viewport={"width": 1280, "height": 860}, accept_downloads=True)

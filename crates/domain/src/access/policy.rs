@@ -146,6 +146,10 @@ pub enum Action {
     MembersUpdate,
     /// Add members, change roles, deactivate and remove members.
     MembersManage,
+    /// Anything that touches the admin role: add an admin, promote to or demote from admin,
+    /// deactivate, reactivate or remove an admin. Not a route of its own: the members service
+    /// asks it on top of [`Action::MembersManage`]. People only: a key never touches it.
+    AdminsManage,
     /// List and read webhook destinations and their deliveries.
     WebhooksRead,
     /// Create, change and delete destinations, see and rotate secrets, send tests, retry.
@@ -183,7 +187,7 @@ pub struct Rule {
 
 impl Action {
     /// Every action, in the order `docs/access.md` lists them.
-    pub const ALL: [Action; 28] = [
+    pub const ALL: [Action; 29] = [
         Action::ChannelsRead,
         Action::ChannelsWrite,
         Action::MessagesRead,
@@ -201,6 +205,7 @@ impl Action {
         Action::MembersRead,
         Action::MembersUpdate,
         Action::MembersManage,
+        Action::AdminsManage,
         Action::WebhooksRead,
         Action::WebhooksWrite,
         Action::EventsRead,
@@ -238,6 +243,7 @@ impl Action {
             Action::MembersRead => (Some(Scope::UsersRead), true, Free),
             Action::MembersUpdate => (Some(Scope::UsersWrite), true, Free),
             Action::MembersManage => (Some(Scope::UsersWrite), false, Free),
+            Action::AdminsManage => (None, false, Free),
             Action::WebhooksRead => (Some(Scope::WebhooksRead), false, WEBHOOKS_PLAN),
             Action::WebhooksWrite => (Some(Scope::WebhooksWrite), false, WEBHOOKS_PLAN),
             Action::EventsRead => (Some(Scope::EventsRead), false, Free),
@@ -270,6 +276,7 @@ impl Action {
             Action::MembersRead => "members.read",
             Action::MembersUpdate => "members.update",
             Action::MembersManage => "members.manage",
+            Action::AdminsManage => "members.manage_admins",
             Action::WebhooksRead => "webhooks.read",
             Action::WebhooksWrite => "webhooks.write",
             Action::EventsRead => "events.read",
@@ -304,6 +311,7 @@ impl Action {
             Action::MembersRead => "list and read members",
             Action::MembersUpdate => "rename oneself (anything more needs members.manage)",
             Action::MembersManage => "add members, change roles and names, deactivate and remove members",
+            Action::AdminsManage => "add, promote, demote, deactivate or remove an admin (with members.manage)",
             Action::WebhooksRead => "list and read webhook destinations and deliveries",
             Action::WebhooksWrite => "manage webhook destinations, see and rotate secrets, test, retry",
             Action::EventsRead => "read the events feed",

@@ -92,10 +92,11 @@ pub struct LoggedIn {
 /// Why sign-in failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LoginError {
-    /// The input is invalid (422), including a missing or foreign `workspace_id`.
+    /// The input is invalid (422), including a missing `workspace_id` for a member of several.
     #[error(transparent)]
     Invalid(#[from] ValidationErrors),
-    /// Wrong e-mail or password; never says which (401 `invalid_credentials`).
+    /// Wrong e-mail or password, or a `workspace_id` where the account is not an active member;
+    /// never says which (401 `invalid_credentials`).
     #[error("the e-mail or password is wrong")]
     InvalidCredentials,
     /// Too many failures for this e-mail or client (429).
@@ -236,9 +237,9 @@ async fn record_failure(
 fn choose_membership(mut all: Vec<Membership>, wanted: Option<WorkspaceId>) -> Result<Membership, LoginError> {
     all.sort_by_key(|m| m.workspace_id);
     match wanted {
-        Some(ws) => all.into_iter().find(|m| m.workspace_id == ws).ok_or_else(|| {
-            ValidationErrors::one("workspace_id", "you are not an active member of this workspace").into()
-        }),
+        // Named but not an active membership (none, invited, deactivated): answered as a wrong
+        // password, so a sign-in tells nothing about memberships the person has not accepted.
+        Some(ws) => all.into_iter().find(|m| m.workspace_id == ws).ok_or(LoginError::InvalidCredentials),
         None => match all.as_slice() {
             [] => Err(LoginError::NoWorkspace),
             [only] => Ok(*only),

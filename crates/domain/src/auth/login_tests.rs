@@ -208,7 +208,7 @@ async fn several_memberships_need_a_choice() {
     let ok = login(w.ports(), &settings(), req("ann@example.com", "right password", Some(8))).await;
     assert!(ok.is_ok());
     let foreign = login(w.ports(), &settings(), req("ann@example.com", "right password", Some(5))).await;
-    assert!(matches!(foreign, Err(LoginError::Invalid(_))));
+    assert!(matches!(foreign, Err(LoginError::InvalidCredentials)));
 }
 
 #[tokio::test]

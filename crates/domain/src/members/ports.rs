@@ -4,6 +4,7 @@ use async_trait::async_trait;
 
 use super::model::{MemberChange, MemberProfile};
 use crate::common::error::RepoError;
+use crate::mail::Mail;
 use time::OffsetDateTime;
 
 use super::service::AcceptedInvitation;
@@ -39,33 +40,55 @@ pub struct NewMember {
     pub name: PersonName,
     /// Their role.
     pub role: Role,
-    /// A password for a new account (an existing account keeps its own).
+    /// A password for a new account (the operator's CLI); an existing account keeps its own.
     pub password_hash: Option<PasswordHash>,
-    /// Stored when the person has no password yet (a new account without one, or an invited
-    /// account that never accepted): the digest of the one-time link's token.
-    pub invitation_digest: TokenDigest,
-    /// When that link stops working.
-    pub invitation_expires_at: OffsetDateTime,
+    /// `None`: the operator vouches for the person, the membership is active at once. Otherwise
+    /// the membership is `invited` and this link is stored and e-mailed.
+    pub invitation: Option<PendingInvitation>,
 }
 
-/// A member just added.
+/// An invitation to store and e-mail with the membership, in one transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingInvitation {
+    /// The digest of the link's token.
+    pub digest: TokenDigest,
+    /// When the link stops working.
+    pub expires_at: OffsetDateTime,
+    /// The e-mail carrying the link to the address.
+    pub mail: Mail,
+}
+
+/// A member just added, or invited again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AddedRow {
     /// The member.
     pub profile: MemberProfile,
-    /// Whether an invitation was stored (the person has no password yet).
-    pub invited: bool,
 }
 
 /// Why a member could not be added.
 #[derive(Debug, thiserror::Error)]
 pub enum AddMemberError {
-    /// Already a member of the workspace.
+    /// Already an active or deactivated member of the workspace.
     #[error("already a member")]
     AlreadyMember,
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),
+}
+
+/// What an open invitation link leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvitationFacts {
+    /// The workspace.
+    pub workspace_id: WorkspaceId,
+    /// Its name.
+    pub workspace_name: String,
+    /// The invited account.
+    pub user_id: UserId,
+    /// Its address.
+    pub email: String,
+    /// Its password hash; `None` while it has no password.
+    pub password_hash: Option<PasswordHash>,
 }
 
 /// Members of a workspace. Every method is scoped by the workspace.
@@ -84,21 +107,39 @@ pub trait MemberRepository: Send + Sync {
     /// Infrastructure failures only.
     async fn list(&self, ws: WorkspaceId, page: PageRequest) -> Result<Page<MemberProfile>, RepoError>;
 
-    /// Adds the person in one transaction: the account if new, the membership, and the
-    /// invitation when they have no password, and `audit` (its target id left to the user's).
+    /// The member with this e-mail, whatever their status; `None` for someone outside.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn find_by_email(&self, ws: WorkspaceId, email: &Email) -> Result<Option<MemberProfile>, RepoError>;
+
+    /// The workspace's name (for the invitation e-mail).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn workspace_name(&self, ws: WorkspaceId) -> Result<Option<String>, RepoError>;
+
+    /// Adds the person in one transaction: the account if new, the membership (`invited` with
+    /// `new.invitation`, else `active`), the invitation and its e-mail, and `audit` (its target id
+    /// left to the user's). An `invited` member added again gets the new invitation (role and name
+    /// as given) and every older link of theirs stops working.
     ///
     /// # Errors
     /// [`AddMemberError`].
     async fn add(&self, new: &NewMember, audit: &AuditEntry) -> Result<AddedRow, AddMemberError>;
 
-    /// Whether the invitation with this digest is unused and unexpired at `now`.
+    /// What the unused, unexpired invitation with this digest leads to at `now`; `None` when no
+    /// such link is open.
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn invitation_open(&self, digest: &TokenDigest, now: OffsetDateTime) -> Result<bool, RepoError>;
+    async fn invitation(&self, digest: &TokenDigest, now: OffsetDateTime)
+        -> Result<Option<InvitationFacts>, RepoError>;
 
-    /// Uses up an open invitation and sets the account's password, atomically (a link works
-    /// once even when submitted twice at the same time); `None` when it is not open.
+    /// Uses up an open invitation and activates its membership, atomically (a link works once
+    /// even when submitted twice at the same time); with `password`, also sets the account's
+    /// password, which only an account still without one takes. `None` (and nothing changed) when
+    /// the link is not open or the account got a password meanwhile.
     ///
     /// # Errors
     /// Infrastructure failures only.
@@ -106,7 +147,7 @@ pub trait MemberRepository: Send + Sync {
         &self,
         digest: &TokenDigest,
         now: OffsetDateTime,
-        password: &PasswordHash,
+        password: Option<PasswordHash>,
     ) -> Result<Option<AcceptedInvitation>, RepoError>;
 
     /// Applies a change atomically; refuses one that leaves no active admin (checked under a

@@ -7,14 +7,15 @@ use std::sync::Arc;
 
 use time::{Duration, OffsetDateTime};
 
-use super::model::{MemberChange, MemberProfile};
-use super::ports::{AddMemberError, ChangeMemberError, MemberRepository, NewMember};
-use crate::access::{authorize, Action, Caller, Denied};
+use super::model::{invitation_mail, MemberChange, MemberProfile};
+use super::ports::{AddMemberError, ChangeMemberError, MemberRepository, NewMember, PendingInvitation};
+use crate::access::{authorize, Action, Actor, Caller, Denied};
 use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
 use crate::auth::{NewToken, TokenDigest, TokenKind};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
 use crate::common::ports::{Clock, PasswordHasher, RandomSource};
+use crate::mail::SiteUrl;
 use crate::users::{Email, Password, PersonName, Role, UserId};
 
 /// How long an invitation link works.
@@ -29,11 +30,12 @@ pub struct AddMember {
     pub name: Option<String>,
     /// `admin` or `agent`.
     pub role: String,
-    /// A password to set now (the CLI); without one, a person new to wms gets an invitation.
+    /// A password for a new account (the operator's CLI only): the operator vouches for the
+    /// person, whose membership is active at once. Without one, the person is invited by e-mail.
     pub password: Option<String>,
 }
 
-/// A one-time link's secret, shown once.
+/// A one-time link's secret: e-mailed to the address; only the operator's CLI prints it.
 #[derive(Debug)]
 pub struct Invitation {
     /// The token for the link (`/invitations/{token}`); only its digest is stored.
@@ -45,9 +47,10 @@ pub struct Invitation {
 /// The result of adding a member.
 #[derive(Debug)]
 pub struct AddedMember {
-    /// The member.
+    /// The member (`invited`, or `active` when the operator vouched with a password).
     pub profile: MemberProfile,
-    /// For a person with no password yet.
+    /// The link e-mailed to an invited person: for the operator's CLI, never for an answer of the
+    /// API or a page (the link is the person's proof of the address).
     pub invitation: Option<Invitation>,
 }
 
@@ -57,6 +60,10 @@ pub enum AddMemberFailure {
     /// Invalid fields.
     #[error(transparent)]
     Invalid(#[from] ValidationErrors),
+    /// The caller may not add (or invite again) someone with this role: only admin members
+    /// touch the admin role.
+    #[error("{0}")]
+    Forbidden(&'static str),
     /// Already a member of this workspace.
     #[error("{0} is already a member of this workspace")]
     AlreadyMember(String),
@@ -115,15 +122,36 @@ member_change_error!(
 /// Why an invitation could not be accepted.
 #[derive(Debug, thiserror::Error)]
 pub enum AcceptInvitationError {
-    /// Unknown, used or expired: the page says so without telling which.
+    /// Unknown, used, voided by a newer one, for a removed membership, or expired: the page
+    /// says so (410) without telling which.
     #[error("this invitation link is not valid: it was used already, has expired, or was mistyped")]
     Invalid,
+    /// Another account is signed in in this browser (403): the link is for someone else.
+    #[error("another account is signed in; sign out to accept this invitation")]
+    OtherAccount,
+    /// The account has a password and it was not given correctly.
+    #[error("wrong password")]
+    WrongPassword,
     /// The chosen password is not acceptable.
     #[error(transparent)]
     Password(ValidationErrors),
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),
+}
+
+/// What an open invitation link shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvitationView {
+    /// The invited account (to refuse another signed-in account).
+    pub user_id: UserId,
+    /// The workspace's name.
+    pub workspace_name: String,
+    /// The invited address.
+    pub email: String,
+    /// Whether the account has a password (then the page asks for it), else the page lets the
+    /// person choose one.
+    pub has_password: bool,
 }
 
 /// An accepted invitation: who is now signed in where.
@@ -142,6 +170,7 @@ pub struct MembersService {
     hasher: Arc<dyn PasswordHasher>,
     random: Arc<dyn RandomSource>,
     clock: Arc<dyn Clock>,
+    site: SiteUrl,
 }
 
 impl std::fmt::Debug for MembersService {
@@ -157,8 +186,9 @@ impl MembersService {
         hasher: Arc<dyn PasswordHasher>,
         random: Arc<dyn RandomSource>,
         clock: Arc<dyn Clock>,
+        site: SiteUrl,
     ) -> Self {
-        Self { repo, hasher, random, clock }
+        Self { repo, hasher, random, clock, site }
     }
 
     /// One page of the caller's workspace's members, oldest membership first.
@@ -177,8 +207,13 @@ impl MembersService {
         self.repo.find(caller.workspace_id, user).await
     }
 
-    /// Adds a person (a new account, or an existing one joining this workspace). Someone with no
-    /// password gets a one-time invitation, valid [`INVITATION_TTL`].
+    /// Invites a person (a new account, or an existing one) by e-mail: the membership is
+    /// `invited` until they accept through the link sent to the address, valid
+    /// [`INVITATION_TTL`]. The answer is the same whether or not an account exists and whether it
+    /// has a password. An `invited` person added again gets a new link and the old one stops
+    /// working; an `active` or `deactivated` member is a conflict. Only admin members (and the
+    /// operator) add an admin. The operator's CLI may give a password for a new account: then the
+    /// membership is active at once and nothing is e-mailed.
     ///
     /// # Errors
     /// [`AddMemberFailure`].
@@ -201,21 +236,39 @@ impl MembersService {
         let (Some(email), Some(role), Some(name), Some(password)) = (email, role, name, password) else {
             return Err(AddMemberFailure::Invalid(errors));
         };
+        // A password vouches for the person: the operator's alone (decisions: "Members").
+        let vouched = password.is_some() && caller.actor == Actor::Operator;
+        if password.is_some() && !vouched {
+            return Err(AddMemberFailure::Forbidden("only an operator can set a password for someone"));
+        }
+        let existing = self.repo.find_by_email(caller.workspace_id, &email).await?;
+        if role == Role::Admin || existing.as_ref().is_some_and(|m| m.role == Role::Admin) {
+            admins(caller).map_err(AddMemberFailure::Forbidden)?;
+        }
         let password_hash = match &password {
             Some(p) => Some(self.hasher.hash(p).await.map_err(RepoError)?),
             None => None,
         };
         let now = self.clock.now();
-        let invite = NewToken::generate(TokenKind::User, self.random.as_ref());
+        let token = NewToken::generate(TokenKind::User, self.random.as_ref());
+        let expires_at = now + INVITATION_TTL;
+        let invitation = if vouched {
+            None
+        } else {
+            let workspace_name = self.repo.workspace_name(caller.workspace_id).await?.unwrap_or_default();
+            let link = self.site.link(&format!("/invitations/{}", token.secret));
+            let mail = invitation_mail(email.clone(), &workspace_name, role, link);
+            Some(PendingInvitation { digest: token.digest(), expires_at, mail })
+        };
         let new = NewMember {
             workspace_id: caller.workspace_id,
             email: email.clone(),
             name,
             role,
             password_hash,
-            invitation_digest: invite.digest(),
-            invitation_expires_at: now + INVITATION_TTL,
+            invitation,
         };
+        // Never whether the account existed or had a password: the audit log is read by admins.
         let entry = audit.entry(
             caller.workspace_id,
             AuditAction::MemberAdded,
@@ -226,8 +279,7 @@ impl MembersService {
             AddMemberError::AlreadyMember => AddMemberFailure::AlreadyMember(email.as_str().to_owned()),
             AddMemberError::Unknown(e) => AddMemberFailure::Unknown(e),
         })?;
-        let invitation =
-            added.invited.then(|| Invitation { token: invite.secret.clone(), expires_at: new.invitation_expires_at });
+        let invitation = (!vouched).then(|| Invitation { token: token.secret.clone(), expires_at });
         Ok(AddedMember { profile: added.profile, invitation })
     }
 
@@ -252,6 +304,12 @@ impl MembersService {
         if !own {
             manage(caller).map_err(UpdateMemberError::Forbidden)?;
         }
+        if change.role.is_some() || change.active.is_some() {
+            let current = self.repo.find(caller.workspace_id, user).await?.ok_or(UpdateMemberError::NotFound(user))?;
+            if change.touches_admin_role(current.role) {
+                admins(caller).map_err(UpdateMemberError::Forbidden)?;
+            }
+        }
         let entries = change_entries(caller, audit, user, change);
         Ok(self.repo.update(caller.workspace_id, user, change, &entries).await?)
     }
@@ -266,6 +324,10 @@ impl MembersService {
         if caller.member().is_some_and(|(me, _)| me == user) {
             return Err(RemoveMemberError::Forbidden("nobody can remove themselves; ask another admin"));
         }
+        let current = self.repo.find(caller.workspace_id, user).await?.ok_or(RemoveMemberError::NotFound(user))?;
+        if current.role == Role::Admin {
+            admins(caller).map_err(RemoveMemberError::Forbidden)?;
+        }
         let entry = audit.entry(
             caller.workspace_id,
             AuditAction::MemberRemoved,
@@ -275,7 +337,25 @@ impl MembersService {
         Ok(self.repo.remove(caller.workspace_id, user, &entry).await?)
     }
 
-    /// Sets the password of an invited person and uses up the link.
+    /// What an invitation link leads to; `None` when it does not work (used, voided, for a
+    /// removed membership, expired or made up): the page answers 410.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    pub async fn invitation(&self, token: &str) -> Result<Option<InvitationView>, RepoError> {
+        let Some(digest) = invitation_digest(token) else { return Ok(None) };
+        Ok(self.repo.invitation(&digest, self.clock.now()).await?.map(|f| InvitationView {
+            user_id: f.user_id,
+            workspace_name: f.workspace_name,
+            email: f.email,
+            has_password: f.password_hash.is_some(),
+        }))
+    }
+
+    /// Accepts an invitation. An account without a password chooses one here (the link is the
+    /// proof of the address); an account with a password is signed in as that account, in this
+    /// browser (`signed_in`) or by its `password`: the link alone never signs anyone in and never
+    /// changes a password. A different signed-in account is refused.
     ///
     /// # Errors
     /// [`AcceptInvitationError`].
@@ -283,27 +363,35 @@ impl MembersService {
         &self,
         token: &str,
         password: &str,
+        signed_in: Option<UserId>,
     ) -> Result<AcceptedInvitation, AcceptInvitationError> {
         let digest = invitation_digest(token).ok_or(AcceptInvitationError::Invalid)?;
-        let password = Password::new("password", password)
-            .map_err(|e| AcceptInvitationError::Password(ValidationErrors(vec![e])))?;
-        // Checked before hashing, so a made-up link costs no password hash.
-        if !self.repo.invitation_open(&digest, self.clock.now()).await? {
-            return Err(AcceptInvitationError::Invalid);
+        let facts = self.repo.invitation(&digest, self.clock.now()).await?.ok_or(AcceptInvitationError::Invalid)?;
+        if signed_in.is_some_and(|u| u != facts.user_id) {
+            return Err(AcceptInvitationError::OtherAccount);
         }
-        let hash = self.hasher.hash(&password).await.map_err(RepoError)?;
-        self.repo.accept_invitation(&digest, self.clock.now(), &hash).await?.ok_or(AcceptInvitationError::Invalid)
-    }
-
-    /// Whether an invitation link can still be used (for the page that asks for a password).
-    ///
-    /// # Errors
-    /// Infrastructure failures only.
-    pub async fn invitation_open(&self, token: &str) -> Result<bool, RepoError> {
-        match invitation_digest(token) {
-            Some(d) => self.repo.invitation_open(&d, self.clock.now()).await,
-            None => Ok(false),
-        }
+        let new_password = match &facts.password_hash {
+            None => {
+                let password = Password::new("password", password)
+                    .map_err(|e| AcceptInvitationError::Password(ValidationErrors(vec![e])))?;
+                Some(self.hasher.hash(&password).await.map_err(RepoError)?)
+            }
+            Some(_) if signed_in == Some(facts.user_id) => None,
+            Some(hash) => {
+                let ok = match Password::new("password", password) {
+                    Ok(p) => self.hasher.verify(&p, hash).await,
+                    Err(_) => false,
+                };
+                if !ok {
+                    return Err(AcceptInvitationError::WrongPassword);
+                }
+                None
+            }
+        };
+        self.repo
+            .accept_invitation(&digest, self.clock.now(), new_password)
+            .await?
+            .ok_or(AcceptInvitationError::Invalid)
     }
 }
 
@@ -347,6 +435,15 @@ fn change_entries(caller: &Caller, audit: &AuditContext, user: UserId, change: &
         ));
     }
     entries
+}
+
+/// `Err` with the reason when the caller may not touch the admin role (add, promote, demote,
+/// deactivate, reactivate or remove an admin): admin members and the operator only, never a key.
+fn admins(caller: &Caller) -> Result<(), &'static str> {
+    authorize(caller, Action::AdminsManage).map_err(|d| match d {
+        Denied::Forbidden(why) => why,
+        Denied::InsufficientScope(_) | Denied::PlanRequired { .. } => "only workspace admins can do this",
+    })
 }
 
 /// `Err` with the reason when the caller may not manage other members.

@@ -11,7 +11,13 @@ fn service(repo: MockMemberRepository) -> MembersService {
     clock.expect_now().return_const(time::macros::datetime!(2026-11-23 12:00 UTC));
     let mut random = MockRandomSource::new();
     random.expect_fill().returning(|b| b.fill(7));
-    MembersService::new(Arc::new(repo), Arc::new(MockPasswordHasher::new()), Arc::new(random), Arc::new(clock))
+    MembersService::new(
+        Arc::new(repo),
+        Arc::new(MockPasswordHasher::new()),
+        Arc::new(random),
+        Arc::new(clock),
+        SiteUrl::new("https://wms.test"),
+    )
 }
 
 fn member(user: i64, role: Role) -> Caller {
@@ -70,7 +76,7 @@ async fn a_member_may_rename_themselves_and_the_rename_is_recorded() {
             email: "a@b.io".into(),
             name: "New".into(),
             role: Role::Agent,
-            active: true,
+            status: crate::members::MemberStatus::Active,
             availability: crate::members::Availability::Online,
             created_at: time::macros::datetime!(2026-01-01 0:00 UTC),
         })
@@ -96,7 +102,7 @@ async fn bad_input_names_every_field_and_stores_nothing() {
 async fn a_made_up_invitation_costs_no_query() {
     let s = service(MockMemberRepository::new());
     assert!(matches!(
-        s.accept_invitation("wmsu_nope", "long enough password").await,
+        s.accept_invitation("wmsu_nope", "long enough password", None).await,
         Err(AcceptInvitationError::Invalid)
     ));
 }
@@ -104,7 +110,52 @@ async fn a_made_up_invitation_costs_no_query() {
 #[tokio::test]
 async fn the_storages_last_admin_refusal_is_the_removals_conflict() {
     let mut repo = MockMemberRepository::new();
+    repo.expect_find().returning(|_, u| Ok(Some(profile(u, Role::Agent))));
     repo.expect_remove().times(1).returning(|_, _, _| Err(ChangeMemberError::LastAdmin));
     let e = service(repo).remove(&member(1, Role::Admin), &AuditContext::cli(), UserId(2)).await;
     assert!(matches!(e, Err(RemoveMemberError::LastAdmin)), "{e:?}");
+}
+
+fn profile(user: UserId, role: Role) -> MemberProfile {
+    MemberProfile {
+        user_id: user,
+        email: "a@b.io".into(),
+        name: "A".into(),
+        role,
+        status: crate::members::MemberStatus::Active,
+        created_at: time::macros::datetime!(2026-01-01 0:00 UTC),
+    }
+}
+
+fn key(scopes: crate::access::Scope) -> Caller {
+    Caller {
+        workspace_id: WorkspaceId(1),
+        plan: PlanTier::Advanced,
+        actor: Actor::ApiKey { key_id: 9, scopes: crate::access::ScopeSet::of([scopes]) },
+        surface: Surface::RestApi,
+    }
+}
+
+#[tokio::test]
+async fn a_key_never_touches_the_admin_role_and_nothing_is_stored() {
+    let mut repo = MockMemberRepository::new();
+    repo.expect_find_by_email().returning(|_, _| Ok(None));
+    repo.expect_find().returning(|_, u| Ok(Some(profile(u, if u.0 == 2 { Role::Admin } else { Role::Agent }))));
+    let s = service(repo);
+    let k = key(crate::access::Scope::UsersWrite);
+    let add = AddMember { email: "boss@x.test".into(), name: None, role: "admin".into(), password: None };
+    assert!(matches!(s.add(&k, &AuditContext::cli(), add).await, Err(AddMemberFailure::Forbidden(_))));
+    let promote = MemberChange::new(None, Some("admin"), None).expect("valid");
+    assert!(matches!(
+        s.update(&k, &AuditContext::cli(), UserId(3), &promote).await,
+        Err(UpdateMemberError::Forbidden(_))
+    ));
+    let demote = MemberChange::new(None, Some("agent"), None).expect("valid");
+    assert!(matches!(
+        s.update(&k, &AuditContext::cli(), UserId(2), &demote).await,
+        Err(UpdateMemberError::Forbidden(_))
+    ));
+    let off = MemberChange::new(None, None, Some(false)).expect("valid");
+    assert!(matches!(s.update(&k, &AuditContext::cli(), UserId(2), &off).await, Err(UpdateMemberError::Forbidden(_))));
+    assert!(matches!(s.remove(&k, &AuditContext::cli(), UserId(2)).await, Err(RemoveMemberError::Forbidden(_))));
 }

@@ -2,3 +2,4 @@
 
 pub mod login;
 pub mod logout;
+pub mod password_reset;

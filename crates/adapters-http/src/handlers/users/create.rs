@@ -3,7 +3,7 @@
 use actix_web::http::header::{self, CacheControl, CacheDirective};
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::members::AddMember;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::authentication::V1Caller;
@@ -16,7 +16,8 @@ use crate::strict::StrictJson;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateUserBody {
-    /// Their e-mail; an existing wms account joins with its password, a new one is invited.
+    /// Their e-mail: wms e-mails the person a one-time link to accept (an existing account signs
+    /// in to accept, a new one chooses a password).
     #[schema(example = "ann@example.com")]
     email: String,
     /// Their name in this workspace, 1 to 100 characters (default: the e-mail's local part).
@@ -24,27 +25,6 @@ pub struct CreateUserBody {
     name: Option<String>,
     /// Their role.
     role: RoleDto,
-}
-
-/// A one-time link to choose a password.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct InvitationRecord {
-    /// Absolute URL of the page where the person chooses a password; works once.
-    pub url: String,
-    /// When it stops working (7 days).
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub expires_at: time::OffsetDateTime,
-}
-
-/// The new member and, for a person without a password, their invitation (in this answer only).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CreatedUser {
-    #[serde(flatten)]
-    user: UserRecord,
-    /// Only for a person who has no password yet.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    invitation: Option<InvitationRecord>,
 }
 
 /// Adds a person to the workspace.
@@ -55,8 +35,9 @@ pub struct CreatedUser {
     tag = "users",
     request_body = CreateUserBody,
     responses(
-        (status = 201, description = "The member, with an invitation when they have no password yet", body = CreatedUser),
-        (status = 409, description = "Already a member", body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 201, description = "The member, `invited` until they accept the e-mailed link (the same answer whether or not they have a wms account)", body = UserRecord),
+        (status = 403, description = "An API key adding an admin", body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Already an active or deactivated member", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn create(
@@ -70,13 +51,10 @@ pub async fn create(
         .members
         .add(&caller.access(), &crate::audit_context::RequestMeta::of(&req).context(caller.principal.actor()), cmd)
         .await?;
-    let invitation = added.invitation.map(|i| InvitationRecord {
-        url: crate::pages::invitation::url(&state.pages, &req, &i.token),
-        expires_at: i.expires_at,
-    });
+    // The link went to the address: never in this answer (decisions: "Accounts, invitations").
     let location = format!("/v1/users/{}", added.profile.user_id.0);
     Ok(HttpResponse::Created()
         .insert_header(CacheControl(vec![CacheDirective::NoStore]))
         .insert_header((header::LOCATION, location))
-        .json(CreatedUser { user: added.profile.into(), invitation }))
+        .json(UserRecord::from(added.profile)))
 }

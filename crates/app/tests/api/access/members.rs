@@ -14,11 +14,11 @@ async fn nobody_changes_their_own_role_and_the_last_admin_stays() {
     let rename = app.authed(Method::PATCH, &own, &admin).json(&json!({"name": "Ann Admin"}));
     let res = rename.send().await.expect("request");
     assert_eq!(res.status(), 200);
-    // A key may manage members, but the last active admin stays.
+    // A key never touches an admin (decided before the last-admin rule is even asked).
     let key = app.api_key_with_scopes(&ws, &["users:write"]).await;
     let demote = app.authed(Method::PATCH, &own, &key).json(&json!({"role": "agent"}));
-    problem(demote.send().await.expect("request"), 409, "conflict").await;
-    problem(app.authed(Method::DELETE, &own, &key).send().await.expect("request"), 409, "conflict").await;
+    problem(demote.send().await.expect("request"), 403, "forbidden").await;
+    problem(app.authed(Method::DELETE, &own, &key).send().await.expect("request"), 403, "forbidden").await;
 }
 
 #[tokio::test]
@@ -44,8 +44,8 @@ async fn a_members_name_is_kept_per_workspace() {
 }
 
 #[tokio::test]
-async fn members_are_listed_added_with_a_one_time_invitation_and_refused_twice() {
-    let app = TestApp::spawn_with(|s| s.http.public_url = Some("https://wms.example.com".into())).await;
+async fn members_are_invited_by_email_accept_once_and_are_refused_twice() {
+    let (app, sink) = TestApp::spawn_mailing(|s| s.http.public_url = Some("https://wms.example.com".into())).await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
     let admin = admin_token(&app, &ws).await;
     let res = app
@@ -58,12 +58,15 @@ async fn members_are_listed_added_with_a_one_time_invitation_and_refused_twice()
     assert_eq!(res.status(), 201);
     let added: Value = res.json().await.expect("json");
     assert_eq!(
-        (added["email"].as_str(), added["role"].as_str(), added["active"].as_bool()),
-        (Some("new.person@example.com"), Some("agent"), Some(true))
+        (added["email"].as_str(), added["role"].as_str(), added["status"].as_str(), added["active"].as_bool()),
+        (Some("new.person@example.com"), Some("agent"), Some("invited"), Some(false))
     );
-    let url = added["invitation"]["url"].as_str().expect("invitation url").to_owned();
+    assert!(added.get("invitation").is_none(), "no link in the answer: {added}");
+    assert!(!added.to_string().contains("wmsu_"), "{added}");
+    let mail = sink.wait_for_mail_to("new.person@example.com", std::time::Duration::from_secs(15)).await;
+    let url = mail.link("/invitations/").expect("link");
     assert!(url.starts_with("https://wms.example.com/invitations/wmsu_"), "{url}");
-    assert!(added["invitation"]["expires_at"].is_string());
+    assert!(mail.html.as_deref().is_some_and(|h| h.contains(&url)));
     let token = url.rsplit('/').next().expect("token").to_owned();
     assert!(
         !sql_bool(
@@ -72,11 +75,9 @@ async fn members_are_listed_added_with_a_one_time_invitation_and_refused_twice()
         )
         .await
     );
-
+    // Invited: no sign-in yet (no password), not even offered.
     let (_, list) = app.get_json("/v1/users", &admin).await;
     assert_eq!(list["data"].as_array().map(Vec::len), Some(2));
-    let again = app.post_json("/v1/users", &admin, &json!({"email": "new.person@example.com", "role": "admin"})).await;
-    problem(again, 409, "conflict").await;
     for (body, field) in [
         (json!({"email": "not-an-email", "role": "agent"}), "email"),
         (json!({"email": "x@y.io", "role": "owner"}), "role"),
@@ -93,7 +94,7 @@ async fn members_are_listed_added_with_a_one_time_invitation_and_refused_twice()
     // The link: a page to choose a password, then signed in; it works once.
     let page = app.get(&format!("/invitations/{token}")).await;
     assert_eq!(page.status(), 200);
-    assert!(page.text().await.expect("html").contains("Choose your password"));
+    assert!(page.text().await.expect("html").contains("Choose a password"));
     let short = app
         .client
         .post(app.url(&format!("/invitations/{token}")))
@@ -123,20 +124,19 @@ async fn members_are_listed_added_with_a_one_time_invitation_and_refused_twice()
     assert_eq!(again.status(), 410);
     token_for(&app, "new.person@example.com", "a long new password", Some(ws.id)).await;
     assert_eq!(app.get("/invitations/wmsu_madeup").await.status(), 410);
+    // Active now: adding them again is a conflict.
+    let twice = app.post_json("/v1/users", &admin, &json!({"email": "new.person@example.com", "role": "agent"})).await;
+    problem(twice, 409, "conflict").await;
 }
 
 #[tokio::test]
 async fn an_expired_invitation_is_refused_with_a_clear_page() {
-    let app = TestApp::spawn().await;
+    let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
     let admin = admin_token(&app, &ws).await;
-    let added: Value = app
-        .post_json("/v1/users", &admin, &json!({"email": "late@example.com", "role": "agent"}))
-        .await
-        .json()
-        .await
-        .expect("json");
-    let token = added["invitation"]["url"].as_str().and_then(|u| u.rsplit('/').next()).expect("token").to_owned();
+    let res = app.post_json("/v1/users", &admin, &json!({"email": "late@example.com", "role": "agent"})).await;
+    assert_eq!(res.status(), 201);
+    let token = sink.token_for("late@example.com", "invitations", 0).await;
     crate::credentials::sql(&app, "UPDATE member_invitations SET expires_at = now() - interval '1 second'").await;
     let page = app.get(&format!("/invitations/{token}")).await;
     assert_eq!(page.status(), 410);
@@ -144,23 +144,30 @@ async fn an_expired_invitation_is_refused_with_a_clear_page() {
 }
 
 #[tokio::test]
-async fn the_members_page_lists_adds_with_the_link_shown_once_and_changes_roles() {
-    let app = TestApp::spawn().await;
+async fn the_members_page_invites_by_email_resends_and_changes_roles() {
+    let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
     let ws = app.create_workspace(PlanTier::Growth).await;
     let b = sign_in(&app, &ws).await;
     let page = b.get(&app, "/settings/workspace/members").await;
     assert_eq!(page.status(), 200);
     let html = page.text().await.expect("html");
-    assert!(html.contains(&ws.admin_email) && html.contains("Add member"));
+    assert!(html.contains(&ws.admin_email) && html.contains("Send invitation"));
     let added =
         b.post(&app, "/settings/workspace/members", &[("email", "pat@example.com"), ("role", "agent")], true).await;
     assert_eq!(added.status(), 201);
     let html = added.text().await.expect("html");
-    assert!(html.contains("/invitations/wmsu_"), "the link is shown once");
+    assert!(html.contains("We sent an invitation to pat@example.com"), "{html}");
+    assert!(!html.contains("/invitations/wmsu_"), "the link goes to the address only");
+    assert!(html.contains("invited") && html.contains("Resend invitation"));
+    let first = sink.token_for("pat@example.com", "invitations", 0).await;
+    // Resending: a new link, the old one stops working.
     let again =
         b.post(&app, "/settings/workspace/members", &[("email", "pat@example.com"), ("role", "agent")], true).await;
-    assert_eq!(again.status(), 409);
-    assert!(!again.text().await.expect("html").contains("/invitations/wmsu_"));
+    assert_eq!(again.status(), 201);
+    let second = sink.token_for("pat@example.com", "invitations", 1).await;
+    assert_ne!(first, second);
+    assert_eq!(app.get(&format!("/invitations/{first}")).await.status(), 410);
+    assert_eq!(app.get(&format!("/invitations/{second}")).await.status(), 200);
     let pat = user_id(&app, "pat@example.com").await;
     let promoted = b.post(&app, &format!("/settings/workspace/members/{pat}"), &[("role", "admin")], true).await;
     assert_eq!(promoted.status(), 303);
