@@ -123,6 +123,7 @@ fn profile(user: UserId, role: Role) -> MemberProfile {
         name: "A".into(),
         role,
         status: crate::members::MemberStatus::Active,
+        availability: crate::members::Availability::Online,
         created_at: time::macros::datetime!(2026-01-01 0:00 UTC),
     }
 }
