@@ -33,6 +33,10 @@ impl From<SendMessageError> for ApiError {
             SendMessageError::ChannelNotActive { .. } | SendMessageError::IdempotencyMismatch => {
                 ApiError::Conflict(e.to_string())
             }
+            SendMessageError::WindowClosed(c) => {
+                ApiError::ServiceWindowClosed { detail: c.to_string(), expires_at: c.expires_at }
+            }
+            SendMessageError::TemplateNotApproved { .. } => ApiError::TemplateNotApproved(e.to_string()),
             SendMessageError::Unknown(e) => e.into(),
         }
     }

@@ -69,8 +69,12 @@ impl MetaGateway {
                 let OutboundContent::Text(text) = &r.content else {
                     return Err(GatewayError::Rejected { reason: "templates are a WhatsApp feature".into() });
                 };
-                let body =
-                    json!({ "recipient": { "id": r.to }, "messaging_type": "RESPONSE", "message": { "text": text } });
+                // Past the 24-hour window a human agent's answer goes out tagged (up to 7 days).
+                let body = match r.tag {
+                    Some(tag) => json!({ "recipient": { "id": r.to }, "messaging_type": "MESSAGE_TAG",
+                                         "tag": tag.platform_name(), "message": { "text": text } }),
+                    None => json!({ "recipient": { "id": r.to }, "messaging_type": "RESPONSE", "message": { "text": text } }),
+                };
                 Ok((format!("{}/{}/me/messages", self.base_url, self.version), body))
             }
         }

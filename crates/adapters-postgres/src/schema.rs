@@ -47,6 +47,8 @@ diesel::table! {
         platform_account_id -> Nullable<Text>,
         verify_token_digest -> Nullable<Bytea>,
         send_paused_until -> Nullable<Timestamptz>,
+        waba_id -> Nullable<Text>,
+        templates_synced_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -183,6 +185,7 @@ diesel::table! {
         template -> Nullable<Jsonb>,
         dispatch_attempts -> Int4,
         next_dispatch_at -> Nullable<Timestamptz>,
+        platform_tag -> Nullable<Text>,
     }
 }
 
@@ -270,6 +273,7 @@ diesel::table! {
         last_message_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        latest_inbound_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -447,6 +451,25 @@ diesel::joinable!(workspace_members -> users (user_id));
 diesel::joinable!(workspace_members -> workspaces (workspace_id));
 diesel::joinable!(audit_events -> workspaces (workspace_id));
 
+// Service window and WhatsApp templates (migrations 2026-11-26-0008nn).
+diesel::table! {
+    whatsapp_templates (workspace_id, channel_id, name, language) {
+        workspace_id -> Int8,
+        channel_id -> Int8,
+        name -> Text,
+        language -> Text,
+        category -> Text,
+        status -> Text,
+        quality -> Nullable<Text>,
+        parameters -> Int4,
+        body -> Text,
+        rejected_reason -> Nullable<Text>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(whatsapp_templates -> channels (channel_id));
+
 diesel::allow_tables_to_appear_in_same_query!(
     audit_events,
     member_invitations,
@@ -480,4 +503,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_throttles,
     workspace_members,
     workspaces,
+    whatsapp_templates,
 );

@@ -52,6 +52,7 @@ struct ThreadRow {
     handover_status: Option<String>,
     last_message_at: Option<OffsetDateTime>,
     created_at: OffsetDateTime,
+    latest_inbound_at: Option<OffsetDateTime>,
 }
 
 impl From<ThreadRow> for Thread {
@@ -73,6 +74,7 @@ impl From<ThreadRow> for Thread {
             last_message_at: r.last_message_at,
             created_at: r.created_at,
             labels: Vec::new(),
+            latest_inbound_at: r.latest_inbound_at,
         }
     }
 }

@@ -73,6 +73,8 @@ pub struct Thread {
     pub created_at: OffsetDateTime,
     /// The names of its labels, in alphabetical order (case-insensitive).
     pub labels: Vec<String>,
+    /// The platform time of the contact's latest inbound message (its service window).
+    pub latest_inbound_at: Option<OffsetDateTime>,
 }
 
 /// A validated change; `None` keeps a field, `Some(None)` for the assignee unassigns.

@@ -31,6 +31,10 @@ pub struct SendMessageBody {
     /// WhatsApp only: send this approved template (outside the 24-hour customer-service window only
     /// templates are delivered); `content` is kept as its preview.
     template: Option<TemplateBody>,
+    /// Messenger and Instagram only: `human_agent` lets a member's answer go out up to 7 days after
+    /// the contact's latest message (sent with Meta's `HUMAN_AGENT` tag) instead of 24 hours.
+    #[schema(example = "human_agent")]
+    tag: Option<String>,
 }
 
 /// Queues an outbound message. With an `Idempotency-Key`, retrying the same request returns the
@@ -47,6 +51,7 @@ pub struct SendMessageBody {
         (status = 201, description = "The queued message", body = MessageRecord,
             headers(("Location" = String, description = "URL of the message"))),
         (status = 409, description = "The channel is not active, or the Idempotency-Key was used with another request", body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields (`validation_failed`, naming `template.name`, `template.parameters`, `tag`, …); the recipient's service window is closed (`service_window_closed`, with `expires_at`, null when the contact never wrote); or the template is not approved (`template_not_approved`). Nothing was stored or sent", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn create(
@@ -69,6 +74,7 @@ pub async fn create(
         thread_id: body.thread_id,
         to: body.to,
         template: body.template.map(Into::into),
+        tag: body.tag,
     };
     let stored = state.messages.send(caller.workspace_id, input, author, key).await?;
     let mut res = HttpResponse::Created();
