@@ -72,6 +72,8 @@ use crate::handlers::{channels, messages, users, webhooks};
         webhooks::replay::replay,
         crate::handlers::events::list::list,
         crate::handlers::events::types::list,
+        crate::handlers::channels::templates::list,
+        crate::handlers::channels::templates::sync,
     ),
     components(schemas(
         crate::error::Problem,

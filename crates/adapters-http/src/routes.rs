@@ -129,6 +129,10 @@ fn v1() -> actix_web::Scope<
                 .patch(Rest(A::ChannelsWrite), channels::update::update)
                 .done(),
         )
+        .service(r("/channels/{channel_id}/templates").get(Rest(A::ChannelsRead), channels::templates::list).done())
+        .service(
+            r("/channels/{channel_id}/templates/sync").post(Rest(A::ChannelsWrite), channels::templates::sync).done(),
+        )
         .service(
             r("/messages")
                 .get(Rest(A::MessagesRead), messages::list::list)

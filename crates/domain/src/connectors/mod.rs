@@ -6,6 +6,7 @@ pub mod inbound;
 pub mod model;
 pub mod ports;
 pub mod service;
+pub mod template_sync;
 pub mod templates;
 
 pub use callbacks::{CallbackError, CallbackReport, CallbackService, MAX_CALLBACK_ACCOUNTS};

@@ -314,12 +314,12 @@ pub trait TemplateStore: Send + Sync {
     /// Infrastructure failures only.
     async fn claim_due(&self, every_secs: i64, limit: i64) -> Result<Vec<SyncTarget>, RepoError>;
 
-    /// The channels holding `waba_id` (every workspace), with their sealed credentials, to check
-    /// a callback's signature.
+    /// The channels holding one of `waba_ids` (every workspace), each with its WABA id and sealed
+    /// credentials, in one query (to check a callback's signature).
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn channels_for_waba(&self, waba_id: &str) -> Result<Vec<SyncTarget>, RepoError>;
+    async fn channels_for_wabas(&self, waba_ids: &[String]) -> Result<Vec<(String, SyncTarget)>, RepoError>;
 
     /// Applies status changes to the templates of `channels` (one transaction), recording
     /// `template.status_updated` for each template that changed; returns them.

@@ -4,3 +4,4 @@ pub mod create;
 pub mod get;
 pub mod list;
 pub mod update;
+pub mod templates;

@@ -1,6 +1,7 @@
 //! `POST /platform-webhooks/{platform}`: delivery statuses and inbound messages.
 
 use actix_web::{web, HttpRequest, HttpResponse};
+use domain::connectors::template_sync::TemplateCallbackError;
 use domain::connectors::CallbackError;
 
 use crate::error::ApiError;
@@ -27,6 +28,26 @@ pub async fn receive(
     // Parsing is bounded by the 1 MiB body limit and touches no database.
     let json = serde_json::from_slice::<serde_json::Value>(&body).ok();
     let entries = json.as_ref().map(|j| super::payload::parse(channel_type, j)).unwrap_or_default();
+    // WhatsApp template status changes name WhatsApp Business Accounts, not phone numbers: they
+    // are checked against the app secrets of the channels holding those WABAs.
+    let template_updates = match (channel_type, &json) {
+        (domain::channels::ChannelType::Whatsapp, Some(j)) => super::template_payload::template_updates(j),
+        _ => Vec::new(),
+    };
+    if !template_updates.is_empty() {
+        let changed = state.templates.receive_status_updates(&body, signature, template_updates).await.map_err(
+            |e| match e {
+                TemplateCallbackError::BadSignature => ApiError::InvalidToken(e.to_string()),
+                TemplateCallbackError::Unknown(e) => unavailable(e),
+            },
+        )?;
+        for c in &changed {
+            tracing::info!(channel_id = c.channel_id.0, template = %c.template.name, status = c.template.status.as_str(), "template status updated");
+        }
+        if entries.is_empty() {
+            return Ok(HttpResponse::Ok().content_type("text/plain; charset=utf-8").body("EVENT_RECEIVED"));
+        }
+    }
     let named = entries.len();
     let report = state.callbacks.receive(channel_type, &body, signature, entries).await.map_err(|e| match e {
         CallbackError::BadSignature => ApiError::InvalidToken(e.to_string()),
