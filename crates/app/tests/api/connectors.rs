@@ -150,10 +150,18 @@ pub(crate) async fn whatsapp_channel(app: &TestApp, key: &str, phone_number_id: 
         "phone_number_id": phone_number_id, "access_token": "wa-token-123", "app_secret": APP_SECRET, "verify_token": "verify-me-please"}});
     let res = app.post_json("/v1/channels", key, &body).await;
     assert_eq!(res.status(), 201);
-    res.json::<Value>().await.expect("json")["id"].as_i64().expect("id")
+    let id = res.json::<Value>().await.expect("json")["id"].as_i64().expect("id");
+    app.approved_template(id, crate::helpers::TEST_TEMPLATE, 0).await;
+    id
 }
 
+/// Sends a message; free text to an address goes out in an open service window, so the contact
+/// writes first (through the inbound path, a minute ago).
 pub(crate) async fn send(app: &TestApp, key: &str, body: Value) -> Value {
+    if let (Some(ch), Some(to), None) = (body["channel_id"].as_i64(), body["to"].as_str(), body.get("template")) {
+        let at = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+        app.contact_wrote_at(ch, to, at).await;
+    }
     let res = app.post_json("/v1/messages", key, &body).await;
     assert_eq!(res.status(), 201);
     res.json().await.expect("json")
