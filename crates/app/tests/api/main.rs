@@ -46,6 +46,7 @@ mod rest_teams;
 mod rest_threads;
 mod rest_users;
 mod secrets_rotation;
+mod service_window;
 mod seed;
 mod sql_functions;
 mod webhooks_api;
