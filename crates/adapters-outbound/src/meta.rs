@@ -73,7 +73,9 @@ impl MetaGateway {
                 let body = match r.tag {
                     Some(tag) => json!({ "recipient": { "id": r.to }, "messaging_type": "MESSAGE_TAG",
                                          "tag": tag.platform_name(), "message": { "text": text } }),
-                    None => json!({ "recipient": { "id": r.to }, "messaging_type": "RESPONSE", "message": { "text": text } }),
+                    None => {
+                        json!({ "recipient": { "id": r.to }, "messaging_type": "RESPONSE", "message": { "text": text } })
+                    }
                 };
                 Ok((format!("{}/{}/me/messages", self.base_url, self.version), body))
             }

@@ -192,12 +192,18 @@ impl TemplateStore for PgTemplates {
                     .collect();
                 if !rows.is_empty() {
                     // Meta lists a name and language once; a repeat in its answer keeps the first.
-                    diesel::insert_into(whatsapp_templates::table).values(rows).on_conflict_do_nothing().execute(c).await?;
+                    diesel::insert_into(whatsapp_templates::table)
+                        .values(rows)
+                        .on_conflict_do_nothing()
+                        .execute(c)
+                        .await?;
                 }
-                diesel::update(channels::table.filter(channels::workspace_id.eq(ws.0)).filter(channels::id.eq(channel.0)))
-                    .set(channels::templates_synced_at.eq(diesel::dsl::now))
-                    .execute(c)
-                    .await?;
+                diesel::update(
+                    channels::table.filter(channels::workspace_id.eq(ws.0)).filter(channels::id.eq(channel.0)),
+                )
+                .set(channels::templates_synced_at.eq(diesel::dsl::now))
+                .execute(c)
+                .await?;
                 Ok(())
             }
             .scope_boxed()

@@ -11,11 +11,11 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::channels::ChannelId;
 use domain::common::page::{Page, PageRequest};
+use domain::messaging::window::{admit, MessageTag, WindowClosed, WindowNeed};
 use domain::messaging::{
     Direction, IdempotencyKey, InsertMessageError, Message, MessageFilter, MessageId, MessageRepository, MessageStatus,
     NewOutboundMessage, Recipient, Stored, ThreadId, ThreadRef,
 };
-use domain::messaging::window::{admit, MessageTag, WindowClosed, WindowNeed};
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;

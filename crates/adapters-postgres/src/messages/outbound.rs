@@ -250,14 +250,12 @@ pub(super) async fn insert_group(
         .iter()
         .enumerate()
         .filter(|(i, _)| outcomes[*i].is_none())
-        .map(|(i, item)| {
-            match &item.recipient {
-                Recipient::Thread(t) => Ok((i, SendThread { id: t.0, created: false, latest_inbound_at: None })),
-                Recipient::Address(a) => threads_by_address
-                    .get(&(item.channel_id, a.as_str()))
-                    .map(|t| (i, *t))
-                    .ok_or_else(|| into_db(repo(anyhow::anyhow!("no thread resolved for a recipient")))),
-            }
+        .map(|(i, item)| match &item.recipient {
+            Recipient::Thread(t) => Ok((i, SendThread { id: t.0, created: false, latest_inbound_at: None })),
+            Recipient::Address(a) => threads_by_address
+                .get(&(item.channel_id, a.as_str()))
+                .map(|t| (i, *t))
+                .ok_or_else(|| into_db(repo(anyhow::anyhow!("no thread resolved for a recipient")))),
         })
         .collect::<QueryResult<_>>()?;
     if !pending.is_empty() {

@@ -386,6 +386,8 @@ pub(super) async fn threads_for_contacts(
         })
         .collect();
     outbox::record_many(conn, ws, EventType::ThreadCreated, &events).await?;
-    found.extend(created.into_iter().map(|t| (t.contact_id, SendThread { id: t.id, created: true, latest_inbound_at: None })));
+    found.extend(
+        created.into_iter().map(|t| (t.contact_id, SendThread { id: t.id, created: true, latest_inbound_at: None })),
+    );
     Ok(found)
 }

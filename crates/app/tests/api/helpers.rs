@@ -358,7 +358,10 @@ impl TestApp {
             }],
             ..PlatformEvents::default()
         };
-        adapters_postgres::connectors::PgConnectors::new(self.db.clone()).apply(&channel, &events).await.expect("inbound");
+        adapters_postgres::connectors::PgConnectors::new(self.db.clone())
+            .apply(&channel, &events)
+            .await
+            .expect("inbound");
     }
 
     /// The contact at `address` writes to the channel now: its service window opens.

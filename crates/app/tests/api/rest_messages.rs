@@ -41,7 +41,12 @@ async fn sending_to_a_new_number_queues_the_message_in_a_new_thread() {
         send(&app, &key, json!({"channel_id": ch, "content": "Reply", "thread_id": m["thread_id"]})).await;
     assert_eq!((status, &reply["thread_id"]), (201, &m["thread_id"]));
     // A different number gets its own thread.
-    let (_, other) = send(&app, &key, json!({"channel_id": ch, "content": "Hi", "to": "+14155550124", "template": crate::helpers::test_template()})).await;
+    let (_, other) = send(
+        &app,
+        &key,
+        json!({"channel_id": ch, "content": "Hi", "to": "+14155550124", "template": crate::helpers::test_template()}),
+    )
+    .await;
     assert_ne!(other["thread_id"], m["thread_id"]);
 }
 
@@ -163,7 +168,12 @@ async fn listing_is_newest_first_filtered_and_stable_under_inserts() {
     };
     assert_eq!(ids(&p1), [sent[4], sent[3]]);
     // A message arriving between pages does not shift the next page.
-    send(&app, &key, json!({"channel_id": wa, "content": "late", "to": "+14155550123", "template": crate::helpers::test_template()})).await;
+    send(
+        &app,
+        &key,
+        json!({"channel_id": wa, "content": "late", "to": "+14155550123", "template": crate::helpers::test_template()}),
+    )
+    .await;
     let cursor = p1["next_cursor"].as_str().expect("cursor").to_owned();
     let (_, p2) = app.get_json(&format!("/v1/messages?channel_id={wa}&limit=2&cursor={cursor}"), &key).await;
     assert_eq!(ids(&p2), [sent[2], sent[1]]);

@@ -95,13 +95,20 @@ async fn the_window_follows_the_platform_time_of_the_contacts_latest_message() {
     let now = time::OffsetDateTime::now_utc().replace_nanosecond(0).expect("ns");
     // The contact wrote 25 hours ago: the callback carries that time, received only now.
     let old = now - time::Duration::hours(25);
-    let res = callback(&app, "whatsapp", &wa_inbound("pn-w2", "wamid.old", "14155550123", "Hello", old.unix_timestamp()), None).await;
+    let res = callback(
+        &app,
+        "whatsapp",
+        &wa_inbound("pn-w2", "wamid.old", "14155550123", "Hello", old.unix_timestamp()),
+        None,
+    )
+    .await;
     assert_eq!(res.status(), 200);
     let (_, threads) = app.get_json("/v1/threads", &key).await;
     let thread = threads["data"][0]["id"].as_i64().expect("thread");
     let window = &thread_of(&app, &key, thread).await["service_window"];
     assert_eq!(*window, json!({"open": false, "expires_at": rfc3339(old + time::Duration::hours(24))}));
-    let (status, p) = post(&app, &key, json!({"channel_id": ch, "content": "Sorry for the wait", "thread_id": thread})).await;
+    let (status, p) =
+        post(&app, &key, json!({"channel_id": ch, "content": "Sorry for the wait", "thread_id": thread})).await;
     assert_eq!((status, p["code"].as_str()), (422, Some("service_window_closed")));
     assert_eq!(p["expires_at"], json!(rfc3339(old + time::Duration::hours(24))));
     let (status, _) = post(&app, &key, json!({"channel_id": ch, "content": "Sorry", "to": TO})).await;
@@ -110,12 +117,33 @@ async fn the_window_follows_the_platform_time_of_the_contacts_latest_message() {
 
     // A second message, 2 hours ago, moves the window.
     let recent = now - time::Duration::hours(2);
-    callback(&app, "whatsapp", &wa_inbound("pn-w2", "wamid.new", "14155550123", "Anyone?", recent.unix_timestamp()), None).await;
+    callback(
+        &app,
+        "whatsapp",
+        &wa_inbound("pn-w2", "wamid.new", "14155550123", "Anyone?", recent.unix_timestamp()),
+        None,
+    )
+    .await;
     let window = &thread_of(&app, &key, thread).await["service_window"];
     assert_eq!(*window, json!({"open": true, "expires_at": rfc3339(recent + time::Duration::hours(24))}));
     // A late callback for an even older message moves nothing.
-    callback(&app, "whatsapp", &wa_inbound("pn-w2", "wamid.late", "14155550123", "Earlier", (now - time::Duration::hours(30)).unix_timestamp()), None).await;
-    assert_eq!(thread_of(&app, &key, thread).await["service_window"]["expires_at"], json!(rfc3339(recent + time::Duration::hours(24))));
+    callback(
+        &app,
+        "whatsapp",
+        &wa_inbound(
+            "pn-w2",
+            "wamid.late",
+            "14155550123",
+            "Earlier",
+            (now - time::Duration::hours(30)).unix_timestamp(),
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(
+        thread_of(&app, &key, thread).await["service_window"]["expires_at"],
+        json!(rfc3339(recent + time::Duration::hours(24)))
+    );
 
     let (status, m) = post(&app, &key, json!({"channel_id": ch, "content": "Here to help", "thread_id": thread})).await;
     assert_eq!(status, 201, "{m}");
@@ -137,12 +165,16 @@ async fn human_agent_may_answer_on_messenger_up_to_7_days_with_metas_tag() {
     let (status, p) = post(&app, &key, json!({"channel_id": ch, "content": "Late answer", "to": "psid-7"})).await;
     assert_eq!((status, p["code"].as_str()), (422, Some("service_window_closed")));
     let (status, m) =
-        post(&app, &key, json!({"channel_id": ch, "content": "Late answer", "to": "psid-7", "tag": "human_agent"})).await;
+        post(&app, &key, json!({"channel_id": ch, "content": "Late answer", "to": "psid-7", "tag": "human_agent"}))
+            .await;
     assert_eq!(status, 201, "{m}");
     dispatch(&app).await;
     let sent = graph.seen_bodies();
     assert_eq!(sent.len(), 1);
-    assert_eq!((sent[0]["messaging_type"].as_str(), sent[0]["tag"].as_str()), (Some("MESSAGE_TAG"), Some("HUMAN_AGENT")));
+    assert_eq!(
+        (sent[0]["messaging_type"].as_str(), sent[0]["tag"].as_str()),
+        (Some("MESSAGE_TAG"), Some("HUMAN_AGENT"))
+    );
 
     // Past 7 days: refused, with the end of those 7 days.
     let long_ago = wrote - time::Duration::days(5);
@@ -192,13 +224,24 @@ async fn templates_are_synced_listed_and_sends_checked_against_them() {
     let shipped = &list["data"][1];
     let mut fields: Vec<&str> = shipped.as_object().expect("object").keys().map(String::as_str).collect();
     fields.sort_unstable();
-    assert_eq!(fields, ["body", "category", "language", "name", "parameters", "quality", "rejected_reason", "status", "updated_at"]);
-    assert_eq!((shipped["status"].as_str(), shipped["parameters"].as_i64(), shipped["quality"].as_str()), (Some("approved"), Some(2), Some("GREEN")));
-    assert_eq!((list["data"][0]["status"].as_str(), list["data"][0]["rejected_reason"].as_str()), (Some("rejected"), Some("PROMOTIONAL")));
+    assert_eq!(
+        fields,
+        ["body", "category", "language", "name", "parameters", "quality", "rejected_reason", "status", "updated_at"]
+    );
+    assert_eq!(
+        (shipped["status"].as_str(), shipped["parameters"].as_i64(), shipped["quality"].as_str()),
+        (Some("approved"), Some(2), Some("GREEN"))
+    );
+    assert_eq!(
+        (list["data"][0]["status"].as_str(), list["data"][0]["rejected_reason"].as_str()),
+        (Some("rejected"), Some("PROMOTIONAL"))
+    );
     assert!(graph.proof_paths().iter().any(|p| p == "/v21.0/waba-5/message_templates"));
 
-    let tpl = |name: &str, language: &str, params: &[&str]| json!({"channel_id": ch, "content": "Order update", "to": TO,
-        "template": {"name": name, "language": language, "parameters": params}});
+    let tpl = |name: &str, language: &str, params: &[&str]| {
+        json!({"channel_id": ch, "content": "Order update", "to": TO,
+        "template": {"name": name, "language": language, "parameters": params}})
+    };
     for (body, field) in [
         (tpl("order_shiped", "en_US", &["Ana", "42"]), "template.name"),
         (tpl("order_shipped", "de", &["Ana", "42"]), "template.name"),
@@ -223,9 +266,13 @@ async fn templates_are_synced_listed_and_sends_checked_against_them() {
     assert_eq!(graph.seen_bodies()[0]["template"]["name"], "order_shipped");
 
     // Gone at Meta: gone here after a sync on demand.
-    graph.templates_reply(200, json!({"data": [{"name": "order_shipped", "language": "en_US", "status": "APPROVED",
-        "category": "UTILITY", "components": [{"type": "BODY", "text": "Hi {{1}}, order {{2}} shipped."}]}]}));
-    let res = app.authed(Method::POST, &format!("/v1/channels/{ch}/templates/sync"), &key).send().await.expect("request");
+    graph.templates_reply(
+        200,
+        json!({"data": [{"name": "order_shipped", "language": "en_US", "status": "APPROVED",
+        "category": "UTILITY", "components": [{"type": "BODY", "text": "Hi {{1}}, order {{2}} shipped."}]}]}),
+    );
+    let res =
+        app.authed(Method::POST, &format!("/v1/channels/{ch}/templates/sync"), &key).send().await.expect("request");
     assert_eq!(res.status(), 200);
     let synced: Value = res.json().await.expect("json");
     assert_eq!(synced["data"].as_array().map(Vec::len), Some(1));
@@ -250,14 +297,22 @@ async fn a_signed_template_status_update_changes_the_status_at_once_and_emits_it
     };
     assert_eq!(callback(&app, "whatsapp", &body, Some(forged)).await.status(), 401);
     assert_eq!(callback(&app, "whatsapp", &body, Some(String::new())).await.status(), 401);
-    assert!(!sql_bool(&app, "EXISTS (SELECT 1 FROM webhook_events WHERE event_type = 'template.status_updated')").await);
+    assert!(
+        !sql_bool(&app, "EXISTS (SELECT 1 FROM webhook_events WHERE event_type = 'template.status_updated')").await
+    );
 
     assert_eq!(callback(&app, "whatsapp", &body, None).await.status(), 200);
     let (_, list) = app.get_json(&format!("/v1/channels/{ch}/templates"), &key).await;
-    let shipped = list["data"].as_array().expect("data").iter().find(|t| t["name"] == "order_shipped").expect("template").clone();
+    let shipped =
+        list["data"].as_array().expect("data").iter().find(|t| t["name"] == "order_shipped").expect("template").clone();
     assert_eq!(shipped["status"], "paused");
-    let (status, p) = post(&app, &key, json!({"channel_id": ch, "content": "Order update", "to": TO,
-        "template": {"name": "order_shipped", "language": "en_US", "parameters": ["Ana", "42"]}})).await;
+    let (status, p) = post(
+        &app,
+        &key,
+        json!({"channel_id": ch, "content": "Order update", "to": TO,
+        "template": {"name": "order_shipped", "language": "en_US", "parameters": ["Ana", "42"]}}),
+    )
+    .await;
     assert_eq!((status, p["code"].as_str()), (422, Some("template_not_approved")));
     let all = crate::events_helpers::feed(&app, &key).await;
     let events: Vec<&Value> = all.iter().filter(|e| e["type"] == "template.status_updated").collect();
@@ -280,21 +335,33 @@ async fn template_routes_follow_the_channel_scopes_and_the_workspace() {
     let plain = whatsapp_channel(&app, &key, "pn-w8").await;
     let (_, other) = app.advanced_with_key().await;
     assert_eq!(app.get_json(&format!("/v1/channels/{ch}/templates"), &other).await.0, 404);
-    let res = app.authed(Method::POST, &format!("/v1/channels/{ch}/templates/sync"), &other).send().await.expect("request");
+    let res =
+        app.authed(Method::POST, &format!("/v1/channels/{ch}/templates/sync"), &other).send().await.expect("request");
     assert_eq!(res.status(), 404);
     // A channel without a WABA cannot be synced: the field to set is named.
-    let res = app.authed(Method::POST, &format!("/v1/channels/{plain}/templates/sync"), &key).send().await.expect("request");
+    let res =
+        app.authed(Method::POST, &format!("/v1/channels/{plain}/templates/sync"), &key).send().await.expect("request");
     assert_eq!(res.status(), 422);
     let p: Value = res.json().await.expect("json");
     assert_eq!(error_fields(&p), ["credentials.waba_id"]);
     // Meta out of reach: 502, the catalogue unchanged.
     graph.templates_reply(500, json!({"error": {"message": "boom"}}));
-    let res = app.authed(Method::POST, &format!("/v1/channels/{ch}/templates/sync"), &key).send().await.expect("request");
+    let res =
+        app.authed(Method::POST, &format!("/v1/channels/{ch}/templates/sync"), &key).send().await.expect("request");
     assert_eq!(res.status(), 502);
-    assert_eq!(app.get_json(&format!("/v1/channels/{ch}/templates"), &key).await.1["data"].as_array().map(Vec::len), Some(3));
+    assert_eq!(
+        app.get_json(&format!("/v1/channels/{ch}/templates"), &key).await.1["data"].as_array().map(Vec::len),
+        Some(3)
+    );
     // A waba_id on a Messenger channel is refused, naming it.
-    let res = app.post_json("/v1/channels", &key, &json!({"channel_type": "messenger", "display_name": "P", "identifier": "p1",
-        "credentials": {"page_id": "p1", "access_token": "page-token-123", "waba_id": "waba-x"}})).await;
+    let res = app
+        .post_json(
+            "/v1/channels",
+            &key,
+            &json!({"channel_type": "messenger", "display_name": "P", "identifier": "p1",
+        "credentials": {"page_id": "p1", "access_token": "page-token-123", "waba_id": "waba-x"}}),
+        )
+        .await;
     let p: Value = res.json().await.expect("json");
     assert_eq!(error_fields(&p), ["credentials.waba_id"]);
 }

@@ -86,10 +86,8 @@ impl ChannelCredentials {
                 "credentials.waba_id",
                 "must be the WhatsApp Business Account id (letters, digits, `.`, `_`, `-`)",
             )),
-            (Some(_), ChannelType::Messenger | ChannelType::Instagram) => errors.push(FieldError::new(
-                "credentials.waba_id",
-                format!("does not apply to {channel_type} channels"),
-            )),
+            (Some(_), ChannelType::Messenger | ChannelType::Instagram) => errors
+                .push(FieldError::new("credentials.waba_id", format!("does not apply to {channel_type} channels"))),
             _ => {}
         }
         match &self.access_token {

@@ -9,7 +9,9 @@ use sha2::Sha256;
 
 use super::callbacks::MAX_CALLBACK_ACCOUNTS;
 use super::service::open_credentials;
-use super::templates::{ChangedTemplate, SyncTarget, TemplateSource, TemplateStatusChange, TemplateStore, WhatsappTemplate};
+use super::templates::{
+    ChangedTemplate, SyncTarget, TemplateSource, TemplateStatusChange, TemplateStore, WhatsappTemplate,
+};
 use crate::channels::ChannelId;
 use crate::common::error::RepoError;
 use crate::common::ports::{Clock, SecretCipher, SecretPlace};

@@ -304,8 +304,12 @@ pub trait TemplateStore: Send + Sync {
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn replace(&self, ws: WorkspaceId, channel: ChannelId, templates: &[WhatsappTemplate])
-        -> Result<(), RepoError>;
+    async fn replace(
+        &self,
+        ws: WorkspaceId,
+        channel: ChannelId,
+        templates: &[WhatsappTemplate],
+    ) -> Result<(), RepoError>;
 
     /// Claims up to `limit` channels whose last sync is older than `every_secs` (`FOR UPDATE SKIP
     /// LOCKED`, marking them synced now, so another instance does not take them too).
@@ -380,7 +384,9 @@ mod tests {
 
     #[test]
     fn a_template_not_approved_is_refused_with_its_status() {
-        for status in [TemplateStatus::Pending, TemplateStatus::Rejected, TemplateStatus::Paused, TemplateStatus::Disabled] {
+        for status in
+            [TemplateStatus::Pending, TemplateStatus::Rejected, TemplateStatus::Paused, TemplateStatus::Disabled]
+        {
             let r = check_template_send(&send(&["Ana", "42"]), Some(&entry(status, 2)));
             assert!(matches!(r, Err(TemplateRefusal::NotApproved { status: s, .. }) if s == status));
         }

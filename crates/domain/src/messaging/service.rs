@@ -9,9 +9,9 @@ use super::ports::{IdempotencyKey, InsertMessageError, MessageRepository, NewOut
 use super::window::{admit, MessageTag, WindowClosed, WindowNeed};
 use crate::channels::{ChannelId, ChannelRepository, ChannelStatus, ChannelType};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
+use crate::common::page::{Page, PageRequest};
 use crate::common::ports::Clock;
 use crate::connectors::templates::{check_template_send, TemplateRefusal, TemplateStatus, TemplateStore};
-use crate::common::page::{Page, PageRequest};
 use crate::users::UserId;
 use crate::workspace::WorkspaceId;
 

@@ -148,7 +148,8 @@ async fn an_inactive_channel_is_a_conflict() {
 #[tokio::test]
 async fn a_thread_on_another_channel_is_refused() {
     let mut m = MockMessageRepository::new();
-    m.expect_find_thread().returning(|_, id| Ok(Some(ThreadRef { id, channel_id: ChannelId(99), latest_inbound_at: None })));
+    m.expect_find_thread()
+        .returning(|_, id| Ok(Some(ThreadRef { id, channel_id: ChannelId(99), latest_inbound_at: None })));
     let r = send_message(
         channels(ChannelStatus::Active, ChannelType::Whatsapp),
         m,
@@ -188,7 +189,8 @@ fn fingerprints_differ_for_different_requests() {
 
 fn thread_written_at(at: Option<time::OffsetDateTime>) -> MockMessageRepository {
     let mut m = MockMessageRepository::new();
-    m.expect_find_thread().returning(move |_, id| Ok(Some(ThreadRef { id, channel_id: ChannelId(7), latest_inbound_at: at })));
+    m.expect_find_thread()
+        .returning(move |_, id| Ok(Some(ThreadRef { id, channel_id: ChannelId(7), latest_inbound_at: at })));
     m
 }
 
@@ -196,7 +198,15 @@ fn thread_written_at(at: Option<time::OffsetDateTime>) -> MockMessageRepository 
 async fn free_text_to_a_thread_whose_window_closed_is_refused_before_storing() {
     let mut m = thread_written_at(Some(NOW - time::Duration::hours(25)));
     m.expect_insert_outbound().never();
-    let r = send_message(channels(ChannelStatus::Active, ChannelType::Whatsapp), m, WorkspaceId(1), input(None, Some(3)), None, None).await;
+    let r = send_message(
+        channels(ChannelStatus::Active, ChannelType::Whatsapp),
+        m,
+        WorkspaceId(1),
+        input(None, Some(3)),
+        None,
+        None,
+    )
+    .await;
     let Err(SendMessageError::WindowClosed(c)) = r else { panic!("expected a closed window: {r:?}") };
     assert_eq!(c.expires_at, Some(NOW - time::Duration::hours(1)));
 }
@@ -207,7 +217,15 @@ async fn free_text_within_the_window_is_stored_with_what_it_needs() {
     m.expect_insert_outbound()
         .withf(|_, n| n.need == WindowNeed::FreeText && n.tag.is_none() && n.at == NOW)
         .returning(|_, _| Ok(stored()));
-    let r = send_message(channels(ChannelStatus::Active, ChannelType::Whatsapp), m, WorkspaceId(1), input(None, Some(3)), None, None).await;
+    let r = send_message(
+        channels(ChannelStatus::Active, ChannelType::Whatsapp),
+        m,
+        WorkspaceId(1),
+        input(None, Some(3)),
+        None,
+        None,
+    )
+    .await;
     assert!(r.is_ok(), "{r:?}");
 }
 
@@ -216,9 +234,25 @@ async fn a_human_agent_tag_stretches_the_window_to_7_days_on_messenger_only() {
     let mut m = thread_written_at(Some(NOW - time::Duration::days(6)));
     m.expect_insert_outbound().withf(|_, n| n.tag == Some(MessageTag::HumanAgent)).returning(|_, _| Ok(stored()));
     let tagged = SendInput { tag: Some("human_agent".into()), ..input(None, Some(3)) };
-    let r = send_message(channels(ChannelStatus::Active, ChannelType::Messenger), m, WorkspaceId(1), tagged.clone(), None, None).await;
+    let r = send_message(
+        channels(ChannelStatus::Active, ChannelType::Messenger),
+        m,
+        WorkspaceId(1),
+        tagged.clone(),
+        None,
+        None,
+    )
+    .await;
     assert!(r.is_ok(), "{r:?}");
-    let r = send_message(channels(ChannelStatus::Active, ChannelType::Whatsapp), MockMessageRepository::new(), WorkspaceId(1), tagged, None, None).await;
+    let r = send_message(
+        channels(ChannelStatus::Active, ChannelType::Whatsapp),
+        MockMessageRepository::new(),
+        WorkspaceId(1),
+        tagged,
+        None,
+        None,
+    )
+    .await;
     assert!(matches!(r, Err(SendMessageError::Invalid(v)) if v.0[0].field == "tag"));
 }
 
@@ -241,7 +275,11 @@ fn catalogue(status: TemplateStatus) -> MockTemplateStore {
 }
 
 fn template_send(name: &str, parameters: &[&str]) -> SendInput {
-    let template = Template { name: name.into(), language: "en_US".into(), parameters: parameters.iter().map(|p| (*p).to_owned()).collect() };
+    let template = Template {
+        name: name.into(),
+        language: "en_US".into(),
+        parameters: parameters.iter().map(|p| (*p).to_owned()).collect(),
+    };
     SendInput { template: Some(template), ..input(Some("+14155550123"), None) }
 }
 
@@ -254,15 +292,42 @@ async fn a_template_send_is_checked_against_the_catalogue_before_storing() {
     for (send, status, field) in cases {
         let mut m = MockMessageRepository::new();
         m.expect_insert_outbound().never();
-        let r = send_with(channels(ChannelStatus::Active, ChannelType::Whatsapp), m, catalogue(status), WorkspaceId(1), send, None, None).await;
+        let r = send_with(
+            channels(ChannelStatus::Active, ChannelType::Whatsapp),
+            m,
+            catalogue(status),
+            WorkspaceId(1),
+            send,
+            None,
+            None,
+        )
+        .await;
         assert!(matches!(&r, Err(SendMessageError::Invalid(v)) if v.0[0].field == field), "{r:?}");
     }
     let mut m = MockMessageRepository::new();
     m.expect_insert_outbound().never();
-    let r = send_with(channels(ChannelStatus::Active, ChannelType::Whatsapp), m, catalogue(TemplateStatus::Paused), WorkspaceId(1), template_send("order_update", &["42"]), None, None).await;
+    let r = send_with(
+        channels(ChannelStatus::Active, ChannelType::Whatsapp),
+        m,
+        catalogue(TemplateStatus::Paused),
+        WorkspaceId(1),
+        template_send("order_update", &["42"]),
+        None,
+        None,
+    )
+    .await;
     assert!(matches!(r, Err(SendMessageError::TemplateNotApproved { status: TemplateStatus::Paused, .. })));
     let mut m = MockMessageRepository::new();
     m.expect_insert_outbound().withf(|_, n| n.need == WindowNeed::Template).returning(|_, _| Ok(stored()));
-    let r = send_with(channels(ChannelStatus::Active, ChannelType::Whatsapp), m, catalogue(TemplateStatus::Approved), WorkspaceId(1), template_send("order_update", &["42"]), None, None).await;
+    let r = send_with(
+        channels(ChannelStatus::Active, ChannelType::Whatsapp),
+        m,
+        catalogue(TemplateStatus::Approved),
+        WorkspaceId(1),
+        template_send("order_update", &["42"]),
+        None,
+        None,
+    )
+    .await;
     assert!(r.is_ok(), "{r:?}");
 }

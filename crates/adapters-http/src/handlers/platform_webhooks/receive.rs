@@ -35,12 +35,11 @@ pub async fn receive(
         _ => Vec::new(),
     };
     if !template_updates.is_empty() {
-        let changed = state.templates.receive_status_updates(&body, signature, template_updates).await.map_err(
-            |e| match e {
+        let changed =
+            state.templates.receive_status_updates(&body, signature, template_updates).await.map_err(|e| match e {
                 TemplateCallbackError::BadSignature => ApiError::InvalidToken(e.to_string()),
                 TemplateCallbackError::Unknown(e) => unavailable(e),
-            },
-        )?;
+            })?;
         for c in &changed {
             tracing::info!(channel_id = c.channel_id.0, template = %c.template.name, status = c.template.status.as_str(), "template status updated");
         }

@@ -70,7 +70,10 @@ mod tests {
         assert_eq!(waba, "waba-1");
         assert_eq!(changes[0].status, TemplateStatus::Rejected);
         assert_eq!(changes[0].reason.as_deref(), Some("INCORRECT_CATEGORY"));
-        assert_eq!((changes[1].name.as_str(), changes[1].status, changes[1].reason.as_deref()), ("welcome", TemplateStatus::Approved, None));
+        assert_eq!(
+            (changes[1].name.as_str(), changes[1].status, changes[1].reason.as_deref()),
+            ("welcome", TemplateStatus::Approved, None)
+        );
     }
 
     #[test]

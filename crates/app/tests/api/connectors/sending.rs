@@ -66,11 +66,13 @@ async fn rejections_and_failure_callbacks_fail_the_message_with_the_reason() {
         failure_reason: Option<String>,
     }
     let mut conn = app.db.conn().await.expect("conn");
-    let reasons: Vec<R> = diesel::sql_query("SELECT failure_reason FROM messages WHERE channel_id = $1 AND direction = 'outbound' ORDER BY id")
-        .bind::<diesel::sql_types::BigInt, _>(ch)
-        .load(&mut conn)
-        .await
-        .expect("reasons");
+    let reasons: Vec<R> = diesel::sql_query(
+        "SELECT failure_reason FROM messages WHERE channel_id = $1 AND direction = 'outbound' ORDER BY id",
+    )
+    .bind::<diesel::sql_types::BigInt, _>(ch)
+    .load(&mut conn)
+    .await
+    .expect("reasons");
     assert_eq!(
         reasons[0].failure_reason.as_deref(),
         Some("131030: (#131030) Recipient phone number not in allowed list")
