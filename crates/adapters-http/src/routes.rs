@@ -334,6 +334,7 @@ fn pages() -> actix_web::Scope<
         .service(r("/settings/workspace/members/{user_id}").post(P(A::MembersManage), members::change).done())
         .service(r("/settings/workspace/audit-log").get(P(A::AuditRead), audit_log::show).done())
         .service(r("/settings/workspace/rest-api").get(P(A::RestReferenceRead), rest_api::show).done())
+        .service(r("/settings/workspace/channels").get(P(A::ChannelsRead), crate::pages::channels::show).done())
         .service(
             hook("").get(P(A::WebhooksRead), hooks::list::show).post(P(A::WebhooksWrite), hooks::create::create).done(),
         )

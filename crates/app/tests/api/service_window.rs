@@ -365,3 +365,32 @@ async fn template_routes_follow_the_channel_scopes_and_the_workspace() {
     let p: Value = res.json().await.expect("json");
     assert_eq!(error_fields(&p), ["credentials.waba_id"]);
 }
+
+#[tokio::test]
+async fn the_channels_page_shows_the_window_rule_and_each_template_with_its_status() {
+    let graph = Graph::start();
+    graph.templates_reply(200, meta_templates());
+    let app = spawn(&graph).await;
+    let (ws, key) = app.advanced_with_key().await;
+    whatsapp_with_waba(&app, &key, "pn-w9", "waba-9").await;
+    let browser = crate::pages::sign_in(&app, &ws).await;
+    let res = browser.get(&app, "/settings/workspace/channels").await;
+    assert_eq!(res.status(), 200);
+    let html = res.text().await.expect("html");
+    assert!(
+        html.contains("24 hours") && html.contains("service_window_closed") && html.contains("human_agent"),
+        "the rule"
+    );
+    for (name, status) in
+        [("order_shipped", "approved"), ("spring_sale", "pending"), ("old_offer", "rejected (PROMOTIONAL)")]
+    {
+        let row = html.split(&format!("data-template=\"{name}\"")).nth(1).expect(name);
+        let row = row.split("</tr>").next().expect("row");
+        assert!(row.contains(status), "{name}: {row}");
+    }
+    // Another workspace's member sees none of it.
+    let (other, _) = app.advanced_with_key().await;
+    let stranger = crate::pages::sign_in(&app, &other).await;
+    let html = stranger.get(&app, "/settings/workspace/channels").await.text().await.expect("html");
+    assert!(!html.contains("order_shipped"));
+}
