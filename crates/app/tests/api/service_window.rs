@@ -113,7 +113,7 @@ async fn the_window_follows_the_platform_time_of_the_contacts_latest_message() {
     assert_eq!(p["expires_at"], json!(rfc3339(old + time::Duration::hours(24))));
     let (status, _) = post(&app, &key, json!({"channel_id": ch, "content": "Sorry", "to": TO})).await;
     assert_eq!(status, 422, "by address too");
-    assert_eq!(stored(&app).await.0, false);
+    assert!(!stored(&app).await.0, "nothing stored");
 
     // A second message, 2 hours ago, moves the window.
     let recent = now - time::Duration::hours(2);
@@ -203,7 +203,7 @@ async fn a_tag_on_whatsapp_or_another_tag_names_tag_and_changes_nothing() {
         let (status, p) = post(&app, &key, body.clone()).await;
         assert_eq!((status, error_fields(&p)), (422, vec!["tag".to_owned()]), "{body}");
     }
-    assert_eq!(stored(&app).await.0, false);
+    assert!(!stored(&app).await.0, "nothing stored");
     dispatch(&app).await;
     assert!(graph.seen_bodies().is_empty());
 }
