@@ -394,3 +394,28 @@ async fn the_channels_page_shows_the_window_rule_and_each_template_with_its_stat
     let html = stranger.get(&app, "/settings/workspace/channels").await.text().await.expect("html");
     assert!(!html.contains("order_shipped"));
 }
+
+#[tokio::test]
+async fn upgrading_gives_existing_threads_the_window_of_their_stored_inbound_messages() {
+    use diesel_async::SimpleAsyncConnection;
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
+    let wrote = time::OffsetDateTime::now_utc().replace_nanosecond(0).expect("ns") - time::Duration::hours(3);
+    app.contact_wrote_at(ch, TO, wrote).await;
+    app.contact_wrote_at(ch, TO, wrote - time::Duration::hours(5)).await;
+    let (_, threads) = app.get_json("/v1/threads", &key).await;
+    let thread = threads["data"][0]["id"].as_i64().expect("thread");
+    // The database as it was before the migration, filled; then the migration.
+    let mut conn = app.db.conn().await.expect("conn");
+    conn.batch_execute(include_str!("../../../../migrations/2026-11-26-000801_service_window/down.sql"))
+        .await
+        .expect("down");
+    conn.batch_execute(include_str!("../../../../migrations/2026-11-26-000801_service_window/up.sql"))
+        .await
+        .expect("up");
+    let window = &thread_of(&app, &key, thread).await["service_window"];
+    assert_eq!(*window, json!({"open": true, "expires_at": rfc3339(wrote + time::Duration::hours(24))}));
+    let (status, _) = post(&app, &key, json!({"channel_id": ch, "content": "Welcome back", "thread_id": thread})).await;
+    assert_eq!(status, 201);
+}
