@@ -23,6 +23,28 @@ impl From<CreateChannelError> for ApiError {
     }
 }
 
+impl From<domain::connectors::template_sync::ListTemplatesError> for ApiError {
+    fn from(e: domain::connectors::template_sync::ListTemplatesError) -> Self {
+        use domain::connectors::template_sync::ListTemplatesError as E;
+        match e {
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::connectors::template_sync::SyncTemplatesError> for ApiError {
+    fn from(e: domain::connectors::template_sync::SyncTemplatesError) -> Self {
+        use domain::connectors::template_sync::SyncTemplatesError as E;
+        match e {
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::NoWaba => ApiError::field("credentials.waba_id", e.to_string()),
+            E::Platform(m) => ApiError::PlatformUnreachable(m),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
 impl From<SendMessageError> for ApiError {
     fn from(e: SendMessageError) -> Self {
         match e {
@@ -33,6 +55,10 @@ impl From<SendMessageError> for ApiError {
             SendMessageError::ChannelNotActive { .. } | SendMessageError::IdempotencyMismatch => {
                 ApiError::Conflict(e.to_string())
             }
+            SendMessageError::WindowClosed(c) => {
+                ApiError::ServiceWindowClosed { detail: c.to_string(), expires_at: c.expires_at }
+            }
+            SendMessageError::TemplateNotApproved { .. } => ApiError::TemplateNotApproved(e.to_string()),
             SendMessageError::Unknown(e) => e.into(),
         }
     }

@@ -34,6 +34,11 @@ pub struct Problem {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<FieldErrorSchema>>)]
     pub errors: Option<Vec<FieldError>>,
+    /// On `service_window_closed`: when the recipient's window closed (RFC 3339), null when the
+    /// contact never wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub expires_at: Option<serde_json::Value>,
 }
 
 /// Everything a handler can fail with, in HTTP terms.
@@ -101,6 +106,17 @@ pub enum ApiError {
     /// The request conflicts with the current state.
     #[error("{0}")]
     Conflict(String),
+    /// Free text outside the recipient's service window: 422 `service_window_closed`.
+    #[error("{detail}")]
+    ServiceWindowClosed {
+        /// What happened.
+        detail: String,
+        /// When the window closed; `None` when the contact never wrote.
+        expires_at: Option<time::OffsetDateTime>,
+    },
+    /// A WhatsApp template that is not approved: 422 `template_not_approved`.
+    #[error("{0}")]
+    TemplateNotApproved(String),
     /// A value must be unique and another resource has it: 409 `conflict` naming the field.
     #[error("{}: {}", .0.field, .0.message)]
     FieldConflict(FieldError),
@@ -140,6 +156,8 @@ impl ApiError {
             ApiError::PayloadTooLarge { .. } | ApiError::TooLarge(_) => "payload_too_large",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::Conflict(_) | ApiError::FieldConflict(_) => "conflict",
+            ApiError::ServiceWindowClosed { .. } => "service_window_closed",
+            ApiError::TemplateNotApproved(_) => "template_not_approved",
             ApiError::ServiceUnavailable(_) | ApiError::PlatformUnreachable(_) => "service_unavailable",
             ApiError::Internal(_) if self.database_unavailable() => "service_unavailable",
             ApiError::Internal(_) => "internal_error",
@@ -165,6 +183,14 @@ impl ApiError {
             errors: match self {
                 ApiError::Validation(v) => Some(v.0.clone()),
                 ApiError::FieldConflict(f) => Some(vec![f.clone()]),
+                _ => None,
+            },
+            expires_at: match self {
+                ApiError::ServiceWindowClosed { expires_at, .. } => Some(
+                    expires_at
+                        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+                        .map_or(serde_json::Value::Null, serde_json::Value::String),
+                ),
                 _ => None,
             },
         }
@@ -212,7 +238,9 @@ impl ResponseError for ApiError {
             }
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Validation(_) | ApiError::ServiceWindowClosed { .. } | ApiError::TemplateNotApproved(_) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::PayloadTooLarge { .. } | ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,

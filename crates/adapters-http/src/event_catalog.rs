@@ -29,6 +29,7 @@ pub fn data_component(event: EventType) -> Option<&'static str> {
         EventType::ContactCreated | EventType::ContactUpdated => Some("Contact"),
         EventType::ChannelCreated | EventType::ChannelUpdated => Some("ChannelRecord"),
         EventType::WebhookDisabled => Some("WebhookRecord"),
+        EventType::TemplateStatusUpdated => Some("TemplateEventRecord"),
         EventType::WebhookTest | EventType::ContactDeleted => None,
     }
 }
@@ -154,6 +155,10 @@ pub fn sample_data(event: EventType, destination: DestinationId, now: OffsetDate
             team_id: Some(3),
             assigned_at: assignee.as_ref().map(|_| now),
             assignment_reason: assignee.as_ref().map(|_| "balanced".to_owned()),
+            service_window: domain::threads::ServiceWindowRecord {
+                open: true,
+                expires_at: Some(now + time::Duration::hours(23)),
+            },
         })
     };
     let contact = |name: Option<&str>| {
@@ -200,6 +205,20 @@ pub fn sample_data(event: EventType, destination: DestinationId, now: OffsetDate
         EventType::ContactDeleted => Ok(json!({"id": 5_310})),
         EventType::ChannelCreated => channel(ChannelStatusDto::Active),
         EventType::ChannelUpdated => channel(ChannelStatusDto::Disconnected),
+        EventType::TemplateStatusUpdated => serde_json::to_value(domain::connectors::templates::TemplateEventRecord {
+            channel_id: 12,
+            template: domain::connectors::templates::TemplateRecord {
+                name: "order_shipped".to_owned(),
+                language: "de".to_owned(),
+                category: "UTILITY".to_owned(),
+                status: "paused".to_owned(),
+                quality: Some("RED".to_owned()),
+                parameters: 2,
+                body: "Hallo {{1}}, Ihre Bestellung {{2}} ist unterwegs.".to_owned(),
+                rejected_reason: None,
+                updated_at: now,
+            },
+        }),
         EventType::WebhookDisabled => serde_json::to_value(WebhookRecord {
             id: destination.0,
             url: "https://hooks.example.com/wms".to_owned(),

@@ -73,6 +73,8 @@ use crate::handlers::{channels, messages, users, webhooks};
         webhooks::replay::replay,
         crate::handlers::events::list::list,
         crate::handlers::events::types::list,
+        crate::handlers::channels::templates::list,
+        crate::handlers::channels::templates::sync,
     ),
     components(schemas(
         crate::error::Problem,
@@ -84,6 +86,9 @@ use crate::handlers::{channels, messages, users, webhooks};
         crate::dto::ChannelRecord,
         domain::contacts::Contact,
         crate::dto::WebhookRecord,
+        domain::connectors::templates::TemplateEventRecord,
+        domain::connectors::templates::TemplateRecord,
+        domain::threads::ServiceWindowRecord,
     )),
     modifiers(&BearerAuth, &StandardResponses),
     security(("bearer" = [])),

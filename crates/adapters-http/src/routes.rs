@@ -126,6 +126,10 @@ fn v1() -> actix_web::Scope<
                 .patch(Rest(A::ChannelsWrite), channels::update::update)
                 .done(),
         )
+        .service(r("/channels/{channel_id}/templates").get(Rest(A::ChannelsRead), channels::templates::list).done())
+        .service(
+            r("/channels/{channel_id}/templates/sync").post(Rest(A::ChannelsWrite), channels::templates::sync).done(),
+        )
         .service(
             r("/messages")
                 .get(Rest(A::MessagesRead), messages::list::list)
@@ -357,6 +361,7 @@ fn pages() -> actix_web::Scope<
         .service(r("/settings/workspace/members/{user_id}").post(P(A::MembersManage), members::change).done())
         .service(r("/settings/workspace/audit-log").get(P(A::AuditRead), audit_log::show).done())
         .service(r("/settings/workspace/rest-api").get(P(A::RestReferenceRead), rest_api::show).done())
+        .service(r("/settings/workspace/channels").get(P(A::ChannelsRead), crate::pages::channels::show).done())
         .service(
             hook("").get(P(A::WebhooksRead), hooks::list::show).post(P(A::WebhooksWrite), hooks::create::create).done(),
         )

@@ -54,6 +54,8 @@ pub struct AppState {
     pub oauth: Arc<domain::oauth::OAuthService>,
     /// The platforms' callbacks: the subscription handshake, statuses and inbound messages.
     pub callbacks: Arc<domain::connectors::CallbackService>,
+    /// WhatsApp template catalogues: list, sync, and Meta's template status callbacks.
+    pub templates: Arc<domain::connectors::template_sync::TemplatesService>,
 }
 
 impl std::fmt::Debug for AppState {

@@ -69,8 +69,14 @@ impl MetaGateway {
                 let OutboundContent::Text(text) = &r.content else {
                     return Err(GatewayError::Rejected { reason: "templates are a WhatsApp feature".into() });
                 };
-                let body =
-                    json!({ "recipient": { "id": r.to }, "messaging_type": "RESPONSE", "message": { "text": text } });
+                // Past the 24-hour window a human agent's answer goes out tagged (up to 7 days).
+                let body = match r.tag {
+                    Some(tag) => json!({ "recipient": { "id": r.to }, "messaging_type": "MESSAGE_TAG",
+                                         "tag": tag.platform_name(), "message": { "text": text } }),
+                    None => {
+                        json!({ "recipient": { "id": r.to }, "messaging_type": "RESPONSE", "message": { "text": text } })
+                    }
+                };
                 Ok((format!("{}/{}/me/messages", self.base_url, self.version), body))
             }
         }
@@ -156,4 +162,70 @@ impl AccountProof for MetaGateway {
         }
         Ok(())
     }
+}
+
+#[async_trait]
+impl domain::connectors::templates::TemplateSource for MetaGateway {
+    /// `GET {graph}/{version}/{waba_id}/message_templates` with the access token, following
+    /// `paging.next` (only on the same Graph API base URL).
+    async fn fetch(
+        &self,
+        c: &ChannelCredentials,
+    ) -> Result<Vec<domain::connectors::templates::WhatsappTemplate>, String> {
+        let waba = c.waba_id.as_deref().ok_or("the channel's credentials have no waba_id")?;
+        let token = c.access_token.as_deref().ok_or("the channel's credentials have no access token")?;
+        let mut url = format!(
+            "{}/{}/{}/message_templates?limit=100&fields=name,language,status,category,quality_score,components,rejected_reason",
+            self.base_url, self.version, waba
+        );
+        let mut templates = Vec::new();
+        // A bound on pages, so a platform that keeps answering `next` cannot hold the worker.
+        for _ in 0..50 {
+            let res = self.client.get(&url).bearer_auth(token).send().await.map_err(|e| {
+                if e.is_timeout() {
+                    "the platform did not answer in time".to_owned()
+                } else {
+                    "the platform cannot be reached".to_owned()
+                }
+            })?;
+            let status = res.status();
+            let json: Value = res.json().await.unwrap_or(Value::Null);
+            if !status.is_success() {
+                let message = json["error"]["message"].as_str().unwrap_or("no details");
+                return Err(format!("the platform answered {}: {message}", status.as_u16()));
+            }
+            templates.extend(json["data"].as_array().into_iter().flatten().filter_map(template_of));
+            match json["paging"]["next"].as_str() {
+                Some(next) if next.starts_with(&self.base_url) => next.clone_into(&mut url),
+                _ => break,
+            }
+        }
+        Ok(templates)
+    }
+}
+
+/// One template of Meta's listing in wms's words; `None` without a name or language.
+fn template_of(t: &Value) -> Option<domain::connectors::templates::WhatsappTemplate> {
+    use domain::connectors::templates::{count_parameters, TemplateStatus, WhatsappTemplate};
+    let body = t["components"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"].as_str().is_some_and(|k| k.eq_ignore_ascii_case("body")))
+        .and_then(|c| c["text"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let reason = t["rejected_reason"].as_str().filter(|r| !r.is_empty() && *r != "NONE").map(str::to_owned);
+    Some(WhatsappTemplate {
+        name: t["name"].as_str()?.to_owned(),
+        language: t["language"].as_str()?.to_owned(),
+        category: t["category"].as_str().unwrap_or_default().to_owned(),
+        status: TemplateStatus::from_meta(t["status"].as_str().unwrap_or_default()),
+        quality: t["quality_score"]["score"].as_str().map(str::to_owned),
+        parameters: count_parameters(&body),
+        body,
+        rejected_reason: reason,
+        // The sync stamps its own time on every template it stores.
+        updated_at: time::OffsetDateTime::UNIX_EPOCH,
+    })
 }

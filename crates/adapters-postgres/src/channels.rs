@@ -185,6 +185,7 @@ impl ChannelRepository for PgChannelRepository {
                             channels::platform_account_id.eq(new.credentials.as_ref().map(|c| c.account_id.clone())),
                             channels::verify_token_digest
                                 .eq(new.credentials.as_ref().and_then(|c| c.verify_token_digest.map(|d| d.to_vec()))),
+                            channels::waba_id.eq(new.credentials.as_ref().and_then(|c| c.waba_id.clone())),
                         ))
                         .returning(ChannelRow::as_returning())
                         .get_result(conn)
@@ -264,6 +265,9 @@ impl ChannelRepository for PgChannelRepository {
                                 channels::platform_account_id.eq(Some(c.account_id.clone())),
                                 channels::verify_token_digest.eq(c.verify_token_digest.map(|d| d.to_vec())),
                                 channels::send_paused_until.eq(None::<OffsetDateTime>),
+                                channels::waba_id.eq(c.waba_id.clone()),
+                                // New credentials: the template catalogue is due for a sync.
+                                channels::templates_synced_at.eq(None::<OffsetDateTime>),
                             ))
                             .execute(conn)
                             .await

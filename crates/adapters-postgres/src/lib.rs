@@ -33,6 +33,7 @@ pub mod seed;
 pub mod service_keys;
 pub mod sessions;
 pub mod teams;
+pub mod templates;
 pub mod threads;
 pub mod wake;
 pub mod webhooks;

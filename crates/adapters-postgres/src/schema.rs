@@ -49,6 +49,8 @@ diesel::table! {
         send_paused_until -> Nullable<Timestamptz>,
         // issue 30 (lifecycle)
         default_team_id -> Nullable<Int8>,
+        waba_id -> Nullable<Text>,
+        templates_synced_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -188,6 +190,7 @@ diesel::table! {
         // issue 30 (lifecycle)
         sender_type -> Text,
         sender_id -> Nullable<Int8>,
+        platform_tag -> Nullable<Text>,
     }
 }
 
@@ -287,6 +290,7 @@ diesel::table! {
         assigned_at -> Nullable<Timestamptz>,
         assignment_reason -> Nullable<Text>,
         waiting_since -> Nullable<Timestamptz>,
+        latest_inbound_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -496,6 +500,25 @@ diesel::table! {
     }
 }
 
+// Service window and WhatsApp templates (migrations 2026-11-26-0008nn).
+diesel::table! {
+    whatsapp_templates (workspace_id, channel_id, name, language) {
+        workspace_id -> Int8,
+        channel_id -> Int8,
+        name -> Text,
+        language -> Text,
+        category -> Text,
+        status -> Text,
+        quality -> Nullable<Text>,
+        parameters -> Int4,
+        body -> Text,
+        rejected_reason -> Nullable<Text>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(whatsapp_templates -> channels (channel_id));
+
 diesel::allow_tables_to_appear_in_same_query!(
     audit_events,
     member_invitations,
@@ -529,6 +552,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_throttles,
     workspace_members,
     workspaces,
+    whatsapp_templates,
 );
 
 // OAuth for MCP clients (migration 2026-11-26-000501_oauth), declared by hand.

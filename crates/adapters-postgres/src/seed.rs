@@ -315,6 +315,18 @@ async fn generate(
     )
     .await?;
 
+    // Each thread's service window follows its contact's latest message, as inbound callbacks
+    // keep it, so the demo's recent conversations can be answered with free text.
+    exec(
+        c,
+        "UPDATE threads t SET latest_inbound_at = m.latest
+         FROM (SELECT thread_id, max(created_at) AS latest FROM messages
+               WHERE workspace_id = $1 AND direction = 'inbound' GROUP BY thread_id) m
+         WHERE t.workspace_id = $1 AND t.id = m.thread_id",
+        ws,
+    )
+    .await?;
+
     for d in destinations {
         diesel::sql_query(
             "INSERT INTO webhook_destinations (workspace_id, url, platform, events, active, secret_encrypted, id)

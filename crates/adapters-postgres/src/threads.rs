@@ -59,6 +59,7 @@ struct ThreadRow {
     team_id: Option<i64>,
     assigned_at: Option<OffsetDateTime>,
     assignment_reason: Option<String>,
+    latest_inbound_at: Option<OffsetDateTime>,
 }
 
 impl From<ThreadRow> for Thread {
@@ -85,6 +86,7 @@ impl From<ThreadRow> for Thread {
             team_id: r.team_id,
             assigned_at: r.assigned_at,
             assignment_reason: r.assignment_reason.as_deref().and_then(AssignmentReason::stored),
+            latest_inbound_at: r.latest_inbound_at,
         }
     }
 }

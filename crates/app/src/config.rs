@@ -256,6 +256,8 @@ pub struct ConnectorSettings {
     pub batch_size: i64,
     /// How often an idle dispatcher looks for queued messages, in milliseconds.
     pub poll_interval_ms: u64,
+    /// How often each WhatsApp channel's template catalogue is synced from Meta, in minutes.
+    pub template_sync_minutes: u64,
 }
 
 /// `secrets.*`

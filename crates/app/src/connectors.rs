@@ -9,6 +9,8 @@ use adapters_outbound::meta::MetaGateway;
 use adapters_postgres::connectors::PgConnectors;
 use adapters_postgres::Db;
 use domain::channels::ChannelType;
+use domain::connectors::template_sync::TemplatesService;
+use domain::connectors::templates::{TemplateSource, WhatsappTemplate};
 use domain::connectors::{
     AccountProof, ChannelCredentials, ChannelGateway, DispatchReport, DispatchService, ProofError,
 };
@@ -53,6 +55,63 @@ struct NoPlatform;
 impl AccountProof for NoPlatform {
     async fn prove(&self, _: ChannelType, _: &ChannelCredentials) -> Result<(), ProofError> {
         Err(ProofError::Unreachable("the platform cannot be reached".into()))
+    }
+}
+
+/// The template catalogue's use cases on `db`, reading Meta's templates from the configured Graph
+/// API (at most 10 s per page: a member may wait for a sync).
+pub fn templates(settings: &Settings, db: &Db) -> Arc<TemplatesService> {
+    let c = &settings.connectors;
+    let source: Arc<dyn TemplateSource> =
+        match MetaGateway::new(&c.graph_base_url, &c.graph_version, Duration::from_secs(c.timeout_secs.min(10))) {
+            Ok(g) => Arc::new(g),
+            Err(e) => {
+                tracing::error!(error = %e, "no HTTP client for the Graph API: templates cannot be synced");
+                Arc::new(NoPlatform)
+            }
+        };
+    Arc::new(TemplatesService::new(
+        Arc::new(adapters_postgres::templates::PgTemplates::new(db.clone())),
+        source,
+        crate::secrets::wired_cipher(settings),
+        Arc::new(SystemClock),
+    ))
+}
+
+#[async_trait::async_trait]
+impl TemplateSource for NoPlatform {
+    async fn fetch(&self, _: &ChannelCredentials) -> Result<Vec<WhatsappTemplate>, String> {
+        Err("the platform cannot be reached".into())
+    }
+}
+
+/// How often the template sync loop looks for channels due (new credentials are due at once).
+const TEMPLATE_POLL: Duration = Duration::from_secs(5);
+
+/// Channels one pass of the template sync loop takes.
+const TEMPLATE_BATCH: i64 = 20;
+
+/// Syncs due template catalogues until shutdown: every channel every
+/// `connectors.template_sync_minutes`, and those given new credentials at its next pass. Any
+/// number of instances share the work (each channel is claimed by one).
+async fn sync_templates(service: Arc<TemplatesService>, every_secs: i64, mut shutdown: watch::Receiver<bool>) {
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        let mut pause = TEMPLATE_POLL;
+        match service.sync_due(every_secs, TEMPLATE_BATCH).await {
+            Ok(n) if n > 0 => tracing::debug!(channels = n, "template catalogues synced"),
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = format!("{:#}", e.0), "template sync cannot reach the database; backing off");
+                pause = Duration::from_secs(30);
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            _ = shutdown.changed() => return,
+        }
     }
 }
 
@@ -104,8 +163,12 @@ pub fn start(settings: &Settings, db: &Db) -> anyhow::Result<Dispatchers> {
             ))
         })
         .collect::<Vec<_>>();
+    let mut loops = loops;
     if !loops.is_empty() {
         tracing::info!(workers = loops.len(), graph = %c.graph_base_url, "channel dispatchers started");
+        // An instance that talks to the platforms also keeps the template catalogues fresh.
+        let every = i64::try_from(c.template_sync_minutes * 60).unwrap_or(i64::MAX);
+        loops.push(tokio::spawn(sync_templates(templates(settings, db), every, rx.clone())));
     }
     Ok(Dispatchers { shutdown, loops })
 }

@@ -137,20 +137,26 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
     let cipher = crate::secrets::wired_cipher(settings);
     let channels = Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone()));
     let auth = crate::pages::with_sessions(crate::auth_state::auth_state(settings, db), &pages);
+    let templates = crate::connectors::templates(settings, db);
     AppState {
         health: Arc::new(DbHealth {
             db: db.clone(),
             latest: adapters_postgres::migrate::latest_embedded_version(),
             replica,
         }),
-        channels: Arc::new(domain::channels::ChannelsService::new(
-            channels.clone(),
-            cipher.clone(),
-            crate::connectors::account_proof(settings),
-        )),
+        channels: Arc::new(
+            domain::channels::ChannelsService::new(
+                channels.clone(),
+                cipher.clone(),
+                crate::connectors::account_proof(settings),
+            )
+            .with_templates(templates.clone()),
+        ),
         messages: Arc::new(domain::messaging::MessagingService::new(
             channels,
             Arc::new(adapters_postgres::messages::PgMessageRepository::new(db.clone())),
+            Arc::new(adapters_postgres::templates::PgTemplates::new(db.clone())),
+            Arc::new(crate::platform::SystemClock),
         )),
         members: Arc::new(members_service(settings, db)),
         password_resets: Arc::new(domain::accounts::PasswordResetService {
@@ -203,6 +209,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             Arc::new(adapters_postgres::connectors::PgCallbackThrottle::new(db.clone())),
             Arc::new(crate::platform::SystemClock),
         )),
+        templates,
     }
 }
 

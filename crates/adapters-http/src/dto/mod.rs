@@ -170,6 +170,10 @@ pub struct CredentialsBody {
     /// The token you enter as "Verify token" in the app dashboard.
     #[schema(min_length = 8, max_length = 512)]
     pub verify_token: Option<String>,
+    /// WhatsApp: the WhatsApp Business Account id; with it wms keeps the channel's message
+    /// templates (`GET /v1/channels/:channel_id/templates`) and checks template sends against them.
+    #[schema(max_length = 64, example = "102290129340398")]
+    pub waba_id: Option<String>,
 }
 
 impl From<CredentialsBody> for domain::connectors::ChannelCredentials {
@@ -180,6 +184,7 @@ impl From<CredentialsBody> for domain::connectors::ChannelCredentials {
             access_token: c.access_token,
             app_secret: c.app_secret,
             verify_token: c.verify_token,
+            waba_id: c.waba_id,
         }
     }
 }

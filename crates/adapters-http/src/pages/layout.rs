@@ -9,11 +9,12 @@ use domain::access::Action;
 use domain::workspace::PlanTier;
 
 /// The navigation: (path, label, what the policy must allow for the link to show).
-const NAV: [(&str, &str, Action); 7] = [
+const NAV: [(&str, &str, Action); 8] = [
     ("/settings/workspace/api-keys", "API Keys", Action::ApiKeysRead),
     ("/settings/integrations/webhooks", "Webhooks", Action::WebhooksRead),
     ("/settings/workspace/members", "Members", Action::MembersRead),
     ("/settings/workspace/audit-log", "Audit log", Action::AuditRead),
+    ("/settings/workspace/channels", "Channels", Action::ChannelsRead),
     ("/settings/workspace/rest-api", "REST API", Action::RestReferenceRead),
     ("/analytics", "Analytics", Action::AnalyticsRead),
     ("/settings/account/connected-apps", "Connected apps", Action::ConnectedApps),

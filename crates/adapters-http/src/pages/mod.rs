@@ -13,6 +13,7 @@ pub mod analytics;
 pub mod api_keys;
 pub mod assets;
 pub mod audit_log;
+pub mod channels;
 pub mod docs;
 pub mod error;
 pub mod form;

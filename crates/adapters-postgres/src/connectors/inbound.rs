@@ -73,12 +73,12 @@ async fn read_facts(
         }
     };
     let Some((id, name)) = contact else { return Ok(InboundFacts { received_at, ..InboundFacts::default() }) };
-    let thread: Option<(i64, String)> = threads::table
+    let thread: Option<(i64, String, Option<OffsetDateTime>)> = threads::table
         .filter(threads::workspace_id.eq(ws.0))
         .filter(threads::contact_id.eq(id))
         .filter(threads::channel_id.eq(ch.channel_id.0))
         .order(threads::id.desc())
-        .select((threads::id, threads::status))
+        .select((threads::id, threads::status, threads::latest_inbound_at))
         .for_update()
         .first(conn)
         .await
@@ -86,7 +86,7 @@ async fn read_facts(
     Ok(InboundFacts {
         duplicate: false,
         contact: Some(KnownContact { id, name }),
-        thread: thread.map(|(id, status)| KnownThread { id, status }),
+        thread: thread.map(|(id, status, latest_inbound_at)| KnownThread { id, status, latest_inbound_at }),
         received_at,
     })
 }
@@ -150,6 +150,7 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
                     threads::channel_id.eq(ch.channel_id.0),
                     threads::unread_count.eq(1),
                     threads::last_message_at.eq(at),
+                    threads::latest_inbound_at.eq(at),
                 ))
                 .returning(threads::id)
                 .get_result::<i64>(conn)
@@ -158,17 +159,19 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
             crate::assignment::place_new_threads(conn, ws, ch.channel_id.0, &[id], OffsetDateTime::now_utc()).await?;
             id
         }
-        ThreadStep::Bump { id, at, reopens } => {
+        ThreadStep::Bump { id, at, latest_inbound_at, reopens } => {
             diesel::sql_query(
                 "UPDATE threads SET unread_count = unread_count + 1, last_message_at = greatest(last_message_at, $2),
                         status = CASE WHEN $3 THEN 'open' ELSE status END,
                         status_reason = CASE WHEN $3 THEN 'contact_replied' ELSE status_reason END,
-                        snoozed_until = CASE WHEN $3 THEN NULL ELSE snoozed_until END, updated_at = now()
+                        snoozed_until = CASE WHEN $3 THEN NULL ELSE snoozed_until END,
+                        latest_inbound_at = $4, updated_at = now()
                  WHERE id = $1",
             )
             .bind::<BigInt, _>(id)
             .bind::<Timestamptz, _>(at)
             .bind::<diesel::sql_types::Bool, _>(reopens)
+            .bind::<Timestamptz, _>(latest_inbound_at)
             .execute(conn)
             .await?;
             id

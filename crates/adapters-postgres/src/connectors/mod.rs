@@ -66,6 +66,8 @@ struct ClaimedRow {
     template: Option<serde_json::Value>,
     #[diesel(sql_type = Integer)]
     attempts: i32,
+    #[diesel(sql_type = Nullable<Text>)]
+    platform_tag: Option<String>,
 }
 
 fn into_dispatch(r: ClaimedRow) -> Result<Dispatch, RepoError> {
@@ -83,6 +85,7 @@ fn into_dispatch(r: ClaimedRow) -> Result<Dispatch, RepoError> {
         to: r.to_address,
         content,
         attempts: r.attempts,
+        tag: r.platform_tag.as_deref().and_then(domain::messaging::window::MessageTag::from_platform_name),
     })
 }
 
@@ -207,11 +210,11 @@ impl DispatchQueue for PgConnectors {
                  UPDATE messages m SET next_dispatch_at = now() + make_interval(secs => $2),
                                        dispatch_attempts = m.dispatch_attempts + 1
                  FROM due WHERE m.id = due.id
-                 RETURNING m.id, m.workspace_id, m.channel_id, m.thread_id, m.content, m.template, m.dispatch_attempts
+                 RETURNING m.id, m.workspace_id, m.channel_id, m.thread_id, m.content, m.template, m.dispatch_attempts, m.platform_tag
              )
              SELECT cl.id, cl.workspace_id, cl.channel_id, c.channel_type, c.credentials_encrypted AS credentials,
                     CASE WHEN c.channel_type = 'whatsapp' THEN ct.phone ELSE ct.platform_user_id END AS to_address,
-                    cl.content, cl.template, cl.dispatch_attempts AS attempts
+                    cl.content, cl.template, cl.dispatch_attempts AS attempts, cl.platform_tag
              FROM claimed cl
              JOIN channels c ON c.workspace_id = cl.workspace_id AND c.id = cl.channel_id
              JOIN threads t ON t.workspace_id = cl.workspace_id AND t.id = cl.thread_id

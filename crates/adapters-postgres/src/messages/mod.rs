@@ -11,6 +11,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::channels::ChannelId;
 use domain::common::page::{Page, PageRequest};
+use domain::messaging::window::{admit, MessageTag, WindowClosed, WindowNeed};
 use domain::messaging::{
     Direction, IdempotencyKey, InsertMessageError, Message, MessageFilter, MessageId, MessageRepository, MessageStatus,
     NewOutboundMessage, Recipient, Sender, Stored, ThreadId, ThreadRef,
@@ -105,6 +106,7 @@ pub fn message_json(m: &Message) -> serde_json::Value {
 
 enum TxError {
     Mismatch,
+    Window(WindowClosed),
     Db(diesel::result::Error),
 }
 
@@ -217,15 +219,20 @@ impl MessageRepository for PgMessageRepository {
 
     async fn find_thread(&self, ws: WorkspaceId, id: ThreadId) -> Result<Option<ThreadRef>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let row: Option<(i64, i64)> = threads::table
+        // The window rides on the read the send makes anyway: no statement of its own.
+        let row: Option<(i64, i64, Option<OffsetDateTime>)> = threads::table
             .filter(threads::workspace_id.eq(ws.0))
             .filter(threads::id.eq(id.0))
-            .select((threads::id, threads::channel_id))
+            .select((threads::id, threads::channel_id, threads::latest_inbound_at))
             .first(&mut conn)
             .await
             .optional()
             .map_err(repo)?;
-        Ok(row.map(|(id, channel_id)| ThreadRef { id: ThreadId(id), channel_id: ChannelId(channel_id) }))
+        Ok(row.map(|(id, channel_id, latest_inbound_at)| ThreadRef {
+            id: ThreadId(id),
+            channel_id: ChannelId(channel_id),
+            latest_inbound_at,
+        }))
     }
 
     async fn can_send_as(&self, ws: WorkspaceId, sender: Sender) -> Result<bool, RepoError> {

@@ -31,8 +31,12 @@ pub(super) async fn insert_one(
                     }
                 }
                 let thread = match &new.recipient {
-                    Recipient::Thread(t) => SendThread { id: t.0, created: false },
-                    Recipient::Address(a) => thread_for_address(conn, ws, new.channel_id, a).await?,
+                    Recipient::Thread(t) => SendThread { id: t.0, created: false, latest_inbound_at: None },
+                    Recipient::Address(a) => match thread_for_address(conn, ws, new, a).await {
+                        Ok(t) => t,
+                        Err(SendRefused::Window(c)) => return Err(TxError::Window(c)),
+                        Err(SendRefused::Db(e)) => return Err(TxError::Db(e)),
+                    },
                 };
                 let thread_id = thread.id;
                 let row: MessageRow = diesel::insert_into(messages::table)
@@ -47,6 +51,7 @@ pub(super) async fn insert_one(
                         messages::author_ai_agent_id.eq(author_ai_agent(new.sender)),
                         messages::sender_type.eq(new.sender.kind()),
                         messages::sender_id.eq(new.sender.id()),
+                        messages::platform_tag.eq(new.tag.map(MessageTag::platform_name)),
                         messages::content.eq(&new.content),
                         messages::status.eq("queued"),
                         messages::queued_at.eq(diesel::dsl::now),
@@ -82,6 +87,7 @@ pub(super) async fn insert_one(
         .await;
     result.map_err(|e| match e {
         TxError::Mismatch => InsertMessageError::IdempotencyMismatch,
+        TxError::Window(c) => InsertMessageError::WindowClosed(c),
         TxError::Db(e) => InsertMessageError::Unknown(repo(e)),
     })
 }
@@ -203,34 +209,58 @@ pub(super) async fn insert_group(
         std::collections::HashMap::new();
     let mut channels: Vec<ChannelId> = addresses.iter().map(|(c, _)| *c).collect();
     channels.dedup();
+    // Only a template send may open a conversation: the recipients of the others are looked up,
+    // never created, and their windows judged below.
+    let opening: std::collections::HashSet<(ChannelId, &str)> = items
+        .iter()
+        .zip(&outcomes)
+        .filter(|(item, o)| o.is_none() && item.need == WindowNeed::Template)
+        .filter_map(|(item, _)| match &item.recipient {
+            Recipient::Address(a) => Some((item.channel_id, a.as_str())),
+            Recipient::Thread(_) => None,
+        })
+        .collect();
     for channel_id in channels {
         let of_channel: Vec<&str> = addresses.iter().filter(|(c, _)| *c == channel_id).map(|(_, a)| *a).collect();
+        let creatable: std::collections::HashSet<&str> =
+            of_channel.iter().copied().filter(|a| opening.contains(&(channel_id, *a))).collect();
         let by_phone = addressed_by_phone(conn, ws, channel_id).await?;
-        let contact_of = contacts_for_addresses(conn, ws, by_phone, &of_channel).await?;
+        let contact_of = contacts_for_addresses(conn, ws, by_phone, &of_channel, &creatable).await?;
         let mut contact_ids: Vec<i64> = contact_of.values().copied().collect();
         contact_ids.sort_unstable();
         contact_ids.dedup();
-        let thread_of = threads_for_contacts(conn, ws, channel_id, &contact_ids).await?;
+        let creatable: std::collections::HashSet<i64> =
+            creatable.iter().filter_map(|a| contact_of.get(*a).copied()).collect();
+        let thread_of = threads_for_contacts(conn, ws, channel_id, &contact_ids, &creatable).await?;
         for address in of_channel {
-            let thread = contact_of
-                .get(address)
-                .and_then(|c| thread_of.get(c))
-                .ok_or_else(|| into_db(repo(anyhow::anyhow!("no thread resolved for a recipient"))))?;
-            threads_by_address.insert((channel_id, address), *thread);
+            // No thread: a recipient that only free text addresses and that has none yet.
+            if let Some(thread) = contact_of.get(address).and_then(|c| thread_of.get(c)) {
+                threads_by_address.insert((channel_id, address), *thread);
+            }
+        }
+    }
+    for (i, item) in items.iter().enumerate() {
+        let Recipient::Address(a) = &item.recipient else { continue };
+        if outcomes[i].is_some() {
+            continue;
+        }
+        let latest = threads_by_address.get(&(item.channel_id, a.as_str())).and_then(|t| t.latest_inbound_at);
+        if let Err(closed) = admit(item.need, latest, item.at) {
+            outcomes[i] = Some(Outcome::Done(Err(InsertMessageError::WindowClosed(closed))));
         }
     }
     let pending: Vec<(usize, SendThread)> = items
         .iter()
         .enumerate()
         .filter(|(i, _)| outcomes[*i].is_none())
-        .map(|(i, item)| {
-            let thread = match &item.recipient {
-                Recipient::Thread(t) => SendThread { id: t.0, created: false },
-                Recipient::Address(a) => threads_by_address[&(item.channel_id, a.as_str())],
-            };
-            (i, thread)
+        .map(|(i, item)| match &item.recipient {
+            Recipient::Thread(t) => Ok((i, SendThread { id: t.0, created: false, latest_inbound_at: None })),
+            Recipient::Address(a) => threads_by_address
+                .get(&(item.channel_id, a.as_str()))
+                .map(|t| (i, *t))
+                .ok_or_else(|| into_db(repo(anyhow::anyhow!("no thread resolved for a recipient")))),
         })
-        .collect();
+        .collect::<QueryResult<_>>()?;
     if !pending.is_empty() {
         let rows: Vec<_> = pending
             .iter()
@@ -247,6 +277,7 @@ pub(super) async fn insert_group(
                     messages::author_ai_agent_id.eq(author_ai_agent(new.sender)),
                     messages::sender_type.eq(new.sender.kind()),
                     messages::sender_id.eq(new.sender.id()),
+                    messages::platform_tag.eq(new.tag.map(MessageTag::platform_name)),
                     messages::content.eq(new.content.as_str()),
                     messages::status.eq("queued"),
                     messages::queued_at.eq(diesel::dsl::now),

@@ -86,13 +86,13 @@ pub(super) async fn latest_thread(
     ws: WorkspaceId,
     contact_id: i64,
     channel_id: ChannelId,
-) -> QueryResult<Option<i64>> {
+) -> QueryResult<Option<(i64, Option<OffsetDateTime>)>> {
     threads::table
         .filter(threads::workspace_id.eq(ws.0))
         .filter(threads::contact_id.eq(contact_id))
         .filter(threads::channel_id.eq(channel_id.0))
         .order(threads::id.desc())
-        .select(threads::id)
+        .select((threads::id, threads::latest_inbound_at))
         .first(conn)
         .await
         .optional()
@@ -104,6 +104,8 @@ pub(super) async fn latest_thread(
 pub(super) struct SendThread {
     pub(super) id: i64,
     pub(super) created: bool,
+    /// Its latest inbound platform time (the service window); `None` for a new thread.
+    pub(super) latest_inbound_at: Option<OffsetDateTime>,
 }
 
 /// The contact's most recent thread on the channel, or a new one (with `thread.created`).
@@ -119,8 +121,8 @@ pub(super) async fn thread_for_contact(
     contact_id: i64,
     channel_id: ChannelId,
 ) -> QueryResult<SendThread> {
-    if let Some(id) = latest_thread(conn, ws, contact_id, channel_id).await? {
-        return Ok(SendThread { id, created: false });
+    if let Some((id, latest_inbound_at)) = latest_thread(conn, ws, contact_id, channel_id).await? {
+        return Ok(SendThread { id, created: false, latest_inbound_at });
     }
     contacts::table
         .filter(contacts::workspace_id.eq(ws.0))
@@ -129,8 +131,8 @@ pub(super) async fn thread_for_contact(
         .for_no_key_update()
         .first::<i64>(conn)
         .await?;
-    if let Some(id) = latest_thread(conn, ws, contact_id, channel_id).await? {
-        return Ok(SendThread { id, created: false });
+    if let Some((id, latest_inbound_at)) = latest_thread(conn, ws, contact_id, channel_id).await? {
+        return Ok(SendThread { id, created: false, latest_inbound_at });
     }
     let id: i64 = diesel::insert_into(threads::table)
         .values((
@@ -149,20 +151,51 @@ pub(super) async fn thread_for_contact(
     let thread = crate::threads::load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)?;
     let data = crate::threads::thread_json(&thread);
     outbox::record(conn, ws, EventType::ThreadCreated, &data).await?;
-    Ok(SendThread { id, created: true })
+    Ok(SendThread { id, created: true, latest_inbound_at: None })
 }
 
 /// The thread for an address on a channel: its contact found or created, then the contact's most
-/// recent thread on the channel, or a new one.
+/// recent thread on the channel, or a new one. A send that needs an open service window (free
+/// text) creates nothing: it takes the contact's latest thread if there is one, and the domain's
+/// [`admit`] decides on its window before anything is written (a new recipient's is closed).
 pub(super) async fn thread_for_address(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
-    channel_id: ChannelId,
+    new: &NewOutboundMessage,
     address: &str,
-) -> QueryResult<SendThread> {
-    let by_phone = addressed_by_phone(conn, ws, channel_id).await?;
+) -> Result<SendThread, SendRefused> {
+    let by_phone = addressed_by_phone(conn, ws, new.channel_id).await?;
+    if new.need != WindowNeed::Template {
+        let thread = match find_contact(conn, ws, by_phone, address).await? {
+            Some(contact_id) => latest_thread(conn, ws, contact_id, new.channel_id).await?,
+            None => None,
+        };
+        admit(new.need, thread.and_then(|(_, latest)| latest), new.at)?;
+        let (id, latest_inbound_at) = thread.ok_or(diesel::result::Error::NotFound)?;
+        return Ok(SendThread { id, created: false, latest_inbound_at });
+    }
     let contact_id = contact_for_address(conn, ws, by_phone, address).await?;
-    thread_for_contact(conn, ws, contact_id, channel_id).await
+    Ok(thread_for_contact(conn, ws, contact_id, new.channel_id).await?)
+}
+
+/// Why a send's recipient resolution stopped.
+pub(super) enum SendRefused {
+    /// The domain refused the send: its window is closed (nothing was written).
+    Window(WindowClosed),
+    /// A database failure.
+    Db(diesel::result::Error),
+}
+
+impl From<diesel::result::Error> for SendRefused {
+    fn from(e: diesel::result::Error) -> Self {
+        SendRefused::Db(e)
+    }
+}
+
+impl From<WindowClosed> for SendRefused {
+    fn from(e: WindowClosed) -> Self {
+        SendRefused::Window(e)
+    }
 }
 
 #[derive(QueryableByName)]
@@ -185,6 +218,7 @@ pub(super) async fn contacts_for_addresses(
     ws: WorkspaceId,
     by_phone: bool,
     addresses: &[&str],
+    creatable: &std::collections::HashSet<&str>,
 ) -> QueryResult<std::collections::HashMap<String, i64>> {
     let (column, target) = if by_phone {
         ("phone", "(workspace_id, phone) WHERE phone IS NOT NULL")
@@ -200,7 +234,9 @@ pub(super) async fn contacts_for_addresses(
     };
     let mut found: std::collections::HashMap<String, i64> =
         find(addresses.to_vec()).load::<AddressedContact>(conn).await?.into_iter().map(|c| (c.address, c.id)).collect();
-    let missing: Vec<&str> = addresses.iter().copied().filter(|a| !found.contains_key(*a)).collect();
+    // Only the recipients of sends that may open a conversation (templates) are created.
+    let missing: Vec<&str> =
+        addresses.iter().copied().filter(|a| !found.contains_key(*a) && creatable.contains(a)).collect();
     if missing.is_empty() {
         return Ok(found);
     }
@@ -247,6 +283,8 @@ pub(super) struct ContactThread {
     contact_id: i64,
     #[diesel(sql_type = BigInt)]
     id: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<Timestamptz>)]
+    latest_inbound_at: Option<OffsetDateTime>,
 }
 
 #[derive(QueryableByName)]
@@ -269,6 +307,7 @@ pub(super) async fn threads_for_contacts(
     ws: WorkspaceId,
     channel_id: ChannelId,
     contact_ids: &[i64],
+    creatable: &std::collections::HashSet<i64>,
 ) -> QueryResult<std::collections::HashMap<i64, SendThread>> {
     async fn latest(
         conn: &mut AsyncPgConnection,
@@ -277,7 +316,7 @@ pub(super) async fn threads_for_contacts(
         contact_ids: &[i64],
     ) -> QueryResult<Vec<ContactThread>> {
         diesel::sql_query(
-            "SELECT DISTINCT ON (contact_id) contact_id, id FROM threads
+            "SELECT DISTINCT ON (contact_id) contact_id, id, latest_inbound_at FROM threads
              WHERE workspace_id = $1 AND channel_id = $2 AND contact_id = ANY ($3)
              ORDER BY contact_id, id DESC",
         )
@@ -287,10 +326,14 @@ pub(super) async fn threads_for_contacts(
         .load(conn)
         .await
     }
-    let known = |t: ContactThread| (t.contact_id, SendThread { id: t.id, created: false });
+    let known = |t: ContactThread| {
+        (t.contact_id, SendThread { id: t.id, created: false, latest_inbound_at: t.latest_inbound_at })
+    };
     let mut found: std::collections::HashMap<i64, SendThread> =
         latest(conn, ws, channel_id, contact_ids).await?.into_iter().map(known).collect();
-    let missing: Vec<i64> = contact_ids.iter().copied().filter(|c| !found.contains_key(c)).collect();
+    // Only the contacts of sends that may open a conversation (templates) get a new thread.
+    let missing: Vec<i64> =
+        contact_ids.iter().copied().filter(|c| !found.contains_key(c) && creatable.contains(c)).collect();
     if missing.is_empty() {
         return Ok(found);
     }
@@ -333,7 +376,9 @@ pub(super) async fn threads_for_contacts(
         created_records(channel_id, &created)
     };
     outbox::record_many(conn, ws, EventType::ThreadCreated, &events).await?;
-    found.extend(created.into_iter().map(|t| (t.contact_id, SendThread { id: t.id, created: true })));
+    found.extend(
+        created.into_iter().map(|t| (t.contact_id, SendThread { id: t.id, created: true, latest_inbound_at: None })),
+    );
     Ok(found)
 }
 
@@ -360,6 +405,7 @@ fn created_records(channel_id: ChannelId, created: &[NewThread]) -> Vec<serde_js
                 team_id: None,
                 assigned_at: None,
                 assignment_reason: None,
+                latest_inbound_at: None,
             })
         })
         .collect()

@@ -110,6 +110,9 @@ impl Settings {
         if !self.connectors.graph_version.starts_with('v') || self.connectors.graph_version.len() > 10 {
             return bad("connectors.graph_version", "must be a Graph API version such as v21.0");
         }
+        if !(1..=10_080).contains(&self.connectors.template_sync_minutes) {
+            return bad("connectors.template_sync_minutes", "must be between 1 and 10080 (a week)");
+        }
         if self.connectors.timeout_secs == 0 || self.connectors.timeout_secs > 120 {
             return bad("connectors.timeout_secs", "must be between 1 and 120");
         }

@@ -39,6 +39,8 @@ pub(crate) struct Graph {
     replies: Arc<Mutex<VecDeque<Reply>>>,
     proofs: Arc<Mutex<Vec<Seen>>>,
     proof_replies: Arc<Mutex<VecDeque<Reply>>>,
+    /// What `GET /{version}/{waba_id}/message_templates` answers (default: no templates).
+    templates: Arc<Mutex<Option<Reply>>>,
     pub(crate) url: String,
 }
 
@@ -51,6 +53,18 @@ impl Graph {
         let server = HttpServer::new(move || {
             App::new().app_data(web::Data::new(state.clone())).default_service(web::to(
                 |req: HttpRequest, body: web::Bytes, g: web::Data<Graph>| async move {
+                    if req.method() == actix_web::http::Method::GET && req.path().ends_with("/message_templates") {
+                        let auth = req.headers().get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
+                        g.proofs.lock().expect("lock").push(Seen {
+                            path: req.path().to_owned(),
+                            authorization: auth.to_owned(),
+                            body: Value::Null,
+                        });
+                        let (status, _, body) =
+                            g.templates.lock().expect("lock").clone().unwrap_or((200, vec![], json!({"data": []})));
+                        return HttpResponse::build(actix_web::http::StatusCode::from_u16(status).expect("status"))
+                            .json(body);
+                    }
                     if req.method() == actix_web::http::Method::GET {
                         let auth = req.headers().get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
                         g.proofs.lock().expect("lock").push(Seen {
@@ -120,6 +134,26 @@ impl Graph {
         self.proof_replies.lock().expect("lock").push_back((status, vec![], body));
     }
 
+    /// `GET …/message_templates` answers `status` with `body` from now on.
+    pub(crate) fn templates_reply(&self, status: u16, body: Value) {
+        *self.templates.lock().expect("lock") = Some((status, vec![], body));
+    }
+
+    /// The paths of the sends the stand-in received.
+    pub(crate) fn seen_paths(&self) -> Vec<String> {
+        self.seen().into_iter().map(|s| s.path).collect()
+    }
+
+    /// The bodies of the sends the stand-in received.
+    pub(crate) fn seen_bodies(&self) -> Vec<Value> {
+        self.seen().into_iter().map(|s| s.body).collect()
+    }
+
+    /// The paths of the reads (proofs and template listings) the stand-in received.
+    pub(crate) fn proof_paths(&self) -> Vec<String> {
+        self.proofs().into_iter().map(|s| s.path).collect()
+    }
+
     fn proofs(&self) -> Vec<Seen> {
         self.proofs.lock().expect("lock").clone()
     }
@@ -151,10 +185,18 @@ pub(crate) async fn whatsapp_channel(app: &TestApp, key: &str, phone_number_id: 
         "phone_number_id": phone_number_id, "access_token": "wa-token-123", "app_secret": APP_SECRET, "verify_token": "verify-me-please"}});
     let res = app.post_json("/v1/channels", key, &body).await;
     assert_eq!(res.status(), 201);
-    res.json::<Value>().await.expect("json")["id"].as_i64().expect("id")
+    let id = res.json::<Value>().await.expect("json")["id"].as_i64().expect("id");
+    app.approved_template(id, crate::helpers::TEST_TEMPLATE, 0).await;
+    id
 }
 
+/// Sends a message; free text to an address goes out in an open service window, so the contact
+/// writes first (through the inbound path, a minute ago).
 pub(crate) async fn send(app: &TestApp, key: &str, body: Value) -> Value {
+    if let (Some(ch), Some(to), None) = (body["channel_id"].as_i64(), body["to"].as_str(), body.get("template")) {
+        let at = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+        app.contact_wrote_at(ch, to, at).await;
+    }
     let res = app.post_json("/v1/messages", key, &body).await;
     assert_eq!(res.status(), 201);
     res.json().await.expect("json")
@@ -281,6 +323,7 @@ async fn every_change_emits_its_webhook_event() {
             "channel.updated",
             "contact.created",
             "thread.created",
+            "message.created",
             "message.created",
             "message.status_updated",
             "message.status_updated",

@@ -69,7 +69,7 @@ impl Calls {
             (
                 "POST /v1/messages",
                 app.authed(reqwest::Method::POST, "/v1/messages", &self.key)
-                    .json(&json!({"channel_id": self.channel, "content": "during the outage", "to": "+14155550123"})),
+                    .json(&json!({"channel_id": self.channel, "content": "during the outage", "to": "+14155550123", "template": crate::helpers::test_template()})),
             ),
             ("settings API", app.authed(reqwest::Method::GET, &format!("/api/workspaces/{ws}/api-keys"), &self.token)),
             (
@@ -125,7 +125,7 @@ async fn accepted_again(app: &TestApp, c: &Calls, within: Duration) -> Duration 
             .post_json(
                 "/v1/messages",
                 &c.key,
-                &json!({"channel_id": c.channel, "content": "after", "to": "+14155550123"}),
+                &json!({"channel_id": c.channel, "content": "after", "to": "+14155550123", "template": crate::helpers::test_template()}),
             )
             .await;
         if res.status() == 201 {

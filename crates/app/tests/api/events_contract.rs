@@ -59,10 +59,33 @@ async fn every_event_type_matches_its_schema_and_the_rest_record_from_every_code
     assert!(e["data"].get("credentials").is_none(), "never credentials");
 
     // REST: a message to a new address makes contact, thread and message.
-    let m = send(&app, &key, json!({"channel_id": ch, "content": "Hi", "to": "+14155550123"})).await;
+    let m = send(
+        &app,
+        &key,
+        json!({"channel_id": ch, "content": "Hi", "to": "+14155550123", "template": crate::helpers::test_template()}),
+    )
+    .await;
     let thread = m["thread_id"].as_i64().expect("thread");
     same_as_rest(&app, &key, "thread.created", &format!("/v1/threads/{thread}")).await;
     same_as_rest(&app, &key, "message.created", &format!("/v1/messages/{}", m["id"])).await;
+
+    // Callback: Meta pauses a template of the channel's WhatsApp Business Account.
+    {
+        use diesel_async::RunQueryDsl;
+        let mut conn = app.db.conn().await.expect("conn");
+        diesel::sql_query(format!("UPDATE channels SET waba_id = 'waba-contract' WHERE id = {ch}"))
+            .execute(&mut conn)
+            .await
+            .expect("waba");
+    }
+    let paused =
+        crate::service_window::template_status_update("waba-contract", crate::helpers::TEST_TEMPLATE, "PAUSED");
+    assert_eq!(callback(&app, "whatsapp", &paused, None).await.status(), 200);
+    let e = feed(&app, &key).await.into_iter().rev().find(|e| e["type"] == "template.status_updated").expect("event");
+    let (_, listed) = app.get_json(&format!("/v1/channels/{ch}/templates"), &key).await;
+    let mut expected = listed["data"][0].clone();
+    expected["channel_id"] = json!(ch);
+    assert_eq!(e["data"], expected, "the template record and its channel");
 
     // Connector worker, then a status callback.
     dispatch(&app).await;

@@ -303,13 +303,87 @@ impl TestApp {
         self.authed(reqwest::Method::POST, path, key).json(body).send().await.expect("request")
     }
 
-    /// Creates a channel through the API and returns its id.
+    /// Creates a channel through the API and returns its id. A WhatsApp channel's template
+    /// catalogue holds the approved [`TEST_TEMPLATE`], so tests can open conversations with it.
     pub async fn channel(&self, key: &str, channel_type: &str, identifier: &str, status: &str) -> i64 {
         let body = serde_json::json!({"channel_type": channel_type, "display_name": "Test", "identifier": identifier, "status": status});
         let res = self.post_json("/v1/channels", key, &body).await;
         assert_eq!(res.status(), 201, "create channel");
-        res.json::<serde_json::Value>().await.expect("json")["id"].as_i64().expect("id")
+        let id = res.json::<serde_json::Value>().await.expect("json")["id"].as_i64().expect("id");
+        if channel_type == "whatsapp" {
+            self.approved_template(id, TEST_TEMPLATE, 0).await;
+        }
+        id
     }
+
+    /// Puts an approved template with `parameters` placeholders in the channel's catalogue, as a
+    /// sync from Meta would have (the sync itself is tested against the Graph API stand-in).
+    pub async fn approved_template(&self, channel_id: i64, name: &str, parameters: i32) {
+        use diesel_async::RunQueryDsl;
+        let mut conn = self.db.conn().await.expect("conn");
+        diesel::sql_query(
+            "INSERT INTO whatsapp_templates (workspace_id, channel_id, name, language, category, status, parameters, body)
+             SELECT workspace_id, id, $2, 'en_US', 'UTILITY', 'approved', $3, 'Hello from the test' FROM channels WHERE id = $1
+             ON CONFLICT DO NOTHING",
+        )
+        .bind::<diesel::sql_types::BigInt, _>(channel_id)
+        .bind::<diesel::sql_types::Text, _>(name)
+        .bind::<diesel::sql_types::Integer, _>(parameters)
+        .execute(&mut conn)
+        .await
+        .expect("template");
+    }
+
+    /// The contact at `address` writes to the channel at `at` (platform time): stored through the
+    /// same code as a platform callback's inbound message, so the service window opens.
+    pub async fn contact_wrote_at(&self, channel_id: i64, address: &str, at: time::OffsetDateTime) {
+        use diesel::prelude::*;
+        use diesel_async::RunQueryDsl;
+        use domain::connectors::{CallbackChannel, CallbackStore, InboundMessage, PlatformEvents};
+        let mut conn = self.db.conn().await.expect("conn");
+        let ws: i64 = adapters_postgres::schema::channels::table
+            .filter(adapters_postgres::schema::channels::id.eq(channel_id))
+            .select(adapters_postgres::schema::channels::workspace_id)
+            .first(&mut conn)
+            .await
+            .expect("channel");
+        let channel = CallbackChannel {
+            workspace_id: domain::workspace::WorkspaceId(ws),
+            channel_id: domain::channels::ChannelId(channel_id),
+            account_id: String::new(),
+            credentials_sealed: Vec::new(),
+        };
+        let n = WROTE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let events = PlatformEvents {
+            inbound: vec![InboundMessage {
+                platform_message_id: format!("test-inbound-{n}"),
+                from: address.to_owned(),
+                name: None,
+                text: "Hello".to_owned(),
+                at,
+            }],
+            ..PlatformEvents::default()
+        };
+        adapters_postgres::connectors::PgConnectors::new(self.db.clone())
+            .apply(&channel, &events)
+            .await
+            .expect("inbound");
+    }
+
+    /// The contact at `address` writes to the channel now: its service window opens.
+    pub async fn contact_wrote(&self, channel_id: i64, address: &str) {
+        self.contact_wrote_at(channel_id, address, time::OffsetDateTime::now_utc()).await;
+    }
+}
+
+static WROTE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The approved template every WhatsApp channel made by [`TestApp::channel`] has (no parameters).
+pub const TEST_TEMPLATE: &str = "wms_test";
+
+/// A `template` field sending [`TEST_TEMPLATE`].
+pub fn test_template() -> serde_json::Value {
+    serde_json::json!({"name": TEST_TEMPLATE, "language": "en_US"})
 }
 
 /// The `field`s named in a problem's `errors`.

@@ -60,6 +60,7 @@ mod rest_threads;
 mod rest_users;
 mod secrets_rotation;
 mod seed;
+mod service_window;
 mod sql_functions;
 mod webhook_url_redaction;
 mod webhooks_api;

@@ -86,15 +86,17 @@ async fn concurrent_sends_to_a_new_recipient_make_one_contact_and_one_thread() {
     let first = send_all(
         &app,
         &key,
-        (0..64).map(|i| json!({"channel_id": ch, "content": format!("first {i}"), "to": "+14155550199"})).collect(),
+        (0..64).map(|i| json!({"channel_id": ch, "content": format!("first {i}"), "to": "+14155550199", "template": crate::helpers::test_template()})).collect(),
     )
     .await;
     let thread = first[0]["thread_id"].as_i64().expect("thread");
     assert!(first.iter().all(|m| m["thread_id"] == thread), "one thread for one recipient");
-    // Then 64 replies to that thread at once, mixed with 16 more sends by number.
+    // The contact answers (its window opens); then 64 replies to that thread at once, mixed with
+    // 16 more sends by number.
+    app.contact_wrote(ch, "+14155550199").await;
     let mut bodies: Vec<Value> =
         (0..64).map(|i| json!({"channel_id": ch, "content": format!("reply {i}"), "thread_id": thread})).collect();
-    bodies.extend((0..16).map(|i| json!({"channel_id": ch, "content": format!("again {i}"), "to": "+1 415 555 0199"})));
+    bodies.extend((0..16).map(|i| json!({"channel_id": ch, "content": format!("again {i}"), "to": "+1 415 555 0199", "template": crate::helpers::test_template()})));
     let second = send_all(&app, &key, bodies).await;
     assert!(second.iter().all(|m| m["thread_id"] == thread));
 
@@ -103,7 +105,7 @@ async fn concurrent_sends_to_a_new_recipient_make_one_contact_and_one_thread() {
     let messages =
         count(&app, "SELECT count(*) AS n FROM messages WHERE workspace_id = $1 AND thread_id = $2", &[ws.id, thread])
             .await;
-    assert_eq!((contacts, threads, messages), (1, 1, 144));
+    assert_eq!((contacts, threads, messages), (1, 1, 145), "144 sent and the contact's one");
     // The thread's activity is its newest message's.
     let stale = count(
         &app,
@@ -126,7 +128,11 @@ async fn concurrent_sends_to_a_new_recipient_make_one_contact_and_one_thread() {
     let evs = events(&app, ws.id).await;
     let of = |t: &str| evs.iter().filter(|(ty, _)| ty == t).map(|(_, d)| d.clone()).collect::<Vec<_>>();
     assert_eq!((of("contact.created").len(), of("thread.created").len()), (1, 1));
-    let mut announced: Vec<i64> = of("message.created").iter().map(|d| d["id"].as_i64().expect("id")).collect();
+    let mut announced: Vec<i64> = of("message.created")
+        .iter()
+        .filter(|d| d["direction"] == "outbound")
+        .map(|d| d["id"].as_i64().expect("id"))
+        .collect();
     let mut accepted: Vec<i64> = first.iter().chain(&second).map(|m| m["id"].as_i64().expect("id")).collect();
     announced.sort_unstable();
     accepted.sort_unstable();
@@ -162,10 +168,11 @@ async fn concurrent_sends_to_a_new_recipient_make_one_contact_and_one_thread() {
 async fn concurrent_sends_to_many_new_recipients_make_one_contact_each() {
     let app = spawn().await;
     let (ws, key) = app.advanced_with_key().await;
-    let ch = app.channel(&key, "messenger", "104829301928374", "active").await;
-    // 8 recipients, 8 concurrent first sends each, interleaved.
+    let ch = app.channel(&key, "whatsapp", "+14155550103", "active").await;
+    // 8 recipients, 8 concurrent first sends (templates: a new recipient's window is closed) each,
+    // interleaved.
     let bodies = (0..64)
-        .map(|i| json!({"channel_id": ch, "content": format!("hi {i}"), "to": format!("psid-{}", i % 8)}))
+        .map(|i| json!({"channel_id": ch, "content": format!("hi {i}"), "to": format!("+141555570{:02}", i % 8), "template": crate::helpers::test_template()}))
         .collect();
     let sent = send_all(&app, &key, bodies).await;
     for r in 0..8 {
@@ -199,7 +206,7 @@ async fn concurrent_sends_each_to_a_new_recipient_make_exactly_their_contacts_th
     let first = send_all(
         &app,
         &key,
-        (0..96).map(|i| json!({"channel_id": ch, "content": format!("hello {i}"), "to": number(i)})).collect(),
+        (0..96).map(|i| json!({"channel_id": ch, "content": format!("hello {i}"), "to": number(i), "template": crate::helpers::test_template()})).collect(),
     )
     .await;
     let mut threads: Vec<i64> = first.iter().map(|m| m["thread_id"].as_i64().expect("thread")).collect();
@@ -211,12 +218,12 @@ async fn concurrent_sends_each_to_a_new_recipient_make_exactly_their_contacts_th
     // Then, all at once: a second send to each number (in another spelling) and a reply to each
     // thread, so known and new recipients and threads mix in the same groups, with 32 new numbers.
     let mut bodies: Vec<Value> = (0..96)
-        .map(|i| json!({"channel_id": ch, "content": format!("again {i}"), "to": number(i).replacen("+1", "+1 ", 1)}))
+        .map(|i| json!({"channel_id": ch, "content": format!("again {i}"), "to": number(i).replacen("+1", "+1 ", 1), "template": crate::helpers::test_template()}))
         .collect();
     bodies.extend(
-        by_recipient.iter().map(|t| json!({"channel_id": ch, "content": format!("reply in {t}"), "thread_id": t})),
+        by_recipient.iter().map(|t| json!({"channel_id": ch, "content": format!("reply in {t}"), "thread_id": t, "template": crate::helpers::test_template()})),
     );
-    bodies.extend((96..128).map(|i| json!({"channel_id": ch, "content": format!("late {i}"), "to": number(i)})));
+    bodies.extend((96..128).map(|i| json!({"channel_id": ch, "content": format!("late {i}"), "to": number(i), "template": crate::helpers::test_template()})));
     let second = send_all(&app, &key, bodies).await;
     for i in 0..96 {
         assert_eq!(second[i]["thread_id"], json!(by_recipient[i]), "a known number keeps its thread");

@@ -162,7 +162,7 @@ async fn each_filter_finds_exactly_its_contacts_and_pages_follow_the_filter() {
     // Label: contacts having a thread with that label (any letter case of its name).
     let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
     let m: Value = app
-        .post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": "Hi", "to": "+14155550124"}))
+        .post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": "Hi", "to": "+14155550124", "template": crate::helpers::test_template()}))
         .await
         .json()
         .await

@@ -25,7 +25,8 @@ pub async fn label(app: &TestApp, key: &str, name: &str) -> Value {
 
 /// A new thread (through a first outbound message to `to`) and its id.
 pub async fn thread(app: &TestApp, key: &str, channel: i64, to: &str) -> i64 {
-    let res = app.post_json("/v1/messages", key, &json!({"channel_id": channel, "content": "Hi", "to": to})).await;
+    let body = json!({"channel_id": channel, "content": "Hi", "to": to, "template": crate::helpers::test_template()});
+    let res = app.post_json("/v1/messages", key, &body).await;
     assert_eq!(res.status(), 201, "message");
     res.json::<Value>().await.expect("json")["thread_id"].as_i64().expect("thread id")
 }

@@ -17,7 +17,7 @@ async fn sending_to_a_new_number_queues_the_message_in_a_new_thread() {
     let (_, key) = app.advanced_with_key().await;
     let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
     let res = app
-        .post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": "Hello!", "to": "+1 (415) 555-0123"}))
+        .post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": "Hello!", "to": "+1 (415) 555-0123", "template": crate::helpers::test_template()}))
         .await;
     assert_eq!(res.status(), 201);
     let location = res.headers()["location"].to_str().expect("ascii").to_owned();
@@ -32,14 +32,21 @@ async fn sending_to_a_new_number_queues_the_message_in_a_new_thread() {
     let (status, fetched) = app.get_json(&location, &key).await;
     assert_eq!((status, fetched), (200, m.clone()));
 
-    // The same recipient again lands in the same thread; a reply by thread_id too.
+    // Once the contact answers, free text to the same recipient lands in the same thread; a reply
+    // by thread_id too.
+    app.contact_wrote(ch, "+14155550123").await;
     let (_, again) = send(&app, &key, json!({"channel_id": ch, "content": "Still there?", "to": "+14155550123"})).await;
     assert_eq!(again["thread_id"], m["thread_id"]);
     let (status, reply) =
         send(&app, &key, json!({"channel_id": ch, "content": "Reply", "thread_id": m["thread_id"]})).await;
     assert_eq!((status, &reply["thread_id"]), (201, &m["thread_id"]));
     // A different number gets its own thread.
-    let (_, other) = send(&app, &key, json!({"channel_id": ch, "content": "Hi", "to": "+14155550124"})).await;
+    let (_, other) = send(
+        &app,
+        &key,
+        json!({"channel_id": ch, "content": "Hi", "to": "+14155550124", "template": crate::helpers::test_template()}),
+    )
+    .await;
     assert_ne!(other["thread_id"], m["thread_id"]);
 }
 
@@ -48,6 +55,7 @@ async fn messenger_recipients_are_platform_ids() {
     let app = TestApp::spawn().await;
     let (_, key) = app.advanced_with_key().await;
     let ch = app.channel(&key, "messenger", "104829301928374", "active").await;
+    app.contact_wrote(ch, "6543219876543210").await;
     let (status, _) = send(&app, &key, json!({"channel_id": ch, "content": "Hi", "to": "6543219876543210"})).await;
     assert_eq!(status, 201);
     let (status, p) = send(&app, &key, json!({"channel_id": ch, "content": "Hi", "to": "not valid!"})).await;
@@ -92,7 +100,7 @@ async fn an_inactive_channel_is_a_conflict_and_a_foreign_one_not_found() {
         .await;
     problem(res, 404, "not_found").await;
     // A thread of another workspace is not found either.
-    let (_, m) = send(&app, &other, json!({"channel_id": foreign, "content": "Hi", "to": "+14155550123"})).await;
+    let (_, m) = send(&app, &other, json!({"channel_id": foreign, "content": "Hi", "to": "+14155550123", "template": crate::helpers::test_template()})).await;
     let mine = app.channel(&key, "whatsapp", "+14155550102", "active").await;
     let res = app
         .post_json("/v1/messages", &key, &json!({"channel_id": mine, "content": "Hi", "thread_id": m["thread_id"]}))
@@ -107,7 +115,7 @@ async fn a_retried_post_with_the_same_idempotency_key_sends_once() {
     let app = TestApp::spawn().await;
     let (_, key) = app.advanced_with_key().await;
     let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
-    let body = json!({"channel_id": ch, "content": "Your code is 123456", "to": "+14155550123"});
+    let body = json!({"channel_id": ch, "content": "Your code is 123456", "to": "+14155550123", "template": crate::helpers::test_template()});
     let post = |k: &'static str, b: serde_json::Value| {
         app.authed(Method::POST, "/v1/messages", &key).header("Idempotency-Key", k).json(&b).send()
     };
@@ -123,7 +131,7 @@ async fn a_retried_post_with_the_same_idempotency_key_sends_once() {
     assert_eq!(list["data"].as_array().map(Vec::len), Some(1), "sent once");
 
     let changed =
-        post("otp-1", json!({"channel_id": ch, "content": "Different", "to": "+14155550123"})).await.expect("request");
+        post("otp-1", json!({"channel_id": ch, "content": "Different", "to": "+14155550123", "template": crate::helpers::test_template()})).await.expect("request");
     problem(changed, 409, "conflict").await;
 
     // Concurrent retries: exactly one message.
@@ -148,9 +156,10 @@ async fn listing_is_newest_first_filtered_and_stable_under_inserts() {
     let mut sent = Vec::new();
     for i in 0..5 {
         let (_, m) =
-            send(&app, &key, json!({"channel_id": wa, "content": format!("m{i}"), "to": "+14155550123"})).await;
+            send(&app, &key, json!({"channel_id": wa, "content": format!("m{i}"), "to": "+14155550123", "template": crate::helpers::test_template()})).await;
         sent.push(m["id"].as_i64().expect("id"));
     }
+    app.contact_wrote(ig, "u1").await;
     send(&app, &key, json!({"channel_id": ig, "content": "ig", "to": "u1"})).await;
 
     let (_, p1) = app.get_json(&format!("/v1/messages?channel_id={wa}&limit=2"), &key).await;
@@ -159,7 +168,12 @@ async fn listing_is_newest_first_filtered_and_stable_under_inserts() {
     };
     assert_eq!(ids(&p1), [sent[4], sent[3]]);
     // A message arriving between pages does not shift the next page.
-    send(&app, &key, json!({"channel_id": wa, "content": "late", "to": "+14155550123"})).await;
+    send(
+        &app,
+        &key,
+        json!({"channel_id": wa, "content": "late", "to": "+14155550123", "template": crate::helpers::test_template()}),
+    )
+    .await;
     let cursor = p1["next_cursor"].as_str().expect("cursor").to_owned();
     let (_, p2) = app.get_json(&format!("/v1/messages?channel_id={wa}&limit=2&cursor={cursor}"), &key).await;
     assert_eq!(ids(&p2), [sent[2], sent[1]]);
@@ -175,8 +189,8 @@ async fn listing_is_newest_first_filtered_and_stable_under_inserts() {
 
     let (_, q) = app.get_json("/v1/messages?status=queued&direction=outbound&limit=100", &key).await;
     assert_eq!(q["data"].as_array().map(Vec::len), Some(7));
-    let (_, none) = app.get_json("/v1/messages?direction=inbound", &key).await;
-    assert_eq!(none["data"], json!([]));
+    let (_, inbound) = app.get_json("/v1/messages?direction=inbound", &key).await;
+    assert_eq!(inbound["data"].as_array().map(Vec::len), Some(1), "the Instagram contact's message");
     let (_, future) = app.get_json("/v1/messages?since=2999-01-01T00:00:00Z", &key).await;
     assert_eq!(future["data"], json!([]));
     let (_, past) = app.get_json("/v1/messages?until=2000-01-01T00:00:00Z", &key).await;

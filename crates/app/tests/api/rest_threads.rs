@@ -25,7 +25,7 @@ async fn status_and_assignee_change_with_their_events() {
     assert_eq!(hook.status(), 201);
     let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
     let m: Value = app
-        .post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": "Hi", "to": "+14155550123"}))
+        .post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": "Hi", "to": "+14155550123", "template": crate::helpers::test_template()}))
         .await
         .json()
         .await
@@ -88,7 +88,7 @@ async fn assignees_must_belong_to_the_workspace_and_fields_are_validated() {
     let other = app.create_workspace(domain::workspace::PlanTier::Advanced).await;
     let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
     let m: Value = app
-        .post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": "Hi", "to": "+14155550123"}))
+        .post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": "Hi", "to": "+14155550123", "template": crate::helpers::test_template()}))
         .await
         .json()
         .await

@@ -178,6 +178,8 @@ pub struct SealedCredentials {
     pub account_id: String,
     /// SHA-256 of the verify token, when one is set.
     pub verify_token_digest: Option<[u8; 32]>,
+    /// The WhatsApp Business Account id (kept in the clear: it routes template callbacks).
+    pub waba_id: Option<String>,
 }
 
 /// A validated new channel.

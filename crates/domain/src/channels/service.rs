@@ -12,6 +12,7 @@ use crate::audit::AuditContext;
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
 use crate::common::ports::SecretCipher;
+use crate::connectors::template_sync::TemplatesService;
 use crate::connectors::{AccountProof, ChannelCredentials, ProofError};
 use crate::workspace::WorkspaceId;
 
@@ -122,6 +123,7 @@ pub struct ChannelsService {
     repo: Arc<dyn ChannelRepository>,
     cipher: Arc<dyn SecretCipher>,
     proof: Arc<dyn AccountProof>,
+    templates: Option<Arc<TemplatesService>>,
 }
 
 impl std::fmt::Debug for ChannelsService {
@@ -133,7 +135,22 @@ impl std::fmt::Debug for ChannelsService {
 impl ChannelsService {
     /// The service over its ports.
     pub fn new(repo: Arc<dyn ChannelRepository>, cipher: Arc<dyn SecretCipher>, proof: Arc<dyn AccountProof>) -> Self {
-        Self { repo, cipher, proof }
+        Self { repo, cipher, proof, templates: None }
+    }
+
+    /// Syncs a WhatsApp channel's template catalogue as soon as credentials with a `waba_id` are
+    /// set (the periodic sync takes it again if Meta cannot be read then).
+    #[must_use]
+    pub fn with_templates(mut self, templates: Arc<TemplatesService>) -> Self {
+        self.templates = Some(templates);
+        self
+    }
+
+    async fn sync_templates(&self, ws: WorkspaceId, channel: &Channel, credentials: Option<&ChannelCredentials>) {
+        if let (Some(t), Some(_)) = (&self.templates, credentials.and_then(|c| c.waba_id.as_ref())) {
+            // A failure leaves the catalogue due: the periodic sync tries again shortly.
+            let _ = t.sync(ws, channel.id).await;
+        }
     }
 
     /// A page of the workspace's channels matching `filter`, oldest first.
@@ -174,7 +191,9 @@ impl ChannelsService {
         // stored otherwise).
         self.prove(new.channel_type, input.credentials.as_ref()).await?;
         let entry = channel_created_entry(ws, audit, &new);
-        Ok(self.repo.create(ws, &new, &entry).await?)
+        let channel = self.repo.create(ws, &new, &entry).await?;
+        self.sync_templates(ws, &channel, input.credentials.as_ref()).await;
+        Ok(channel)
     }
 
     /// Renames a channel, changes its status or replaces its credentials, recording `audit`.
@@ -194,7 +213,9 @@ impl ChannelsService {
         // New credentials bind only once the platform vouches for the token (nothing changes otherwise).
         self.prove(channel.channel_type, credentials.as_ref()).await?;
         let entries = channel_change_entries(ws, audit, id, &change);
-        Ok(self.repo.update(ws, id, &change, &entries).await?)
+        let channel = self.repo.update(ws, id, &change, &entries).await?;
+        self.sync_templates(ws, &channel, credentials.as_ref()).await;
+        Ok(channel)
     }
 
     async fn prove(

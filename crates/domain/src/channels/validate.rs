@@ -91,6 +91,7 @@ fn seal(
             sealed: seal_credentials(cipher, &c, place),
             account_id: c.account_id().unwrap_or_default().to_owned(),
             verify_token_digest: c.verify_token.as_deref().map(verify_token_digest),
+            waba_id: c.waba_id.clone(),
         }),
         Err(e) => {
             errors.0.extend(e.0);

@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 
 use super::InboundMessage;
 use crate::channels::ChannelType;
+use crate::messaging::window::latest_inbound;
 use crate::threads::{decide_contact_reply, StatusFacts, ThreadStatus};
 use crate::webhooks::EventType;
 
@@ -27,6 +28,8 @@ pub struct KnownThread {
     pub id: i64,
     /// Its status (`open`, `pending`, `snoozed` or `resolved`).
     pub status: String,
+    /// The platform time of the contact's latest inbound message on it, if any.
+    pub latest_inbound_at: Option<OffsetDateTime>,
 }
 
 /// What the adapter read before the decision.
@@ -116,12 +119,16 @@ pub enum ThreadStep {
         /// Its last message time.
         at: OffsetDateTime,
     },
-    /// The latest thread: one more unread, last message time moved forward (never back).
+    /// The latest thread: one more unread, last message time moved forward (never back), its
+    /// service window set from the latest inbound platform time.
     Bump {
         /// The thread.
         id: i64,
         /// The message time.
         at: OffsetDateTime,
+        /// The thread's latest inbound platform time once the message is stored (a late callback
+        /// with an older timestamp keeps the later one).
+        latest_inbound_at: OffsetDateTime,
         /// The thread was pending, snoozed or resolved: it is open again, `status_reason`
         /// `contact_replied` (`thread.status_changed`).
         reopens: bool,
@@ -200,7 +207,12 @@ pub fn plan_inbound(channel_type: ChannelType, m: &InboundMessage, facts: &Inbou
     };
     // A new contact has no thread yet, whatever the adapter passed.
     let thread = match (&facts.contact, &facts.thread) {
-        (Some(_), Some(t)) => ThreadStep::Bump { id: t.id, at: m.at, reopens: reopens(&t.status) },
+        (Some(_), Some(t)) => ThreadStep::Bump {
+            id: t.id,
+            at: m.at,
+            latest_inbound_at: latest_inbound(t.latest_inbound_at, m.at),
+            reopens: reopens(&t.status),
+        },
         _ => ThreadStep::Create { at: m.at },
     };
     let message =
@@ -235,7 +247,7 @@ mod tests {
         InboundFacts {
             duplicate: false,
             contact: Some(KnownContact { id: 7, name: name.map(Into::into) }),
-            thread: thread.map(|status| KnownThread { id: 70, status: status.into() }),
+            thread: thread.map(|status| KnownThread { id: 70, status: status.into(), latest_inbound_at: None }),
             received_at: None,
         }
     }
@@ -273,7 +285,7 @@ mod tests {
         let plan = plan_inbound(ChannelType::Whatsapp, &message(Some("Ana")), &known(Some("Ana B."), Some("open")))
             .expect("a new message");
         assert_eq!(plan.contact, ContactStep::Touch { id: 7, name: Some("Ana".into()), at: AT, learns_name: false });
-        assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, reopens: false });
+        assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopens: false });
         assert_eq!(plan.events(), [EventType::MessageCreated]);
     }
 
@@ -310,8 +322,19 @@ mod tests {
     fn a_message_reopens_a_resolved_thread_with_status_changed() {
         let plan = plan_inbound(ChannelType::Whatsapp, &message(None), &known(Some("Ana"), Some("resolved")))
             .expect("a new message");
-        assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, reopens: true });
+        assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopens: true });
         assert_eq!(plan.events(), [EventType::ThreadStatusChanged, EventType::MessageCreated]);
+    }
+
+    #[test]
+    fn a_late_message_keeps_the_threads_later_inbound_time() {
+        let later = AT + time::Duration::hours(2);
+        let mut facts = known(Some("Ana"), Some("open"));
+        if let Some(t) = facts.thread.as_mut() {
+            t.latest_inbound_at = Some(later);
+        }
+        let plan = plan_inbound(ChannelType::Whatsapp, &message(None), &facts).expect("a new message");
+        assert!(matches!(plan.thread, ThreadStep::Bump { latest_inbound_at, .. } if latest_inbound_at == later));
     }
 
     #[test]
@@ -319,7 +342,7 @@ mod tests {
         for (status, reopens) in [("pending", true), ("snoozed", true), ("open", false)] {
             let plan = plan_inbound(ChannelType::Whatsapp, &message(None), &known(Some("Ana"), Some(status)))
                 .expect("a new message");
-            assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, reopens }, "{status}");
+            assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopens }, "{status}");
         }
     }
 

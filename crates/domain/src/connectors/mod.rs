@@ -6,6 +6,8 @@ pub mod inbound;
 pub mod model;
 pub mod ports;
 pub mod service;
+pub mod template_sync;
+pub mod templates;
 
 pub use callbacks::{
     signer_of, CallbackError, CallbackReport, CallbackService, ReceivedCallback, CALLBACK_THROTTLE,

@@ -24,6 +24,10 @@ pub struct ChannelCredentials {
     /// The token the platform echoes in its subscription handshake.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_token: Option<String>,
+    /// WhatsApp: the WhatsApp Business Account (WABA) id, whose message templates the channel
+    /// sends and whose template callbacks name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waba_id: Option<String>,
 }
 
 impl std::fmt::Debug for ChannelCredentials {
@@ -34,6 +38,7 @@ impl std::fmt::Debug for ChannelCredentials {
             .field("access_token", &self.access_token.as_ref().map(|_| "…"))
             .field("app_secret", &self.app_secret.as_ref().map(|_| "…"))
             .field("verify_token", &self.verify_token.as_ref().map(|_| "…"))
+            .field("waba_id", &self.waba_id)
             .finish()
     }
 }
@@ -75,6 +80,15 @@ impl ChannelCredentials {
                 format!("credentials.{}", other.0),
                 format!("does not apply to {channel_type} channels"),
             ));
+        }
+        match (&self.waba_id, channel_type) {
+            (Some(v), ChannelType::Whatsapp) if !id_ok(v) => errors.push(FieldError::new(
+                "credentials.waba_id",
+                "must be the WhatsApp Business Account id (letters, digits, `.`, `_`, `-`)",
+            )),
+            (Some(_), ChannelType::Messenger | ChannelType::Instagram) => errors
+                .push(FieldError::new("credentials.waba_id", format!("does not apply to {channel_type} channels"))),
+            _ => {}
         }
         match &self.access_token {
             Some(v) if secret_ok(v) => {}
@@ -166,6 +180,8 @@ pub struct OutboundRequest {
     pub to: String,
     /// What to send.
     pub content: OutboundContent,
+    /// The Meta message tag it goes out with (Messenger and Instagram).
+    pub tag: Option<crate::messaging::window::MessageTag>,
 }
 
 /// How a platform answered a send that did not succeed.

@@ -55,6 +55,8 @@ pub struct Dispatch {
     pub to: Option<String>,
     /// Text or template.
     pub content: OutboundContent,
+    /// The Meta message tag it goes out with (`HUMAN_AGENT`).
+    pub tag: Option<crate::messaging::window::MessageTag>,
     /// Attempts including this one.
     pub attempts: i32,
 }

@@ -116,7 +116,8 @@ impl DispatchService {
         let to = d.to.clone().ok_or_else(|| GatewayError::Rejected {
             reason: format!("the contact has no {} address", d.channel_type),
         })?;
-        let request = OutboundRequest { channel_type: d.channel_type, credentials, to, content: d.content.clone() };
+        let request =
+            OutboundRequest { channel_type: d.channel_type, credentials, to, content: d.content.clone(), tag: d.tag };
         self.gateway.send(&request).await
     }
 }
@@ -167,6 +168,7 @@ mod tests {
             to: Some("+14155550123".into()),
             content: OutboundContent::Text("hi".into()),
             attempts,
+            tag: None,
         }
     }
 

@@ -4,6 +4,7 @@ pub mod model;
 pub mod ports;
 pub mod record;
 pub mod service;
+pub mod window;
 
 pub use model::*;
 pub use ports::*;

@@ -33,6 +33,14 @@ pub struct NewOutboundMessage {
     pub sender: crate::messaging::Sender,
     /// `Idempotency-Key` and the fingerprint of the request it was first used with.
     pub idempotency: Option<IdempotencyKey>,
+    /// What the send needs of the recipient's service window: the adapter asks
+    /// [`super::window::admit`] with the thread it resolves for an [`Recipient::Address`] before
+    /// creating anything (a thread recipient was admitted by the service).
+    pub need: super::window::WindowNeed,
+    /// The Meta message tag it goes out with (`HUMAN_AGENT`).
+    pub tag: Option<super::window::MessageTag>,
+    /// When the send was asked for (the window is judged at this time).
+    pub at: time::OffsetDateTime,
 }
 
 /// An idempotency key and the SHA-256 fingerprint of the request.
@@ -60,6 +68,8 @@ pub struct ThreadRef {
     pub id: ThreadId,
     /// Its channel.
     pub channel_id: ChannelId,
+    /// The platform time of the contact's latest inbound message on it (its service window).
+    pub latest_inbound_at: Option<time::OffsetDateTime>,
 }
 
 /// Why a message could not be stored.
@@ -68,6 +78,9 @@ pub enum InsertMessageError {
     /// The idempotency key was used before with a different request.
     #[error("the Idempotency-Key was already used with a different request")]
     IdempotencyMismatch,
+    /// The recipient's service window is closed for this send: nothing was stored.
+    #[error(transparent)]
+    WindowClosed(#[from] super::window::WindowClosed),
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),

@@ -6,9 +6,12 @@ use sha2::{Digest, Sha256};
 
 use super::model::{Message, MessageFilter, MessageId, Sender, ThreadId};
 use super::ports::{IdempotencyKey, InsertMessageError, MessageRepository, NewOutboundMessage, Recipient, Stored};
+use super::window::{admit, MessageTag, WindowClosed, WindowNeed};
 use crate::channels::{ChannelId, ChannelRepository, ChannelStatus, ChannelType};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
+use crate::common::ports::Clock;
+use crate::connectors::templates::{check_template_send, TemplateRefusal, TemplateStatus, TemplateStore};
 use crate::users::UserId;
 use crate::workspace::WorkspaceId;
 
@@ -30,6 +33,8 @@ pub struct SendInput {
     pub template: Option<crate::connectors::Template>,
     /// On whose behalf an API key sends: `("user" | "ai_agent", id)`.
     pub sender: Option<(String, i64)>,
+    /// A Meta message tag (`human_agent`, Messenger and Instagram only).
+    pub tag: Option<String>,
 }
 
 /// Who asks to send: a member (user token, settings session) or an API key.
@@ -83,15 +88,40 @@ pub enum SendMessageError {
     /// The idempotency key was used with another request.
     #[error("the Idempotency-Key was already used with a different request")]
     IdempotencyMismatch,
+    /// The recipient's service window is closed for this send (422 `service_window_closed`).
+    #[error(transparent)]
+    WindowClosed(#[from] WindowClosed),
+    /// The template is in the channel's catalogue but not approved (422 `template_not_approved`).
+    #[error("template {name} ({language}) is {}; only approved templates can be sent", .status.as_str())]
+    TemplateNotApproved {
+        /// Its name.
+        name: String,
+        /// Its language.
+        language: String,
+        /// Its status.
+        status: TemplateStatus,
+    },
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),
+}
+
+impl From<TemplateRefusal> for SendMessageError {
+    fn from(e: TemplateRefusal) -> Self {
+        match e {
+            TemplateRefusal::Invalid(v) => SendMessageError::Invalid(v),
+            TemplateRefusal::NotApproved { name, language, status } => {
+                SendMessageError::TemplateNotApproved { name, language, status }
+            }
+        }
+    }
 }
 
 impl From<InsertMessageError> for SendMessageError {
     fn from(e: InsertMessageError) -> Self {
         match e {
             InsertMessageError::IdempotencyMismatch => SendMessageError::IdempotencyMismatch,
+            InsertMessageError::WindowClosed(c) => SendMessageError::WindowClosed(c),
             InsertMessageError::Unknown(e) => SendMessageError::Unknown(e),
         }
     }
@@ -113,6 +143,8 @@ pub enum GetMessageError {
 pub struct MessagingService {
     channels: Arc<dyn ChannelRepository>,
     messages: Arc<dyn MessageRepository>,
+    templates: Arc<dyn TemplateStore>,
+    clock: Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for MessagingService {
@@ -123,8 +155,13 @@ impl std::fmt::Debug for MessagingService {
 
 impl MessagingService {
     /// The service over its ports.
-    pub fn new(channels: Arc<dyn ChannelRepository>, messages: Arc<dyn MessageRepository>) -> Self {
-        Self { channels, messages }
+    pub fn new(
+        channels: Arc<dyn ChannelRepository>,
+        messages: Arc<dyn MessageRepository>,
+        templates: Arc<dyn TemplateStore>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self { channels, messages, templates, clock }
     }
 
     /// A page of the workspace's messages matching `filter`.
@@ -149,7 +186,10 @@ impl MessagingService {
     }
 
     /// Validates and stores an outbound message as `queued`; with an idempotency key, a retry of
-    /// the same request returns the first result instead of sending twice.
+    /// the same request returns the first result instead of sending twice. Free text goes out only
+    /// within the recipient's service window (a `human_agent` tag stretches it to 7 days on
+    /// Messenger and Instagram); a WhatsApp template only when the channel's catalogue has it
+    /// approved with that many parameters. A refused send stores nothing.
     ///
     /// # Errors
     /// See [`SendMessageError`].
@@ -221,6 +261,20 @@ impl MessagingService {
                 ValidationErrors::one("template", "templates can only be sent through WhatsApp channels").into()
             );
         }
+        let tag = match input.tag.as_deref() {
+            Some(raw) => Some(MessageTag::parse(raw, channel.channel_type).map_err(|e| ValidationErrors(vec![e]))?),
+            None => None,
+        };
+        let need = match (&template, tag) {
+            (Some(_), _) => WindowNeed::Template,
+            (None, Some(MessageTag::HumanAgent)) => WindowNeed::HumanAgent,
+            (None, None) => WindowNeed::FreeText,
+        };
+        if let Some(t) = &template {
+            let entry = self.templates.find(ws, channel.id, &t.name, &t.language).await?;
+            check_template_send(t, entry.as_ref())?;
+        }
+        let at = self.clock.now();
         let recipient = match (input.thread_id, &input.to) {
             (Some(tid), _) => {
                 let thread =
@@ -232,6 +286,7 @@ impl MessagingService {
                     )
                     .into());
                 }
+                admit(need, thread.latest_inbound_at, at)?;
                 Recipient::Thread(thread.id)
             }
             (None, Some(to)) => Recipient::Address(address(channel.channel_type, to)?),
@@ -244,6 +299,9 @@ impl MessagingService {
             template,
             sender,
             idempotency,
+            need,
+            tag,
+            at,
         };
         Ok(messages.insert_outbound(ws, &new).await?)
     }
@@ -283,6 +341,10 @@ fn fingerprint(input: &SendInput) -> [u8; 32] {
         h.update((kind.len() as u64).to_be_bytes());
         h.update(kind.as_bytes());
         h.update(id.to_be_bytes());
+    }
+    if let Some(tag) = &input.tag {
+        h.update((tag.len() as u64).to_be_bytes());
+        h.update(tag.as_bytes());
     }
     h.finalize().into()
 }

@@ -2,7 +2,18 @@
 
 use super::*;
 use crate::channels::{Channel, MockChannelRepository};
+use crate::common::ports::MockClock;
+use crate::connectors::templates::{MockTemplateStore, WhatsappTemplate};
+use crate::connectors::Template;
 use crate::messaging::{Direction, MessageId, MessageStatus, MockMessageRepository, ThreadRef};
+
+const NOW: time::OffsetDateTime = time::macros::datetime!(2026-03-02 10:00:00 UTC);
+
+fn clock() -> MockClock {
+    let mut c = MockClock::new();
+    c.expect_now().returning(|| NOW);
+    c
+}
 
 fn channel(status: ChannelStatus, t: ChannelType) -> Channel {
     Channel {
@@ -46,7 +57,19 @@ async fn send_message(
     author: Option<UserId>,
     idempotency_key: Option<&str>,
 ) -> Result<Stored, SendMessageError> {
-    let service = MessagingService::new(Arc::new(channels), Arc::new(messages));
+    send_with(channels, messages, MockTemplateStore::new(), ws, input, author, idempotency_key).await
+}
+
+async fn send_with(
+    channels: MockChannelRepository,
+    messages: MockMessageRepository,
+    templates: MockTemplateStore,
+    ws: WorkspaceId,
+    input: SendInput,
+    author: Option<UserId>,
+    idempotency_key: Option<&str>,
+) -> Result<Stored, SendMessageError> {
+    let service = MessagingService::new(Arc::new(channels), Arc::new(messages), Arc::new(templates), Arc::new(clock()));
     let by = author.map_or(SendAs::ApiKey(1), SendAs::Member);
     service.send(ws, input, by, idempotency_key).await
 }
@@ -59,6 +82,7 @@ fn input(to: Option<&str>, thread: Option<i64>) -> SendInput {
         to: to.map(Into::into),
         template: None,
         sender: None,
+        tag: None,
     }
 }
 
@@ -131,7 +155,8 @@ async fn an_inactive_channel_is_a_conflict() {
 #[tokio::test]
 async fn a_thread_on_another_channel_is_refused() {
     let mut m = MockMessageRepository::new();
-    m.expect_find_thread().returning(|_, id| Ok(Some(ThreadRef { id, channel_id: ChannelId(99) })));
+    m.expect_find_thread()
+        .returning(|_, id| Ok(Some(ThreadRef { id, channel_id: ChannelId(99), latest_inbound_at: None })));
     let r = send_message(
         channels(ChannelStatus::Active, ChannelType::Whatsapp),
         m,
@@ -196,4 +221,149 @@ async fn a_key_naming_someone_who_cannot_send_is_refused_naming_sender() {
     let r =
         send_message(channels(ChannelStatus::Active, ChannelType::Whatsapp), m, WorkspaceId(1), i, None, None).await;
     assert!(matches!(r, Err(SendMessageError::Invalid(e)) if e.0[0].field == "sender"));
+}
+
+fn thread_written_at(at: Option<time::OffsetDateTime>) -> MockMessageRepository {
+    let mut m = MockMessageRepository::new();
+    m.expect_find_thread()
+        .returning(move |_, id| Ok(Some(ThreadRef { id, channel_id: ChannelId(7), latest_inbound_at: at })));
+    m
+}
+
+#[tokio::test]
+async fn free_text_to_a_thread_whose_window_closed_is_refused_before_storing() {
+    let mut m = thread_written_at(Some(NOW - time::Duration::hours(25)));
+    m.expect_insert_outbound().never();
+    let r = send_message(
+        channels(ChannelStatus::Active, ChannelType::Whatsapp),
+        m,
+        WorkspaceId(1),
+        input(None, Some(3)),
+        None,
+        None,
+    )
+    .await;
+    let Err(SendMessageError::WindowClosed(c)) = r else { panic!("expected a closed window: {r:?}") };
+    assert_eq!(c.expires_at, Some(NOW - time::Duration::hours(1)));
+}
+
+#[tokio::test]
+async fn free_text_within_the_window_is_stored_with_what_it_needs() {
+    let mut m = thread_written_at(Some(NOW - time::Duration::hours(23)));
+    m.expect_insert_outbound()
+        .withf(|_, n| n.need == WindowNeed::FreeText && n.tag.is_none() && n.at == NOW)
+        .returning(|_, _| Ok(stored()));
+    let r = send_message(
+        channels(ChannelStatus::Active, ChannelType::Whatsapp),
+        m,
+        WorkspaceId(1),
+        input(None, Some(3)),
+        None,
+        None,
+    )
+    .await;
+    assert!(r.is_ok(), "{r:?}");
+}
+
+#[tokio::test]
+async fn a_human_agent_tag_stretches_the_window_to_7_days_on_messenger_only() {
+    let mut m = thread_written_at(Some(NOW - time::Duration::days(6)));
+    m.expect_insert_outbound().withf(|_, n| n.tag == Some(MessageTag::HumanAgent)).returning(|_, _| Ok(stored()));
+    let tagged = SendInput { tag: Some("human_agent".into()), ..input(None, Some(3)) };
+    let r = send_message(
+        channels(ChannelStatus::Active, ChannelType::Messenger),
+        m,
+        WorkspaceId(1),
+        tagged.clone(),
+        None,
+        None,
+    )
+    .await;
+    assert!(r.is_ok(), "{r:?}");
+    let r = send_message(
+        channels(ChannelStatus::Active, ChannelType::Whatsapp),
+        MockMessageRepository::new(),
+        WorkspaceId(1),
+        tagged,
+        None,
+        None,
+    )
+    .await;
+    assert!(matches!(r, Err(SendMessageError::Invalid(v)) if v.0[0].field == "tag"));
+}
+
+fn catalogue(status: TemplateStatus) -> MockTemplateStore {
+    let mut t = MockTemplateStore::new();
+    t.expect_find().returning(move |_, _, name, language| {
+        Ok((name == "order_update" && language == "en_US").then(|| WhatsappTemplate {
+            name: name.into(),
+            language: language.into(),
+            category: "UTILITY".into(),
+            status,
+            quality: None,
+            parameters: 1,
+            body: "Order {{1}} shipped".into(),
+            rejected_reason: None,
+            updated_at: NOW,
+        }))
+    });
+    t
+}
+
+fn template_send(name: &str, parameters: &[&str]) -> SendInput {
+    let template = Template {
+        name: name.into(),
+        language: "en_US".into(),
+        parameters: parameters.iter().map(|p| (*p).to_owned()).collect(),
+    };
+    SendInput { template: Some(template), ..input(Some("+14155550123"), None) }
+}
+
+#[tokio::test]
+async fn a_template_send_is_checked_against_the_catalogue_before_storing() {
+    let cases = [
+        (template_send("order_updat", &["42"]), TemplateStatus::Approved, "template.name"),
+        (template_send("order_update", &[]), TemplateStatus::Approved, "template.parameters"),
+    ];
+    for (send, status, field) in cases {
+        let mut m = MockMessageRepository::new();
+        m.expect_insert_outbound().never();
+        let r = send_with(
+            channels(ChannelStatus::Active, ChannelType::Whatsapp),
+            m,
+            catalogue(status),
+            WorkspaceId(1),
+            send,
+            None,
+            None,
+        )
+        .await;
+        assert!(matches!(&r, Err(SendMessageError::Invalid(v)) if v.0[0].field == field), "{r:?}");
+    }
+    let mut m = MockMessageRepository::new();
+    m.expect_insert_outbound().never();
+    let r = send_with(
+        channels(ChannelStatus::Active, ChannelType::Whatsapp),
+        m,
+        catalogue(TemplateStatus::Paused),
+        WorkspaceId(1),
+        template_send("order_update", &["42"]),
+        None,
+        None,
+    )
+    .await;
+    assert!(matches!(r, Err(SendMessageError::TemplateNotApproved { status: TemplateStatus::Paused, .. })));
+    let mut m = MockMessageRepository::new();
+    m.expect_insert_outbound().withf(|_, n| n.need == WindowNeed::Template).returning(|_, _| Ok(stored()));
+    let r = send_with(
+        channels(ChannelStatus::Active, ChannelType::Whatsapp),
+        m,
+        catalogue(TemplateStatus::Approved),
+        WorkspaceId(1),
+        template_send("order_update", &["42"]),
+        None,
+        None,
+    )
+    .await;
+    assert!(r.is_ok(), "{r:?}");
 }

@@ -85,6 +85,8 @@ pub struct Thread {
     pub assigned_at: Option<OffsetDateTime>,
     /// Why it has its assignee (none when never assigned).
     pub assignment_reason: Option<AssignmentReason>,
+    /// The platform time of the contact's latest inbound message (its service window).
+    pub latest_inbound_at: Option<OffsetDateTime>,
 }
 
 /// A validated change; `None` keeps a field, `Some(None)` for the assignee unassigns.

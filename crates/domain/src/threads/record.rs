@@ -5,6 +5,7 @@
 use time::OffsetDateTime;
 
 use super::Thread;
+use crate::messaging::window::ServiceWindow;
 
 /// Who handles a thread.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -17,6 +18,19 @@ pub struct AssigneeRecord {
     pub kind: String,
     /// The user's, team's or agent's id.
     pub id: i64,
+}
+
+/// The customer-service window of a thread: free text may be sent while it is open, until 24
+/// hours after the contact's latest message (platform time).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ServiceWindowRecord {
+    /// Free text may be sent now.
+    pub open: bool,
+    /// When it closes or closed (RFC 3339, UTC); null when the contact never wrote.
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub expires_at: Option<OffsetDateTime>,
 }
 
 /// A thread (conversation).
@@ -65,6 +79,9 @@ pub struct ThreadRecord {
     /// Why it has its assignee: `manual`, `round_robin`, `balanced` or `team_deleted`; null when
     /// never assigned.
     pub assignment_reason: Option<String>,
+    /// Whether free text may be sent now (outside it: a WhatsApp template, or `human_agent` on
+    /// Messenger and Instagram).
+    pub service_window: ServiceWindowRecord,
 }
 
 impl From<Thread> for ThreadRecord {
@@ -85,6 +102,11 @@ impl From<Thread> for ThreadRecord {
             team_id: t.team_id,
             assigned_at: t.assigned_at,
             assignment_reason: t.assignment_reason.map(|r| r.as_str().to_owned()),
+            // The record says how the window stands when it is read (or the event recorded).
+            service_window: {
+                let w = ServiceWindow::at(t.latest_inbound_at, OffsetDateTime::now_utc());
+                ServiceWindowRecord { open: w.open, expires_at: w.expires_at }
+            },
         }
     }
 }

@@ -32,13 +32,15 @@ pub enum EventType {
     ChannelUpdated,
     /// wms deactivated a destination (a 410 answer, or every delivery failed for days).
     WebhookDisabled,
+    /// Meta changed a WhatsApp template's status (approved, rejected, paused, …).
+    TemplateStatusUpdated,
     /// Sent only on request to check an endpoint; not part of the catalog.
     WebhookTest,
 }
 
 impl EventType {
     /// The catalog: every event a destination may subscribe to.
-    pub const CATALOG: [EventType; 12] = [
+    pub const CATALOG: [EventType; 13] = [
         EventType::MessageCreated,
         EventType::MessageStatusUpdated,
         EventType::ThreadCreated,
@@ -51,6 +53,7 @@ impl EventType {
         EventType::ChannelCreated,
         EventType::ChannelUpdated,
         EventType::WebhookDisabled,
+        EventType::TemplateStatusUpdated,
     ];
 
     /// The wire name (`message.created`).
@@ -68,6 +71,7 @@ impl EventType {
             EventType::ChannelCreated => "channel.created",
             EventType::ChannelUpdated => "channel.updated",
             EventType::WebhookDisabled => "webhook.disabled",
+            EventType::TemplateStatusUpdated => "template.status_updated",
             EventType::WebhookTest => "webhook.test",
         }
     }
@@ -96,6 +100,9 @@ impl EventType {
             EventType::ChannelUpdated => "A channel changed. `data` is the Channel (never its credentials).",
             EventType::WebhookDisabled => {
                 "wms deactivated a webhook destination; sent to the workspace's other destinations. `data` is the destination with `disabled_reason`."
+            }
+            EventType::TemplateStatusUpdated => {
+                "Meta changed a WhatsApp template's status (approved, rejected, paused, …). `data` is the Template with `channel_id`."
             }
             EventType::WebhookTest => "Sent on request to check an endpoint; never in the events feed.",
         }

@@ -32,7 +32,8 @@ impl EventSubjects {
             EventType::ChannelCreated
             | EventType::ChannelUpdated
             | EventType::WebhookDisabled
-            | EventType::WebhookTest => Self::default(),
+            | EventType::WebhookTest
+            | EventType::TemplateStatusUpdated => Self::default(),
         }
     }
 }

@@ -3,4 +3,5 @@
 pub mod create;
 pub mod get;
 pub mod list;
+pub mod templates;
 pub mod update;

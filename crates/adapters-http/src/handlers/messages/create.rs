@@ -34,6 +34,10 @@ pub struct SendMessageBody {
     /// API keys only: send on behalf of an active member (`user`) or active AI agent (`ai_agent`)
     /// of the workspace; without it, the key is the sender.
     sender: Option<SenderBody>,
+    /// Messenger and Instagram only: `human_agent` lets a member's answer go out up to 7 days after
+    /// the contact's latest message (sent with Meta's `HUMAN_AGENT` tag) instead of 24 hours.
+    #[schema(example = "human_agent")]
+    tag: Option<String>,
 }
 
 /// The member or AI agent a key sends for.
@@ -62,6 +66,7 @@ pub struct SenderBody {
         (status = 201, description = "The queued message", body = MessageRecord,
             headers(("Location" = String, description = "URL of the message"))),
         (status = 409, description = "The channel is not active, or the Idempotency-Key was used with another request", body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid fields (`validation_failed`, naming `template.name`, `template.parameters`, `tag`, …); the recipient's service window is closed (`service_window_closed`, with `expires_at`, null when the contact never wrote); or the template is not approved (`template_not_approved`). Nothing was stored or sent", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn create(
@@ -85,6 +90,7 @@ pub async fn create(
         to: body.to,
         template: body.template.map(Into::into),
         sender: body.sender.map(|s| (s.kind, s.id)),
+        tag: body.tag,
     };
     let stored = state.messages.send(caller.workspace_id, input, by, key).await?;
     let mut res = HttpResponse::Created();

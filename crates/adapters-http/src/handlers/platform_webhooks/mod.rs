@@ -3,6 +3,7 @@
 
 pub mod payload;
 pub mod receive;
+pub mod template_payload;
 pub mod verify;
 pub mod work;
 

@@ -94,7 +94,7 @@ async fn sealed_credentials_moved_to_another_row_or_workspace_are_refused() {
     for (k, m, ch) in [(&key, &a, same_ws), (&other_key, &b, other_ws)] {
         assert_eq!(message(&app, k, &m["id"]).await["status"], "failed");
         let reason = format!(
-            "(SELECT failure_reason FROM messages WHERE channel_id = {ch}) = \
+            "(SELECT failure_reason FROM messages WHERE channel_id = {ch} AND direction = 'outbound') = \
              'the channel''s credentials cannot be read; set them again'"
         );
         assert!(crate::credentials::sql_bool(&app, &reason).await, "failure reason of channel {ch}");

@@ -66,11 +66,13 @@ async fn rejections_and_failure_callbacks_fail_the_message_with_the_reason() {
         failure_reason: Option<String>,
     }
     let mut conn = app.db.conn().await.expect("conn");
-    let reasons: Vec<R> = diesel::sql_query("SELECT failure_reason FROM messages WHERE channel_id = $1 ORDER BY id")
-        .bind::<diesel::sql_types::BigInt, _>(ch)
-        .load(&mut conn)
-        .await
-        .expect("reasons");
+    let reasons: Vec<R> = diesel::sql_query(
+        "SELECT failure_reason FROM messages WHERE channel_id = $1 AND direction = 'outbound' ORDER BY id",
+    )
+    .bind::<diesel::sql_types::BigInt, _>(ch)
+    .load(&mut conn)
+    .await
+    .expect("reasons");
     assert_eq!(
         reasons[0].failure_reason.as_deref(),
         Some("131030: (#131030) Recipient phone number not in allowed list")
@@ -145,6 +147,7 @@ async fn templates_are_sent_as_whatsapp_templates_and_counted_as_such() {
     let app = spawn(&graph).await;
     let (_, key) = app.advanced_with_key().await;
     let ch = whatsapp_channel(&app, &key, "pn-700").await;
+    app.approved_template(ch, "order_shipped", 1).await;
     send(
         &app,
         &key,

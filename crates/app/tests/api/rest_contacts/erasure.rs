@@ -100,7 +100,11 @@ async fn erasure_leaves_no_trace_of_the_person_and_every_figure_as_it_was() {
     let mut threads = Vec::new();
     for (to, text) in [("+14155550199", "Zq-secret parcel to Rua Augusta 12"), ("+14155550177", "Kept hello")] {
         let m: Value = app
-            .post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": text, "to": to}))
+            .post_json(
+                "/v1/messages",
+                &key,
+                &json!({"channel_id": ch, "content": text, "to": to, "template": crate::helpers::test_template()}),
+            )
             .await
             .json()
             .await
@@ -171,7 +175,7 @@ async fn erasure_leaves_no_trace_of_the_person_and_every_figure_as_it_was() {
 
     // The same phone afterwards is a new person.
     let again: Value = app
-        .post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": "Hello again", "to": "+14155550199"}))
+        .post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": "Hello again", "to": "+14155550199", "template": crate::helpers::test_template()}))
         .await
         .json()
         .await

@@ -1,0 +1,415 @@
+//! The WhatsApp template catalogue of a channel: the message templates of its WhatsApp Business
+//! Account (WABA) as Meta last reported them, synced from the Graph API (when credentials are set,
+//! on demand, periodically) and updated at once by Meta's `message_template_status_update`
+//! callbacks. A template send is checked against it before anything is stored, so a typo, a
+//! language mismatch, a template not approved or a wrong number of parameters is a 422 instead of
+//! a message that fails at Meta minutes later.
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use super::model::{ChannelCredentials, Template};
+use crate::channels::ChannelId;
+use crate::common::error::{FieldError, RepoError, ValidationErrors};
+use crate::workspace::WorkspaceId;
+
+/// A template's review status at Meta.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TemplateStatus {
+    /// May be sent.
+    Approved,
+    /// In review (or in appeal).
+    Pending,
+    /// Refused by Meta's review.
+    Rejected,
+    /// Paused by Meta for low quality.
+    Paused,
+    /// Disabled (or being deleted).
+    Disabled,
+}
+
+impl TemplateStatus {
+    /// Every status.
+    pub const ALL: [TemplateStatus; 5] = [
+        TemplateStatus::Approved,
+        TemplateStatus::Pending,
+        TemplateStatus::Rejected,
+        TemplateStatus::Paused,
+        TemplateStatus::Disabled,
+    ];
+
+    /// Wire and stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TemplateStatus::Approved => "approved",
+            TemplateStatus::Pending => "pending",
+            TemplateStatus::Rejected => "rejected",
+            TemplateStatus::Paused => "paused",
+            TemplateStatus::Disabled => "disabled",
+        }
+    }
+
+    /// The stored name back as a value.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// Meta's status (`APPROVED`, `IN_APPEAL`, `PENDING_DELETION`, …) in wms's five words; one
+    /// Meta may add later counts as not sendable (`disabled`) until wms knows it.
+    pub fn from_meta(s: &str) -> Self {
+        match s.to_ascii_uppercase().as_str() {
+            "APPROVED" => TemplateStatus::Approved,
+            "PENDING" | "IN_APPEAL" => TemplateStatus::Pending,
+            "REJECTED" => TemplateStatus::Rejected,
+            "PAUSED" | "FLAGGED" => TemplateStatus::Paused,
+            _ => TemplateStatus::Disabled,
+        }
+    }
+}
+
+/// One template of a channel's catalogue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WhatsappTemplate {
+    /// Its name at Meta.
+    pub name: String,
+    /// Its language code (`en_US`).
+    pub language: String,
+    /// `MARKETING`, `UTILITY` or `AUTHENTICATION`, as Meta says.
+    pub category: String,
+    /// Review status.
+    pub status: TemplateStatus,
+    /// Meta's quality rating (`GREEN`, `YELLOW`, `RED`, `UNKNOWN`), when given.
+    pub quality: Option<String>,
+    /// The number of body placeholders (`{{1}}`, `{{2}}`, …).
+    pub parameters: i32,
+    /// The body text with its placeholders.
+    pub body: String,
+    /// Why Meta rejected or paused it, when it said.
+    pub rejected_reason: Option<String>,
+    /// When wms last learnt of a change.
+    pub updated_at: OffsetDateTime,
+}
+
+/// A template as the REST API returns it (`GET /v1/channels/:channel_id/templates`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TemplateRecord {
+    /// Its name at Meta.
+    #[cfg_attr(feature = "openapi", schema(example = "order_shipped"))]
+    pub name: String,
+    /// Its language code.
+    #[cfg_attr(feature = "openapi", schema(example = "en_US"))]
+    pub language: String,
+    /// `MARKETING`, `UTILITY` or `AUTHENTICATION`, as Meta says.
+    #[cfg_attr(feature = "openapi", schema(example = "UTILITY"))]
+    pub category: String,
+    /// `approved`, `pending`, `rejected`, `paused` or `disabled`; only `approved` ones can be sent.
+    #[cfg_attr(feature = "openapi", schema(example = "approved"))]
+    pub status: String,
+    /// Meta's quality rating (`GREEN`, `YELLOW`, `RED`, `UNKNOWN`), when given.
+    pub quality: Option<String>,
+    /// How many body placeholders it has: a send passes exactly that many `parameters`.
+    pub parameters: i32,
+    /// The body text with its placeholders (`{{1}}`).
+    pub body: String,
+    /// Why Meta rejected or paused it, when it said.
+    pub rejected_reason: Option<String>,
+    /// When wms last learnt of a change (RFC 3339, UTC).
+    #[serde(with = "time::serde::rfc3339")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub updated_at: OffsetDateTime,
+}
+
+impl From<WhatsappTemplate> for TemplateRecord {
+    fn from(t: WhatsappTemplate) -> Self {
+        Self {
+            name: t.name,
+            language: t.language,
+            category: t.category,
+            status: t.status.as_str().to_owned(),
+            quality: t.quality,
+            parameters: t.parameters,
+            body: t.body,
+            rejected_reason: t.rejected_reason,
+            updated_at: t.updated_at,
+        }
+    }
+}
+
+/// The `data` of `template.status_updated`: the template record and its channel.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TemplateEventRecord {
+    /// The channel whose catalogue holds it.
+    pub channel_id: i64,
+    /// The template.
+    #[serde(flatten)]
+    pub template: TemplateRecord,
+}
+
+impl TemplateEventRecord {
+    /// The record as event `data`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// The number of distinct body placeholders (`{{1}}` … `{{n}}`, or named ones) of a body.
+pub fn count_parameters(body: &str) -> i32 {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut rest = body;
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else { break };
+        let name = after[..end].trim();
+        if !name.is_empty() && !seen.contains(&name) {
+            seen.push(name);
+        }
+        rest = &after[end + 2..];
+    }
+    i32::try_from(seen.len()).unwrap_or(i32::MAX)
+}
+
+/// Why a template send is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateRefusal {
+    /// No template of that name and language in the channel's catalogue (422 naming
+    /// `template.name`).
+    #[error(transparent)]
+    Invalid(#[from] ValidationErrors),
+    /// Known but not approved (422 `template_not_approved`).
+    #[error("template {name} ({language}) is {}; only approved templates can be sent", .status.as_str())]
+    NotApproved {
+        /// Its name.
+        name: String,
+        /// Its language.
+        language: String,
+        /// Its status.
+        status: TemplateStatus,
+    },
+}
+
+/// Checks a template send against the catalogue entry of its name and language.
+///
+/// # Errors
+/// [`TemplateRefusal`].
+pub fn check_template_send(send: &Template, entry: Option<&WhatsappTemplate>) -> Result<(), TemplateRefusal> {
+    let Some(t) = entry else {
+        return Err(ValidationErrors::one(
+            "template.name",
+            format!(
+                "no template {} in language {} on this channel; list them with GET /v1/channels/:channel_id/templates",
+                send.name, send.language
+            ),
+        )
+        .into());
+    };
+    if t.status != TemplateStatus::Approved {
+        return Err(TemplateRefusal::NotApproved {
+            name: t.name.clone(),
+            language: t.language.clone(),
+            status: t.status,
+        });
+    }
+    let given = send.parameters.len();
+    if i64::try_from(given).ok() != Some(i64::from(t.parameters)) {
+        return Err(ValidationErrors(vec![FieldError::new(
+            "template.parameters",
+            format!("template {} takes {} parameters; {given} given", t.name, t.parameters),
+        )])
+        .into());
+    }
+    Ok(())
+}
+
+/// A status change Meta reported for a template of a WABA.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateStatusChange {
+    /// The template's name.
+    pub name: String,
+    /// Its language, when Meta gave it (else every language of the name changes).
+    pub language: Option<String>,
+    /// The new status.
+    pub status: TemplateStatus,
+    /// Meta's reason, when it gave one (`NONE` is none).
+    pub reason: Option<String>,
+}
+
+/// A template whose status a callback changed, with its channel (the `template.status_updated`
+/// event's subject).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedTemplate {
+    /// The workspace.
+    pub workspace_id: WorkspaceId,
+    /// The channel.
+    pub channel_id: ChannelId,
+    /// The template as it is now.
+    pub template: WhatsappTemplate,
+}
+
+/// A WhatsApp channel whose templates are due to be synced, with its sealed credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncTarget {
+    /// The workspace.
+    pub workspace_id: WorkspaceId,
+    /// The channel.
+    pub channel_id: ChannelId,
+    /// Its sealed credentials (access token and WABA id).
+    pub credentials_sealed: Vec<u8>,
+}
+
+/// Where templates come from: Meta's `GET /{waba_id}/message_templates`.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait TemplateSource: Send + Sync {
+    /// Every template of the credentials' WABA (all pages).
+    ///
+    /// # Errors
+    /// A sentence saying why Meta could not be read.
+    async fn fetch(&self, credentials: &ChannelCredentials) -> Result<Vec<WhatsappTemplate>, String>;
+}
+
+/// The stored catalogues. Every method is scoped by the workspace, but the callbacks' (by WABA).
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait TemplateStore: Send + Sync {
+    /// The channel's template of that name and language.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn find(
+        &self,
+        ws: WorkspaceId,
+        channel: ChannelId,
+        name: &str,
+        language: &str,
+    ) -> Result<Option<WhatsappTemplate>, RepoError>;
+
+    /// The channel's templates by name and language; `None` when the channel is not the
+    /// workspace's.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn list(&self, ws: WorkspaceId, channel: ChannelId) -> Result<Option<Vec<WhatsappTemplate>>, RepoError>;
+
+    /// The channel's sealed credentials, when it is a WhatsApp channel of the workspace
+    /// (`Some(None)`: one without credentials); `None` when there is no such WhatsApp channel.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn sync_target(&self, ws: WorkspaceId, channel: ChannelId) -> Result<Option<Option<SyncTarget>>, RepoError>;
+
+    /// Replaces the channel's catalogue by `templates` (those gone at Meta disappear), marking it
+    /// synced now.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn replace(
+        &self,
+        ws: WorkspaceId,
+        channel: ChannelId,
+        templates: &[WhatsappTemplate],
+    ) -> Result<(), RepoError>;
+
+    /// Claims up to `limit` channels whose last sync is older than `every_secs` (`FOR UPDATE SKIP
+    /// LOCKED`, marking them synced now, so another instance does not take them too).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn claim_due(&self, every_secs: i64, limit: i64) -> Result<Vec<SyncTarget>, RepoError>;
+
+    /// The channels holding one of `waba_ids` (every workspace), each with its WABA id and sealed
+    /// credentials, in one query (to check a callback's signature).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn channels_for_wabas(&self, waba_ids: &[String]) -> Result<Vec<(String, SyncTarget)>, RepoError>;
+
+    /// Applies status changes to the templates of `channels` (one transaction), recording
+    /// `template.status_updated` for each template that changed; returns them.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn apply_status(
+        &self,
+        channels: &[SyncTarget],
+        changes: &[TemplateStatusChange],
+        at: OffsetDateTime,
+    ) -> Result<Vec<ChangedTemplate>, RepoError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    fn entry(status: TemplateStatus, parameters: i32) -> WhatsappTemplate {
+        WhatsappTemplate {
+            name: "order_update".into(),
+            language: "en_US".into(),
+            category: "UTILITY".into(),
+            status,
+            quality: None,
+            parameters,
+            body: "Hi {{1}}, order {{2}} shipped".into(),
+            rejected_reason: None,
+            updated_at: datetime!(2026-03-01 10:00:00 UTC),
+        }
+    }
+
+    fn send(parameters: &[&str]) -> Template {
+        Template {
+            name: "order_update".into(),
+            language: "en_US".into(),
+            parameters: parameters.iter().map(|p| (*p).to_owned()).collect(),
+        }
+    }
+
+    fn field(r: Result<(), TemplateRefusal>) -> Option<String> {
+        match r {
+            Err(TemplateRefusal::Invalid(v)) => v.0.first().map(|f| f.field.clone()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn an_approved_template_with_its_parameters_passes() {
+        assert_eq!(check_template_send(&send(&["Ana", "42"]), Some(&entry(TemplateStatus::Approved, 2))), Ok(()));
+    }
+
+    #[test]
+    fn an_unknown_name_or_language_names_template_name() {
+        assert_eq!(field(check_template_send(&send(&[]), None)).as_deref(), Some("template.name"));
+    }
+
+    #[test]
+    fn a_template_not_approved_is_refused_with_its_status() {
+        for status in
+            [TemplateStatus::Pending, TemplateStatus::Rejected, TemplateStatus::Paused, TemplateStatus::Disabled]
+        {
+            let r = check_template_send(&send(&["Ana", "42"]), Some(&entry(status, 2)));
+            assert!(matches!(r, Err(TemplateRefusal::NotApproved { status: s, .. }) if s == status));
+        }
+    }
+
+    #[test]
+    fn a_wrong_parameter_count_names_template_parameters() {
+        let r = check_template_send(&send(&["Ana"]), Some(&entry(TemplateStatus::Approved, 2)));
+        assert_eq!(field(r).as_deref(), Some("template.parameters"));
+    }
+
+    #[test]
+    fn placeholders_are_counted_once_each() {
+        assert_eq!(count_parameters("Hi {{1}}, order {{2}} for {{1}}"), 2);
+        assert_eq!(count_parameters("No placeholders"), 0);
+        assert_eq!(count_parameters("Broken {{1"), 0);
+    }
+
+    #[test]
+    fn metas_statuses_map_to_five_words() {
+        assert_eq!(TemplateStatus::from_meta("APPROVED"), TemplateStatus::Approved);
+        assert_eq!(TemplateStatus::from_meta("IN_APPEAL"), TemplateStatus::Pending);
+        assert_eq!(TemplateStatus::from_meta("PENDING_DELETION"), TemplateStatus::Disabled);
+        assert_eq!(TemplateStatus::from_meta("PAUSED"), TemplateStatus::Paused);
+    }
+}
