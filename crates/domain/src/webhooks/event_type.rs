@@ -32,13 +32,17 @@ pub enum EventType {
     ChannelUpdated,
     /// wms deactivated a destination (a 410 answer, or every delivery failed for days).
     WebhookDisabled,
+    /// A destination's last 4 attempts in a row failed (sent to the workspace's other destinations).
+    WebhookFailing,
+    /// A failing destination delivered again (sent to the workspace's other destinations).
+    WebhookRecovered,
     /// Sent only on request to check an endpoint; not part of the catalog.
     WebhookTest,
 }
 
 impl EventType {
     /// The catalog: every event a destination may subscribe to.
-    pub const CATALOG: [EventType; 12] = [
+    pub const CATALOG: [EventType; 14] = [
         EventType::MessageCreated,
         EventType::MessageStatusUpdated,
         EventType::ThreadCreated,
@@ -51,6 +55,8 @@ impl EventType {
         EventType::ChannelCreated,
         EventType::ChannelUpdated,
         EventType::WebhookDisabled,
+        EventType::WebhookFailing,
+        EventType::WebhookRecovered,
     ];
 
     /// The wire name (`message.created`).
@@ -68,6 +74,8 @@ impl EventType {
             EventType::ChannelCreated => "channel.created",
             EventType::ChannelUpdated => "channel.updated",
             EventType::WebhookDisabled => "webhook.disabled",
+            EventType::WebhookFailing => "webhook.failing",
+            EventType::WebhookRecovered => "webhook.recovered",
             EventType::WebhookTest => "webhook.test",
         }
     }
@@ -96,6 +104,12 @@ impl EventType {
             EventType::ChannelUpdated => "A channel changed. `data` is the Channel (never its credentials).",
             EventType::WebhookDisabled => {
                 "wms deactivated a webhook destination; sent to the workspace's other destinations. `data` is the destination with `disabled_reason`."
+            }
+            EventType::WebhookFailing => {
+                "A webhook destination failed 4 attempts in a row; sent once per run of failures to the workspace's other destinations. `data` is the destination, its URL without user-info, query or fragment."
+            }
+            EventType::WebhookRecovered => {
+                "A failing webhook destination delivered again; sent to the workspace's other destinations. `data` is the destination, its URL without user-info, query or fragment."
             }
             EventType::WebhookTest => "Sent on request to check an endpoint; never in the events feed.",
         }

@@ -1,16 +1,19 @@
 //! Outbound webhooks: destinations, the event catalog, Standard Webhooks signing, the retry
 //! schedule, the SSRF address rules and the delivery engine.
 
+pub mod controls;
 pub mod delivery;
 pub mod event_type;
 pub mod health;
 pub mod limiter;
 pub mod model;
+pub mod pace;
 pub mod payload;
 pub mod ports;
 pub mod record;
 pub mod retry;
 pub mod service;
+pub mod stats;
 pub mod signing;
 pub mod ssrf;
 

@@ -1,12 +1,14 @@
 //! Recording a batch of attempt results: the attempts, the deliveries' new states, and each
 //! destination's health ([`verdicts`]), deactivating the ones that failed too long or are gone.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::webhooks::health::verdicts;
+use domain::webhooks::health::{streaks, verdicts, HealthEvent, Streak};
+use domain::webhooks::pace::{Pace, PaceBounds};
 use domain::webhooks::retry::should_deactivate;
 use domain::webhooks::{AttemptRecord, EventType};
 use time::OffsetDateTime;
@@ -38,7 +40,8 @@ pub(super) async fn record_tx(
     conn: &mut AsyncPgConnection,
     records: &[AttemptRecord],
     auto_disable_after: Duration,
-) -> diesel::QueryResult<()> {
+    bounds: PaceBounds,
+) -> diesel::QueryResult<Vec<(i64, Pace)>> {
     let col = |f: &dyn Fn(&AttemptRecord) -> i64| records.iter().map(f).collect::<Vec<i64>>();
     let ws = col(&|r| r.workspace_id.0);
     let ids = col(&|r| r.delivery_id.0);
@@ -101,15 +104,16 @@ pub(super) async fn record_tx(
     touched.sort_unstable();
     // Destination rows are locked in id order before any update, so concurrent recorders of
     // several instances cannot deadlock; healthy destinations are only touched if they had failed.
-    diesel::sql_query(
-        "SELECT id FROM webhook_destinations
-         WHERE (id = ANY ($1) AND failing_since IS NOT NULL) OR id = ANY ($2)
+    let locked: Vec<StreakRow> = diesel::sql_query(
+        "SELECT id, failed_in_a_row, failing FROM webhook_destinations
+         WHERE (id = ANY ($1) AND (failing_since IS NOT NULL OR failed_in_a_row > 0)) OR id = ANY ($2)
          ORDER BY id FOR UPDATE",
     )
     .bind::<Array<BigInt>, _>(&v.healthy)
     .bind::<Array<BigInt>, _>(&touched)
-    .execute(conn)
+    .load(conn)
     .await?;
+    apply_streaks(conn, records, &locked).await?;
     if !v.healthy.is_empty() {
         diesel::sql_query(
             "UPDATE webhook_destinations SET failing_since = NULL WHERE id = ANY ($1) AND failing_since IS NOT NULL",
@@ -191,6 +195,60 @@ pub(super) async fn record_tx(
         }
         for (id, reason, _) in &disable {
             tracing::warn!(destination_id = id, reason, "webhook destination deactivated");
+        }
+    }
+    let now = records.iter().map(|r| r.attempted_at).max().unwrap_or_else(OffsetDateTime::now_utc);
+    crate::webhooks::pace::apply(conn, records, bounds, now).await
+}
+
+#[derive(QueryableByName)]
+struct StreakRow {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Integer)]
+    failed_in_a_row: i32,
+    #[diesel(sql_type = Bool)]
+    failing: bool,
+}
+
+/// Writes the destinations' runs of failures ([`streaks`]) and emits `webhook.failing` /
+/// `webhook.recovered` to the workspace's other destinations (never to the destination itself).
+async fn apply_streaks(
+    conn: &mut AsyncPgConnection,
+    records: &[AttemptRecord],
+    locked: &[StreakRow],
+) -> diesel::QueryResult<()> {
+    let stored: BTreeMap<i64, Streak> = locked
+        .iter()
+        .map(|r| (r.id, Streak { failed_in_a_row: r.failed_in_a_row, failing: r.failing }))
+        .collect();
+    let changes = streaks(records, &stored);
+    if changes.is_empty() {
+        return Ok(());
+    }
+    diesel::sql_query(
+        "UPDATE webhook_destinations w SET failed_in_a_row = v.n, failing = v.failing
+         FROM unnest($1::bigint[], $2::int[], $3::bool[]) AS v(id, n, failing) WHERE w.id = v.id",
+    )
+    .bind::<Array<BigInt>, _>(changes.iter().map(|c| c.id).collect::<Vec<_>>())
+    .bind::<Array<Integer>, _>(changes.iter().map(|c| c.streak.failed_in_a_row).collect::<Vec<_>>())
+    .bind::<Array<Bool>, _>(changes.iter().map(|c| c.streak.failing).collect::<Vec<_>>())
+    .execute(conn)
+    .await?;
+    let emitting: Vec<i64> = changes.iter().filter(|c| !c.events.is_empty()).map(|c| c.id).collect();
+    if emitting.is_empty() {
+        return Ok(());
+    }
+    let latest = records.iter().map(|r| r.attempted_at).max().unwrap_or_else(OffsetDateTime::now_utc);
+    for d in destinations::load_many(conn, &emitting).await? {
+        let data = destinations::destination_event_json(&d);
+        for event in changes.iter().filter(|c| c.id == d.id.0).flat_map(|c| c.events.iter()) {
+            let event = match event {
+                HealthEvent::Failing => EventType::WebhookFailing,
+                HealthEvent::Recovered => EventType::WebhookRecovered,
+            };
+            tracing::info!(destination_id = d.id.0, event = event.as_str(), "webhook destination health changed");
+            outbox::record_except(conn, d.workspace_id, event, &data, latest, d.id).await?;
         }
     }
     Ok(())

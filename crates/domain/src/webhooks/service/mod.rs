@@ -6,6 +6,7 @@
 mod destinations;
 mod secrets;
 mod sends;
+mod stats;
 mod url_check;
 
 #[cfg(test)]
@@ -15,8 +16,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use destinations::{
-    CreateWebhookError, DeleteWebhookError, DestinationInput, DestinationPatch, UpdateWebhookError, WebhookNotFound,
+    ControlsInput, CreateWebhookError, DeleteWebhookError, DestinationInput, DestinationPatch, UpdateWebhookError,
+    WebhookNotFound,
 };
+pub use stats::DEFAULT_STATS_WINDOW;
 pub use secrets::{RevealSecretError, RotateSecretError};
 pub use sends::{RedeliverError, SendTestError};
 
