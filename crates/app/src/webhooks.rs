@@ -20,7 +20,8 @@ use domain::webhooks::delivery::{DeliveryEngine, DeliveryPolicy};
 use domain::webhooks::retry::{RetryAfterBounds, RetrySchedule};
 use domain::webhooks::ssrf::AddressPolicy;
 use domain::webhooks::{
-    AttemptRecord, ClaimLimits, DeliveryId, OutboundRequest, TransportOutcome, WebhookService, WebhookTransport, WorkSignal,
+    AttemptRecord, ClaimLimits, DeliveryId, OutboundRequest, TransportOutcome, WebhookService, WebhookTransport,
+    WorkSignal,
 };
 use domain::RepoError;
 use tokio::sync::{mpsc, watch, Notify, Semaphore};

@@ -49,6 +49,7 @@ mod secrets_rotation;
 mod seed;
 mod sql_functions;
 mod webhooks_api;
+mod webhooks_controls;
 mod webhooks_crash;
 mod webhooks_delivery;
 mod webhooks_receiver;

@@ -121,8 +121,8 @@ pub fn static_headers(raw: &BTreeMap<String, String>) -> Result<BTreeMap<String,
     let mut out = BTreeMap::new();
     for (name, value) in raw {
         let lower = name.to_ascii_lowercase();
-        let token = !lower.is_empty()
-            && lower.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        let token =
+            !lower.is_empty() && lower.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
         if !token {
             return Err(err(format!("`{name}` is not a valid header name")));
         }
@@ -134,7 +134,9 @@ pub fn static_headers(raw: &BTreeMap<String, String>) -> Result<BTreeMap<String,
             return Err(err(format!("`{name}` cannot be set")));
         }
         if value.len() > MAX_HEADER_VALUE || !value.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b)) {
-            return Err(err(format!("the value of `{name}` must be visible ASCII of at most {MAX_HEADER_VALUE} bytes")));
+            return Err(err(format!(
+                "the value of `{name}` must be visible ASCII of at most {MAX_HEADER_VALUE} bytes"
+            )));
         }
         if out.insert(lower, value.trim().to_owned()).is_some() {
             return Err(err(format!("`{name}` is given twice")));
@@ -196,8 +198,7 @@ pub fn scope_of(event: EventType, data: &serde_json::Value) -> EventScope {
 impl EventFilter {
     /// Whether an event in `scope`, whose thread has `thread_labels`, passes.
     pub fn matches(&self, scope: EventScope, thread_labels: &[String]) -> bool {
-        let channel_ok =
-            self.channel_ids.is_empty() || scope.channel_id.is_some_and(|c| self.channel_ids.contains(&c));
+        let channel_ok = self.channel_ids.is_empty() || scope.channel_id.is_some_and(|c| self.channel_ids.contains(&c));
         let labels_ok = self.labels.is_empty()
             || (scope.thread_id.is_some() && thread_labels.iter().any(|l| self.labels.contains(l)));
         channel_ok && labels_ok
@@ -259,7 +260,10 @@ mod tests {
         let many: BTreeMap<String, String> = (0..11).map(|i| (format!("x-{i}"), "v".to_owned())).collect();
         assert!(static_headers(&many).is_err());
         let ok = static_headers(&headers(&[("X-Api-Key", "abc"), ("Authorization", "Bearer t")]));
-        assert_eq!(ok.ok().map(|h| h.keys().cloned().collect::<Vec<_>>()), Some(vec!["authorization".into(), "x-api-key".into()]));
+        assert_eq!(
+            ok.ok().map(|h| h.keys().cloned().collect::<Vec<_>>()),
+            Some(vec!["authorization".into(), "x-api-key".into()])
+        );
     }
 
     #[test]
@@ -289,7 +293,10 @@ mod tests {
 
     #[test]
     fn urls_lose_user_info_query_and_fragment() {
-        assert_eq!(redact_url("https://u:p@hooks.example.com:8443/a/b?token=x#f"), "https://hooks.example.com:8443/a/b");
+        assert_eq!(
+            redact_url("https://u:p@hooks.example.com:8443/a/b?token=x#f"),
+            "https://hooks.example.com:8443/a/b"
+        );
         assert_eq!(redact_url("https://hooks.example.com?k=1"), "https://hooks.example.com");
         assert_eq!(redact_url("http://127.0.0.1:9/x"), "http://127.0.0.1:9/x");
     }

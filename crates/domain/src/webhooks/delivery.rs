@@ -6,11 +6,11 @@ use std::time::Duration;
 use time::OffsetDateTime;
 
 use super::model::DeliveryStatus;
+use super::pace::signal;
 use super::ports::{
     AttemptRecord, ClaimLimits, ClaimedDelivery, DeliveryQueue, DestinationEffect, OutboundRequest, TransportOutcome,
     WebhookTransport,
 };
-use super::pace::signal;
 use super::retry::{classify, parse_retry_after, AttemptOutcome, RetryAfterBounds, RetrySchedule};
 use super::signing::{signature_header, SigningSecret};
 use crate::common::error::RepoError;

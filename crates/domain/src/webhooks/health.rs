@@ -225,7 +225,13 @@ mod tests {
     fn a_success_between_failures_restarts_the_count_and_unchanged_ones_are_left_out() {
         let f = DestinationEffect::Failing;
         let c = streaks(
-            &[rec(1, 0, f), rec(1, 1, f), rec(1, 2, DestinationEffect::Healthy), rec(1, 3, f), rec(2, 0, DestinationEffect::Healthy)],
+            &[
+                rec(1, 0, f),
+                rec(1, 1, f),
+                rec(1, 2, DestinationEffect::Healthy),
+                rec(1, 3, f),
+                rec(2, 0, DestinationEffect::Healthy),
+            ],
             &BTreeMap::from([(1, Streak { failed_in_a_row: 2, failing: false })]),
         );
         assert_eq!(c.len(), 1, "2 was and stays healthy: {c:?}");

@@ -185,7 +185,10 @@ mod tests {
     #[test]
     fn a_destination_held_by_retry_after_gets_nothing_until_then() {
         let mut held = unlimited_slots();
-        held.insert(7, DestinationLimits { max_in_flight: 100, rate: 3.0, hold_until: Some(NOW + time::Duration::seconds(1)) });
+        held.insert(
+            7,
+            DestinationLimits { max_in_flight: 100, rate: 3.0, hold_until: Some(NOW + time::Duration::seconds(1)) },
+        );
         let a = allot(&cands(&[7, 8]), &HashMap::new(), &HashMap::new(), &held, NOW);
         assert_eq!(a.claimed, vec![2]);
         assert!(a.deferred.is_empty(), "left due: {a:?}");

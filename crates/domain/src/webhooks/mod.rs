@@ -13,9 +13,9 @@ pub mod ports;
 pub mod record;
 pub mod retry;
 pub mod service;
-pub mod stats;
 pub mod signing;
 pub mod ssrf;
+pub mod stats;
 
 pub use event_type::*;
 pub use model::*;

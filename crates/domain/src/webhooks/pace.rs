@@ -51,12 +51,7 @@ pub enum PaceSignal {
 }
 
 /// The signal of an attempt answered `status` (none: no answer) after `took`.
-pub fn signal(
-    status: Option<u16>,
-    overloaded: bool,
-    retry_after: Option<Duration>,
-    took: Duration,
-) -> PaceSignal {
+pub fn signal(status: Option<u16>, overloaded: bool, retry_after: Option<Duration>, took: Duration) -> PaceSignal {
     match status {
         Some(s) if (200..300).contains(&s) && took <= IN_TIME => PaceSignal::Good,
         Some(429 | 503) => PaceSignal::Overload(retry_after),
@@ -232,9 +227,8 @@ mod tests {
         for round in 0..2000 {
             t += time::Duration::milliseconds(20);
             let n = p.limits(BOUNDS, PaceCaps::default()).max_in_flight;
-            let answers: Vec<_> = (0..n)
-                .map(|i| (t, if i < 8 { PaceSignal::Good } else { PaceSignal::Overload(None) }))
-                .collect();
+            let answers: Vec<_> =
+                (0..n).map(|i| (t, if i < 8 { PaceSignal::Good } else { PaceSignal::Overload(None) })).collect();
             if round >= 200 {
                 sent += n;
                 refused += n.saturating_sub(8);

@@ -218,10 +218,8 @@ async fn apply_streaks(
     records: &[AttemptRecord],
     locked: &[StreakRow],
 ) -> diesel::QueryResult<()> {
-    let stored: BTreeMap<i64, Streak> = locked
-        .iter()
-        .map(|r| (r.id, Streak { failed_in_a_row: r.failed_in_a_row, failing: r.failing }))
-        .collect();
+    let stored: BTreeMap<i64, Streak> =
+        locked.iter().map(|r| (r.id, Streak { failed_in_a_row: r.failed_in_a_row, failing: r.failing })).collect();
     let changes = streaks(records, &stored);
     if changes.is_empty() {
         return Ok(());

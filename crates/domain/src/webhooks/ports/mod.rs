@@ -16,8 +16,8 @@ use crate::audit::AuditEntry;
 use crate::common::error::RepoError;
 use crate::common::page::{Page, PageRequest};
 use crate::webhooks::controls::{DeliveryOrdering, DestinationControls, EventFilter};
-use crate::webhooks::stats::StatsFacts;
 use crate::webhooks::model::{Delivery, DeliveryId, DestinationId, WebhookDestination};
+use crate::webhooks::stats::StatsFacts;
 use crate::workspace::WorkspaceId;
 
 /// A destination to store, validated, with its secret already sealed.

@@ -8,8 +8,8 @@ use time::OffsetDateTime;
 use crate::audit::AuditEntry;
 use crate::common::error::RepoError;
 use crate::webhooks::event_type::EventType;
-use crate::webhooks::pace::{PaceBounds, PaceSignal};
 use crate::webhooks::model::{AttemptTrigger, DeliveryId, DeliveryStatus, DestinationId};
+use crate::webhooks::pace::{PaceBounds, PaceSignal};
 use crate::workspace::WorkspaceId;
 
 /// A delivery taken by one worker for one attempt, with everything needed to send it.

@@ -278,7 +278,8 @@ impl WebhookService {
                 Err(e) => errors.0.extend(e.0),
                 Ok(filter) => {
                     let ids = filter.as_ref().map(|f| f.channel_ids.clone()).unwrap_or_default();
-                    let foreign = if ids.is_empty() { Vec::new() } else { self.repo.foreign_channels(ws, &ids).await? };
+                    let foreign =
+                        if ids.is_empty() { Vec::new() } else { self.repo.foreign_channels(ws, &ids).await? };
                     if let Some(id) = foreign.first() {
                         errors.0.push(crate::common::error::FieldError::new(
                             "filter",

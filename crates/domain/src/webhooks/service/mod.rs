@@ -19,9 +19,9 @@ pub use destinations::{
     ControlsInput, CreateWebhookError, DeleteWebhookError, DestinationInput, DestinationPatch, UpdateWebhookError,
     WebhookNotFound,
 };
-pub use stats::DEFAULT_STATS_WINDOW;
 pub use secrets::{RevealSecretError, RotateSecretError};
 pub use sends::{RedeliverError, SendTestError};
+pub use stats::DEFAULT_STATS_WINDOW;
 
 use super::delivery::DeliveryEngine;
 use super::model::DestinationId;
