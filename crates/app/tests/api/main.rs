@@ -52,5 +52,6 @@ mod webhooks_api;
 mod webhooks_controls;
 mod webhooks_crash;
 mod webhooks_delivery;
+mod webhooks_pace;
 mod webhooks_receiver;
 mod webhooks_verify;
