@@ -118,7 +118,7 @@ pub(super) async fn load(
             status: f.status_code.and_then(|c| u16::try_from(c).ok()),
             message: f.message,
         }),
-        pace: pace.iter().next().and_then(PaceRow::pace),
+        pace: <[PaceRow]>::first(&pace).and_then(PaceRow::pace),
         caps: PaceCaps {
             max_in_flight: dest.max_in_flight.and_then(|v| u32::try_from(v).ok()),
             rate: dest.rate_limit_per_second.and_then(|v| u32::try_from(v).ok()),
