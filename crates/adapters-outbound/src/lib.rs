@@ -3,4 +3,5 @@
 pub mod embeddings;
 pub mod meta;
 pub mod rerank;
+pub mod smtp;
 pub mod webhooks;

@@ -28,6 +28,8 @@ mod events_feed;
 mod events_helpers;
 mod events_listen;
 mod health;
+mod mail;
+mod mail_sink;
 mod messages_concurrency;
 mod metrics;
 mod pages;
