@@ -101,7 +101,7 @@ pub fn engine(settings: &Settings, db: &Db, clock: Arc<dyn Clock>) -> Arc<Delive
     };
     let cipher = crate::secrets::wired_cipher(settings);
     Arc::new(DeliveryEngine {
-        queue: Arc::new(PgDeliveryQueue::new(db.clone())),
+        queue: Arc::new(PgDeliveryQueue::telling_admins(db.clone(), crate::mail::site_url(settings))),
         transport,
         cipher,
         clock,

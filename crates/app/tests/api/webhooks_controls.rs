@@ -10,6 +10,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::helpers::{error_fields, problem, TestApp};
+use crate::mail_sink::{mail_to, SmtpSink};
 use crate::webhooks_delivery::{destination, emit, loopback, TestClock};
 use crate::webhooks_receiver::{Answer, Receiver};
 
@@ -342,11 +343,17 @@ async fn stats_count_known_successes_and_failures() {
 }
 
 #[tokio::test]
-async fn failing_recovered_and_disabled_reach_another_destination_never_the_one_concerned() {
-    let app = TestApp::spawn_with(loopback).await;
+async fn failing_recovered_and_disabled_reach_another_destination_and_the_admins_mailboxes() {
+    let sink = SmtpSink::start().await;
+    let app = TestApp::spawn_with(|s| {
+        loopback(s);
+        mail_to(s, sink.port);
+    })
+    .await;
+    let mail = app.start_mail();
     let flaky = Receiver::start().await;
     let watcher = Receiver::start().await;
-    let (_, key) = app.advanced_with_key().await;
+    let (ws, key) = app.advanced_with_key().await;
     let health = ["webhook.failing", "webhook.recovered", "webhook.disabled"];
     // The flaky one subscribes to them too: it never hears about itself. Its URL carries a
     // credential in the query, which the events leave out.
@@ -384,4 +391,20 @@ async fn failing_recovered_and_disabled_reach_another_destination_never_the_one_
     assert_eq!(watcher.received().len(), 3, "once each");
     let types: Vec<Value> = flaky.received().iter().map(|r| r.json()["type"].clone()).collect();
     assert!(types.iter().all(|t| t == "webhook.test"), "never its own: {types:?}");
+
+    // The admin was e-mailed on failing and on deactivation (not on recovery), the URL redacted.
+    let mails = sink.wait_for(2, Duration::from_secs(15)).await;
+    mail.stop(Duration::from_secs(5)).await;
+    assert_eq!(mails.len(), 2, "{mails:?}");
+    assert!(mails.iter().all(|m| m.to == [ws.admin_email.to_lowercase()]), "{mails:?}");
+    assert!(mails[0].subject.contains("failing") && mails[1].subject.contains("deactivated"), "{mails:?}");
+    for m in &mails {
+        let text = m.text.as_deref().unwrap_or_default();
+        assert!(text.contains(&flaky.url("/f")) && !text.contains("s3cret"), "{text}");
+        assert!(
+            m.link("/settings/integrations/webhooks/").is_some_and(|l| l.ends_with(&format!("/{flaky_id}"))),
+            "{text}"
+        );
+    }
+    sink.stop().await;
 }

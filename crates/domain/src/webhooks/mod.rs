@@ -7,6 +7,7 @@ pub mod event_type;
 pub mod health;
 pub mod limiter;
 pub mod model;
+pub mod notices;
 pub mod pace;
 pub mod payload;
 pub mod ports;

@@ -11,6 +11,7 @@ use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
+use domain::mail::SiteUrl;
 use domain::webhooks::pace::PaceBounds;
 use domain::webhooks::{
     AttemptRecord, AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryId, DeliveryQueue, DeliveryStatus,
@@ -32,12 +33,19 @@ mod record;
 #[derive(Debug, Clone)]
 pub struct PgDeliveryQueue {
     db: Db,
+    site: Option<SiteUrl>,
 }
 
 impl PgDeliveryQueue {
     /// A queue on `db`.
     pub fn new(db: Db) -> Self {
-        Self { db }
+        Self { db, site: None }
+    }
+
+    /// A queue that also e-mails the workspace's admins when a destination starts failing or is
+    /// deactivated, with links on `site`.
+    pub fn telling_admins(db: Db, site: SiteUrl) -> Self {
+        Self { db, site: Some(site) }
     }
 }
 
@@ -258,7 +266,7 @@ impl DeliveryQueue for PgDeliveryQueue {
         }
         let mut conn = self.db.conn().await.map_err(repo)?;
         let paces = conn
-            .transaction(|conn| record_tx(conn, records, auto_disable_after, bounds).scope_boxed())
+            .transaction(|conn| record_tx(conn, records, auto_disable_after, bounds, self.site.as_ref()).scope_boxed())
             .await
             .map_err(repo)?;
         crate::webhooks::pace::publish(&paces, bounds);

@@ -7,10 +7,12 @@ use std::time::Duration;
 use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::mail::SiteUrl;
 use domain::webhooks::health::{streaks, verdicts, HealthEvent, Streak};
+use domain::webhooks::notices::{admin_mails, HealthNotice};
 use domain::webhooks::pace::{Pace, PaceBounds};
 use domain::webhooks::retry::should_deactivate;
-use domain::webhooks::{AttemptRecord, EventType};
+use domain::webhooks::{AttemptRecord, EventType, WebhookDestination};
 use time::OffsetDateTime;
 
 use super::pause_pending;
@@ -41,6 +43,7 @@ pub(super) async fn record_tx(
     records: &[AttemptRecord],
     auto_disable_after: Duration,
     bounds: PaceBounds,
+    site: Option<&SiteUrl>,
 ) -> diesel::QueryResult<Vec<(i64, Pace)>> {
     let col = |f: &dyn Fn(&AttemptRecord) -> i64| records.iter().map(f).collect::<Vec<i64>>();
     let ws = col(&|r| r.workspace_id.0);
@@ -113,7 +116,7 @@ pub(super) async fn record_tx(
     .bind::<Array<BigInt>, _>(&touched)
     .load(conn)
     .await?;
-    apply_streaks(conn, records, &locked).await?;
+    let mut notices = apply_streaks(conn, records, &locked).await?;
     if !v.healthy.is_empty() {
         diesel::sql_query(
             "UPDATE webhook_destinations SET failing_since = NULL WHERE id = ANY ($1) AND failing_since IS NOT NULL",
@@ -192,13 +195,37 @@ pub(super) async fn record_tx(
             let at = d.disabled_at.unwrap_or(latest);
             let data = destinations::destination_json(&d);
             outbox::record_at(conn, d.workspace_id, EventType::WebhookDisabled, &data, at).await?;
+            let reason = d.disabled_reason.clone().unwrap_or_default();
+            notices.push((d, HealthNotice::Disabled { reason }));
         }
         for (id, reason, _) in &disable {
             tracing::warn!(destination_id = id, reason, "webhook destination deactivated");
         }
     }
+    if let Some(site) = site {
+        tell_admins(conn, &notices, site).await?;
+    }
     let now = records.iter().map(|r| r.attempted_at).max().unwrap_or_else(OffsetDateTime::now_utc);
     crate::webhooks::pace::apply(conn, records, bounds, now).await
+}
+
+/// E-mails each workspace's admins about its destinations that started failing or were
+/// deactivated, through the mail outbox in this transaction.
+async fn tell_admins(
+    conn: &mut AsyncPgConnection,
+    notices: &[(WebhookDestination, HealthNotice)],
+    site: &SiteUrl,
+) -> diesel::QueryResult<()> {
+    let mut admins: BTreeMap<i64, Vec<domain::users::Email>> = BTreeMap::new();
+    for (d, notice) in notices {
+        if !admins.contains_key(&d.workspace_id.0) {
+            let found = crate::mail::admin_recipients(conn, d.workspace_id).await?;
+            admins.insert(d.workspace_id.0, found);
+        }
+        let to = admins.get(&d.workspace_id.0).map(Vec::as_slice).unwrap_or_default();
+        crate::mail::enqueue(conn, &admin_mails(notice, d, to, site)).await?;
+    }
+    Ok(())
 }
 
 #[derive(QueryableByName)]
@@ -212,17 +239,19 @@ struct StreakRow {
 }
 
 /// Writes the destinations' runs of failures ([`streaks`]) and emits `webhook.failing` /
-/// `webhook.recovered` to the workspace's other destinations (never to the destination itself).
+/// `webhook.recovered` to the workspace's other destinations (never to the destination itself);
+/// the destinations that started failing, for the admins' e-mail.
 async fn apply_streaks(
     conn: &mut AsyncPgConnection,
     records: &[AttemptRecord],
     locked: &[StreakRow],
-) -> diesel::QueryResult<()> {
+) -> diesel::QueryResult<Vec<(WebhookDestination, HealthNotice)>> {
     let stored: BTreeMap<i64, Streak> =
         locked.iter().map(|r| (r.id, Streak { failed_in_a_row: r.failed_in_a_row, failing: r.failing })).collect();
     let changes = streaks(records, &stored);
+    let mut notices = Vec::new();
     if changes.is_empty() {
-        return Ok(());
+        return Ok(notices);
     }
     diesel::sql_query(
         "UPDATE webhook_destinations w SET failed_in_a_row = v.n, failing = v.failing
@@ -235,7 +264,7 @@ async fn apply_streaks(
     .await?;
     let emitting: Vec<i64> = changes.iter().filter(|c| !c.events.is_empty()).map(|c| c.id).collect();
     if emitting.is_empty() {
-        return Ok(());
+        return Ok(notices);
     }
     let latest = records.iter().map(|r| r.attempted_at).max().unwrap_or_else(OffsetDateTime::now_utc);
     for d in destinations::load_many(conn, &emitting).await? {
@@ -247,7 +276,10 @@ async fn apply_streaks(
             };
             tracing::info!(destination_id = d.id.0, event = event.as_str(), "webhook destination health changed");
             outbox::record_except(conn, d.workspace_id, event, &data, latest, d.id).await?;
+            if event == EventType::WebhookFailing {
+                notices.push((d.clone(), HealthNotice::Failing));
+            }
         }
     }
-    Ok(())
+    Ok(notices)
 }
