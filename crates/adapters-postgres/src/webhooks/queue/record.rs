@@ -218,11 +218,12 @@ async fn tell_admins(
 ) -> diesel::QueryResult<()> {
     let mut admins: BTreeMap<i64, Vec<domain::users::Email>> = BTreeMap::new();
     for (d, notice) in notices {
-        if !admins.contains_key(&d.workspace_id.0) {
-            let found = crate::mail::admin_recipients(conn, d.workspace_id).await?;
-            admins.insert(d.workspace_id.0, found);
-        }
-        let to = admins.get(&d.workspace_id.0).map(Vec::as_slice).unwrap_or_default();
+        let to = match admins.entry(d.workspace_id.0) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(crate::mail::admin_recipients(conn, d.workspace_id).await?)
+            }
+        };
         crate::mail::enqueue(conn, &admin_mails(notice, d, to, site)).await?;
     }
     Ok(())
