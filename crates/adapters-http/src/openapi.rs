@@ -68,6 +68,7 @@ use crate::handlers::{channels, messages, users, webhooks};
         webhooks::secret::reveal,
         webhooks::rotate::rotate,
         webhooks::deliveries::list,
+        webhooks::stats::stats,
         webhooks::retry::retry,
         webhooks::test::send,
         webhooks::replay::replay,

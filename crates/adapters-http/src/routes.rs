@@ -251,6 +251,7 @@ where
         r("/webhooks/{webhook_id}/secret").get(write, webhooks::secret::reveal::<C>).done(),
         r("/webhooks/{webhook_id}/secret/rotate").post(write, webhooks::rotate::rotate::<C>).done(),
         r("/webhooks/{webhook_id}/deliveries").get(read, webhooks::deliveries::list::<C>).done(),
+        r("/webhooks/{webhook_id}/stats").get(read, webhooks::stats::stats::<C>).done(),
         r("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry").post(write, webhooks::retry::retry::<C>).done(),
         r("/webhooks/{webhook_id}/test").post(write, webhooks::test::send::<C>).done(),
         r("/webhooks/{webhook_id}/replay").post(write, webhooks::replay::replay::<C>).done(),

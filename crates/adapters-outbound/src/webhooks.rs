@@ -124,13 +124,14 @@ impl HttpWebhookTransport {
     }
 }
 
-fn failure(error: String, started: Instant) -> TransportOutcome {
+fn failure(error: String, started: Instant, overloaded: bool) -> TransportOutcome {
     TransportOutcome {
         status: None,
         retry_after: None,
         excerpt: String::new(),
         error: Some(error),
         duration: started.elapsed(),
+        overloaded,
     }
 }
 
@@ -154,18 +155,28 @@ impl WebhookTransport for HttpWebhookTransport {
     async fn send(&self, request: OutboundRequest) -> TransportOutcome {
         let started = Instant::now();
         if let Some(refused) = self.refused_literal(&request.url) {
-            return failure(refused, started);
+            return failure(refused, started, false);
         }
         let mut builder = self.client.post(&request.url);
+        // The destination's own headers first: wms's (signature, content type) are set after them
+        // and win (their names are refused as static headers anyway).
+        for (name, value) in &request.static_headers {
+            builder = builder.header(name.as_str(), value);
+        }
         for (name, value) in &request.headers {
             builder = builder.header(*name, value);
         }
         let mut response = match builder.body(request.body).send().await {
             Ok(r) => r,
             Err(e) if e.is_timeout() => {
-                return failure(format!("timeout: no answer within {} s", self.timeout.as_secs()), started)
+                return failure(format!("timeout: no answer within {} s", self.timeout.as_secs()), started, true)
             }
-            Err(e) => return failure(chain(&e), started),
+            // A refused connection says the receiver cannot take more now (the pace falls); an
+            // address refused by the SSRF guard is not a connection error of the receiver.
+            Err(e) => {
+                let refused = e.is_connect() && chain(&e).to_ascii_lowercase().contains("refused");
+                return failure(chain(&e), started, refused);
+            }
         };
         let status = response.status().as_u16();
         let retry_after =
@@ -193,6 +204,7 @@ impl WebhookTransport for HttpWebhookTransport {
             excerpt: String::from_utf8_lossy(&body).replace('\0', ""),
             error,
             duration: started.elapsed(),
+            overloaded: false,
         }
     }
 }

@@ -346,6 +346,7 @@ diesel::table! {
         last_attempt_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        ordering_key -> Nullable<Int8>,
     }
 }
 
@@ -365,6 +366,13 @@ diesel::table! {
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
         failing_since -> Nullable<Timestamptz>,
+        rate_limit_per_second -> Nullable<Int4>,
+        max_in_flight -> Nullable<Int4>,
+        headers -> Jsonb,
+        filter -> Nullable<Jsonb>,
+        ordering -> Text,
+        failed_in_a_row -> Int4,
+        failing -> Bool,
     }
 }
 
@@ -389,6 +397,11 @@ diesel::table! {
         destination_id -> Int8,
         tokens -> Float8,
         refilled_at -> Timestamptz,
+        concurrency -> Nullable<Float8>,
+        rate -> Nullable<Float8>,
+        threshold -> Nullable<Float8>,
+        decreased_at -> Nullable<Timestamptz>,
+        hold_until -> Nullable<Timestamptz>,
     }
 }
 

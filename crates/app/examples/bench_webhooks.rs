@@ -120,6 +120,7 @@ async fn main() -> anyhow::Result<()> {
             platform: Some("bench".into()),
             events: vec!["message.created".into()],
             active: Some(true),
+            controls: Default::default(),
         };
         let _ = service
             .create(throughput_ws, &domain::audit::AuditContext::cli(), input)
@@ -135,6 +136,7 @@ async fn main() -> anyhow::Result<()> {
                 platform: None,
                 events: vec!["message.created".into()],
                 active: Some(true),
+                controls: Default::default(),
             },
         )
         .await

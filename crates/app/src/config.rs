@@ -192,13 +192,18 @@ pub struct WebhookSettings {
     pub concurrency: usize,
     /// How often idle delivery loops look for due deliveries, in milliseconds.
     pub poll_interval_ms: u64,
-    /// Deliveries in flight to one destination at once, across every instance.
+    /// Upper bound of the adaptive pace: deliveries in flight to one destination at once, across
+    /// every instance.
     pub max_in_flight_per_destination: u32,
-    /// Sustained deliveries per second to one destination, across every instance (also the burst).
+    /// Upper bound of the adaptive pace: deliveries per second to one destination, across every
+    /// instance.
     pub rate_per_destination: f64,
-    /// How long a worker's claim on a delivery lasts; a crashed worker's deliveries are sent
-    /// again after it. Must exceed `timeout_secs`.
+    /// How long a manual or test attempt's claim on a delivery lasts (not renewed). Must exceed
+    /// `timeout_secs`.
     pub lease_secs: u64,
+    /// How long a worker's claim lasts unless its heartbeat renews it (every third of it): a
+    /// crashed worker's deliveries are sent again this soon after.
+    pub claim_lease_secs: u64,
     /// The longest `Retry-After` (429/503) that is honoured, in seconds.
     pub retry_after_max_secs: u64,
     /// A destination whose deliveries all failed for this long is deactivated, in hours.

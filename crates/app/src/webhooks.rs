@@ -7,6 +7,7 @@
 //! that writes them in batches. Instances share nothing but the database. docs/webhooks.md has
 //! the whole design.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +20,8 @@ use domain::webhooks::delivery::{DeliveryEngine, DeliveryPolicy};
 use domain::webhooks::retry::{RetryAfterBounds, RetrySchedule};
 use domain::webhooks::ssrf::AddressPolicy;
 use domain::webhooks::{
-    AttemptRecord, ClaimLimits, OutboundRequest, TransportOutcome, WebhookService, WebhookTransport, WorkSignal,
+    AttemptRecord, ClaimLimits, DeliveryId, OutboundRequest, TransportOutcome, WebhookService, WebhookTransport,
+    WorkSignal,
 };
 use domain::RepoError;
 use tokio::sync::{mpsc, watch, Notify, Semaphore};
@@ -61,9 +63,9 @@ pub fn delivery_policy(settings: &Settings) -> DeliveryPolicy {
         auto_disable_after: Duration::from_secs(w.auto_disable_after_hours * 3600),
         limits: ClaimLimits {
             lease: Duration::from_secs(w.lease_secs),
+            claim_lease: Duration::from_secs(w.claim_lease_secs),
             max_in_flight: w.max_in_flight_per_destination,
             rate_per_sec: w.rate_per_destination,
-            burst: w.rate_per_destination.max(1.0),
         },
     }
 }
@@ -80,6 +82,7 @@ impl WebhookTransport for BrokenTransport {
             excerpt: String::new(),
             error: Some(format!("the HTTP client is unavailable: {}", self.0)),
             duration: Duration::ZERO,
+            overloaded: false,
         }
     }
 }
@@ -98,7 +101,7 @@ pub fn engine(settings: &Settings, db: &Db, clock: Arc<dyn Clock>) -> Arc<Delive
     };
     let cipher = crate::secrets::wired_cipher(settings);
     Arc::new(DeliveryEngine {
-        queue: Arc::new(PgDeliveryQueue::new(db.clone())),
+        queue: Arc::new(PgDeliveryQueue::telling_admins(db.clone(), crate::mail::site_url(settings))),
         transport,
         cipher,
         clock,
@@ -125,7 +128,7 @@ pub fn service(settings: &Settings, db: &Db) -> Arc<WebhookService> {
 pub async fn run_once(engine: &DeliveryEngine, max: usize) -> Result<usize, RepoError> {
     let claims = engine.queue.claim_due(engine.clock.now(), max, engine.policy.limits).await?;
     let records = futures_util::future::join_all(claims.iter().map(|c| engine.attempt(c))).await;
-    engine.queue.record(&records, engine.policy.auto_disable_after).await?;
+    engine.queue.record(&records, engine.policy.auto_disable_after, engine.policy.limits.bounds()).await?;
     Ok(records.len())
 }
 
@@ -134,6 +137,7 @@ pub struct Workers {
     shutdown: watch::Sender<bool>,
     loops: Vec<JoinHandle<()>>,
     recorder: Option<JoinHandle<()>>,
+    heartbeat: JoinHandle<()>,
     pruner: JoinHandle<()>,
     in_flight: Arc<Semaphore>,
     concurrency: u32,
@@ -156,6 +160,7 @@ pub fn start(settings: &Settings, engine: Arc<DeliveryEngine>) -> Workers {
     // Results written free destinations' slots: the recorder wakes the loops.
     let (recorded, recorded_rx) = watch::channel(());
     let poll = Duration::from_millis(w.poll_interval_ms);
+    let held = Held::default();
     let loops = (0..w.workers)
         .map(|_| {
             tokio::spawn(dispatch(
@@ -165,17 +170,19 @@ pub fn start(settings: &Settings, engine: Arc<DeliveryEngine>) -> Workers {
                 tx.clone(),
                 shutdown_rx.clone(),
                 poll,
+                held.clone(),
             ))
         })
         .collect();
     drop(tx);
-    let recorder = Some(tokio::spawn(record(engine.clone(), rx, recorded)));
+    let recorder = Some(tokio::spawn(record(engine.clone(), rx, recorded, held.clone())));
+    let heartbeat = tokio::spawn(heartbeat(engine.clone(), held));
     let retention = Duration::from_secs(w.retention_days * 86400);
     let pruner = tokio::spawn(prune(engine, retention, shutdown_rx));
     if w.workers > 0 {
         tracing::info!(workers = w.workers, concurrency = w.concurrency, "webhook delivery workers started");
     }
-    Workers { shutdown, loops, recorder, pruner, in_flight, concurrency }
+    Workers { shutdown, loops, recorder, heartbeat, pruner, in_flight, concurrency }
 }
 
 impl Workers {
@@ -194,6 +201,7 @@ impl Workers {
         if let Some(r) = self.recorder.take() {
             let _ = tokio::time::timeout_at(deadline + Duration::from_secs(5), r).await;
         }
+        self.heartbeat.abort();
         self.pruner.abort();
         tracing::info!("webhook delivery workers stopped");
     }
@@ -216,6 +224,7 @@ async fn dispatch(
     results: mpsc::UnboundedSender<AttemptRecord>,
     mut shutdown: watch::Receiver<bool>,
     poll: Duration,
+    held: Held,
 ) {
     let mut failures = 0u32;
     loop {
@@ -232,6 +241,7 @@ async fn dispatch(
                     failures = 0;
                     full = claims.len() == room;
                     busy = !claims.is_empty();
+                    held.add(claims.iter().map(|c| c.delivery_id));
                     for claim in claims {
                         let Ok(permit) = in_flight.clone().acquire_owned().await else { return };
                         let (engine, results, wake) = (engine.clone(), results.clone(), wakes.slot.clone());
@@ -279,6 +289,7 @@ async fn record(
     engine: Arc<DeliveryEngine>,
     mut rx: mpsc::UnboundedReceiver<AttemptRecord>,
     recorded: watch::Sender<()>,
+    held: Held,
 ) {
     let mut batch = Vec::with_capacity(RECORD_BATCH);
     while let Some(first) = rx.recv().await {
@@ -292,7 +303,7 @@ async fn record(
         }
         let mut delay = Duration::from_millis(100);
         for attempt in 1..=5 {
-            match engine.queue.record(&batch, engine.policy.auto_disable_after).await {
+            match engine.queue.record(&batch, engine.policy.auto_disable_after, engine.policy.limits.bounds()).await {
                 Ok(()) => {
                     recorded.send_modify(|()| {});
                     break;
@@ -308,7 +319,49 @@ async fn record(
                 }
             }
         }
+        // Written (or given up: the leases then expire and the deliveries are sent again).
+        held.remove(batch.iter().map(|r| r.delivery_id));
         batch.clear();
+    }
+}
+
+/// The deliveries this instance has claimed and not yet recorded: their leases are renewed.
+#[derive(Clone, Default)]
+struct Held(Arc<std::sync::Mutex<HashSet<DeliveryId>>>);
+
+impl Held {
+    fn add(&self, ids: impl Iterator<Item = DeliveryId>) {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(ids);
+    }
+
+    fn remove(&self, ids: impl Iterator<Item = DeliveryId>) {
+        let mut held = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for id in ids {
+            held.remove(&id);
+        }
+    }
+
+    fn snapshot(&self) -> Vec<DeliveryId> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().copied().collect()
+    }
+}
+
+/// Keeps this instance's claims alive while it works on them: every third of the claim lease,
+/// their leases are extended to a full one from now. An instance that dies stops renewing, so its
+/// deliveries are claimed again within one claim lease (`webhooks.claim_lease_secs`), not after
+/// the request timeout.
+async fn heartbeat(engine: Arc<DeliveryEngine>, held: Held) {
+    let lease = engine.policy.limits.claim_lease;
+    let every = lease / 3;
+    loop {
+        tokio::time::sleep(every).await;
+        let ids = held.snapshot();
+        if ids.is_empty() {
+            continue;
+        }
+        if let Err(e) = engine.queue.renew(&ids, engine.clock.now() + lease).await {
+            tracing::warn!(error = %e.0, held = ids.len(), "cannot renew webhook delivery leases");
+        }
     }
 }
 

@@ -6,6 +6,8 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::common::page::{Page, PageRequest};
+use domain::webhooks::controls::{DeliveryOrdering, DestinationControls, EventFilter};
+use domain::webhooks::stats::StatsFacts;
 use domain::webhooks::{
     Delivery, DeliveryId, DestinationChange, DestinationId, NewDestination, StoredSecrets, WebhookDestination,
     WebhookRepository,
@@ -45,10 +47,28 @@ pub(super) struct DestinationRow {
     disabled_at: Option<OffsetDateTime>,
     created_at: OffsetDateTime,
     updated_at: OffsetDateTime,
+    rate_limit_per_second: Option<i32>,
+    max_in_flight: Option<i32>,
+    headers: serde_json::Value,
+    filter: Option<serde_json::Value>,
+    ordering: String,
+}
+
+/// The stored controls; a stored value that no longer parses reads as the default (the
+/// columns are only written from validated values).
+fn controls(r: &DestinationRow) -> DestinationControls {
+    DestinationControls {
+        rate_limit_per_second: r.rate_limit_per_second.and_then(|v| u32::try_from(v).ok()),
+        max_in_flight: r.max_in_flight.and_then(|v| u32::try_from(v).ok()),
+        headers: serde_json::from_value(r.headers.clone()).unwrap_or_default(),
+        filter: r.filter.clone().and_then(|f| serde_json::from_value::<EventFilter>(f).ok()),
+        ordering: DeliveryOrdering::parse(&r.ordering).unwrap_or_default(),
+    }
 }
 
 impl From<DestinationRow> for WebhookDestination {
     fn from(r: DestinationRow) -> Self {
+        let controls = controls(&r);
         WebhookDestination {
             id: DestinationId(r.id),
             workspace_id: WorkspaceId(r.workspace_id),
@@ -60,6 +80,7 @@ impl From<DestinationRow> for WebhookDestination {
             disabled_at: r.disabled_at,
             created_at: r.created_at,
             updated_at: r.updated_at,
+            controls,
         }
     }
 }
@@ -68,6 +89,14 @@ impl From<DestinationRow> for WebhookDestination {
 /// reduced to origin and path: the `data` of `webhook.disabled`.
 pub fn destination_json(d: &WebhookDestination) -> serde_json::Value {
     domain::webhooks::WebhookRecord::from(d.clone()).event_data()
+}
+
+fn headers_json(h: &std::collections::BTreeMap<String, String>) -> serde_json::Value {
+    serde_json::to_value(h).unwrap_or_else(|_| serde_json::json!({}))
+}
+
+fn filter_json(f: Option<&EventFilter>) -> Option<serde_json::Value> {
+    f.and_then(|f| serde_json::to_value(f).ok())
 }
 
 /// The destinations `ids` as they are now in this transaction.
@@ -91,6 +120,11 @@ struct ChangeRow<'a> {
     platform: Option<&'a str>,
     events: Option<&'a [String]>,
     active: Option<bool>,
+    rate_limit_per_second: Option<Option<i32>>,
+    max_in_flight: Option<Option<i32>>,
+    headers: Option<serde_json::Value>,
+    filter: Option<Option<serde_json::Value>>,
+    ordering: Option<&'a str>,
 }
 
 #[async_trait]
@@ -120,6 +154,13 @@ impl WebhookRepository for PgWebhookRepository {
                             webhook_destinations::events.eq(&new.events),
                             webhook_destinations::active.eq(new.active),
                             webhook_destinations::secret_encrypted.eq(&new.secret_sealed),
+                            webhook_destinations::rate_limit_per_second
+                                .eq(new.controls.rate_limit_per_second.and_then(|v| i32::try_from(v).ok())),
+                            webhook_destinations::max_in_flight
+                                .eq(new.controls.max_in_flight.and_then(|v| i32::try_from(v).ok())),
+                            webhook_destinations::headers.eq(headers_json(&new.controls.headers)),
+                            webhook_destinations::filter.eq(filter_json(new.controls.filter.as_ref())),
+                            webhook_destinations::ordering.eq(new.controls.ordering.as_str()),
                         ))
                         .returning(DestinationRow::as_returning())
                         .get_result(conn)
@@ -185,6 +226,13 @@ impl WebhookRepository for PgWebhookRepository {
                         platform: change.platform.as_deref(),
                         events: change.events.as_deref(),
                         active: change.active,
+                        rate_limit_per_second: change
+                            .rate_limit_per_second
+                            .map(|v| v.and_then(|v| i32::try_from(v).ok())),
+                        max_in_flight: change.max_in_flight.map(|v| v.and_then(|v| i32::try_from(v).ok())),
+                        headers: change.headers.as_ref().map(headers_json),
+                        filter: change.filter.as_ref().map(|f| filter_json(f.as_ref())),
+                        ordering: change.ordering.map(|o| o.as_str()),
                     };
                     let row: DestinationRow = diesel::update(target)
                         .set((set, webhook_destinations::updated_at.eq(now)))
@@ -355,5 +403,27 @@ impl WebhookRepository for PgWebhookRepository {
     ) -> Result<Option<Delivery>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         log::one(&mut conn, ws, id, delivery).await.map_err(repo)
+    }
+
+    async fn foreign_channels(&self, ws: WorkspaceId, channel_ids: &[i64]) -> Result<Vec<i64>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let mine: Vec<i64> = crate::schema::channels::table
+            .filter(crate::schema::channels::workspace_id.eq(ws.0))
+            .filter(crate::schema::channels::id.eq_any(channel_ids))
+            .select(crate::schema::channels::id)
+            .load(&mut conn)
+            .await
+            .map_err(repo)?;
+        Ok(channel_ids.iter().copied().filter(|id| !mine.contains(id)).collect())
+    }
+
+    async fn stats(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        since: OffsetDateTime,
+    ) -> Result<Option<StatsFacts>, RepoError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        super::stats::load(&mut conn, ws, id, since).await.map_err(repo)
     }
 }

@@ -4,7 +4,10 @@
 mod destinations;
 mod log;
 pub mod outbox;
+mod pace;
 mod queue;
+mod stats;
 
 pub use destinations::PgWebhookRepository;
+pub use pace::{PACE_IN_FLIGHT, PACE_RATE};
 pub use queue::{PgDeliveryQueue, DELIVERIES};

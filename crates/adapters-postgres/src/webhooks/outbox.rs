@@ -3,10 +3,12 @@
 //! change that rolled back. The delivery workers read from here; nothing is ever enqueued
 //! anywhere else, so there is no second step that a crash could skip.
 
-use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz};
+use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::webhooks::controls::{ordering_key, scope_of, DeliveryOrdering, EventFilter, EventScope};
 use domain::webhooks::payload::envelope;
-use domain::webhooks::{EventSubjects, EventType};
+use domain::webhooks::{DestinationId, EventSubjects, EventType};
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
@@ -51,34 +53,23 @@ pub async fn record_at(
     data: &serde_json::Value,
     at: OffsetDateTime,
 ) -> diesel::QueryResult<()> {
-    let payload = envelope(event, at, workspace, data);
-    let subjects = EventSubjects::of(event, data);
-    diesel::sql_query(
-        // The event is always kept (the workspace's feed and replays, issue 16); deliveries only
-        // for the active destinations that subscribe, on a plan with webhooks. Its contact and
-        // thread are kept beside it, so that erasing a contact finds its events by index.
-        "WITH ev AS (
-             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, contact_id, thread_id)
-             VALUES ($1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $3, $5, $6)
-             RETURNING id, created_at
-         ), subscribed AS (
-             SELECT w.id FROM webhook_destinations w JOIN workspaces ws ON ws.id = w.workspace_id
-             WHERE w.workspace_id = $1 AND w.active AND $2 = ANY (w.events)
-               AND ws.plan = ANY ($4)
-         )
-         INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, next_attempt_at, created_at, updated_at)
-         SELECT $1, s.id, ev.id, clock_timestamp(), ev.created_at, ev.created_at FROM ev CROSS JOIN subscribed s",
-    )
-    .bind::<BigInt, _>(workspace.0)
-    .bind::<Text, _>(event.as_str())
-    .bind::<Text, _>(&payload)
-    // The plans the access policy includes webhooks in; below them nothing is queued.
-    .bind::<diesel::sql_types::Array<Text>, _>(webhook_plans())
-    .bind::<Nullable<BigInt>, _>(subjects.contact_id)
-    .bind::<Nullable<BigInt>, _>(subjects.thread_id)
-    .execute(conn)
-    .await?;
-    Ok(())
+    insert(conn, workspace, event, std::slice::from_ref(data), at, None).await
+}
+
+/// [`record_at`] for an event about destination `except`, which never receives it
+/// (`webhook.failing`, `webhook.recovered`).
+///
+/// # Errors
+/// Database errors.
+pub async fn record_except(
+    conn: &mut AsyncPgConnection,
+    workspace: WorkspaceId,
+    event: EventType,
+    data: &serde_json::Value,
+    at: OffsetDateTime,
+    except: DestinationId,
+) -> diesel::QueryResult<()> {
+    insert(conn, workspace, event, std::slice::from_ref(data), at, Some(except)).await
 }
 
 /// The plans the access policy includes webhooks in; below them nothing is delivered.
@@ -102,34 +93,147 @@ pub async fn record_many(
     if data.is_empty() {
         return Ok(());
     }
-    let at = OffsetDateTime::now_utc();
+    insert(conn, workspace, event, data, OffsetDateTime::now_utc(), None).await
+}
+
+/// A subscribed destination with a filter or per-thread ordering, paired with one new event: the
+/// domain decides whether and in which turn it gets it.
+#[derive(QueryableByName)]
+struct Controlled {
+    #[diesel(sql_type = BigInt)]
+    event_id: i64,
+    #[diesel(sql_type = BigInt)]
+    ord: i64,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+    #[diesel(sql_type = BigInt)]
+    destination_id: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    filter: Option<String>,
+    #[diesel(sql_type = Text)]
+    ordering: String,
+}
+
+#[derive(QueryableByName)]
+struct ThreadLabel {
+    #[diesel(sql_type = BigInt)]
+    thread_id: i64,
+    #[diesel(sql_type = Text)]
+    name: String,
+}
+
+async fn insert(
+    conn: &mut AsyncPgConnection,
+    workspace: WorkspaceId,
+    event: EventType,
+    data: &[serde_json::Value],
+    at: OffsetDateTime,
+    except: Option<DestinationId>,
+) -> diesel::QueryResult<()> {
     let payloads: Vec<String> = data.iter().map(|d| envelope(event, at, workspace, d)).collect();
+    // Each event's contact and thread are kept beside it, so that erasing a contact finds its
+    // events by index.
     let subjects: Vec<EventSubjects> = data.iter().map(|d| EventSubjects::of(event, d)).collect();
     let contact_ids: Vec<Option<i64>> = subjects.iter().map(|s| s.contact_id).collect();
     let thread_ids: Vec<Option<i64>> = subjects.iter().map(|s| s.thread_id).collect();
-    diesel::sql_query(
+    // The event is always kept (the workspace's feed and replays, issue 16). Deliveries go at
+    // once to the active destinations that subscribe, on a plan with webhooks, and have neither
+    // a filter nor an ordering; the others are returned (paired with each event) for the domain
+    // to decide. Event ids follow the order of `data`, and so do their deliveries.
+    let controlled: Vec<Controlled> = diesel::sql_query(
         "WITH ev AS (
              INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, contact_id, thread_id)
              SELECT $1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), p.payload, p.contact_id, p.thread_id
-             FROM unnest($3::text[], $5::bigint[], $6::bigint[]) WITH ORDINALITY AS p (payload, contact_id, thread_id, ord)
+             FROM unnest($3::text[], $6::bigint[], $7::bigint[]) WITH ORDINALITY AS p (payload, contact_id, thread_id, ord)
              ORDER BY p.ord
              RETURNING id, created_at
+         ), evo AS (
+             SELECT id, created_at, row_number() OVER (ORDER BY id) AS ord FROM ev
          ), subscribed AS (
-             SELECT w.id FROM webhook_destinations w JOIN workspaces ws ON ws.id = w.workspace_id
+             SELECT w.id, w.filter, w.ordering FROM webhook_destinations w JOIN workspaces ws ON ws.id = w.workspace_id
              WHERE w.workspace_id = $1 AND w.active AND $2 = ANY (w.events)
-               AND ws.plan = ANY ($4)
+               AND ws.plan = ANY ($4) AND w.id IS DISTINCT FROM $5
+         ), plain AS (
+             INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, next_attempt_at, created_at, updated_at)
+             SELECT $1, s.id, evo.id, clock_timestamp(), evo.created_at, evo.created_at
+             FROM evo CROSS JOIN subscribed s
+             WHERE s.filter IS NULL AND s.ordering = 'none'
+             ORDER BY evo.id, s.id
          )
-         INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, next_attempt_at, created_at, updated_at)
-         SELECT $1, s.id, ev.id, clock_timestamp(), ev.created_at, ev.created_at
-         FROM ev CROSS JOIN subscribed s
-         ORDER BY ev.id, s.id",
+         SELECT evo.id AS event_id, evo.ord, evo.created_at, s.id AS destination_id, s.filter::text AS filter, s.ordering
+         FROM evo CROSS JOIN subscribed s
+         WHERE NOT (s.filter IS NULL AND s.ordering = 'none')
+         ORDER BY evo.id, s.id",
     )
     .bind::<BigInt, _>(workspace.0)
     .bind::<Text, _>(event.as_str())
-    .bind::<diesel::sql_types::Array<Text>, _>(&payloads)
-    .bind::<diesel::sql_types::Array<Text>, _>(webhook_plans())
-    .bind::<diesel::sql_types::Array<Nullable<BigInt>>, _>(&contact_ids)
-    .bind::<diesel::sql_types::Array<Nullable<BigInt>>, _>(&thread_ids)
+    .bind::<Array<Text>, _>(&payloads)
+    // The plans the access policy includes webhooks in; below them nothing is queued.
+    .bind::<Array<Text>, _>(webhook_plans())
+    .bind::<Nullable<BigInt>, _>(except.map(|d| d.0))
+    .bind::<Array<Nullable<BigInt>>, _>(&contact_ids)
+    .bind::<Array<Nullable<BigInt>>, _>(&thread_ids)
+    .load(conn)
+    .await?;
+    if controlled.is_empty() {
+        return Ok(());
+    }
+    let scopes: Vec<EventScope> = data.iter().map(|d| scope_of(event, d)).collect();
+    let scope = |ord: i64| usize::try_from(ord - 1).ok().and_then(|i| scopes.get(i).copied()).unwrap_or_default();
+    let decided: Vec<(&Controlled, Option<EventFilter>, DeliveryOrdering)> = controlled
+        .iter()
+        .map(|c| {
+            let filter = c.filter.as_deref().and_then(|f| serde_json::from_str::<EventFilter>(f).ok());
+            (c, filter, DeliveryOrdering::parse(&c.ordering).unwrap_or_default())
+        })
+        .collect();
+    let mut threads: Vec<i64> = decided
+        .iter()
+        .filter(|(_, f, _)| f.as_ref().is_some_and(EventFilter::needs_labels))
+        .filter_map(|(c, _, _)| scope(c.ord).thread_id)
+        .collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let labels: Vec<ThreadLabel> = if threads.is_empty() {
+        Vec::new()
+    } else {
+        diesel::sql_query(
+            "SELECT tl.thread_id, l.name FROM thread_labels tl JOIN labels l ON l.id = tl.label_id
+             WHERE tl.thread_id = ANY ($1) AND l.workspace_id = $2",
+        )
+        .bind::<Array<BigInt>, _>(&threads)
+        .bind::<BigInt, _>(workspace.0)
+        .load(conn)
+        .await?
+    };
+    let (mut dests, mut events, mut created, mut keys) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (c, filter, ordering) in &decided {
+        let s = scope(c.ord);
+        let thread_labels: Vec<String> =
+            labels.iter().filter(|l| Some(l.thread_id) == s.thread_id).map(|l| l.name.clone()).collect();
+        if filter.as_ref().is_none_or(|f| f.matches(s, &thread_labels)) {
+            dests.push(c.destination_id);
+            events.push(c.event_id);
+            created.push(c.created_at);
+            keys.push(ordering_key(*ordering, s));
+        }
+    }
+    if dests.is_empty() {
+        return Ok(());
+    }
+    diesel::sql_query(
+        "INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, next_attempt_at, created_at, updated_at,
+                                         ordering_key)
+         SELECT $1, v.dest, v.ev, clock_timestamp(), v.created, v.created, v.key
+         FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::bigint[]) WITH ORDINALITY
+              AS v(dest, ev, created, key, ord)
+         ORDER BY v.ord",
+    )
+    .bind::<BigInt, _>(workspace.0)
+    .bind::<Array<BigInt>, _>(&dests)
+    .bind::<Array<BigInt>, _>(&events)
+    .bind::<Array<Timestamptz>, _>(&created)
+    .bind::<Array<Nullable<BigInt>>, _>(&keys)
     .execute(conn)
     .await?;
     Ok(())

@@ -68,6 +68,9 @@ impl Settings {
         if w.lease_secs < w.timeout_secs + 5 {
             return bad("webhooks.lease_secs", "must exceed webhooks.timeout_secs by at least 5 seconds");
         }
+        if !(2..=60).contains(&w.claim_lease_secs) {
+            return bad("webhooks.claim_lease_secs", "must be between 2 and 60");
+        }
         if w.concurrency == 0 || w.concurrency > 10_000 {
             return bad("webhooks.concurrency", "must be between 1 and 10000");
         }

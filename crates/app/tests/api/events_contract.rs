@@ -173,6 +173,20 @@ async fn every_event_type_matches_its_schema_and_the_rest_record_from_every_code
     assert_eq!(got[0].header("webhook-signature"), secret.sign(got[0].header("webhook-id"), ts, &got[0].body));
     assert!(gone.received().iter().all(|r| r.json()["type"] != "webhook.disabled"), "not to the disabled one");
 
+    // Health: 4 failed attempts in a row make a destination failing, its next success recovered;
+    // `data` is the destination record (its URL has no user-info, query or fragment to redact).
+    let flaky = Receiver::start().await;
+    flaky.answer_always(Answer::status(500));
+    let (flaky_id, _) = crate::webhooks_delivery::destination(&app, &key, &flaky.url("/f"), &["channel.created"]).await;
+    let test = format!("/v1/webhooks/{flaky_id}/test");
+    for _ in 0..4 {
+        assert_eq!(app.post_json(&test, &key, &json!({})).await.status(), 200);
+    }
+    same_as_rest(&app, &key, "webhook.failing", &format!("/v1/webhooks/{flaky_id}")).await;
+    flaky.answer_always(Answer::status(204));
+    assert_eq!(app.post_json(&test, &key, &json!({})).await.status(), 200);
+    same_as_rest(&app, &key, "webhook.recovered", &format!("/v1/webhooks/{flaky_id}")).await;
+
     // Every event matches its schema in /v1/openapi.json, and every catalogue type occurred.
     let validators = webhook_validators(&app).await;
     let all = feed(&app, &key).await;

@@ -104,8 +104,13 @@ async fn create_returns_the_record_and_a_secret_that_can_be_revealed() {
             "disabled_at",
             "disabled_reason",
             "events",
+            "filter",
+            "headers",
             "id",
+            "max_in_flight",
+            "ordering",
             "platform",
+            "rate_limit_per_second",
             "secret",
             "updated_at",
             "url"

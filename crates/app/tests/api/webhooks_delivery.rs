@@ -181,7 +181,7 @@ async fn gone_deactivates_the_destination_at_once() {
     let limits = engine.policy.limits;
     let claims = engine.queue.claim_due(engine.clock.now(), 1, limits).await.expect("claim");
     let rec = engine.attempt(&claims[0]).await;
-    engine.queue.record(&[rec], engine.policy.auto_disable_after).await.expect("record");
+    engine.queue.record(&[rec], engine.policy.auto_disable_after, engine.policy.limits.bounds()).await.expect("record");
     assert_eq!(app::webhooks::run_once(&engine, 10).await.expect("run"), 0);
 
     let d = destination_record(&app, &key, id).await;

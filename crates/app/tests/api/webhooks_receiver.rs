@@ -22,6 +22,8 @@ pub struct Received {
     pub body: Vec<u8>,
     /// When it arrived.
     pub at: Instant,
+    /// The status it was answered with.
+    pub status: u16,
 }
 
 impl Received {
@@ -61,6 +63,8 @@ struct State {
     received: Vec<Received>,
     queue: VecDeque<Answer>,
     default: Option<Answer>,
+    /// Beyond this many requests at once, answer with this instead (an overloaded receiver).
+    over: Option<(usize, Answer)>,
 }
 
 /// The receiver; dropped, it stops accepting.
@@ -106,6 +110,12 @@ impl Receiver {
     /// The answer after the queued ones.
     pub fn answer_always(&self, answer: Answer) {
         self.state.lock().expect("lock").default = Some(answer);
+    }
+
+    /// Beyond `n` requests being answered at once, answers `refusal` at once (a receiver that
+    /// takes `n` at a time).
+    pub fn limit_concurrency(&self, n: usize, refusal: Answer) {
+        self.state.lock().expect("lock").over = Some((n, refusal));
     }
 
     /// Every request so far.
@@ -168,8 +178,12 @@ impl Receiver {
             self.max_in_flight.fetch_max(now, Ordering::SeqCst);
             let answer = {
                 let mut s = self.state.lock().expect("lock");
-                s.received.push(Received { path, headers, body, at: Instant::now() });
-                s.queue.pop_front().or_else(|| s.default.clone()).unwrap_or_else(|| Answer::status(204))
+                let answer = match &s.over {
+                    Some((limit, refusal)) if now > *limit => refusal.clone(),
+                    _ => s.queue.pop_front().or_else(|| s.default.clone()).unwrap_or_else(|| Answer::status(204)),
+                };
+                s.received.push(Received { path, headers, body, at: Instant::now(), status: answer.status });
+                answer
             };
             if !answer.delay.is_zero() {
                 tokio::time::sleep(answer.delay).await;

@@ -6,6 +6,7 @@ use std::time::Duration;
 use time::OffsetDateTime;
 
 use super::model::DeliveryStatus;
+use super::pace::signal;
 use super::ports::{
     AttemptRecord, ClaimLimits, ClaimedDelivery, DeliveryQueue, DestinationEffect, OutboundRequest, TransportOutcome,
     WebhookTransport,
@@ -82,6 +83,7 @@ impl DeliveryEngine {
                 ("content-type", "application/json".to_owned()),
                 ("user-agent", USER_AGENT.to_owned()),
             ],
+            static_headers: claim.headers.clone(),
             body: claim.payload.clone(),
         })
     }
@@ -97,6 +99,7 @@ impl DeliveryEngine {
                 excerpt: String::new(),
                 error: Some(e),
                 duration: Duration::ZERO,
+                overloaded: false,
             },
         };
         self.conclude(claim, started, &outcome)
@@ -108,7 +111,9 @@ impl DeliveryEngine {
     /// When the attempt cannot be written.
     pub async fn deliver_now(&self, claim: &ClaimedDelivery) -> Result<AttemptRecord, RepoError> {
         let record = self.attempt(claim).await;
-        self.queue.record(std::slice::from_ref(&record), self.policy.auto_disable_after).await?;
+        self.queue
+            .record(std::slice::from_ref(&record), self.policy.auto_disable_after, self.policy.limits.bounds())
+            .await?;
         Ok(record)
     }
 
@@ -120,6 +125,12 @@ impl DeliveryEngine {
         outcome: &TransportOutcome,
     ) -> AttemptRecord {
         let retry_after = outcome.retry_after.as_deref().and_then(|v| parse_retry_after(v, attempted_at));
+        let pace = signal(
+            outcome.status,
+            outcome.overloaded,
+            retry_after.map(|r| self.policy.retry_after.clamp(r)),
+            outcome.duration,
+        );
         let (status, next, effect) = match classify(outcome.status, retry_after) {
             AttemptOutcome::Delivered => (DeliveryStatus::Succeeded, None, DestinationEffect::Healthy),
             AttemptOutcome::Gone => (DeliveryStatus::Failed, None, DestinationEffect::Gone),
@@ -151,6 +162,7 @@ impl DeliveryEngine {
             next_attempt_at: next,
             status,
             effect,
+            pace,
         }
     }
 }
@@ -180,6 +192,7 @@ mod tests {
             attempt_number,
             trigger: AttemptTrigger::Scheduled,
             retries_on_failure: true,
+            headers: Vec::new(),
         }
     }
 
@@ -208,8 +221,8 @@ mod tests {
                 limits: ClaimLimits {
                     lease: Duration::from_secs(60),
                     max_in_flight: 4,
+                    claim_lease: Duration::from_secs(5),
                     rate_per_sec: 10.0,
-                    burst: 10.0,
                 },
             },
         }
@@ -222,6 +235,7 @@ mod tests {
             excerpt: "nope".into(),
             error: None,
             duration: Duration::from_millis(12),
+            overloaded: false,
         }
     }
 

@@ -34,13 +34,17 @@ pub enum EventType {
     WebhookDisabled,
     /// Meta changed a WhatsApp template's status (approved, rejected, paused, …).
     TemplateStatusUpdated,
+    /// A destination's last 4 attempts in a row failed (sent to the workspace's other destinations).
+    WebhookFailing,
+    /// A failing destination delivered again (sent to the workspace's other destinations).
+    WebhookRecovered,
     /// Sent only on request to check an endpoint; not part of the catalog.
     WebhookTest,
 }
 
 impl EventType {
     /// The catalog: every event a destination may subscribe to.
-    pub const CATALOG: [EventType; 13] = [
+    pub const CATALOG: [EventType; 15] = [
         EventType::MessageCreated,
         EventType::MessageStatusUpdated,
         EventType::ThreadCreated,
@@ -54,6 +58,8 @@ impl EventType {
         EventType::ChannelUpdated,
         EventType::WebhookDisabled,
         EventType::TemplateStatusUpdated,
+        EventType::WebhookFailing,
+        EventType::WebhookRecovered,
     ];
 
     /// The wire name (`message.created`).
@@ -72,6 +78,8 @@ impl EventType {
             EventType::ChannelUpdated => "channel.updated",
             EventType::WebhookDisabled => "webhook.disabled",
             EventType::TemplateStatusUpdated => "template.status_updated",
+            EventType::WebhookFailing => "webhook.failing",
+            EventType::WebhookRecovered => "webhook.recovered",
             EventType::WebhookTest => "webhook.test",
         }
     }
@@ -103,6 +111,12 @@ impl EventType {
             }
             EventType::TemplateStatusUpdated => {
                 "Meta changed a WhatsApp template's status (approved, rejected, paused, …). `data` is the Template with `channel_id`."
+            }
+            EventType::WebhookFailing => {
+                "A webhook destination failed 4 attempts in a row; sent once per run of failures to the workspace's other destinations. `data` is the destination, its URL without user-info, query or fragment."
+            }
+            EventType::WebhookRecovered => {
+                "A failing webhook destination delivered again; sent to the workspace's other destinations. `data` is the destination, its URL without user-info, query or fragment."
             }
             EventType::WebhookTest => "Sent on request to check an endpoint; never in the events feed.",
         }

@@ -80,6 +80,72 @@ pub fn verdicts(records: &[AttemptRecord]) -> DestinationVerdicts {
     v
 }
 
+/// Failed attempts in a row after which a destination is *failing* (`webhook.failing`).
+pub const FAILING_AFTER: i32 = 4;
+
+/// A destination's stored run of failures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Streak {
+    /// Failed attempts since its last success.
+    pub failed_in_a_row: i32,
+    /// `webhook.failing` was emitted for this run and no success came since.
+    pub failing: bool,
+}
+
+/// An event a destination's health change emits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HealthEvent {
+    /// Became failing (`webhook.failing`).
+    Failing,
+    /// Succeeded again after failing (`webhook.recovered`).
+    Recovered,
+}
+
+/// One destination's run of failures after a batch, and the events it emits, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreakChange {
+    /// The destination.
+    pub id: i64,
+    /// The run after the batch.
+    pub streak: Streak,
+    /// What to emit.
+    pub events: Vec<HealthEvent>,
+}
+
+/// The runs of failures after a batch of attempts (taken in time order), from the stored ones
+/// (a destination missing from `stored` had none): only the destinations whose run changed.
+pub fn streaks(records: &[AttemptRecord], stored: &BTreeMap<i64, Streak>) -> Vec<StreakChange> {
+    let mut sorted: Vec<&AttemptRecord> = records.iter().collect();
+    sorted.sort_by_key(|r| r.attempted_at);
+    let mut now: BTreeMap<i64, StreakChange> = BTreeMap::new();
+    for r in sorted {
+        let id = r.destination_id.0;
+        let c = now.entry(id).or_insert_with(|| StreakChange {
+            id,
+            streak: stored.get(&id).copied().unwrap_or(Streak { failed_in_a_row: 0, failing: false }),
+            events: Vec::new(),
+        });
+        match r.effect {
+            DestinationEffect::Healthy => {
+                if c.streak.failing {
+                    c.events.push(HealthEvent::Recovered);
+                }
+                c.streak = Streak { failed_in_a_row: 0, failing: false };
+            }
+            DestinationEffect::Failing | DestinationEffect::Gone => {
+                c.streak.failed_in_a_row = c.streak.failed_in_a_row.saturating_add(1);
+                if c.streak.failed_in_a_row >= FAILING_AFTER && !c.streak.failing {
+                    c.streak.failing = true;
+                    c.events.push(HealthEvent::Failing);
+                }
+            }
+        }
+    }
+    now.into_values()
+        .filter(|c| stored.get(&c.id).copied().unwrap_or(Streak { failed_in_a_row: 0, failing: false }) != c.streak)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +170,7 @@ mod tests {
             next_attempt_at: None,
             status: DeliveryStatus::Pending,
             effect,
+            pace: crate::webhooks::pace::PaceSignal::Neutral,
         }
     }
 
@@ -135,5 +202,39 @@ mod tests {
                 last_attempt: NOW + time::Duration::seconds(5),
             }]
         );
+    }
+
+    #[test]
+    fn the_fourth_failure_in_a_row_emits_failing_once_and_a_success_recovered() {
+        let f = DestinationEffect::Failing;
+        let three: Vec<_> = (0..3).map(|i| rec(1, i, f)).collect();
+        let c = streaks(&three, &BTreeMap::new());
+        assert_eq!(c[0].streak, Streak { failed_in_a_row: 3, failing: false });
+        assert!(c[0].events.is_empty());
+        let stored = BTreeMap::from([(1, c[0].streak)]);
+        let c = streaks(&[rec(1, 5, f), rec(1, 6, f)], &stored);
+        assert_eq!(c[0].events, vec![HealthEvent::Failing], "once");
+        assert_eq!(c[0].streak, Streak { failed_in_a_row: 5, failing: true });
+        let stored = BTreeMap::from([(1, c[0].streak)]);
+        let c = streaks(&[rec(1, 9, DestinationEffect::Healthy), rec(1, 10, DestinationEffect::Healthy)], &stored);
+        assert_eq!(c[0].events, vec![HealthEvent::Recovered]);
+        assert_eq!(c[0].streak, Streak { failed_in_a_row: 0, failing: false });
+    }
+
+    #[test]
+    fn a_success_between_failures_restarts_the_count_and_unchanged_ones_are_left_out() {
+        let f = DestinationEffect::Failing;
+        let c = streaks(
+            &[
+                rec(1, 0, f),
+                rec(1, 1, f),
+                rec(1, 2, DestinationEffect::Healthy),
+                rec(1, 3, f),
+                rec(2, 0, DestinationEffect::Healthy),
+            ],
+            &BTreeMap::from([(1, Streak { failed_in_a_row: 2, failing: false })]),
+        );
+        assert_eq!(c.len(), 1, "2 was and stays healthy: {c:?}");
+        assert_eq!(c[0].streak, Streak { failed_in_a_row: 1, failing: false });
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use super::ClaimLimits;
+use super::pace::DestinationLimits;
 
 /// A due delivery the claim looks at (oldest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,12 +43,14 @@ pub struct Allotment {
 }
 
 /// Allots the `candidates` (oldest first) against each destination's bucket (a missing one is
-/// full) refilled up to `now`, and its free slots (`max_in_flight` minus `in_flight`).
+/// full) refilled up to `now`, and its free slots (`max_in_flight` minus `in_flight`), with each
+/// destination's limits (its pace within the bounds and its caps; one held by a `Retry-After`
+/// gets nothing until then).
 pub fn allot(
     candidates: &[DeliveryCandidate],
     in_flight: &HashMap<i64, i64>,
     buckets: &HashMap<i64, TokenBucket>,
-    limits: ClaimLimits,
+    limits: &HashMap<i64, DestinationLimits>,
     now: OffsetDateTime,
 ) -> Allotment {
     struct State {
@@ -59,15 +61,24 @@ pub fn allot(
     let mut states: BTreeMap<i64, State> = BTreeMap::new();
     let mut out = Allotment::default();
     for c in candidates {
+        let limit = limits.get(&c.destination_id).copied().unwrap_or(DestinationLimits {
+            max_in_flight: 1,
+            rate: 1.0,
+            hold_until: None,
+        });
         let s = states.entry(c.destination_id).or_insert_with(|| {
-            let bucket = buckets
-                .get(&c.destination_id)
-                .copied()
-                .unwrap_or(TokenBucket { tokens: limits.burst, refilled_at: now });
+            let burst = limit.rate.max(1.0);
+            let bucket =
+                buckets.get(&c.destination_id).copied().unwrap_or(TokenBucket { tokens: burst, refilled_at: now });
             let elapsed = (now - bucket.refilled_at).as_seconds_f64().max(0.0);
+            let held = limit.hold_until.is_some_and(|h| h > now);
             State {
-                slots: i64::from(limits.max_in_flight) - in_flight.get(&c.destination_id).copied().unwrap_or(0),
-                tokens: (bucket.tokens + elapsed * limits.rate_per_sec).min(limits.burst),
+                slots: if held {
+                    0
+                } else {
+                    i64::from(limit.max_in_flight) - in_flight.get(&c.destination_id).copied().unwrap_or(0)
+                },
+                tokens: (bucket.tokens + elapsed * limit.rate).min(burst),
                 rate_waiting: 0,
             }
         });
@@ -77,7 +88,7 @@ pub fn allot(
             out.claimed.push(c.id);
         } else if s.tokens < 1.0 {
             // Spread the waiting ones at the sustained rate, so they come due one token apart.
-            let wait = (1.0 - s.tokens + f64::from(s.rate_waiting)) / limits.rate_per_sec.max(0.001);
+            let wait = (1.0 - s.tokens + f64::from(s.rate_waiting)) / limit.rate.max(0.001);
             s.rate_waiting += 1;
             out.deferred.push((c.id, now + Duration::from_secs_f64(wait.min(3600.0))));
         }
@@ -94,12 +105,16 @@ mod tests {
 
     const NOW: OffsetDateTime = datetime!(2026-03-01 10:00:00 UTC);
 
-    fn limits() -> ClaimLimits {
-        ClaimLimits { lease: Duration::from_secs(60), max_in_flight: 2, rate_per_sec: 10.0, burst: 3.0 }
+    fn each(max_in_flight: u32, rate: f64) -> HashMap<i64, DestinationLimits> {
+        (1..10).map(|d| (d, DestinationLimits { max_in_flight, rate, hold_until: None })).collect()
     }
 
-    fn unlimited_slots() -> ClaimLimits {
-        ClaimLimits { max_in_flight: 100, ..limits() }
+    fn limits() -> HashMap<i64, DestinationLimits> {
+        each(2, 3.0)
+    }
+
+    fn unlimited_slots() -> HashMap<i64, DestinationLimits> {
+        each(100, 3.0)
     }
 
     fn cands(dests: &[i64]) -> Vec<DeliveryCandidate> {
@@ -112,7 +127,7 @@ mod tests {
 
     #[test]
     fn in_flight_limit_leaves_the_rest_due_and_untouched() {
-        let a = allot(&cands(&[7, 7, 7, 8]), &HashMap::from([(7, 1)]), &HashMap::new(), limits(), NOW);
+        let a = allot(&cands(&[7, 7, 7, 8]), &HashMap::from([(7, 1)]), &HashMap::new(), &limits(), NOW);
         assert_eq!(a.claimed, vec![1, 4], "one slot left for 7, 8 is free");
         assert!(a.deferred.is_empty(), "2 and 3 are not rescheduled: {:?}", a.deferred);
         assert_eq!(a.tokens, vec![(7, 2.0), (8, 2.0)], "only the claimed ones took tokens");
@@ -120,7 +135,7 @@ mod tests {
 
     #[test]
     fn a_destination_with_every_slot_in_flight_gets_nothing_and_keeps_its_tokens() {
-        let a = allot(&cands(&[7, 7]), &HashMap::from([(7, 2)]), &HashMap::new(), limits(), NOW);
+        let a = allot(&cands(&[7, 7]), &HashMap::from([(7, 2)]), &HashMap::new(), &limits(), NOW);
         assert!(a.claimed.is_empty() && a.deferred.is_empty(), "{a:?}");
         assert_eq!(a.tokens, vec![(7, 3.0)]);
     }
@@ -128,17 +143,17 @@ mod tests {
     #[test]
     fn rate_limit_spreads_the_waiting_ones_at_the_rate() {
         let buckets = HashMap::from([(7, bucket(1.0, 0))]);
-        let a = allot(&cands(&[7, 7, 7]), &HashMap::new(), &buckets, unlimited_slots(), NOW);
+        let a = allot(&cands(&[7, 7, 7]), &HashMap::new(), &buckets, &unlimited_slots(), NOW);
         assert_eq!(a.claimed, vec![1]);
         let waits: Vec<f64> = a.deferred.iter().map(|(_, at)| (*at - NOW).as_seconds_f64()).collect();
-        assert!((waits[0] - 0.1).abs() < 1e-6 && (waits[1] - 0.2).abs() < 1e-6, "{waits:?}");
+        assert!((waits[0] - 1.0 / 3.0).abs() < 1e-6 && (waits[1] - 2.0 / 3.0).abs() < 1e-6, "{waits:?}");
         assert_eq!(a.tokens, vec![(7, 0.0)]);
     }
 
     #[test]
     fn an_empty_bucket_defers_everything() {
         let buckets = HashMap::from([(7, bucket(0.0, 0))]);
-        let a = allot(&cands(&[7, 7]), &HashMap::new(), &buckets, unlimited_slots(), NOW);
+        let a = allot(&cands(&[7, 7]), &HashMap::new(), &buckets, &unlimited_slots(), NOW);
         assert!(a.claimed.is_empty());
         assert_eq!(a.deferred.iter().map(|d| d.0).collect::<Vec<_>>(), vec![1, 2]);
     }
@@ -146,24 +161,36 @@ mod tests {
     #[test]
     fn tokens_refill_with_time_up_to_the_burst() {
         let buckets = HashMap::from([(7, bucket(0.0, 60))]);
-        let a = allot(&cands(&[7, 7, 7, 7]), &HashMap::new(), &buckets, unlimited_slots(), NOW);
+        let a = allot(&cands(&[7, 7, 7, 7]), &HashMap::new(), &buckets, &unlimited_slots(), NOW);
         assert_eq!(a.claimed.len(), 3, "burst of 3");
     }
 
     #[test]
     fn tokens_refill_at_the_rate() {
-        // 0.15 s at 10/s is 1.5 tokens: one delivery now, half a token left.
+        // 0.5 s at 3/s is 1.5 tokens: one delivery now, half a token left.
         let buckets =
-            HashMap::from([(7, TokenBucket { tokens: 0.0, refilled_at: NOW - time::Duration::milliseconds(150) })]);
-        let a = allot(&cands(&[7, 7]), &HashMap::new(), &buckets, unlimited_slots(), NOW);
+            HashMap::from([(7, TokenBucket { tokens: 0.0, refilled_at: NOW - time::Duration::milliseconds(500) })]);
+        let a = allot(&cands(&[7, 7]), &HashMap::new(), &buckets, &unlimited_slots(), NOW);
         assert_eq!(a.claimed, vec![1]);
         assert!((a.tokens[0].1 - 0.5).abs() < 1e-9, "{:?}", a.tokens);
     }
 
     #[test]
     fn a_destination_without_a_bucket_starts_full() {
-        let a = allot(&cands(&[9, 9, 9, 9]), &HashMap::new(), &HashMap::new(), unlimited_slots(), NOW);
+        let a = allot(&cands(&[9, 9, 9, 9]), &HashMap::new(), &HashMap::new(), &unlimited_slots(), NOW);
         assert_eq!(a.claimed, vec![1, 2, 3]);
         assert_eq!(a.deferred.len(), 1);
+    }
+
+    #[test]
+    fn a_destination_held_by_retry_after_gets_nothing_until_then() {
+        let mut held = unlimited_slots();
+        held.insert(
+            7,
+            DestinationLimits { max_in_flight: 100, rate: 3.0, hold_until: Some(NOW + time::Duration::seconds(1)) },
+        );
+        let a = allot(&cands(&[7, 8]), &HashMap::new(), &HashMap::new(), &held, NOW);
+        assert_eq!(a.claimed, vec![2]);
+        assert!(a.deferred.is_empty(), "left due: {a:?}");
     }
 }

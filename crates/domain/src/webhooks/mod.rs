@@ -1,11 +1,14 @@
 //! Outbound webhooks: destinations, the event catalog, Standard Webhooks signing, the retry
 //! schedule, the SSRF address rules and the delivery engine.
 
+pub mod controls;
 pub mod delivery;
 pub mod event_type;
 pub mod health;
 pub mod limiter;
 pub mod model;
+pub mod notices;
+pub mod pace;
 pub mod payload;
 pub mod ports;
 pub mod public_url;
@@ -15,6 +18,7 @@ pub mod service;
 pub mod signing;
 pub mod ssrf;
 pub mod subjects;
+pub mod stats;
 
 pub use event_type::*;
 pub use model::*;

@@ -155,6 +155,8 @@ pub struct WebhookDestination {
     pub created_at: OffsetDateTime,
     /// Last change.
     pub updated_at: OffsetDateTime,
+    /// The integrator's caps, headers, filter and ordering.
+    pub controls: super::controls::DestinationControls,
 }
 
 /// Where a delivery stands.

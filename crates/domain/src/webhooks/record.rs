@@ -2,8 +2,11 @@
 //! `data` of the `webhook.*` events (decisions.md, "Events as a contract"), serialised from this one
 //! type so the two cannot drift.
 
+use std::collections::BTreeMap;
+
 use time::OffsetDateTime;
 
+use super::controls::{DeliveryOrdering, EventFilter};
 use super::model::WebhookDestination;
 
 /// A webhook destination (`decisions.md`).
@@ -37,6 +40,20 @@ pub struct WebhookRecord {
     #[serde(with = "time::serde::rfc3339::option")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub disabled_at: Option<OffsetDateTime>,
+    /// Hard cap on deliveries per second (1..1000); null: the server's adaptive pace alone.
+    #[cfg_attr(feature = "openapi", schema(example = 50))]
+    pub rate_limit_per_second: Option<u32>,
+    /// Hard cap on deliveries in flight at once (1..100); null: the server's adaptive pace alone.
+    #[cfg_attr(feature = "openapi", schema(example = 10))]
+    pub max_in_flight: Option<u32>,
+    /// Static headers sent with each delivery (names lowercase).
+    #[cfg_attr(feature = "openapi", schema(example = json!({"x-api-key": "k_123"})))]
+    pub headers: BTreeMap<String, String>,
+    /// Only events matching each non-empty list are delivered; null: all of the subscribed types.
+    pub filter: Option<EventFilter>,
+    /// `per_thread`: an event of a thread is sent only after the thread's previous one succeeded
+    /// or was given up.
+    pub ordering: DeliveryOrdering,
 }
 
 impl From<WebhookDestination> for WebhookRecord {
@@ -51,6 +68,11 @@ impl From<WebhookDestination> for WebhookRecord {
             updated_at: d.updated_at,
             disabled_reason: d.disabled_reason,
             disabled_at: d.disabled_at,
+            rate_limit_per_second: d.controls.rate_limit_per_second,
+            max_in_flight: d.controls.max_in_flight,
+            headers: d.controls.headers,
+            filter: d.controls.filter,
+            ordering: d.controls.ordering,
         }
     }
 }
@@ -63,9 +85,13 @@ impl WebhookRecord {
 
     /// The record as the `data` of a `webhook.*` event: events reach every subscriber of the
     /// workspace and `GET /v1/events`, so the URL is only its origin and path
-    /// ([`public_url`](super::public_url)).
+    /// ([`public_url`](super::public_url)), and no header values (they are the receiver's
+    /// credentials more often than not).
     pub fn event_data(&self) -> serde_json::Value {
-        let public = Self { url: super::public_url(&self.url), ..self.clone() };
+        let mut public = Self { url: super::public_url(&self.url), ..self.clone() };
+        for v in public.headers.values_mut() {
+            v.clear();
+        }
         public.to_json()
     }
 }
@@ -91,6 +117,7 @@ mod tests {
             disabled_at: None,
             created_at: at,
             updated_at: at,
+            controls: Default::default(),
         };
         assert_eq!(
             WebhookRecord::from(d).to_json(),
@@ -104,6 +131,11 @@ mod tests {
                 "updated_at": "2026-11-24T08:00:00Z",
                 "disabled_reason": null,
                 "disabled_at": null,
+                "rate_limit_per_second": null,
+                "max_in_flight": null,
+                "headers": {},
+                "filter": null,
+                "ordering": "none",
             })
         );
     }

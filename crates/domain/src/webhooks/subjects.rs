@@ -32,6 +32,8 @@ impl EventSubjects {
             EventType::ChannelCreated
             | EventType::ChannelUpdated
             | EventType::WebhookDisabled
+            | EventType::WebhookFailing
+            | EventType::WebhookRecovered
             | EventType::WebhookTest
             | EventType::TemplateStatusUpdated => Self::default(),
         }

@@ -1,7 +1,10 @@
 //! `POST /v1/webhooks` and `POST /api/workspaces/{workspace_id}/webhooks`
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::webhooks::DestinationInput;
+use std::collections::BTreeMap;
+
+use domain::webhooks::controls::{DeliveryOrdering, EventFilter};
+use domain::webhooks::{ControlsInput, DestinationInput};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -26,6 +29,21 @@ pub struct CreateWebhookBody {
     events: Vec<String>,
     /// Default `true`.
     active: Option<bool>,
+    /// Hard cap on deliveries per second, 1 to 1000; null: wms's adaptive pace alone.
+    #[schema(example = 50)]
+    rate_limit_per_second: Option<i64>,
+    /// Hard cap on deliveries in flight at once, 1 to 100; null: wms's adaptive pace alone.
+    #[schema(example = 10)]
+    max_in_flight: Option<i64>,
+    /// Up to 10 static headers sent with each delivery; `webhook-*`, `content-type`,
+    /// `content-length` and `host` are wms's own and refused.
+    #[schema(example = json!({"x-api-key": "k_123"}))]
+    headers: Option<BTreeMap<String, String>>,
+    /// Only events matching each non-empty list; null: every event of the subscribed types.
+    filter: Option<EventFilter>,
+    /// `none` (default) or `per_thread`.
+    #[schema(value_type = Option<DeliveryOrdering>)]
+    ordering: Option<String>,
 }
 
 /// The created destination and its signing secret.
@@ -58,7 +76,19 @@ pub async fn create<C: WorkspaceCaller>(
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateWebhookBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let input = DestinationInput { url: body.url, platform: body.platform, events: body.events, active: body.active };
+    let input = DestinationInput {
+        url: body.url,
+        platform: body.platform,
+        events: body.events,
+        active: body.active,
+        controls: ControlsInput {
+            rate_limit_per_second: Some(body.rate_limit_per_second),
+            max_in_flight: Some(body.max_in_flight),
+            headers: body.headers,
+            filter: Some(body.filter),
+            ordering: body.ordering,
+        },
+    };
     let (webhook, secret) = state.webhooks.create(who.workspace, &who.audit, input).await?;
     // The list's path on either surface (`/v1/webhooks`, `/api/workspaces/{id}/webhooks`).
     let location = format!("{}/{}", req.path().trim_end_matches('/'), webhook.id);

@@ -13,6 +13,7 @@ pub mod replay;
 pub mod retry;
 pub mod rotate;
 pub mod secret;
+pub mod stats;
 pub mod test;
 pub mod update;
 

@@ -1,7 +1,10 @@
 //! `PATCH /v1/webhooks/{webhook_id}` and its settings twin
 
 use actix_web::{web, HttpResponse};
-use domain::webhooks::{DestinationId, DestinationPatch};
+use std::collections::BTreeMap;
+
+use domain::webhooks::controls::{DeliveryOrdering, EventFilter};
+use domain::webhooks::{ControlsInput, DestinationId, DestinationPatch};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -9,6 +12,7 @@ use super::WebhookPath;
 use crate::audit_context::{Acting, WorkspaceCaller};
 use crate::dto::WebhookRecord;
 use crate::error::ApiError;
+use crate::handlers::input::present;
 use crate::state::AppState;
 use crate::strict::StrictJson;
 
@@ -24,6 +28,25 @@ pub struct UpdateWebhookBody {
     events: Option<Vec<String>>,
     /// `false` pauses deliveries; `true` resumes them and clears a deactivation note.
     active: Option<bool>,
+    /// Hard cap on deliveries per second, 1 to 1000; null removes it.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>)]
+    rate_limit_per_second: Option<Option<i64>>,
+    /// Hard cap on deliveries in flight at once, 1 to 100; null removes it.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>)]
+    max_in_flight: Option<Option<i64>>,
+    /// Static headers, replacing the old ones (null or `{}`: none).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<Object>)]
+    headers: Option<Option<BTreeMap<String, String>>>,
+    /// New filter; null removes it.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<EventFilter>)]
+    filter: Option<Option<EventFilter>>,
+    /// `none` or `per_thread`.
+    #[schema(value_type = Option<DeliveryOrdering>)]
+    ordering: Option<String>,
 }
 
 /// Changes a destination. Reactivating it resumes the deliveries that were waiting; events that
@@ -43,7 +66,19 @@ pub async fn update<C: WorkspaceCaller>(
     path: web::Path<WebhookPath>,
     StrictJson(body): StrictJson<UpdateWebhookBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let patch = DestinationPatch { url: body.url, platform: body.platform, events: body.events, active: body.active };
+    let patch = DestinationPatch {
+        url: body.url,
+        platform: body.platform,
+        events: body.events,
+        active: body.active,
+        controls: ControlsInput {
+            rate_limit_per_second: body.rate_limit_per_second,
+            max_in_flight: body.max_in_flight,
+            headers: body.headers.map(Option::unwrap_or_default),
+            filter: body.filter,
+            ordering: body.ordering,
+        },
+    };
     let webhook = state.webhooks.update(who.workspace, &who.audit, DestinationId(path.webhook_id), patch).await?;
     Ok(HttpResponse::Ok().json(WebhookRecord::from(webhook)))
 }

@@ -30,6 +30,7 @@ pub async fn create(
         platform: (!f.platform.is_empty()).then(|| f.platform.clone()),
         events: f.events.clone(),
         active: Some(f.active),
+        controls: Default::default(),
     };
     match state.webhooks.create(ws, &audit, input).await {
         Ok((d, _secret)) => Ok(back(

@@ -63,5 +63,7 @@ pub async fn load_log(
     let log = state.webhooks.deliveries(ws, d.id, page).await.map_err(page_error)?;
     v.deliveries = log.data;
     v.next_cursor = log.next_cursor;
+    // The page still shows when the figures cannot be read.
+    v.stats = state.webhooks.stats(ws, d.id, None).await.ok();
     Ok(())
 }

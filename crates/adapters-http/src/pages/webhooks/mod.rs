@@ -6,6 +6,7 @@ pub mod active;
 pub mod create;
 pub mod delete;
 pub mod detail;
+mod health;
 pub mod list;
 pub mod replay;
 pub mod retry;

@@ -21,6 +21,7 @@ pub async fn update(a: DestinationAction, state: web::Data<AppState>) -> Result<
         platform: Some(if f.platform.is_empty() { "custom".to_owned() } else { f.platform.clone() }),
         events: Some(f.events.clone()),
         active: None,
+        controls: Default::default(),
     };
     match state.webhooks.update(a.ws, &a.audit, a.id, patch).await {
         Ok(d) => Ok(back(&state.pages, &detail_path(d.id), "Changes saved.")),

@@ -155,6 +155,8 @@ pub struct DetailView {
     pub next_cursor: Option<String>,
     /// The dialog to render open (no-script fallback).
     pub confirm: Option<String>,
+    /// The figures of the last 24 hours and the pace.
+    pub stats: Option<domain::webhooks::stats::DestinationStats>,
 }
 
 fn delivery_rows(s: &Signed, d: &WebhookDestination, v: &DetailView) -> Markup {
@@ -273,6 +275,8 @@ pub fn detail_page(s: &Signed, d: &WebhookDestination, v: &DetailView, status: S
                 html! { "A new secret signs deliveries to " strong.mono { (d.url) } " from now on; the old one also signs them for 24 hours." },
                 &format!("{path}/secret/rotate"), "Rotate secret", s))
         }
+
+        (super::health::health_section(d, v.stats.as_ref()))
 
         section.card aria-labelledby="edit-title" {
             h2 #edit-title { "Edit" }

@@ -3,14 +3,16 @@
 
 use std::collections::HashMap;
 
-use diesel::sql_types::{Array, BigInt, Double, Timestamptz};
+use diesel::sql_types::{Array, BigInt, Double, Integer, Nullable, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::webhooks::limiter::{allot, DeliveryCandidate, TokenBucket};
+use domain::webhooks::pace::{DestinationLimits, Pace, PaceCaps};
 use domain::webhooks::{AttemptTrigger, ClaimLimits, ClaimedDelivery};
 use time::OffsetDateTime;
 
 use super::{ts, ClaimRow, CLAIM_RETURNING};
+use crate::webhooks::pace::{PaceRow, PACE_COLUMNS};
 
 #[derive(QueryableByName)]
 struct Candidate {
@@ -30,12 +32,16 @@ struct InFlight {
 
 #[derive(QueryableByName)]
 struct Bucket {
-    #[diesel(sql_type = BigInt)]
-    destination_id: i64,
     #[diesel(sql_type = Double)]
     tokens: f64,
     #[diesel(sql_type = Timestamptz)]
     refilled_at: OffsetDateTime,
+    #[diesel(sql_type = Nullable<Integer>)]
+    rate_limit_per_second: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    max_in_flight: Option<i32>,
+    #[diesel(embed)]
+    pace: PaceRow,
 }
 
 /// How many due deliveries (oldest first) a claim looks through to find each destination's
@@ -48,22 +54,31 @@ pub(super) async fn claim_due_tx(
     max: usize,
     limits: ClaimLimits,
 ) -> diesel::QueryResult<Vec<ClaimedDelivery>> {
-    // At most `max_in_flight` per destination (no destination can take more at once), the oldest
-    // first: a destination with a backlog does not fill the claim with deliveries it has no room
-    // for, and the other destinations' due deliveries behind them are claimed too.
+    // At most what each destination may have in flight (its pace, its cap, the bound), the
+    // oldest first: a destination with a backlog does not fill the claim with deliveries it has
+    // no room for, and the other destinations' due deliveries behind them are claimed too. A
+    // delivery waiting for its thread's turn (`ordering_key`: an earlier delivery of the same
+    // thread to the same destination is not finished) is not a candidate at all.
     let candidates: Vec<Candidate> = diesel::sql_query(
         "SELECT d.id, d.destination_id FROM webhook_deliveries d
          JOIN (
-             SELECT s.id, s.next_attempt_at,
+             SELECT s.id, s.destination_id, s.next_attempt_at,
                     row_number() OVER (PARTITION BY s.destination_id ORDER BY s.next_attempt_at, s.id) AS rn
              FROM (
-                 SELECT id, destination_id, next_attempt_at FROM webhook_deliveries
-                 WHERE status IN ('pending', 'sending') AND next_attempt_at <= $1
-                 ORDER BY next_attempt_at
+                 SELECT x.id, x.destination_id, x.next_attempt_at FROM webhook_deliveries x
+                 WHERE x.status IN ('pending', 'sending') AND x.next_attempt_at <= $1
+                   AND (x.ordering_key IS NULL OR NOT EXISTS (
+                       SELECT 1 FROM webhook_deliveries p
+                       WHERE p.destination_id = x.destination_id AND p.ordering_key = x.ordering_key
+                         AND p.id < x.id AND p.status IN ('pending', 'sending', 'paused')))
+                 ORDER BY x.next_attempt_at
                  LIMIT $3
              ) s
          ) r ON r.id = d.id
-         WHERE r.rn <= $4 AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= $1
+         JOIN webhook_destinations w ON w.id = r.destination_id
+         LEFT JOIN webhook_throttles t ON t.destination_id = r.destination_id
+         WHERE r.rn <= least($4, coalesce(w.max_in_flight, $4), coalesce(greatest(floor(t.concurrency), 1), $4))
+           AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= $1
          ORDER BY r.next_attempt_at, d.id
          LIMIT $2
          FOR UPDATE OF d SKIP LOCKED",
@@ -81,28 +96,39 @@ pub(super) async fn claim_due_tx(
     dests.sort_unstable();
     dests.dedup();
 
+    // A new bucket is full (refilled long ago); its pace is the starting one until measured.
     diesel::sql_query(
         "INSERT INTO webhook_throttles (destination_id, tokens, refilled_at)
-         SELECT u.dest, $2, $3 FROM unnest($1::bigint[]) AS u(dest)
+         SELECT u.dest, 0, $2 FROM unnest($1::bigint[]) AS u(dest)
          WHERE EXISTS (SELECT 1 FROM webhook_destinations w WHERE w.id = u.dest)
          ON CONFLICT DO NOTHING",
     )
     .bind::<Array<BigInt>, _>(&dests)
-    .bind::<Double, _>(limits.burst)
-    .bind::<Timestamptz, _>(now)
+    .bind::<Timestamptz, _>(now - time::Duration::hours(1))
     .execute(conn)
     .await?;
     // Locked in id order, so instances claiming for the same destinations cannot deadlock.
-    let buckets: HashMap<i64, TokenBucket> = diesel::sql_query(
-        "SELECT destination_id, tokens, refilled_at FROM webhook_throttles
-         WHERE destination_id = ANY ($1) ORDER BY destination_id FOR UPDATE",
-    )
+    let rows: Vec<Bucket> = diesel::sql_query(format!(
+        "SELECT t.tokens, t.refilled_at, w.rate_limit_per_second, w.max_in_flight, {}
+         FROM webhook_throttles t JOIN webhook_destinations w ON w.id = t.destination_id
+         WHERE t.destination_id = ANY ($1) ORDER BY t.destination_id FOR UPDATE OF t",
+        PACE_COLUMNS.replace("destination_id", "t.destination_id")
+    ))
     .bind::<Array<BigInt>, _>(&dests)
-    .load::<Bucket>(conn)
-    .await?
-    .into_iter()
-    .map(|b| (b.destination_id, TokenBucket { tokens: b.tokens, refilled_at: b.refilled_at }))
-    .collect();
+    .load(conn)
+    .await?;
+    let bounds = limits.bounds();
+    let mut buckets: HashMap<i64, TokenBucket> = HashMap::new();
+    let mut dest_limits: HashMap<i64, DestinationLimits> = HashMap::new();
+    for b in rows {
+        let id = b.pace.destination_id;
+        buckets.insert(id, TokenBucket { tokens: b.tokens, refilled_at: b.refilled_at });
+        let caps = PaceCaps {
+            max_in_flight: b.max_in_flight.and_then(|v| u32::try_from(v).ok()),
+            rate: b.rate_limit_per_second.and_then(|v| u32::try_from(v).ok()),
+        };
+        dest_limits.insert(id, b.pace.pace().unwrap_or_else(|| Pace::start(bounds)).limits(bounds, caps));
+    }
 
     // Counted only now, under the buckets' locks: an instance claiming for the same destination
     // at the same time has committed its claims by then, so both cannot fill the same slots.
@@ -121,7 +147,7 @@ pub(super) async fn claim_due_tx(
 
     let candidates: Vec<DeliveryCandidate> =
         candidates.iter().map(|c| DeliveryCandidate { id: c.id, destination_id: c.destination_id }).collect();
-    let allotment = allot(&candidates, &in_flight, &buckets, limits, now);
+    let allotment = allot(&candidates, &in_flight, &buckets, &dest_limits, now);
 
     let (ids, tokens): (Vec<i64>, Vec<f64>) = allotment.tokens.iter().copied().unzip();
     diesel::sql_query(
@@ -155,7 +181,7 @@ pub(super) async fn claim_due_tx(
          RETURNING {CLAIM_RETURNING}, 'pending' AS old_status"
     ))
     .bind::<Array<BigInt>, _>(&allotment.claimed)
-    .bind::<Timestamptz, _>(ts(now, limits.lease))
+    .bind::<Timestamptz, _>(ts(now, limits.claim_lease))
     .bind::<Timestamptz, _>(now)
     .load(conn)
     .await?;

@@ -11,6 +11,8 @@ use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
+use domain::mail::SiteUrl;
+use domain::webhooks::pace::PaceBounds;
 use domain::webhooks::{
     AttemptRecord, AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryId, DeliveryQueue, DeliveryStatus,
     DestinationId, EventType, ManualClaim, WorkSignal,
@@ -31,12 +33,19 @@ mod record;
 #[derive(Debug, Clone)]
 pub struct PgDeliveryQueue {
     db: Db,
+    site: Option<SiteUrl>,
 }
 
 impl PgDeliveryQueue {
     /// A queue on `db`.
     pub fn new(db: Db) -> Self {
-        Self { db }
+        Self { db, site: None }
+    }
+
+    /// A queue that also e-mails the workspace's admins when a destination starts failing or is
+    /// deactivated, with links on `site`.
+    pub fn telling_admins(db: Db, site: SiteUrl) -> Self {
+        Self { db, site: Some(site) }
     }
 }
 
@@ -62,6 +71,8 @@ struct ClaimRow {
     payload: String,
     #[diesel(sql_type = Text)]
     old_status: String,
+    #[diesel(sql_type = Text)]
+    headers: String,
 }
 
 impl ClaimRow {
@@ -78,6 +89,10 @@ impl ClaimRow {
             attempt_number: self.attempt_count.saturating_add(1),
             trigger,
             retries_on_failure,
+            // Written only from validated headers.
+            headers: serde_json::from_str::<std::collections::BTreeMap<String, String>>(&self.headers)
+                .map(|h| h.into_iter().collect())
+                .unwrap_or_default(),
         }
     }
 }
@@ -86,7 +101,7 @@ impl ClaimRow {
 const CLAIM_RETURNING: &str = "d.id, d.workspace_id, d.destination_id, d.attempt_count, w.url,
     w.secret_encrypted AS secret,
     CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_encrypted END AS previous_secret,
-    e.message_id, e.payload";
+    e.message_id, e.payload, w.headers::text AS headers";
 
 fn ts(now: OffsetDateTime, d: Duration) -> OffsetDateTime {
     now + d
@@ -213,7 +228,7 @@ impl DeliveryQueue for PgDeliveryQueue {
                                 w.secret_encrypted AS secret,
                                 CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_encrypted END
                                   AS previous_secret,
-                                e.message_id, e.payload, 'pending' AS old_status
+                                e.message_id, e.payload, 'pending' AS old_status, w.headers::text AS headers
                          FROM d, w, e",
                     )
                     .bind::<BigInt, _>(ws.0)
@@ -240,15 +255,43 @@ impl DeliveryQueue for PgDeliveryQueue {
         Ok(row.map(|r| r.into_claim(AttemptTrigger::Test, false)))
     }
 
-    async fn record(&self, records: &[AttemptRecord], auto_disable_after: Duration) -> Result<(), RepoError> {
+    async fn record(
+        &self,
+        records: &[AttemptRecord],
+        auto_disable_after: Duration,
+        bounds: PaceBounds,
+    ) -> Result<(), RepoError> {
         if records.is_empty() {
             return Ok(());
         }
         let mut conn = self.db.conn().await.map_err(repo)?;
-        conn.transaction(|conn| record_tx(conn, records, auto_disable_after).scope_boxed()).await.map_err(repo)?;
+        let paces = conn
+            .transaction(|conn| record_tx(conn, records, auto_disable_after, bounds, self.site.as_ref()).scope_boxed())
+            .await
+            .map_err(repo)?;
+        crate::webhooks::pace::publish(&paces, bounds);
         for r in records {
             metrics::counter!(DELIVERIES, "outcome" => outcome(r.status)).increment(1);
         }
+        Ok(())
+    }
+
+    async fn renew(&self, deliveries: &[DeliveryId], until: OffsetDateTime) -> Result<(), RepoError> {
+        if deliveries.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<i64> = deliveries.iter().map(|d| d.0).collect();
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        // Never shortens a lease (a manual claim's is longer); a finished delivery is left alone.
+        diesel::sql_query(
+            "UPDATE webhook_deliveries SET next_attempt_at = $2
+             WHERE id = ANY ($1) AND status = 'sending' AND next_attempt_at < $2",
+        )
+        .bind::<Array<BigInt>, _>(&ids)
+        .bind::<Timestamptz, _>(until)
+        .execute(&mut conn)
+        .await
+        .map_err(repo)?;
         Ok(())
     }
 

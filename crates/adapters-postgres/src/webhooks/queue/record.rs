@@ -1,14 +1,18 @@
 //! Recording a batch of attempt results: the attempts, the deliveries' new states, and each
 //! destination's health ([`verdicts`]), deactivating the ones that failed too long or are gone.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::webhooks::health::verdicts;
+use domain::mail::SiteUrl;
+use domain::webhooks::health::{streaks, verdicts, HealthEvent, Streak};
+use domain::webhooks::notices::{admin_mails, HealthNotice};
+use domain::webhooks::pace::{Pace, PaceBounds};
 use domain::webhooks::retry::should_deactivate;
-use domain::webhooks::{AttemptRecord, EventType};
+use domain::webhooks::{AttemptRecord, EventType, WebhookDestination};
 use time::OffsetDateTime;
 
 use super::pause_pending;
@@ -38,7 +42,9 @@ pub(super) async fn record_tx(
     conn: &mut AsyncPgConnection,
     records: &[AttemptRecord],
     auto_disable_after: Duration,
-) -> diesel::QueryResult<()> {
+    bounds: PaceBounds,
+    site: Option<&SiteUrl>,
+) -> diesel::QueryResult<Vec<(i64, Pace)>> {
     let col = |f: &dyn Fn(&AttemptRecord) -> i64| records.iter().map(f).collect::<Vec<i64>>();
     let ws = col(&|r| r.workspace_id.0);
     let ids = col(&|r| r.delivery_id.0);
@@ -101,15 +107,16 @@ pub(super) async fn record_tx(
     touched.sort_unstable();
     // Destination rows are locked in id order before any update, so concurrent recorders of
     // several instances cannot deadlock; healthy destinations are only touched if they had failed.
-    diesel::sql_query(
-        "SELECT id FROM webhook_destinations
-         WHERE (id = ANY ($1) AND failing_since IS NOT NULL) OR id = ANY ($2)
+    let locked: Vec<StreakRow> = diesel::sql_query(
+        "SELECT id, failed_in_a_row, failing FROM webhook_destinations
+         WHERE (id = ANY ($1) AND (failing_since IS NOT NULL OR failed_in_a_row > 0)) OR id = ANY ($2)
          ORDER BY id FOR UPDATE",
     )
     .bind::<Array<BigInt>, _>(&v.healthy)
     .bind::<Array<BigInt>, _>(&touched)
-    .execute(conn)
+    .load(conn)
     .await?;
+    let mut notices = apply_streaks(conn, records, &locked).await?;
     if !v.healthy.is_empty() {
         diesel::sql_query(
             "UPDATE webhook_destinations SET failing_since = NULL WHERE id = ANY ($1) AND failing_since IS NOT NULL",
@@ -188,10 +195,92 @@ pub(super) async fn record_tx(
             let at = d.disabled_at.unwrap_or(latest);
             let data = destinations::destination_json(&d);
             outbox::record_at(conn, d.workspace_id, EventType::WebhookDisabled, &data, at).await?;
+            let reason = d.disabled_reason.clone().unwrap_or_default();
+            notices.push((d, HealthNotice::Disabled { reason }));
         }
         for (id, reason, _) in &disable {
             tracing::warn!(destination_id = id, reason, "webhook destination deactivated");
         }
     }
+    if let Some(site) = site {
+        tell_admins(conn, &notices, site).await?;
+    }
+    let now = records.iter().map(|r| r.attempted_at).max().unwrap_or_else(OffsetDateTime::now_utc);
+    crate::webhooks::pace::apply(conn, records, bounds, now).await
+}
+
+/// E-mails each workspace's admins about its destinations that started failing or were
+/// deactivated, through the mail outbox in this transaction.
+async fn tell_admins(
+    conn: &mut AsyncPgConnection,
+    notices: &[(WebhookDestination, HealthNotice)],
+    site: &SiteUrl,
+) -> diesel::QueryResult<()> {
+    let mut admins: BTreeMap<i64, Vec<domain::users::Email>> = BTreeMap::new();
+    for (d, notice) in notices {
+        let to = match admins.entry(d.workspace_id.0) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(crate::mail::admin_recipients(conn, d.workspace_id).await?)
+            }
+        };
+        crate::mail::enqueue(conn, &admin_mails(notice, d, to, site)).await?;
+    }
     Ok(())
+}
+
+#[derive(QueryableByName)]
+struct StreakRow {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Integer)]
+    failed_in_a_row: i32,
+    #[diesel(sql_type = Bool)]
+    failing: bool,
+}
+
+/// Writes the destinations' runs of failures ([`streaks`]) and emits `webhook.failing` /
+/// `webhook.recovered` to the workspace's other destinations (never to the destination itself);
+/// the destinations that started failing, for the admins' e-mail.
+async fn apply_streaks(
+    conn: &mut AsyncPgConnection,
+    records: &[AttemptRecord],
+    locked: &[StreakRow],
+) -> diesel::QueryResult<Vec<(WebhookDestination, HealthNotice)>> {
+    let stored: BTreeMap<i64, Streak> =
+        locked.iter().map(|r| (r.id, Streak { failed_in_a_row: r.failed_in_a_row, failing: r.failing })).collect();
+    let changes = streaks(records, &stored);
+    let mut notices = Vec::new();
+    if changes.is_empty() {
+        return Ok(notices);
+    }
+    diesel::sql_query(
+        "UPDATE webhook_destinations w SET failed_in_a_row = v.n, failing = v.failing
+         FROM unnest($1::bigint[], $2::int[], $3::bool[]) AS v(id, n, failing) WHERE w.id = v.id",
+    )
+    .bind::<Array<BigInt>, _>(changes.iter().map(|c| c.id).collect::<Vec<_>>())
+    .bind::<Array<Integer>, _>(changes.iter().map(|c| c.streak.failed_in_a_row).collect::<Vec<_>>())
+    .bind::<Array<Bool>, _>(changes.iter().map(|c| c.streak.failing).collect::<Vec<_>>())
+    .execute(conn)
+    .await?;
+    let emitting: Vec<i64> = changes.iter().filter(|c| !c.events.is_empty()).map(|c| c.id).collect();
+    if emitting.is_empty() {
+        return Ok(notices);
+    }
+    let latest = records.iter().map(|r| r.attempted_at).max().unwrap_or_else(OffsetDateTime::now_utc);
+    for d in destinations::load_many(conn, &emitting).await? {
+        let data = destinations::destination_json(&d);
+        for event in changes.iter().filter(|c| c.id == d.id.0).flat_map(|c| c.events.iter()) {
+            let event = match event {
+                HealthEvent::Failing => EventType::WebhookFailing,
+                HealthEvent::Recovered => EventType::WebhookRecovered,
+            };
+            tracing::info!(destination_id = d.id.0, event = event.as_str(), "webhook destination health changed");
+            outbox::record_except(conn, d.workspace_id, event, &data, latest, d.id).await?;
+            if event == EventType::WebhookFailing {
+                notices.push((d.clone(), HealthNotice::Failing));
+            }
+        }
+    }
+    Ok(notices)
 }

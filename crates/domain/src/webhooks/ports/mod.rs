@@ -7,13 +7,17 @@ mod transport;
 pub use queue::*;
 pub use transport::*;
 
+use std::collections::BTreeMap;
+
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use crate::audit::AuditEntry;
 use crate::common::error::RepoError;
 use crate::common::page::{Page, PageRequest};
+use crate::webhooks::controls::{DeliveryOrdering, DestinationControls, EventFilter};
 use crate::webhooks::model::{Delivery, DeliveryId, DestinationId, WebhookDestination};
+use crate::webhooks::stats::StatsFacts;
 use crate::workspace::WorkspaceId;
 
 /// A destination to store, validated, with its secret already sealed.
@@ -31,6 +35,8 @@ pub struct NewDestination {
     pub active: bool,
     /// The sealed `whsec_` secret.
     pub secret_sealed: Vec<u8>,
+    /// Caps, headers, filter and ordering, validated.
+    pub controls: DestinationControls,
 }
 
 /// A validated partial update; `None` leaves a member unchanged.
@@ -44,6 +50,16 @@ pub struct DestinationChange {
     pub events: Option<Vec<String>>,
     /// Activate (clears the deactivation note and resumes paused deliveries) or pause.
     pub active: Option<bool>,
+    /// New rate cap (`Some(None)` clears it).
+    pub rate_limit_per_second: Option<Option<u32>>,
+    /// New in-flight cap (`Some(None)` clears it).
+    pub max_in_flight: Option<Option<u32>>,
+    /// New static headers, replacing the old ones.
+    pub headers: Option<BTreeMap<String, String>>,
+    /// New filter (`Some(None)` removes it).
+    pub filter: Option<Option<EventFilter>>,
+    /// New ordering.
+    pub ordering: Option<DeliveryOrdering>,
 }
 
 /// A destination's sealed secrets.
@@ -157,4 +173,22 @@ pub trait WebhookRepository: Send + Sync {
         id: DestinationId,
         delivery: DeliveryId,
     ) -> Result<Option<Delivery>, RepoError>;
+
+    /// Of `channel_ids`, those that are not channels of the workspace (for the `filter` check).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn foreign_channels(&self, ws: WorkspaceId, channel_ids: &[i64]) -> Result<Vec<i64>, RepoError>;
+
+    /// The facts of the destination's figures since `since` and its stored pace; `None` when
+    /// the destination does not exist.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn stats(
+        &self,
+        ws: WorkspaceId,
+        id: DestinationId,
+        since: OffsetDateTime,
+    ) -> Result<Option<StatsFacts>, RepoError>;
 }

@@ -9,6 +9,7 @@ use crate::audit::AuditEntry;
 use crate::common::error::RepoError;
 use crate::webhooks::event_type::EventType;
 use crate::webhooks::model::{AttemptTrigger, DeliveryId, DeliveryStatus, DestinationId};
+use crate::webhooks::pace::{PaceBounds, PaceSignal};
 use crate::workspace::WorkspaceId;
 
 /// A delivery taken by one worker for one attempt, with everything needed to send it.
@@ -37,19 +38,29 @@ pub struct ClaimedDelivery {
     /// Whether a failure schedules the next retry (false for one-off manual and test attempts
     /// on deliveries that had finished).
     pub retries_on_failure: bool,
+    /// The destination's static headers.
+    pub headers: Vec<(String, String)>,
 }
 
 /// The per-destination limits that claiming enforces, across every instance.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClaimLimits {
-    /// How long a claim lasts; a worker that dies leaves its claims to expire after this.
+    /// How long a manual or test claim lasts (it is not renewed: longer than the timeout).
     pub lease: Duration,
-    /// Deliveries in flight to one destination at once.
+    /// How long a worker's claim lasts unless renewed; the worker renews it while it works, so a
+    /// worker that dies leaves its claims to expire after this.
+    pub claim_lease: Duration,
+    /// Upper bound of the deliveries in flight to one destination at once.
     pub max_in_flight: u32,
-    /// Sustained deliveries per second to one destination.
+    /// Upper bound of the deliveries per second to one destination.
     pub rate_per_sec: f64,
-    /// Deliveries that may be sent at once after a quiet period.
-    pub burst: f64,
+}
+
+impl ClaimLimits {
+    /// The bounds of every destination's adaptive pace.
+    pub fn bounds(&self) -> PaceBounds {
+        PaceBounds { max_in_flight: self.max_in_flight, rate: self.rate_per_sec }
+    }
 }
 
 /// Why a manual redelivery could not be claimed.
@@ -103,6 +114,8 @@ pub struct AttemptRecord {
     pub status: DeliveryStatus,
     /// What it means for the destination.
     pub effect: DestinationEffect,
+    /// What it says about the receiver's load.
+    pub pace: PaceSignal,
 }
 
 /// A worker's wake-up: resolves when work may have been added since it last resolved (a
@@ -182,7 +195,19 @@ pub trait DeliveryQueue: Send + Sync {
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn record(&self, records: &[AttemptRecord], auto_disable_after: Duration) -> Result<(), RepoError>;
+    async fn record(
+        &self,
+        records: &[AttemptRecord],
+        auto_disable_after: Duration,
+        bounds: PaceBounds,
+    ) -> Result<(), RepoError>;
+
+    /// Extends the leases of `deliveries` still being sent to `until` (the heartbeat of the
+    /// worker that holds them).
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn renew(&self, deliveries: &[DeliveryId], until: OffsetDateTime) -> Result<(), RepoError>;
 
     /// Deletes attempts, finished deliveries and their events older than `before`, in batches;
     /// returns how many rows went.

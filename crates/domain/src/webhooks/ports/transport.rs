@@ -34,6 +34,8 @@ pub struct OutboundRequest {
     pub url: String,
     /// Header names (lowercase) and values.
     pub headers: Vec<(&'static str, String)>,
+    /// The destination's static headers (validated names, lowercase), sent before wms's own.
+    pub static_headers: Vec<(String, String)>,
     /// The body.
     pub body: String,
 }
@@ -51,6 +53,9 @@ pub struct TransportOutcome {
     pub error: Option<String>,
     /// How long the attempt took.
     pub duration: Duration,
+    /// The endpoint did not take the request: the connection was refused or it timed out (an
+    /// overload signal for the pace, like 429 and 503).
+    pub overloaded: bool,
 }
 
 /// The HTTP client that sends deliveries (timeouts, no redirects, bounded reads, SSRF checks at

@@ -1,11 +1,14 @@
 //! Create, list, read, update and delete destinations.
 
+use std::collections::BTreeMap;
+
 use serde_json::json;
 
 use super::{WebhookService, NOT_FOUND};
 use crate::audit::{AuditAction, AuditContext};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
+use crate::webhooks::controls::{self, DeliveryOrdering, DestinationControls, EventFilter};
 use crate::webhooks::event_type::EventList;
 use crate::webhooks::model::{DestinationId, Platform, WebhookDestination};
 use crate::webhooks::ports::{DestinationChange, NewDestination};
@@ -72,6 +75,24 @@ pub struct DestinationInput {
     pub events: Vec<String>,
     /// Default `true`.
     pub active: Option<bool>,
+    /// Caps, headers, filter and ordering; omitted ones take their defaults.
+    pub controls: ControlsInput,
+}
+
+/// Raw controls of a destination; `None` leaves a member as it is (on creation: its default),
+/// `Some(None)` clears a nullable one.
+#[derive(Debug, Clone, Default)]
+pub struct ControlsInput {
+    /// `rate_limit_per_second`.
+    pub rate_limit_per_second: Option<Option<i64>>,
+    /// `max_in_flight`.
+    pub max_in_flight: Option<Option<i64>>,
+    /// `headers` (null is the same as `{}`).
+    pub headers: Option<BTreeMap<String, String>>,
+    /// `filter`.
+    pub filter: Option<Option<EventFilter>>,
+    /// `ordering`.
+    pub ordering: Option<String>,
 }
 
 /// Raw partial update.
@@ -85,6 +106,8 @@ pub struct DestinationPatch {
     pub events: Option<Vec<String>>,
     /// Activate or pause.
     pub active: Option<bool>,
+    /// New controls.
+    pub controls: ControlsInput,
 }
 
 impl WebhookService {
@@ -108,8 +131,17 @@ impl WebhookService {
                 None
             }
         };
+        let checked = self.check_controls(ws, &input.controls, &mut errors).await?;
         let (Some(url), Some(platform), Some(events)) = (url, platform, events) else {
             return Err(CreateWebhookError::Invalid(errors));
+        };
+        errors.into_result()?;
+        let controls = DestinationControls {
+            rate_limit_per_second: checked.rate_limit_per_second.flatten(),
+            max_in_flight: checked.max_in_flight.flatten(),
+            headers: checked.headers.unwrap_or_default(),
+            filter: checked.filter.flatten(),
+            ordering: checked.ordering.unwrap_or_default(),
         };
         let secret = SigningSecret::generate(self.engine.random.as_ref());
         let id = self.repo.reserve_id().await?;
@@ -120,6 +152,7 @@ impl WebhookService {
             events: events.names(),
             active: input.active.unwrap_or(true),
             secret_sealed: self.engine.cipher.seal(secret.expose().as_bytes(), &Self::secret_place(ws, id)),
+            controls,
         };
         // The audit log is kept for a year and read with `audit:read` alone: origin and path only.
         let details =
@@ -157,7 +190,8 @@ impl WebhookService {
         patch: DestinationPatch,
     ) -> Result<WebhookDestination, UpdateWebhookError> {
         let mut errors = ValidationErrors::default();
-        let mut change = DestinationChange { active: patch.active, ..DestinationChange::default() };
+        let checked = self.check_controls(ws, &patch.controls, &mut errors).await?;
+        let mut change = DestinationChange { active: patch.active, ..checked };
         if let Some(raw) = &patch.url {
             change.url = errors.check(self.check_url(raw).await).map(|u| u.as_str().to_owned());
         }
@@ -177,6 +211,11 @@ impl WebhookService {
             ("platform", change.platform.is_some()),
             ("events", change.events.is_some()),
             ("active", change.active.is_some()),
+            ("rate_limit_per_second", change.rate_limit_per_second.is_some()),
+            ("max_in_flight", change.max_in_flight.is_some()),
+            ("headers", change.headers.is_some()),
+            ("filter", change.filter.is_some()),
+            ("ordering", change.ordering.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, changed)| changed.then_some(name))
@@ -202,5 +241,58 @@ impl WebhookService {
         } else {
             Err(DeleteWebhookError::NotFound)
         }
+    }
+
+    /// Validates the controls in `input` (naming each bad one in `errors`); the valid ones as a
+    /// change. A filter's channels must be the workspace's.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn check_controls(
+        &self,
+        ws: WorkspaceId,
+        input: &ControlsInput,
+        errors: &mut ValidationErrors,
+    ) -> Result<DestinationChange, RepoError> {
+        let mut change = DestinationChange::default();
+        if let Some(raw) = input.rate_limit_per_second {
+            change.rate_limit_per_second = match raw {
+                None => Some(None),
+                Some(v) => errors.check(controls::rate_cap(v)).map(Some),
+            };
+        }
+        if let Some(raw) = input.max_in_flight {
+            change.max_in_flight = match raw {
+                None => Some(None),
+                Some(v) => errors.check(controls::in_flight_cap(v)).map(Some),
+            };
+        }
+        if let Some(raw) = &input.headers {
+            change.headers = errors.check(controls::static_headers(raw));
+        }
+        if let Some(raw) = &input.ordering {
+            change.ordering = errors.check(DeliveryOrdering::parse(raw));
+        }
+        match input.filter.clone() {
+            None => {}
+            Some(None) => change.filter = Some(None),
+            Some(Some(raw)) => match controls::event_filter(raw) {
+                Err(e) => errors.0.extend(e.0),
+                Ok(filter) => {
+                    let ids = filter.as_ref().map(|f| f.channel_ids.clone()).unwrap_or_default();
+                    let foreign =
+                        if ids.is_empty() { Vec::new() } else { self.repo.foreign_channels(ws, &ids).await? };
+                    if let Some(id) = foreign.first() {
+                        errors.0.push(crate::common::error::FieldError::new(
+                            "filter",
+                            format!("channel {id} is not a channel of this workspace"),
+                        ));
+                    } else {
+                        change.filter = Some(filter);
+                    }
+                }
+            },
+        }
+        Ok(change)
     }
 }

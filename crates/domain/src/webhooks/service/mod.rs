@@ -6,6 +6,7 @@
 mod destinations;
 mod secrets;
 mod sends;
+mod stats;
 mod url_check;
 
 #[cfg(test)]
@@ -15,10 +16,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use destinations::{
-    CreateWebhookError, DeleteWebhookError, DestinationInput, DestinationPatch, UpdateWebhookError, WebhookNotFound,
+    ControlsInput, CreateWebhookError, DeleteWebhookError, DestinationInput, DestinationPatch, UpdateWebhookError,
+    WebhookNotFound,
 };
 pub use secrets::{RevealSecretError, RotateSecretError};
 pub use sends::{RedeliverError, SendTestError};
+pub use stats::DEFAULT_STATS_WINDOW;
 
 use super::delivery::DeliveryEngine;
 use super::model::DestinationId;

@@ -28,6 +28,7 @@ fn destination(url: &str) -> WebhookDestination {
         disabled_at: None,
         created_at: NOW,
         updated_at: NOW,
+        controls: Default::default(),
     }
 }
 
@@ -59,7 +60,12 @@ fn engine(queue: MockDeliveryQueue) -> DeliveryEngine {
             schedule: RetrySchedule::standard(),
             retry_after: RetryAfterBounds::default(),
             auto_disable_after: Duration::from_secs(5 * 86400),
-            limits: ClaimLimits { lease: Duration::from_secs(60), max_in_flight: 4, rate_per_sec: 10.0, burst: 10.0 },
+            limits: ClaimLimits {
+                lease: Duration::from_secs(60),
+                claim_lease: Duration::from_secs(5),
+                max_in_flight: 4,
+                rate_per_sec: 10.0,
+            },
         },
     }
 }
@@ -76,6 +82,7 @@ fn input(url: &str, events: &[&str]) -> DestinationInput {
         platform: None,
         events: events.iter().map(|s| (*s).to_owned()).collect(),
         active: None,
+        controls: Default::default(),
     }
 }
 

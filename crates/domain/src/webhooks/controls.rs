@@ -1,0 +1,279 @@
+//! What an integrator controls on a destination: hard caps on its pace, static headers, a filter
+//! and per-thread ordering; and the rules that apply them to an event (which destinations get it,
+//! in which thread's turn). docs/webhooks.md, "Destination controls".
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::event_type::EventType;
+use crate::common::error::{FieldError, ValidationErrors};
+
+/// The most static headers a destination may have.
+pub const MAX_HEADERS: usize = 10;
+/// The longest header value accepted.
+const MAX_HEADER_VALUE: usize = 2048;
+/// The most entries of each filter list.
+const MAX_FILTER_ITEMS: usize = 100;
+
+/// Whether a destination's events of one thread wait for each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryOrdering {
+    /// Each event is sent as soon as the limits allow.
+    #[default]
+    None,
+    /// An event of a thread is sent only after the thread's previous event to this destination
+    /// succeeded or was given up; other threads are not held back.
+    PerThread,
+}
+
+impl DeliveryOrdering {
+    /// The wire and stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryOrdering::None => "none",
+            DeliveryOrdering::PerThread => "per_thread",
+        }
+    }
+
+    /// Parses the `ordering` input or stored value.
+    ///
+    /// # Errors
+    /// A [`FieldError`] on `ordering`.
+    pub fn parse(raw: &str) -> Result<Self, FieldError> {
+        match raw {
+            "none" => Ok(DeliveryOrdering::None),
+            "per_thread" => Ok(DeliveryOrdering::PerThread),
+            other => Err(FieldError::new("ordering", format!("`{other}` is not `none` or `per_thread`"))),
+        }
+    }
+}
+
+/// Which events a destination receives beyond its event types: each non-empty list must match.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EventFilter {
+    /// The event's channel (a channel event's own id) is one of these.
+    #[serde(default)]
+    pub channel_ids: Vec<i64>,
+    /// The event's thread has one of these labels (never matched by an event without a thread).
+    #[serde(default)]
+    pub labels: Vec<String>,
+}
+
+impl EventFilter {
+    /// A filter with both lists empty matches everything, like none at all.
+    pub fn is_empty(&self) -> bool {
+        self.channel_ids.is_empty() && self.labels.is_empty()
+    }
+}
+
+/// The controls of one destination as stored and answered.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DestinationControls {
+    /// Hard cap on deliveries per second (1..1000); `None`: the server's bound.
+    pub rate_limit_per_second: Option<u32>,
+    /// Hard cap on deliveries in flight at once (1..100); `None`: the server's bound.
+    pub max_in_flight: Option<u32>,
+    /// Static headers sent with each delivery (lowercase names).
+    pub headers: BTreeMap<String, String>,
+    /// `None`: every event of the subscribed types.
+    pub filter: Option<EventFilter>,
+    /// Per-thread ordering or none.
+    pub ordering: DeliveryOrdering,
+}
+
+/// Validates `rate_limit_per_second`.
+///
+/// # Errors
+/// A [`FieldError`] on `rate_limit_per_second` outside 1..1000.
+pub fn rate_cap(raw: i64) -> Result<u32, FieldError> {
+    u32::try_from(raw)
+        .ok()
+        .filter(|v| (1..=1000).contains(v))
+        .ok_or_else(|| FieldError::new("rate_limit_per_second", "must be between 1 and 1000 (or null)"))
+}
+
+/// Validates `max_in_flight`.
+///
+/// # Errors
+/// A [`FieldError`] on `max_in_flight` outside 1..100.
+pub fn in_flight_cap(raw: i64) -> Result<u32, FieldError> {
+    u32::try_from(raw)
+        .ok()
+        .filter(|v| (1..=100).contains(v))
+        .ok_or_else(|| FieldError::new("max_in_flight", "must be between 1 and 100 (or null)"))
+}
+
+/// Validates the static `headers`: at most [`MAX_HEADERS`], valid HTTP token names (kept
+/// lowercase), visible-ASCII values, none that wms sets itself or that would break the request.
+///
+/// # Errors
+/// [`FieldError`]s on `headers`.
+pub fn static_headers(raw: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, FieldError> {
+    let err = |m: String| FieldError::new("headers", m);
+    if raw.len() > MAX_HEADERS {
+        return Err(err(format!("at most {MAX_HEADERS} headers")));
+    }
+    let mut out = BTreeMap::new();
+    for (name, value) in raw {
+        let lower = name.to_ascii_lowercase();
+        let token =
+            !lower.is_empty() && lower.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !token {
+            return Err(err(format!("`{name}` is not a valid header name")));
+        }
+        // wms signs and frames every delivery itself: a receiver must be able to trust these.
+        if lower.starts_with("webhook-") || matches!(lower.as_str(), "content-type" | "content-length" | "host") {
+            return Err(err(format!("`{name}` is set by wms and cannot be overridden")));
+        }
+        if matches!(lower.as_str(), "transfer-encoding" | "connection" | "user-agent" | "te" | "upgrade") {
+            return Err(err(format!("`{name}` cannot be set")));
+        }
+        if value.len() > MAX_HEADER_VALUE || !value.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b)) {
+            return Err(err(format!(
+                "the value of `{name}` must be visible ASCII of at most {MAX_HEADER_VALUE} bytes"
+            )));
+        }
+        if out.insert(lower, value.trim().to_owned()).is_some() {
+            return Err(err(format!("`{name}` is given twice")));
+        }
+    }
+    Ok(out)
+}
+
+/// Validates the shape of a `filter` (whether its channels are the workspace's is the service's
+/// check, with the repository). An empty filter is stored as none.
+///
+/// # Errors
+/// [`ValidationErrors`] on `filter`.
+pub fn event_filter(raw: EventFilter) -> Result<Option<EventFilter>, ValidationErrors> {
+    if raw.channel_ids.len() > MAX_FILTER_ITEMS || raw.labels.len() > MAX_FILTER_ITEMS {
+        return Err(ValidationErrors::one("filter", format!("at most {MAX_FILTER_ITEMS} channel ids and labels")));
+    }
+    if raw.channel_ids.iter().any(|id| *id <= 0) {
+        return Err(ValidationErrors::one("filter", "channel ids are positive integers"));
+    }
+    let mut f = EventFilter {
+        channel_ids: raw.channel_ids,
+        labels: raw.labels.into_iter().map(|l| l.trim().to_owned()).collect(),
+    };
+    if f.labels.iter().any(String::is_empty) {
+        return Err(ValidationErrors::one("filter", "labels are non-empty names"));
+    }
+    f.channel_ids.sort_unstable();
+    f.channel_ids.dedup();
+    f.labels.dedup();
+    Ok((!f.is_empty()).then_some(f))
+}
+
+/// Where an event happened, read from its `data` (the REST record of its resource).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EventScope {
+    /// Its channel (a channel event's own id).
+    pub channel_id: Option<i64>,
+    /// Its thread (a message's thread, a thread event's own id).
+    pub thread_id: Option<i64>,
+}
+
+/// The channel and thread of an event of type `event` with `data`.
+pub fn scope_of(event: EventType, data: &serde_json::Value) -> EventScope {
+    let int = |k: &str| data.get(k).and_then(serde_json::Value::as_i64);
+    match event {
+        EventType::MessageCreated | EventType::MessageStatusUpdated => {
+            EventScope { channel_id: int("channel_id"), thread_id: int("thread_id") }
+        }
+        EventType::ThreadCreated
+        | EventType::ThreadStatusChanged
+        | EventType::ThreadAssigned
+        | EventType::ThreadLabelsChanged => EventScope { channel_id: int("channel_id"), thread_id: int("id") },
+        EventType::ChannelCreated | EventType::ChannelUpdated => EventScope { channel_id: int("id"), thread_id: None },
+        _ => EventScope::default(),
+    }
+}
+
+impl EventFilter {
+    /// Whether an event in `scope`, whose thread has `thread_labels`, passes.
+    pub fn matches(&self, scope: EventScope, thread_labels: &[String]) -> bool {
+        let channel_ok = self.channel_ids.is_empty() || scope.channel_id.is_some_and(|c| self.channel_ids.contains(&c));
+        let labels_ok = self.labels.is_empty()
+            || (scope.thread_id.is_some() && thread_labels.iter().any(|l| self.labels.contains(l)));
+        channel_ok && labels_ok
+    }
+
+    /// Whether deciding needs the labels of the event's thread.
+    pub fn needs_labels(&self) -> bool {
+        !self.labels.is_empty()
+    }
+}
+
+/// The turn an event waits for at a destination with `ordering`: its thread, or none.
+pub fn ordering_key(ordering: DeliveryOrdering, scope: EventScope) -> Option<i64> {
+    match ordering {
+        DeliveryOrdering::None => None,
+        DeliveryOrdering::PerThread => scope.thread_id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn headers(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
+    #[test]
+    fn caps_are_bounded() {
+        assert_eq!(rate_cap(1), Ok(1));
+        assert_eq!(rate_cap(1000), Ok(1000));
+        assert!(rate_cap(0).is_err() && rate_cap(1001).is_err() && rate_cap(-5).is_err());
+        assert_eq!(in_flight_cap(100), Ok(100));
+        assert_eq!(in_flight_cap(101).map_err(|e| e.field), Err("max_in_flight".to_owned()));
+    }
+
+    #[test]
+    fn reserved_and_malformed_headers_are_refused() {
+        for name in ["webhook-id", "Webhook-Signature", "content-type", "Content-Length", "HOST", "bad name", ""] {
+            let e = static_headers(&headers(&[(name, "x")])).err();
+            assert_eq!(e.map(|e| e.field), Some("headers".to_owned()), "{name}");
+        }
+        assert!(static_headers(&headers(&[("x-a", "line\nbreak")])).is_err());
+        let many: BTreeMap<String, String> = (0..11).map(|i| (format!("x-{i}"), "v".to_owned())).collect();
+        assert!(static_headers(&many).is_err());
+        let ok = static_headers(&headers(&[("X-Api-Key", "abc"), ("Authorization", "Bearer t")]));
+        assert_eq!(
+            ok.ok().map(|h| h.keys().cloned().collect::<Vec<_>>()),
+            Some(vec!["authorization".into(), "x-api-key".into()])
+        );
+    }
+
+    #[test]
+    fn the_filter_needs_each_non_empty_list_to_match() {
+        let f = EventFilter { channel_ids: vec![3], labels: vec!["vip".into()] };
+        let msg = scope_of(EventType::MessageCreated, &json!({"channel_id": 3, "thread_id": 9}));
+        assert!(f.matches(msg, &["vip".into()]));
+        assert!(!f.matches(msg, &["other".into()]));
+        let other_channel = scope_of(EventType::MessageCreated, &json!({"channel_id": 4, "thread_id": 9}));
+        assert!(!f.matches(other_channel, &["vip".into()]));
+        let channels_only = EventFilter { channel_ids: vec![3], labels: vec![] };
+        assert!(channels_only.matches(scope_of(EventType::ChannelUpdated, &json!({"id": 3})), &[]));
+        let labels_only = EventFilter { channel_ids: vec![], labels: vec!["vip".into()] };
+        assert!(!labels_only.matches(scope_of(EventType::ContactCreated, &json!({"id": 3})), &["vip".into()]));
+    }
+
+    #[test]
+    fn empty_filters_are_none_and_ordering_keys_are_threads() {
+        assert_eq!(event_filter(EventFilter::default()).ok(), Some(None));
+        assert!(event_filter(EventFilter { channel_ids: vec![0], labels: vec![] }).is_err());
+        let scope = scope_of(EventType::ThreadAssigned, &json!({"id": 7, "channel_id": 1}));
+        assert_eq!(ordering_key(DeliveryOrdering::PerThread, scope), Some(7));
+        assert_eq!(ordering_key(DeliveryOrdering::None, scope), None);
+        assert_eq!(DeliveryOrdering::parse("per_thread"), Ok(DeliveryOrdering::PerThread));
+        assert!(DeliveryOrdering::parse("fifo").is_err());
+    }
+}
