@@ -50,6 +50,8 @@ pub struct AppState {
     pub pages: crate::pages::PagesState,
     /// The platforms' callbacks: the subscription handshake, statuses and inbound messages.
     pub callbacks: Arc<domain::connectors::CallbackService>,
+    /// GitHub's secret-scanning alerts: leaked keys revoked at once.
+    pub secret_scanning: Arc<domain::secret_scanning::SecretScanningService>,
 }
 
 impl std::fmt::Debug for AppState {

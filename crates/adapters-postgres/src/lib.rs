@@ -15,6 +15,7 @@ pub mod error;
 pub mod events;
 pub mod group_commit;
 pub mod labels;
+pub mod leaked_keys;
 pub mod member_windows;
 pub mod members;
 pub mod messages;

@@ -30,6 +30,8 @@ diesel::table! {
         last_used_at -> Nullable<Timestamptz>,
         revoked_at -> Nullable<Timestamptz>,
         scopes -> Nullable<Array<Text>>,
+        rolled_to_id -> Nullable<Int8>,
+        last_used_ip -> Nullable<Text>,
     }
 }
 

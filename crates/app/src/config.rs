@@ -42,6 +42,18 @@ pub struct Settings {
     /// The Prometheus listener.
     #[serde(default)]
     pub metrics: MetricsSettings,
+    /// GitHub's secret-scanning partner alerts.
+    pub secret_scanning: SecretScanningSettings,
+}
+
+/// `secret_scanning.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretScanningSettings {
+    /// GitHub's published secret-scanning keys (`{"public_keys": [{"key_identifier", "key",
+    /// "is_current"}]}`), which verify the alerts' signatures. The operator's URL: fetched without
+    /// the webhooks' SSRF filter.
+    pub github_keys_url: String,
 }
 
 /// `metrics.*`

@@ -184,6 +184,11 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
             cipher,
         )),
+        secret_scanning: Arc::new(domain::secret_scanning::SecretScanningService::new(
+            Arc::new(adapters_outbound::github_keys::GithubKeysClient::new(&settings.secret_scanning.github_keys_url)),
+            Arc::new(adapters_postgres::leaked_keys::PgLeakedKeyStore::new(db.clone())),
+            Arc::new(crate::platform::SystemClock),
+        )),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod labels;
 pub mod members;
 pub mod messaging;
 pub mod rate_limit;
+pub mod secret_scanning;
 pub mod sessions;
 pub mod teams;
 pub mod threads;

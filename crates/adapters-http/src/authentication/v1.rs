@@ -40,7 +40,8 @@ pub async fn authenticate_v1(
         // The handler finds the guessed caller where the check would have put it. (No clone of
         // the request may be kept while the handler is routed, hence the check works on parts.)
         req.extensions_mut().insert(guess);
-        let (verdict, prepared) = futures_util::future::join(check(&state, Ok(token)), next.call(req)).await;
+        let client = req.peer_addr().map(|a| a.ip());
+        let (verdict, prepared) = futures_util::future::join(check(&state, Ok(token), client), next.call(req)).await;
         let prepared = match (prepared, &verdict.result) {
             (Ok(prepared), _) => prepared,
             (Err(_), Err(_)) => return Err(verdict.into_refusal().into()),
@@ -113,8 +114,13 @@ impl V1Check {
 /// Checks a presented credential (or reports why the `Authorization` header has none) for `/v1`
 /// and counts the request; remembers admitted API keys and forgets refused ones
 /// ([`super::admitted`]).
-async fn check(state: &AppState, token: Result<PresentedToken, AuthenticateError>) -> V1Check {
-    let needs = Requirements { plan: Some(domain::access::REST_API_PLAN), rate_limit: Some(state.auth.rate_limit) };
+async fn check(
+    state: &AppState,
+    token: Result<PresentedToken, AuthenticateError>,
+    client: Option<std::net::IpAddr>,
+) -> V1Check {
+    let needs =
+        Requirements { plan: Some(domain::access::REST_API_PLAN), rate_limit: Some(state.auth.rate_limit), client };
     let (result, digest) = match token {
         Ok(token) => {
             let result = authenticate_token(state.auth.credentials.as_ref(), &token, &needs).await;
@@ -147,7 +153,7 @@ async fn check(state: &AppState, token: Result<PresentedToken, AuthenticateError
 pub async fn resolve_v1_caller(req: &HttpRequest) -> Result<V1Caller, ApiError> {
     let state = app_state(req)?;
     let token = presented_token(authorization(req)?.as_deref());
-    check(&state, token).await.record(req)
+    check(&state, token, req.peer_addr().map(|a| a.ip())).await.record(req)
 }
 
 /// The handlers' state.

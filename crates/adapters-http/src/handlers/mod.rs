@@ -15,6 +15,7 @@ pub mod login_tokens;
 pub mod messages;
 pub mod platform_webhooks;
 pub mod query;
+pub mod secret_scanning;
 pub mod teams;
 pub mod threads;
 pub mod users;

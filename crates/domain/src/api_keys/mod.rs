@@ -3,8 +3,10 @@
 
 pub mod model;
 pub mod ports;
+pub mod roll;
 pub mod service;
 
 pub use model::*;
 pub use ports::*;
+pub use roll::*;
 pub use service::*;

@@ -47,7 +47,9 @@ fn stored(new: &NewApiKey) -> ApiKey {
         created_at: NOW,
         expires_at: new.expires_at,
         last_used_at: None,
+        last_used_ip: None,
         revoked_at: None,
+        rolled_to: None,
         scopes: new.scopes,
     }
 }
