@@ -17,7 +17,7 @@ use crate::state::AppState;
 /// not offer) comes back as a notice on the list.
 ///
 /// # Errors
-/// [`PageError::Forbidden`] for agents, [`PageError::NotFound`] for another workspace's key,
+/// [`PageError::Forbidden`] for agents and below `advanced`, [`PageError::NotFound`] for another workspace's key,
 /// [`PageError::Csrf`] without the session's token.
 pub async fn roll(
     s: Signed,
@@ -35,10 +35,12 @@ pub async fn roll(
             load(&s, &state, None, &mut v).await?;
             Ok(render(&s, &v, state.auth.clock.now(), StatusCode::CREATED))
         }
-        Err(e @ (RollApiKeyError::Refused(_) | RollApiKeyError::Invalid(_) | RollApiKeyError::PlanRequired { .. })) => {
+        Err(e @ (RollApiKeyError::Refused(_) | RollApiKeyError::Invalid(_))) => {
             Ok(see_other_with_flash(&state.pages, PATH, &format!("The key was not rolled: {e}.")))
         }
-        Err(e @ RollApiKeyError::Forbidden) => Err(PageError::Forbidden(e.to_string())),
+        Err(e @ (RollApiKeyError::Forbidden | RollApiKeyError::PlanRequired { .. })) => {
+            Err(PageError::Forbidden(e.to_string()))
+        }
         Err(RollApiKeyError::NotFound(_)) => Err(PageError::NotFound(super::GONE.into())),
         Err(RollApiKeyError::Unknown(e)) => Err(e.into()),
     }
