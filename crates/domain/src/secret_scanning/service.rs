@@ -115,3 +115,88 @@ impl SecretScanningService {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine;
+    use p256::ecdsa::signature::Signer;
+    use p256::ecdsa::{Signature, SigningKey};
+    use p256::pkcs8::{EncodePublicKey, LineEnding};
+    use time::macros::datetime;
+
+    use super::*;
+    use crate::auth::{NewToken, TokenKind};
+    use crate::common::ports::{MockClock, MockRandomSource};
+    use crate::secret_scanning::{MockLeakedKeyStore, MockScanningKeySource, ScanningPublicKey};
+
+    fn github() -> (SigningKey, ScanningPublicKey) {
+        let key = SigningKey::from_slice(&[3; 32]).expect("scalar");
+        let pem = key.verifying_key().to_public_key_pem(LineEnding::LF).expect("pem");
+        (key, ScanningPublicKey { identifier: "gh".into(), pem, is_current: true })
+    }
+
+    fn service(keys: MockScanningKeySource, store: MockLeakedKeyStore) -> SecretScanningService {
+        let mut clock = MockClock::new();
+        clock.expect_now().return_const(datetime!(2026-06-01 0:00 UTC));
+        SecretScanningService::new(Arc::new(keys), Arc::new(store), Arc::new(clock))
+    }
+
+    fn sign(key: &SigningKey, body: &[u8]) -> String {
+        let s: Signature = key.sign(body);
+        base64::engine::general_purpose::STANDARD.encode(s.to_der().as_bytes())
+    }
+
+    fn api_key() -> String {
+        let mut random = MockRandomSource::new();
+        random.expect_fill().returning(|b| b.fill(9));
+        NewToken::generate(TokenKind::ApiKey, &random).secret
+    }
+
+    #[tokio::test]
+    async fn only_well_formed_keys_reach_the_store_and_verdicts_keep_the_alerts_order() {
+        let (signer, public) = github();
+        let mut keys = MockScanningKeySource::new();
+        keys.expect_keys().withf(|refresh| !refresh).times(1).returning(move |_| Ok(vec![public.clone()]));
+        let key = api_key();
+        let body = serde_json::to_vec(&serde_json::json!([
+            {"token": "wmsk_garbage", "type": "wms"},
+            {"token": key, "type": "wms", "url": "https://x"},
+        ]))
+        .expect("json");
+        let mut store = MockLeakedKeyStore::new();
+        store
+            .expect_revoke_leaked()
+            .withf(move |reports, _| reports.len() == 1 && reports[0].reported.url.as_deref() == Some("https://x"))
+            .returning(|_, _| Ok(vec![LeakLabel::TruePositive]));
+        let sig = sign(&signer, &body);
+        let verdicts = service(keys, store)
+            .receive(AlertSignature { key_identifier: Some("gh"), signature: Some(&sig) }, &body)
+            .await
+            .expect("taken");
+        let labels: Vec<LeakLabel> = verdicts.iter().map(|v| v.label).collect();
+        assert_eq!(labels, [LeakLabel::FalsePositive, LeakLabel::TruePositive]);
+        assert_eq!(verdicts[1].token_raw, key);
+    }
+
+    #[tokio::test]
+    async fn an_unknown_identifier_asks_for_fresh_keys_and_a_bad_signature_touches_nothing() {
+        let (_, public) = github();
+        let mut keys = MockScanningKeySource::new();
+        let listed = public.clone();
+        keys.expect_keys().withf(|refresh| !refresh).times(1).returning(move |_| Ok(vec![listed.clone()]));
+        keys.expect_keys().withf(|refresh| *refresh).times(1).returning(move |_| Ok(vec![public.clone()]));
+        let forger = SigningKey::from_slice(&[4; 32]).expect("scalar");
+        let sig = sign(&forger, b"[]");
+        // No expectation on the store: a call would panic.
+        let err = service(keys, MockLeakedKeyStore::new())
+            .receive(AlertSignature { key_identifier: Some("new"), signature: Some(&sig) }, b"[]")
+            .await
+            .expect_err("refused");
+        assert!(matches!(err, ReceiveAlertError::BadSignature));
+        let err = service(MockScanningKeySource::new(), MockLeakedKeyStore::new())
+            .receive(AlertSignature::default(), b"[]")
+            .await
+            .expect_err("refused");
+        assert!(matches!(err, ReceiveAlertError::Unsigned));
+    }
+}
