@@ -4,4 +4,5 @@ pub mod embeddings;
 pub mod github_keys;
 pub mod meta;
 pub mod rerank;
+pub mod smtp;
 pub mod webhooks;

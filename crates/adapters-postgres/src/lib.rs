@@ -16,6 +16,7 @@ pub mod events;
 pub mod group_commit;
 pub mod labels;
 pub mod leaked_keys;
+pub mod mail;
 pub mod member_windows;
 pub mod members;
 pub mod messages;

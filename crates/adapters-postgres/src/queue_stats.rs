@@ -1,5 +1,6 @@
 //! The work queues' depth and age, read when the metrics are scraped: the webhook deliveries
-//! waiting to be sent and the outbound messages waiting for their platform, across every instance.
+//! waiting to be sent, the outbound messages waiting for their platform and the e-mails waiting
+//! in the outbox, across every instance.
 
 use diesel::sql_types::{BigInt, Double, Text};
 use diesel::QueryableByName;
@@ -10,7 +11,8 @@ use crate::pool::{Db, PoolError};
 /// One queue's backlog.
 #[derive(Debug, Clone, PartialEq, QueryableByName)]
 pub struct QueueStat {
-    /// `webhooks` (deliveries pending or being sent) or `connectors` (outbound messages queued).
+    /// `webhooks` (deliveries pending or being sent), `connectors` (outbound messages queued) or
+    /// `mail` (e-mails waiting in the outbox or being sent).
     #[diesel(sql_type = Text)]
     pub queue: String,
     /// Items waiting (due or scheduled for later) or in flight.
@@ -33,8 +35,8 @@ pub enum QueueStatsError {
     Query(#[from] diesel::result::Error),
 }
 
-/// Both queues' backlog, from their partial indexes (`webhook_deliveries_due_idx`,
-/// `messages_queued_channel_idx`).
+/// The queues' backlog, from their partial indexes (`webhook_deliveries_due_idx`,
+/// `messages_queued_channel_idx`, `mail_outbox_due_idx`).
 ///
 /// # Errors
 /// When the database cannot be reached or the query fails.
@@ -49,7 +51,12 @@ pub async fn queue_stats(db: &Db) -> Result<Vec<QueueStat>, QueueStatsError> {
          SELECT 'connectors', count(*),
                 COALESCE(EXTRACT(EPOCH FROM now() - min(COALESCE(next_dispatch_at, created_at))
                     FILTER (WHERE next_dispatch_at IS NULL OR next_dispatch_at <= now())), 0)::float8
-         FROM messages WHERE status = 'queued' AND direction = 'outbound'",
+         FROM messages WHERE status = 'queued' AND direction = 'outbound'
+         UNION ALL
+         SELECT 'mail', count(*),
+                COALESCE(EXTRACT(EPOCH FROM now() - min(next_attempt_at)
+                    FILTER (WHERE status = 'pending' AND next_attempt_at <= now())), 0)::float8
+         FROM mail_outbox WHERE status IN ('pending', 'sending')",
     )
     .load(&mut conn)
     .await?;

@@ -483,3 +483,20 @@ diesel::allow_tables_to_appear_in_same_query!(
     workspace_members,
     workspaces,
 );
+
+// The e-mail outbox (migration 2026-11-26-000101_mail_outbox).
+diesel::table! {
+    mail_outbox (id) {
+        id -> Int8,
+        recipient -> Text,
+        subject -> Text,
+        body_text -> Text,
+        body_html -> Text,
+        status -> Text,
+        attempts -> Int4,
+        next_attempt_at -> Timestamptz,
+        last_error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        sent_at -> Nullable<Timestamptz>,
+    }
+}

@@ -44,6 +44,36 @@ pub struct Settings {
     pub metrics: MetricsSettings,
     /// GitHub's secret-scanning partner alerts.
     pub secret_scanning: SecretScanningSettings,
+    /// E-mail: the SMTP server and the outbox's workers.
+    pub mail: MailSettings,
+}
+
+/// `mail.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MailSettings {
+    /// `smtp://[user:password@]host:port` (STARTTLS when the server offers it) or `smtps://…`
+    /// (TLS from the start). Unset: `wms dev` prints each mail on its console, `wms serve` warns at
+    /// start and keeps mail queued until an instance runs with it set.
+    pub smtp_url: Option<String>,
+    /// The sender, `Name <address>` or an address.
+    pub from: String,
+    /// Comma-separated seconds to wait after the first, second, … failed attempt; the last one
+    /// repeats until `give_up_after_hours`.
+    pub retry_schedule: String,
+    /// A mail not sent this long after it was queued has failed, in hours.
+    pub give_up_after_hours: u64,
+    /// Time limit of one SMTP send (connection included), in seconds.
+    pub timeout_secs: u64,
+    /// How long a worker holds a mail it is sending (at least `timeout_secs` + 5): a worker that
+    /// died leaves it to another after this.
+    pub lease_secs: u64,
+    /// How often an idle mail worker looks for due mail, in milliseconds.
+    pub poll_interval_ms: u64,
+    /// Mail workers per instance; 0 sends no mail from this instance.
+    pub workers: usize,
+    /// Sent and failed mails are kept this long, in days.
+    pub retention_days: u64,
 }
 
 /// `secret_scanning.*`

@@ -8,6 +8,7 @@ pub mod config;
 pub mod connectors;
 pub mod dev_db;
 pub mod docs_search;
+pub mod mail;
 pub mod pages;
 pub mod platform;
 pub mod progress;

@@ -15,7 +15,7 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use adapters_postgres::Db;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
-/// Queue backlog, by `queue` (`webhooks`, `connectors`).
+/// Queue backlog, by `queue` (`webhooks`, `connectors`, `mail`).
 pub const QUEUE_DEPTH: &str = "wms_queue_depth";
 /// How long the longest-due item of each `queue` has waited since it fell due, in seconds.
 pub const QUEUE_OLDEST: &str = "wms_queue_oldest_due_age_seconds";
@@ -65,9 +65,13 @@ fn describe() {
         adapters_postgres::connectors::SENDS,
         "Sends to a messaging platform, by channel type and outcome (sent, failed, retrying, paused)."
     );
+    metrics::describe_counter!(
+        adapters_postgres::mail::SENDS,
+        "E-mail send attempts, by what they left the mail as (sent, retrying, failed)."
+    );
     metrics::describe_gauge!(
         QUEUE_DEPTH,
-        "Items waiting or in flight, by queue (webhooks, connectors), all instances."
+        "Items waiting or in flight, by queue (webhooks, connectors, mail), all instances."
     );
     metrics::describe_gauge!(
         QUEUE_OLDEST,

@@ -14,6 +14,7 @@ pub mod contacts;
 pub mod docs;
 pub mod events;
 pub mod labels;
+pub mod mail;
 pub mod members;
 pub mod messaging;
 pub mod rate_limit;

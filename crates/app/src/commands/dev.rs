@@ -27,6 +27,8 @@ pub(super) async fn run(mut settings: Settings, args: DevArgs) -> Result<(), Com
     let listener = TcpListener::bind(addr)
         .with_context(|| format!("cannot listen on {addr} (use --bind to pick another address)"))?;
     let data_dir = settings.dev.data_dir.clone();
+    // Links in mails are built on the address actually listened on (a port 0 bind included).
+    settings.http.bind = Some(listener.local_addr()?.to_string());
     // decisions.md: in dev, webhooks may reach loopback (a receiver on the laptop) unless configured.
     if settings.webhooks.allowed_subnets.is_none() {
         settings.webhooks.allowed_subnets = Some(DEV_ALLOWED_SUBNETS.to_owned());
@@ -87,6 +89,10 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     let key_note = if key_is_new { "new; kept in" } else { "the same as last time; kept in" };
     println!("  API key         {key}   ({key_note} {})", data_dir.join(DEMO_KEY_FILE).display());
     println!("  Try             curl -H 'Authorization: Bearer {key}' {base}/v1/channels");
+    match settings.mail.smtp_url.as_deref().filter(|u| !u.trim().is_empty()) {
+        Some(url) => println!("  E-mail          sent through {}", crate::wiring::redact_url(url)),
+        None => println!("  E-mail          printed here (set WMS__MAIL__SMTP_URL to send it)"),
+    }
     println!("  Platforms       sends go to {} (WMS__CONNECTORS__GRAPH_BASE_URL; scripts/platform-stand-in plays Meta locally)", settings.connectors.graph_base_url);
     println!("  Stop            Ctrl-C");
     println!();
@@ -95,11 +101,12 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     let clock = std::sync::Arc::new(crate::platform::SystemClock);
     let workers = crate::webhooks::start(settings, crate::webhooks::engine(settings, &db, clock.clone()));
     let dispatchers = crate::connectors::start(settings, &db)?;
+    let mail = crate::mail::start(settings, &db, clock.clone(), crate::mail::Delivery::Dev)?;
     let audit_pruner = crate::retention::start(settings, &db, clock);
     let result = server.await.context("server failed");
     audit_pruner.abort();
     let grace = Duration::from_secs(settings.http.shutdown_timeout_secs);
-    tokio::join!(workers.stop(grace), dispatchers.stop(grace));
+    tokio::join!(workers.stop(grace), dispatchers.stop(grace), mail.stop(grace));
     result?;
     Ok(())
 }

@@ -30,8 +30,10 @@ fn require_encryption_key(settings: &Settings) -> Result<(), crate::config::Sett
 pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), CommandError> {
     let url = super::database_url(&settings)?;
     require_encryption_key(&settings)?;
-    let bind = args.bind.as_deref().or(settings.http.bind.as_deref()).unwrap_or("0.0.0.0:8080");
-    let addr = parse_bind(if args.bind.is_some() { "--bind" } else { "http.bind" }, bind)?;
+    let bind = args.bind.as_deref().or(settings.http.bind.as_deref()).unwrap_or("0.0.0.0:8080").to_owned();
+    let addr = parse_bind(if args.bind.is_some() { "--bind" } else { "http.bind" }, &bind)?;
+    // Without http.public_url, links in mails are built on the address listened on.
+    settings.http.bind = Some(bind);
     let db =
         crate::wiring::connect(&settings, &url, Duration::from_secs(settings.database.connect_timeout_secs)).await?;
     if settings.database.migrate_on_start {
@@ -79,6 +81,7 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     };
     let workers = crate::webhooks::start(&settings, crate::webhooks::engine(&settings, &db, Arc::new(SystemClock)));
     let dispatchers = crate::connectors::start(&settings, &db)?;
+    let mail = crate::mail::start(&settings, &db, Arc::new(SystemClock), crate::mail::Delivery::Serve)?;
     let audit_pruner = crate::retention::start(&settings, &db, Arc::new(SystemClock));
     let result = server.await.context("server failed");
     audit_pruner.abort();
@@ -87,7 +90,7 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     }
     // The server has stopped taking requests (SIGTERM or SIGINT); let deliveries in flight finish.
     let grace = Duration::from_secs(settings.http.shutdown_timeout_secs);
-    tokio::join!(workers.stop(grace), dispatchers.stop(grace));
+    tokio::join!(workers.stop(grace), dispatchers.stop(grace), mail.stop(grace));
     result?;
     tracing::info!("wms serve stopped");
     Ok(())

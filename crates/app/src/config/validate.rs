@@ -124,6 +124,7 @@ impl Settings {
         if self.connectors.workers > 64 {
             return bad("connectors.workers", "must be at most 64");
         }
+        self.validate_mail()?;
         if let Some(k) = &self.secrets.encryption_key {
             if crate::secrets::decode_key(k).is_none() {
                 return bad(
@@ -154,4 +155,40 @@ pub fn parse_bind(setting: &str, raw: &str) -> Result<SocketAddr, SettingError> 
 pub fn parse_retry_schedule(raw: &str) -> Option<Vec<u64>> {
     let v: Option<Vec<u64>> = raw.split(',').map(|s| s.trim().parse().ok()).collect();
     v.filter(|v| !v.is_empty())
+}
+
+impl Settings {
+    /// `mail.*`: the URL and sender are parsed the way the SMTP transport parses them.
+    fn validate_mail(&self) -> Result<(), SettingError> {
+        let bad = |setting: &str, message: &str| Err(SettingError { setting: setting.into(), message: message.into() });
+        let m = &self.mail;
+        if let Some(url) = m.smtp_url.as_deref().filter(|u| !u.trim().is_empty()) {
+            adapters_outbound::smtp::SmtpServer::parse(url)
+                .map_err(|e| SettingError { setting: e.setting.into(), message: e.message })?;
+        }
+        adapters_outbound::smtp::parse_from(&m.from)
+            .map_err(|e| SettingError { setting: e.setting.into(), message: e.message })?;
+        if parse_retry_schedule(&m.retry_schedule).is_none() {
+            return bad("mail.retry_schedule", "must be comma-separated whole seconds, such as 10,60,300");
+        }
+        if m.give_up_after_hours == 0 {
+            return bad("mail.give_up_after_hours", "must be at least 1");
+        }
+        if m.timeout_secs == 0 || m.timeout_secs > 300 {
+            return bad("mail.timeout_secs", "must be between 1 and 300");
+        }
+        if m.lease_secs < m.timeout_secs + 5 {
+            return bad("mail.lease_secs", "must exceed mail.timeout_secs by at least 5 seconds");
+        }
+        if m.poll_interval_ms == 0 || m.poll_interval_ms > 60_000 {
+            return bad("mail.poll_interval_ms", "must be between 1 and 60000");
+        }
+        if m.workers > 16 {
+            return bad("mail.workers", "must be at most 16");
+        }
+        if m.retention_days == 0 {
+            return bad("mail.retention_days", "must be at least 1");
+        }
+        Ok(())
+    }
 }

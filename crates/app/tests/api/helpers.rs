@@ -149,10 +149,13 @@ impl TestApp {
         // of them is not the database being out of reach (tests of the bound set their own).
         settings.database.acquire_timeout_ms = 5000;
         adjust(&mut settings);
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        // As `serve` does without `http.public_url`: links are built on the address listened on.
+        settings.http.bind = Some(listener.local_addr().expect("addr").to_string());
         let db = Db::new(&url, settings.database.pool_size, settings.database.acquire_timeout()).expect("pool");
         // As `serve` does: the key that seals webhook secrets, shared by every instance.
         app::secrets::resolve_key(&mut settings, &db, false).await.expect("encryption key");
-        let address = start_server(&settings, &db);
+        let address = start_server_on(&settings, &db, listener);
         let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
         TestApp { address, db, settings, client, database, bouncer: None }
     }
@@ -202,7 +205,10 @@ impl TestApp {
 }
 
 fn start_server(settings: &Settings, db: &Db) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    start_server_on(settings, db, TcpListener::bind("127.0.0.1:0").expect("bind"))
+}
+
+fn start_server_on(settings: &Settings, db: &Db, listener: TcpListener) -> String {
     let port = listener.local_addr().expect("addr").port();
     let server = app::wiring::server(settings, db, app::wiring::state(settings, db), listener).expect("server");
     tokio::spawn(server);

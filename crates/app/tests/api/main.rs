@@ -29,6 +29,8 @@ mod events_helpers;
 mod events_listen;
 mod health;
 mod key_lifecycle;
+mod mail;
+mod mail_sink;
 mod messages_concurrency;
 mod metrics;
 mod pages;
