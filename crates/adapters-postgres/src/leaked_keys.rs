@@ -1,5 +1,6 @@
 //! Keys reported leaked by secret scanning: looked up by digest in every workspace, the live ones
-//! revoked with their audit records in one transaction ([`domain::secret_scanning::decide_leak`]).
+//! revoked with their audit records and the e-mails to their workspace's admins in one transaction
+//! ([`domain::secret_scanning::decide_leak`], [`domain::api_keys::leak_mails`]).
 
 use std::collections::HashMap;
 
@@ -7,7 +8,8 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use domain::api_keys::ApiKey;
+use domain::api_keys::{leak_mails, ApiKey};
+use domain::mail::SiteUrl;
 use domain::secret_scanning::{decide_leak, LeakLabel, LeakReport, LeakedKeyStore};
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -17,16 +19,17 @@ use crate::error::repo;
 use crate::pool::Db;
 use crate::schema::api_keys;
 
-/// [`LeakedKeyStore`] on PostgreSQL.
+/// [`LeakedKeyStore`] on PostgreSQL; the mails link to `site`.
 #[derive(Debug, Clone)]
 pub struct PgLeakedKeyStore {
     db: Db,
+    site: SiteUrl,
 }
 
 impl PgLeakedKeyStore {
-    /// A store on `db`.
-    pub fn new(db: Db) -> Self {
-        Self { db }
+    /// A store on `db` whose mails link to `site`.
+    pub fn new(db: Db, site: SiteUrl) -> Self {
+        Self { db, site }
     }
 }
 
@@ -34,7 +37,7 @@ impl PgLeakedKeyStore {
 impl LeakedKeyStore for PgLeakedKeyStore {
     async fn revoke_leaked(&self, reports: &[LeakReport], at: OffsetDateTime) -> Result<Vec<LeakLabel>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let reports = reports.to_vec();
+        let (reports, site) = (reports.to_vec(), self.site.clone());
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
                 let digests: Vec<Vec<u8>> = reports.iter().map(|r| r.digest.0.to_vec()).collect();
@@ -71,6 +74,9 @@ impl LeakedKeyStore for PgLeakedKeyStore {
                         .get_result(conn)
                         .await?;
                         crate::audit::write(conn, std::slice::from_ref(entry), None).await?;
+                        let admins = crate::mail::admin_recipients(conn, key.workspace_id).await?;
+                        let mails = leak_mails(key, report.reported.url.as_deref(), &admins, &site);
+                        crate::mail::enqueue(conn, &mails).await?;
                         // The same token twice in one alert is revoked (and recorded) once.
                         let digest = report.digest.0.to_vec();
                         if let Some(k) = found.get_mut(&digest) {

@@ -14,6 +14,7 @@ pub mod docs;
 pub mod error;
 pub mod events;
 pub mod group_commit;
+pub mod key_notices;
 pub mod labels;
 pub mod leaked_keys;
 pub mod mail;

@@ -18,6 +18,16 @@ diesel::table! {
 }
 
 diesel::table! {
+    api_key_expiry_notices (api_key_id, notice) {
+        workspace_id -> Int8,
+        api_key_id -> Int8,
+        notice -> Text,
+        mailed -> Bool,
+        handled_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     api_keys (id) {
         id -> Int8,
         workspace_id -> Int8,
@@ -450,6 +460,7 @@ diesel::joinable!(workspace_members -> workspaces (workspace_id));
 diesel::joinable!(audit_events -> workspaces (workspace_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    api_key_expiry_notices,
     audit_events,
     member_invitations,
     ai_agents,

@@ -8,6 +8,7 @@ pub mod config;
 pub mod connectors;
 pub mod dev_db;
 pub mod docs_search;
+pub mod key_notices;
 pub mod mail;
 pub mod pages;
 pub mod platform;

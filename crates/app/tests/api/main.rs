@@ -29,6 +29,7 @@ mod events_helpers;
 mod events_listen;
 mod health;
 mod key_lifecycle;
+mod key_notices;
 mod mail;
 mod mail_sink;
 mod messages_concurrency;

@@ -283,3 +283,33 @@ async fn a_rolled_key_reported_in_its_grace_period_is_revoked_now() {
     assert_eq!(alert(&app, &github.current, "current-id", &body).await.status(), 200);
     problem(channels(&app, &key).await, 401, "token_revoked").await;
 }
+
+#[tokio::test]
+async fn the_admins_of_a_leaked_keys_workspace_are_emailed() {
+    let sink = crate::mail_sink::SmtpSink::start().await;
+    let github = KeysStandIn::start();
+    let url = github.url.clone();
+    let app = TestApp::spawn_with(|s| {
+        s.secret_scanning.github_keys_url = url;
+        crate::mail_sink::mail_to(s, sink.port);
+    })
+    .await;
+    let _workers = app.start_mail();
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let bystander = app.create_workspace(PlanTier::Advanced).await;
+    let (key, record) = create_key(&app, &ws, &json!({"name": "ci deploy"})).await;
+    let body = serde_json::to_vec(&json!([report(&key)])).expect("json");
+    assert_eq!(alert(&app, &github.current, "current-id", &body).await.status(), 200);
+
+    let mail = sink.wait_for_mail_to(&ws.admin_email, std::time::Duration::from_secs(20)).await;
+    assert_eq!(mail.subject, "API key “ci deploy” was leaked and has been revoked");
+    let text = mail.text.expect("text part");
+    assert!(text.contains(record["masked_key"].as_str().expect("masked")));
+    assert!(text.contains(report(&key)["url"].as_str().expect("url")));
+    assert!(!text.contains(&key[5..]), "never the key itself");
+    // Nobody else is told; a second report of the now revoked key sends nothing more.
+    assert_eq!(alert(&app, &github.current, "current-id", &body).await.status(), 200);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!(sink.received().len(), 1);
+    assert!(sink.to(&bystander.admin_email).is_empty());
+}

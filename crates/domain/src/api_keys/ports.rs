@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::model::{ApiKey, ApiKeyId, ApiKeyName};
+use super::notices::ExpiryNotice;
 use super::roll::{GraceSeconds, RollRefusal};
 use crate::access::ScopeSet;
 use crate::audit::AuditEntry;
@@ -125,4 +126,19 @@ pub trait ApiKeyRepository: Send + Sync {
         roll: &KeyRoll,
         audit: &AuditEntry,
     ) -> Result<RolledKeys, StoreRollError>;
+}
+
+/// The expiry notices: keys whose notice is due, looked for by index, each handled once.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait ExpiryNoticeStore: Send + Sync {
+    /// In one transaction: locks up to `limit` keys (skipping those another instance holds) that
+    /// expire after `now` but within `notice`'s lead and have no record of `notice`, asks
+    /// [`super::decide_expiry_notice`] about each, queues [`super::expiry_mails`] to the
+    /// workspace's admins when it says so, and records the notice as handled. Returns how many
+    /// keys were handled.
+    ///
+    /// # Errors
+    /// Infrastructure failures only (nothing is recorded or queued then).
+    async fn handle_due(&self, notice: ExpiryNotice, now: OffsetDateTime, limit: i64) -> Result<usize, RepoError>;
 }
