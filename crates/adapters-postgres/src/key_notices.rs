@@ -62,11 +62,13 @@ impl ExpiryNoticeStore for PgExpiryNotices {
                     let Some(decision) = decide_expiry_notice(&key, notice, now) else { continue };
                     if decision == NoticeDecision::Send {
                         let ws = key.workspace_id;
-                        if !admins.contains_key(&ws.0) {
-                            let found = crate::mail::admin_recipients(conn, ws).await?;
-                            admins.insert(ws.0, found);
-                        }
-                        let to = admins.get(&ws.0).map_or(&[][..], Vec::as_slice);
+                        // The admins are read once per workspace and batch.
+                        let to = match admins.entry(ws.0) {
+                            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                            std::collections::hash_map::Entry::Vacant(e) => {
+                                e.insert(crate::mail::admin_recipients(conn, ws).await?)
+                            }
+                        };
                         crate::mail::enqueue(conn, &expiry_mails(&key, to, &site, now)).await?;
                     }
                     diesel::insert_into(api_key_expiry_notices::table)
