@@ -83,6 +83,12 @@ pub fn configure(cfg: &mut ServiceConfig) {
                 .done(),
         )
         .service(oauth_routes())
+        .service(
+            res("", "/secret-scanning/github")
+                // Public: GitHub's ECDSA signature over the body is the credential.
+                .post(Public, handlers::secret_scanning::github::receive)
+                .done(),
+        )
         .service(v1())
         .service(settings_api())
         .service(co_admin_routes())
@@ -229,6 +235,8 @@ fn settings_api() -> actix_web::Scope<
         )
         .service(r("/api-keys/{key_id}").delete(S(A::ApiKeysWrite), api_keys::delete::delete).done())
         .service(r("/api-keys/{key_id}/revoke").post(S(A::ApiKeysWrite), api_keys::revoke::revoke).done())
+        // A roll mints the successor: the creation's rule (admins, `advanced`).
+        .service(r("/api-keys/{key_id}/roll").post(S(A::ApiKeysCreate), api_keys::roll::roll).done())
         .service(webhook_resources::<Member>("/api/workspaces/{workspace_id}", S))
 }
 
@@ -353,6 +361,7 @@ fn pages() -> actix_web::Scope<
         .service(
             r("/settings/workspace/api-keys/{key_id}/delete").post(P(A::ApiKeysWrite), keys::delete::delete).done(),
         )
+        .service(r("/settings/workspace/api-keys/{key_id}/roll").post(P(A::ApiKeysCreate), keys::roll::roll).done())
         .service(
             r("/settings/workspace/members")
                 .get(P(A::MembersRead), members::show)

@@ -56,6 +56,8 @@ pub struct AppState {
     pub callbacks: Arc<domain::connectors::CallbackService>,
     /// WhatsApp template catalogues: list, sync, and Meta's template status callbacks.
     pub templates: Arc<domain::connectors::template_sync::TemplatesService>,
+    /// GitHub's secret-scanning alerts: leaked keys revoked at once.
+    pub secret_scanning: Arc<domain::secret_scanning::SecretScanningService>,
 }
 
 impl std::fmt::Debug for AppState {

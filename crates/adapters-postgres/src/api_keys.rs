@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::access::ScopeSet;
-use domain::api_keys::{ApiKey, ApiKeyId, ApiKeyRepository, NewApiKey};
+use domain::api_keys::{plan_roll, ApiKey, ApiKeyId, ApiKeyRepository, KeyRoll, NewApiKey, RolledKeys, StoreRollError};
 use domain::audit::AuditEntry;
 use domain::auth::NewToken;
 use domain::common::page::{Page, PageRequest};
@@ -33,7 +33,7 @@ impl PgApiKeyRepository {
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = api_keys)]
-struct ApiKeyRow {
+pub(crate) struct ApiKeyRow {
     id: i64,
     workspace_id: i64,
     name: String,
@@ -44,6 +44,8 @@ struct ApiKeyRow {
     last_used_at: Option<OffsetDateTime>,
     revoked_at: Option<OffsetDateTime>,
     scopes: Option<Vec<String>>,
+    rolled_to_id: Option<i64>,
+    last_used_ip: Option<String>,
 }
 
 impl From<ApiKeyRow> for ApiKey {
@@ -57,7 +59,9 @@ impl From<ApiKeyRow> for ApiKey {
             created_at: r.created_at,
             expires_at: r.expires_at,
             last_used_at: r.last_used_at,
+            last_used_ip: r.last_used_ip,
             revoked_at: r.revoked_at,
+            rolled_to: r.rolled_to_id.map(ApiKeyId),
             scopes: r
                 .scopes
                 .as_ref()
@@ -138,11 +142,13 @@ impl ApiKeyRepository for PgApiKeyRepository {
                     let row: Option<ApiKeyRow> = diesel::update(
                         api_keys::table.filter(api_keys::workspace_id.eq(ws.0)).filter(api_keys::id.eq(id.0)),
                     )
-                    // spec 3.1: the record stays; a second revocation keeps the first time.
+                    // spec 3.1: the record stays; a second revocation keeps the first time. A rolled
+                    // key's revocation may lie in the future: revoking it now brings it forward
+                    // (least() ignores a NULL).
                     .set(
                         api_keys::revoked_at.eq(diesel::dsl::sql::<
                             diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
-                        >("coalesce(revoked_at, ")
+                        >("least(revoked_at, ")
                         .bind::<diesel::sql_types::Timestamptz, _>(at)
                         .sql(")")),
                     )
@@ -151,7 +157,7 @@ impl ApiKeyRepository for PgApiKeyRepository {
                     .await
                     .optional()?;
                     // Only the revocation that took effect is recorded.
-                    if let Some(r) = row.as_ref().filter(|_| before.is_none()) {
+                    if let Some(r) = row.as_ref().filter(|_| before.is_none_or(|b| b > at)) {
                         let e = crate::audit::with_detail(&audit, "name", r.name.clone());
                         crate::audit::write(conn, &[e], None).await?;
                     }
@@ -162,6 +168,63 @@ impl ApiKeyRepository for PgApiKeyRepository {
             .await
             .map_err(repo)?;
         Ok(row.map(ApiKey::from))
+    }
+
+    async fn roll(
+        &self,
+        ws: WorkspaceId,
+        id: ApiKeyId,
+        roll: &KeyRoll,
+        audit: &AuditEntry,
+    ) -> Result<RolledKeys, StoreRollError> {
+        let mut conn = self.db.conn().await.map_err(repo)?;
+        let (roll, audit) = (roll.clone(), audit.clone());
+        let outcome = conn
+            .transaction::<_, diesel::result::Error, _>(|conn| {
+                async move {
+                    let old: Option<ApiKeyRow> = api_keys::table
+                        .filter(api_keys::workspace_id.eq(ws.0))
+                        .filter(api_keys::id.eq(id.0))
+                        .select(ApiKeyRow::as_select())
+                        .for_update()
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    let Some(old) = old else { return Ok(Err(StoreRollError::NotFound)) };
+                    let plan = match plan_roll(&ApiKey::from(old), roll.at, roll.grace) {
+                        Ok(plan) => plan,
+                        Err(refusal) => return Ok(Err(StoreRollError::Refused(refusal))),
+                    };
+                    let new: ApiKeyRow = diesel::insert_into(api_keys::table)
+                        .values((
+                            api_keys::workspace_id.eq(ws.0),
+                            api_keys::name.eq(&plan.name),
+                            api_keys::key_digest.eq(roll.digest.0.as_slice()),
+                            api_keys::masked_key.eq(&roll.masked_key),
+                            api_keys::expires_at.eq(plan.expires_at),
+                            api_keys::created_by_user_id.eq(roll.created_by.0),
+                            api_keys::scopes.eq((!plan.scopes.is_full()).then(|| plan.scopes.names())),
+                        ))
+                        .returning(ApiKeyRow::as_returning())
+                        .get_result(conn)
+                        .await?;
+                    let old: ApiKeyRow = diesel::update(
+                        api_keys::table.filter(api_keys::workspace_id.eq(ws.0)).filter(api_keys::id.eq(id.0)),
+                    )
+                    .set((api_keys::revoked_at.eq(plan.old_key_revoked_at), api_keys::rolled_to_id.eq(new.id)))
+                    .returning(ApiKeyRow::as_returning())
+                    .get_result(conn)
+                    .await?;
+                    let entry = crate::audit::with_detail(&audit, "name", old.name.clone());
+                    let entry = crate::audit::with_detail(&entry, "rolled_to", new.id);
+                    crate::audit::write(conn, &[entry], None).await?;
+                    Ok(Ok(RolledKeys { old: old.into(), new: new.into() }))
+                }
+                .scope_boxed()
+            })
+            .await
+            .map_err(repo)?;
+        outcome
     }
 
     async fn delete(&self, ws: WorkspaceId, id: ApiKeyId, audit: &AuditEntry) -> Result<bool, RepoError> {
@@ -225,7 +288,7 @@ pub async fn is_usable(db: &Db, ws: WorkspaceId, digest: &domain::auth::TokenDig
         api_keys::table
             .filter(api_keys::workspace_id.eq(ws.0))
             .filter(api_keys::key_digest.eq(digest.0.to_vec()))
-            .filter(api_keys::revoked_at.is_null())
+            .filter(api_keys::revoked_at.is_null().or(api_keys::revoked_at.gt(diesel::dsl::now)))
             .filter(api_keys::expires_at.is_null().or(api_keys::expires_at.gt(diesel::dsl::now))),
     ))
     .get_result(&mut conn)

@@ -18,6 +18,16 @@ diesel::table! {
 }
 
 diesel::table! {
+    api_key_expiry_notices (api_key_id, notice) {
+        workspace_id -> Int8,
+        api_key_id -> Int8,
+        notice -> Text,
+        mailed -> Bool,
+        handled_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     api_keys (id) {
         id -> Int8,
         workspace_id -> Int8,
@@ -30,6 +40,8 @@ diesel::table! {
         last_used_at -> Nullable<Timestamptz>,
         revoked_at -> Nullable<Timestamptz>,
         scopes -> Nullable<Array<Text>>,
+        rolled_to_id -> Nullable<Int8>,
+        last_used_ip -> Nullable<Text>,
     }
 }
 
@@ -533,6 +545,7 @@ diesel::table! {
 diesel::joinable!(whatsapp_templates -> channels (channel_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    api_key_expiry_notices,
     audit_events,
     member_invitations,
     ai_agents,

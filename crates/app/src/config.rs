@@ -42,6 +42,8 @@ pub struct Settings {
     /// The Prometheus listener.
     #[serde(default)]
     pub metrics: MetricsSettings,
+    /// GitHub's secret-scanning partner alerts.
+    pub secret_scanning: SecretScanningSettings,
     /// E-mail: the SMTP server and the outbox's workers.
     pub mail: MailSettings,
 }
@@ -72,6 +74,16 @@ pub struct MailSettings {
     pub workers: usize,
     /// Sent and failed mails are kept this long, in days.
     pub retention_days: u64,
+}
+
+/// `secret_scanning.*`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretScanningSettings {
+    /// GitHub's published secret-scanning keys (`{"public_keys": [{"key_identifier", "key",
+    /// "is_current"}]}`), which verify the alerts' signatures. The operator's URL: fetched without
+    /// the webhooks' SSRF filter.
+    pub github_keys_url: String,
 }
 
 /// `metrics.*`

@@ -9,6 +9,7 @@ pub mod connectors;
 pub mod dev_db;
 pub mod docs_search;
 pub mod lifecycle;
+pub mod key_notices;
 pub mod mail;
 pub mod pages;
 pub mod platform;

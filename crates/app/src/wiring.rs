@@ -210,6 +210,14 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             Arc::new(crate::platform::SystemClock),
         )),
         templates,
+        secret_scanning: Arc::new(domain::secret_scanning::SecretScanningService::new(
+            Arc::new(adapters_outbound::github_keys::GithubKeysClient::new(&settings.secret_scanning.github_keys_url)),
+            Arc::new(adapters_postgres::leaked_keys::PgLeakedKeyStore::new(
+                db.clone(),
+                crate::mail::site_url(settings),
+            )),
+            Arc::new(crate::platform::SystemClock),
+        )),
     }
 }
 

@@ -20,6 +20,7 @@ pub mod members;
 pub mod messaging;
 pub mod oauth;
 pub mod rate_limit;
+pub mod secret_scanning;
 pub mod sessions;
 pub mod teams;
 pub mod threads;

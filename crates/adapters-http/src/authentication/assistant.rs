@@ -38,8 +38,10 @@ pub async fn resolve_assistant_caller(req: &HttpRequest) -> Result<Caller, ApiEr
     let auth = &app_state(req)?.auth;
     let (credential, ws) = (presented.credential(), presented.workspace);
     let sessions = auth.sessions.as_deref();
+    let client = req.peer_addr().map(|a| a.ip());
     let result =
-        authenticate_assistant(auth.credentials.as_ref(), sessions, credential, ws, Some(auth.rate_limit)).await;
+        authenticate_assistant(auth.credentials.as_ref(), sessions, credential, ws, Some(auth.rate_limit), client)
+            .await;
     if let Err(domain::auth::MemberAuthError::Limited { rate }) = &result {
         req.extensions_mut().insert(*rate);
     }

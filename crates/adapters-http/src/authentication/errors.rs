@@ -1,6 +1,6 @@
 //! Authentication and key-management errors in HTTP terms.
 
-use domain::api_keys::{CreateApiKeyError, DeleteApiKeyError, ListApiKeysError, RevokeApiKeyError};
+use domain::api_keys::{CreateApiKeyError, DeleteApiKeyError, ListApiKeysError, RevokeApiKeyError, RollApiKeyError};
 use domain::auth::{AuthenticateError, LoginError, LogoutError, MemberAuthError};
 use domain::oauth::{AccessRefusal, AdmitAppError};
 
@@ -91,6 +91,22 @@ impl From<RevokeApiKeyError> for ApiError {
             RevokeApiKeyError::Forbidden => ApiError::Forbidden(e.to_string()),
             RevokeApiKeyError::NotFound(_) => ApiError::NotFound(e.to_string()),
             RevokeApiKeyError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<RollApiKeyError> for ApiError {
+    fn from(e: RollApiKeyError) -> Self {
+        match e {
+            RollApiKeyError::Forbidden => ApiError::Forbidden(e.to_string()),
+            RollApiKeyError::PlanRequired { required, current } => {
+                ApiError::PlanRequired { required: required.to_string(), current: current.to_string() }
+            }
+            RollApiKeyError::Invalid(v) => ApiError::Validation(v),
+            RollApiKeyError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            // docs/api-keys.md: a revoked, expired or already rolled key is a state conflict.
+            RollApiKeyError::Refused(r) => ApiError::Conflict(r.to_string()),
+            RollApiKeyError::Unknown(e) => e.into(),
         }
     }
 }

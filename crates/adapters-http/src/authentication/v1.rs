@@ -46,8 +46,9 @@ pub async fn authenticate_v1(
         let (tell, unconfirmed) = Unconfirmed::pair();
         req.extensions_mut().insert(guess);
         req.extensions_mut().insert(unconfirmed);
+        let client = req.peer_addr().map(|a| a.ip());
         let checked = async {
-            let verdict = check(&state, Ok(token)).await;
+            let verdict = check(&state, Ok(token), client).await;
             tell.tell(matches!(&verdict.result, Ok(caller) if *caller == guess));
             verdict
         };
@@ -124,8 +125,13 @@ impl V1Check {
 /// Checks a presented credential (or reports why the `Authorization` header has none) for `/v1`
 /// and counts the request; remembers admitted API keys and forgets refused ones
 /// ([`super::admitted`]).
-async fn check(state: &AppState, token: Result<PresentedToken, AuthenticateError>) -> V1Check {
-    let needs = Requirements { plan: Some(domain::access::REST_API_PLAN), rate_limit: Some(state.auth.rate_limit) };
+async fn check(
+    state: &AppState,
+    token: Result<PresentedToken, AuthenticateError>,
+    client: Option<std::net::IpAddr>,
+) -> V1Check {
+    let needs =
+        Requirements { plan: Some(domain::access::REST_API_PLAN), rate_limit: Some(state.auth.rate_limit), client };
     let (result, digest) = match token {
         Ok(token) => {
             let result = authenticate_token(state.auth.credentials.as_ref(), &token, &needs).await;
@@ -158,7 +164,7 @@ async fn check(state: &AppState, token: Result<PresentedToken, AuthenticateError
 pub async fn resolve_v1_caller(req: &HttpRequest) -> Result<V1Caller, ApiError> {
     let state = app_state(req)?;
     let token = presented_token(authorization(req)?.as_deref());
-    check(&state, token).await.record(req)
+    check(&state, token, req.peer_addr().map(|a| a.ip())).await.record(req)
 }
 
 /// The handlers' state.

@@ -6,7 +6,7 @@ use domain::auth::WorkspaceMember;
 use serde::Serialize;
 use time::OffsetDateTime;
 
-/// A revoke or delete of one key (the settings API's [`crate::handlers::api_keys`] and the key
+/// A revoke, roll or delete of one key (the settings API's [`crate::handlers::api_keys`] and the key
 /// page's buttons): the member asking, from where, and the key of the path.
 #[derive(Debug)]
 pub struct KeyChange {
@@ -38,9 +38,13 @@ pub struct ApiKeyRecord {
     /// When it last authenticated a request (to about a minute).
     #[serde(with = "time::serde::rfc3339::option")]
     pub last_used_at: Option<OffsetDateTime>,
-    /// When it was revoked.
+    /// The client address of a request it authenticated, recorded with `last_used_at`.
+    pub last_used_ip: Option<String>,
+    /// When it was revoked; for a rolled key in its grace period, when it will be.
     #[serde(with = "time::serde::rfc3339::option")]
     pub revoked_at: Option<OffsetDateTime>,
+    /// The key that replaced it, once rolled.
+    pub rolled_to: Option<i64>,
     /// The scopes as granted (every scope for a full-access key; implied reads not added).
     pub scopes: Vec<&'static str>,
 }
@@ -56,7 +60,9 @@ impl ApiKeyRecord {
             created_at: key.created_at,
             expires_at: key.expires_at,
             last_used_at: key.last_used_at,
+            last_used_ip: key.last_used_ip,
             revoked_at: key.revoked_at,
+            rolled_to: key.rolled_to.map(|k| k.0),
             scopes: key.scopes.names(),
         }
     }

@@ -16,6 +16,7 @@ pub mod messages;
 pub mod oauth;
 pub mod platform_webhooks;
 pub mod query;
+pub mod secret_scanning;
 pub mod teams;
 pub mod threads;
 pub mod users;

@@ -1,6 +1,6 @@
 -- The live definition of wms_authenticate(): the one place it is written (see ../README.md).
 CREATE OR REPLACE FUNCTION wms_authenticate(p_kind text, p_digest bytea, p_plans text[], p_limit integer, p_window integer,
-                                 p_count integer DEFAULT 1)
+                                 p_count integer DEFAULT 1, p_client text DEFAULT NULL)
 RETURNS TABLE (
     outcome       text,
     credential_id bigint,
@@ -74,7 +74,8 @@ BEGIN
         RETURN NEXT;
         RETURN;
     END IF;
-    IF v_revoked IS NOT NULL THEN
+    -- A rolled key's revocation lies in the future until its grace period ends: it works until then.
+    IF v_revoked IS NOT NULL AND v_revoked <= v_now THEN
         outcome := 'revoked';
     ELSIF v_expires IS NOT NULL AND v_expires <= v_now THEN
         outcome := 'expired';
@@ -88,12 +89,13 @@ BEGIN
         RETURN;
     END IF;
 
-    -- last_used_at at most once a minute. Taken before the window row's lock, in the same order
+    -- last_used_at at most once a minute, and a key's last_used_ip (p_client, the request's address)
+    -- with it, so the address costs no write of its own. Taken before the window row's lock, in the same order
     -- (credential row, then window row) as a deletion cascading to the window, so the two never
     -- deadlock.
     IF v_last_used IS NULL OR v_last_used < v_now - interval '1 minute' THEN
         IF p_kind = 'api_key' THEN
-            UPDATE api_keys SET last_used_at = v_now
+            UPDATE api_keys SET last_used_at = v_now, last_used_ip = coalesce(p_client, last_used_ip)
              WHERE id = credential_id AND (last_used_at IS NULL OR last_used_at < v_now - interval '1 minute');
         ELSE
             UPDATE user_tokens SET last_used_at = v_now

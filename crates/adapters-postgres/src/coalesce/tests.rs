@@ -100,7 +100,7 @@ fn token(byte: u8) -> PresentedToken {
 }
 
 fn needs() -> Requirements {
-    Requirements { plan: Some(PlanTier::Advanced), rate_limit: Some(RateLimitPolicy::per_hour(1000)) }
+    Requirements { plan: Some(PlanTier::Advanced), rate_limit: Some(RateLimitPolicy::per_hour(1000)), client: None }
 }
 
 /// Lets spawned tasks run until they block (a few turns of the scheduler, no sleeping).

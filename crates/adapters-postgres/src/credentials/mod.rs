@@ -166,7 +166,7 @@ impl AuthenticateRow {
     }
 }
 
-/// `SELECT * FROM wms_authenticate($1, …, $6)` as a statement the connection keeps prepared.
+/// `SELECT * FROM wms_authenticate($1, …, $7)` as a statement the connection keeps prepared.
 /// (`diesel::sql_query` is never cached: each call would cost a Parse round trip before the
 /// execution, two round trips per check instead of one.)
 struct Authenticate<'a> {
@@ -176,6 +176,7 @@ struct Authenticate<'a> {
     limit: Option<i32>,
     window: i32,
     count: i32,
+    client: Option<String>,
 }
 
 impl QueryId for Authenticate<'_> {
@@ -203,6 +204,8 @@ impl QueryFragment<Pg> for Authenticate<'_> {
         out.push_bind_param::<Integer, _>(&self.window)?;
         out.push_sql(", ");
         out.push_bind_param::<Integer, _>(&self.count)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, _>(&self.client)?;
         out.push_sql(") a LEFT JOIN api_keys k ON a.credential_id = k.id AND a.user_id IS NULL AND a.role IS NULL");
         Ok(())
     }
@@ -235,6 +238,7 @@ impl Batch for PgBatchVerify {
             limit,
             window,
             count: i32::try_from(count).map_err(repo)?,
+            client: needs.client.map(|ip| ip.to_string()),
         };
         let mut conn = self.db.conn().await.map_err(repo)?;
         let verdict: AuthenticateRow = query.get_result(&mut conn).await.map_err(repo)?;
@@ -309,7 +313,7 @@ mod tests {
     }
 
     fn needs() -> Requirements {
-        Requirements { plan: Some(PlanTier::Advanced), rate_limit: Some(RateLimitPolicy::per_hour(5)) }
+        Requirements { plan: Some(PlanTier::Advanced), rate_limit: Some(RateLimitPolicy::per_hour(5)), client: None }
     }
 
     fn summary(checks: &[CredentialCheck]) -> Vec<(char, u32, Option<u32>)> {

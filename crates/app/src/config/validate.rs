@@ -61,6 +61,11 @@ impl Settings {
         if self.embeddings.url.is_some() && self.embeddings.model.as_deref().unwrap_or("").is_empty() {
             return bad("embeddings.model", "must be set when embeddings.url is (the model stored with each vector)");
         }
+        let keys_url = self.secret_scanning.github_keys_url.trim();
+        if reqwest::Url::parse(keys_url).map_or(true, |u| !matches!(u.scheme(), "http" | "https") || u.host().is_none())
+        {
+            return bad("secret_scanning.github_keys_url", "must be an http:// or https:// URL");
+        }
         let w = &self.webhooks;
         if w.timeout_secs == 0 || w.timeout_secs > 300 {
             return bad("webhooks.timeout_secs", "must be between 1 and 300");

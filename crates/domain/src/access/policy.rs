@@ -160,7 +160,7 @@ pub enum Action {
     AuditRead,
     /// List API keys.
     ApiKeysRead,
-    /// Create API keys.
+    /// Create API keys, and roll them (a roll mints a key).
     ApiKeysCreate,
     /// Revoke and delete API keys.
     ApiKeysWrite,
@@ -317,7 +317,7 @@ impl Action {
             Action::EventsRead => "read the events feed",
             Action::AuditRead => "read the audit log",
             Action::ApiKeysRead => "list API keys",
-            Action::ApiKeysCreate => "create API keys",
+            Action::ApiKeysCreate => "create API keys and roll them (a roll mints the successor)",
             Action::ApiKeysWrite => "revoke and delete API keys",
             Action::AssistantUse => "run the assistant's tools, read its manifest, MCP",
             Action::AnalyticsRead => "analytics pages and CSV exports",

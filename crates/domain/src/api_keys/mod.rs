@@ -2,9 +2,13 @@
 //! once, stored as a digest, revoked (the record stays) or deleted.
 
 pub mod model;
+pub mod notices;
 pub mod ports;
+pub mod roll;
 pub mod service;
 
 pub use model::*;
+pub use notices::*;
 pub use ports::*;
+pub use roll::*;
 pub use service::*;

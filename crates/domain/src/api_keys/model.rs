@@ -111,17 +111,22 @@ pub struct ApiKey {
     pub expires_at: Option<OffsetDateTime>,
     /// When it last authenticated a request (recorded at most about once a minute).
     pub last_used_at: Option<OffsetDateTime>,
-    /// When it was revoked.
+    /// The client address of a request it authenticated, recorded with `last_used_at`.
+    pub last_used_ip: Option<String>,
+    /// When it was revoked, or (a rolled key in its grace period) when it will be.
     pub revoked_at: Option<OffsetDateTime>,
+    /// The key that replaced it, when it was rolled.
+    pub rolled_to: Option<ApiKeyId>,
     /// What it was granted (every scope for a full-access key).
     pub scopes: ScopeSet,
 }
 
 impl ApiKey {
     /// The state at `now`. A revoked key stays revoked after its expiry: revocation is the
-    /// decision a person made and the one the record should show.
+    /// decision a person made and the one the record should show. A rolled key's revocation lies
+    /// in the future until its grace period ends; until then it is what it would be without it.
     pub fn state(&self, now: OffsetDateTime) -> ApiKeyState {
-        if self.revoked_at.is_some() {
+        if self.revoked_at.is_some_and(|r| r <= now) {
             ApiKeyState::Revoked
         } else if self.expires_at.is_some_and(|e| e <= now) {
             ApiKeyState::Expired
@@ -155,7 +160,9 @@ mod tests {
             created_at: datetime!(2026-01-01 0:00 UTC),
             expires_at: None,
             last_used_at: None,
+            last_used_ip: None,
             revoked_at: None,
+            rolled_to: None,
             scopes: ScopeSet::full(),
         }
     }
@@ -169,6 +176,9 @@ mod tests {
         assert_eq!(expiring.state(now - time::Duration::seconds(1)), ApiKeyState::Active);
         let revoked = ApiKey { revoked_at: Some(now), expires_at: Some(now), ..key() };
         assert_eq!(revoked.state(now + time::Duration::days(1)), ApiKeyState::Revoked);
+        let rolling = ApiKey { revoked_at: Some(now + time::Duration::hours(1)), ..key() };
+        assert_eq!(rolling.state(now), ApiKeyState::Active);
+        assert_eq!(rolling.state(now + time::Duration::hours(1)), ApiKeyState::Revoked);
     }
 
     #[test]

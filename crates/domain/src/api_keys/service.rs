@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use super::model::{ApiKey, ApiKeyId, ApiKeyName, CreatedApiKey, KeyExpiry};
-use super::ports::{ApiKeyRepository, NewApiKey};
+use super::ports::{ApiKeyRepository, KeyRoll, NewApiKey, RolledKeys, StoreRollError};
+use super::roll::{GraceSeconds, RollRefusal};
 use crate::access::{authorize, Action, Actor, Caller, Denied, ScopeSet, Surface};
 use crate::audit::{AuditAction, AuditContext, AuditTarget};
 use crate::auth::{NewToken, TokenKind, WorkspaceMember};
@@ -88,6 +89,52 @@ key_change_error!(
     /// Why a key could not be deleted.
     DeleteApiKeyError
 );
+
+/// An admin's request to roll a key.
+#[derive(Debug, Clone, Default)]
+pub struct RollApiKey {
+    /// How long the old key keeps working, in seconds (0 to 604800); `None` when not given.
+    pub grace_seconds: Option<i64>,
+}
+
+/// A rolled key: both records and the successor in full, which exists only here.
+#[derive(Debug)]
+pub struct RolledApiKey {
+    /// The key rolled, with its revocation at the end of the grace and `rolled_to`.
+    pub old: ApiKey,
+    /// The successor's record.
+    pub new: ApiKey,
+    /// The successor in full, to show once.
+    pub secret: NewToken,
+}
+
+/// Why a key could not be rolled.
+#[derive(Debug, thiserror::Error)]
+pub enum RollApiKeyError {
+    /// Only workspace admins manage keys.
+    #[error("only workspace admins can manage API keys")]
+    Forbidden,
+    /// A roll mints a key, which needs the `advanced` plan.
+    #[error("API keys need the {required} plan; the workspace is on {current}")]
+    PlanRequired {
+        /// The plan needed.
+        required: PlanTier,
+        /// The workspace's plan.
+        current: PlanTier,
+    },
+    /// The input is invalid.
+    #[error(transparent)]
+    Invalid(#[from] ValidationErrors),
+    /// The workspace has no such key.
+    #[error("API key {0} not found")]
+    NotFound(ApiKeyId),
+    /// The key cannot be rolled as it stands (revoked, expired, rolled already).
+    #[error(transparent)]
+    Refused(RollRefusal),
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
 
 /// The member as the access policy sees them (the settings surface: keys are managed there).
 fn caller(actor: &WorkspaceMember) -> Caller {
@@ -214,6 +261,50 @@ impl ApiKeysService {
             serde_json::json!({}),
         );
         self.repo.revoke(actor.workspace_id, id, self.clock.now(), &entry).await?.ok_or(RevokeApiKeyError::NotFound(id))
+    }
+
+    /// Rolls a key: a successor with the same name, scopes and expiry, shown in full once; the old
+    /// key works until `grace_seconds` have passed, then is revoked (`rolled_to` names the
+    /// successor). Only an active key that was not rolled before may be rolled
+    /// ([`super::plan_roll`]).
+    ///
+    /// # Errors
+    /// [`RollApiKeyError`]; nothing changes then.
+    pub async fn roll(
+        &self,
+        actor: &WorkspaceMember,
+        audit: &AuditContext,
+        id: ApiKeyId,
+        cmd: RollApiKey,
+    ) -> Result<RolledApiKey, RollApiKeyError> {
+        match authorize(&caller(actor), Action::ApiKeysCreate) {
+            Ok(()) => {}
+            Err(Denied::PlanRequired { required, current }) => {
+                return Err(RollApiKeyError::PlanRequired { required, current })
+            }
+            Err(_) => return Err(RollApiKeyError::Forbidden),
+        }
+        let grace = GraceSeconds::new(cmd.grace_seconds).map_err(|e| ValidationErrors(vec![e]))?;
+        let secret = NewToken::generate(TokenKind::ApiKey, self.random.as_ref());
+        let roll = KeyRoll {
+            digest: secret.digest(),
+            masked_key: secret.masked(),
+            created_by: actor.user_id,
+            at: self.clock.now(),
+            grace,
+        };
+        let entry = audit.entry(
+            actor.workspace_id,
+            AuditAction::ApiKeyRolled,
+            AuditTarget::api_key(Some(id.0)),
+            serde_json::json!({ "grace_seconds": grace.seconds(), "new_masked_key": roll.masked_key }),
+        );
+        match self.repo.roll(actor.workspace_id, id, &roll, &entry).await {
+            Ok(RolledKeys { old, new }) => Ok(RolledApiKey { old, new, secret }),
+            Err(StoreRollError::NotFound) => Err(RollApiKeyError::NotFound(id)),
+            Err(StoreRollError::Refused(r)) => Err(RollApiKeyError::Refused(r)),
+            Err(StoreRollError::Unknown(e)) => Err(e.into()),
+        }
     }
 
     /// Deletes a key and its record (spec 3.1: from valid or revoked).

@@ -4,7 +4,8 @@ use time::macros::datetime;
 use time::OffsetDateTime;
 
 use super::*;
-use crate::api_keys::{ApiKeyState, MockApiKeyRepository};
+use crate::api_keys::{ApiKeyState, MockApiKeyRepository, RolledKeys, StoreRollError};
+use crate::audit::AuditAction;
 use crate::auth::parse;
 use crate::common::ports::{MockClock, MockRandomSource};
 use crate::users::Role;
@@ -47,7 +48,9 @@ fn stored(new: &NewApiKey) -> ApiKey {
         created_at: NOW,
         expires_at: new.expires_at,
         last_used_at: None,
+        last_used_ip: None,
         revoked_at: None,
+        rolled_to: None,
         scopes: new.scopes,
     }
 }
@@ -163,4 +166,75 @@ async fn delete_reports_unknown_keys() {
         repo.delete(&admin(PlanTier::Advanced), &AuditContext::cli(), ApiKeyId(2)).await,
         Err(DeleteApiKeyError::NotFound(ApiKeyId(2)))
     ));
+}
+
+#[tokio::test]
+async fn a_roll_stores_only_the_successors_digest_and_returns_it_once() {
+    let mut repo = MockApiKeyRepository::new();
+    repo.expect_roll()
+        .withf(|ws, id, roll, e| {
+            *ws == WorkspaceId(7)
+                && *id == ApiKeyId(5)
+                && roll.at == NOW
+                && roll.grace.seconds() == 300
+                && roll.created_by == UserId(3)
+                && roll.masked_key.starts_with("wmsk_…")
+                && e.action == AuditAction::ApiKeyRolled
+                && e.details["grace_seconds"] == 300
+                && !e.details.to_string().contains("wmsk_5")
+        })
+        .returning(|_, _, roll, _| {
+            let new = stored(&NewApiKey {
+                workspace_id: WorkspaceId(7),
+                name: ApiKeyName::new("ci").expect("name"),
+                digest: roll.digest,
+                masked_key: roll.masked_key.clone(),
+                expires_at: None,
+                created_by: roll.created_by,
+                scopes: ScopeSet::full(),
+            });
+            let old = ApiKey { id: ApiKeyId(5), revoked_at: Some(NOW), rolled_to: Some(new.id), ..new.clone() };
+            Ok(RolledKeys { old, new })
+        });
+    let rolled = service(repo)
+        .roll(&admin(PlanTier::Advanced), &AuditContext::cli(), ApiKeyId(5), RollApiKey { grace_seconds: Some(300) })
+        .await
+        .expect("rolled");
+    assert_eq!(parse(&rolled.secret.secret).map(|t| t.digest), Ok(crate::auth::digest(&rolled.secret.secret)));
+    assert_eq!(rolled.new.masked_key, rolled.secret.masked());
+    assert_eq!(rolled.old.rolled_to, Some(rolled.new.id));
+}
+
+#[tokio::test]
+async fn a_roll_is_refused_before_storage_for_agents_lower_plans_and_bad_grace() {
+    let roll = |who: WorkspaceMember, grace: Option<i64>| async move {
+        // No expectation on the repository: a call would panic.
+        service(MockApiKeyRepository::new())
+            .roll(&who, &AuditContext::cli(), ApiKeyId(5), RollApiKey { grace_seconds: grace })
+            .await
+    };
+    assert!(matches!(roll(agent(), Some(60)).await, Err(RollApiKeyError::Forbidden)));
+    assert!(matches!(roll(admin(PlanTier::Growth), Some(60)).await, Err(RollApiKeyError::PlanRequired { .. })));
+    for grace in [None, Some(-1), Some(604_801)] {
+        let Err(RollApiKeyError::Invalid(e)) = roll(admin(PlanTier::Advanced), grace).await else { panic!("refused") };
+        assert_eq!(e.0[0].field, "grace_seconds");
+    }
+}
+
+#[tokio::test]
+async fn a_roll_the_rule_refuses_is_reported_as_such() {
+    let mut repo = MockApiKeyRepository::new();
+    repo.expect_roll().returning(|_, _, _, _| Err(StoreRollError::Refused(RollRefusal::AlreadyRolled(ApiKeyId(9)))));
+    let err = service(repo)
+        .roll(&admin(PlanTier::Advanced), &AuditContext::cli(), ApiKeyId(5), RollApiKey { grace_seconds: Some(0) })
+        .await
+        .expect_err("refused");
+    assert!(matches!(err, RollApiKeyError::Refused(RollRefusal::AlreadyRolled(ApiKeyId(9)))));
+    let mut repo = MockApiKeyRepository::new();
+    repo.expect_roll().returning(|_, _, _, _| Err(StoreRollError::NotFound));
+    let err = service(repo)
+        .roll(&admin(PlanTier::Advanced), &AuditContext::cli(), ApiKeyId(5), RollApiKey { grace_seconds: Some(0) })
+        .await
+        .expect_err("not found");
+    assert!(matches!(err, RollApiKeyError::NotFound(ApiKeyId(5))));
 }

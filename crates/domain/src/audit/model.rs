@@ -47,6 +47,7 @@ actions! {
     ApiKeyCreated => "api_key.created",
     ApiKeyRevoked => "api_key.revoked",
     ApiKeyDeleted => "api_key.deleted",
+    ApiKeyRolled => "api_key.rolled",
     MemberAdded => "member.added",
     MemberRoleChanged => "member.role_changed",
     MemberUpdated => "member.updated",

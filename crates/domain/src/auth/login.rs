@@ -279,7 +279,7 @@ pub async fn logout(
     policy: RateLimitPolicy,
 ) -> Result<Option<RateLimitStatus>, LogoutError> {
     let token = presented_token(authorization)?;
-    let needs = Requirements { plan: None, rate_limit: Some(policy) };
+    let needs = Requirements { plan: None, rate_limit: Some(policy), client: None };
     let (identity, rate) = match store.verify(&token, &needs).await.map_err(AuthenticateError::from)? {
         CredentialCheck::Limited { identity, rate } => (identity, Some(rate)),
         other => {

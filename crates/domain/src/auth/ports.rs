@@ -21,6 +21,10 @@ pub struct Requirements {
     pub plan: Option<PlanTier>,
     /// The rate limit to count the request against; `None` for no counting.
     pub rate_limit: Option<RateLimitPolicy>,
+    /// The client's address, recorded as an API key's `last_used_ip` whenever its `last_used_at`
+    /// is (so it costs no write of its own). Part of what concurrent checks share: requests of
+    /// one key from different addresses are checked in separate statements.
+    pub client: Option<std::net::IpAddr>,
 }
 
 /// The verdict on a presented credential, reached in one atomic step.

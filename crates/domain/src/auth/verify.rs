@@ -274,7 +274,7 @@ pub async fn authenticate_member(
 /// (`decisions.md`: the unattended credential of an assistant backend; the policy then asks for
 /// `assistant:read`). Another workspace's key is not found, as a non-member is. A key's request
 /// counts against the key's window (`key_limit`), as on `/v1`; the window comes back for the
-/// response headers.
+/// response headers. `client`, the request's address, becomes the key's `last_used_ip`.
 ///
 /// # Errors
 /// [`MemberAuthError`] (never [`MemberAuthError::ApiKey`]).
@@ -284,11 +284,12 @@ pub async fn authenticate_assistant(
     credential: MemberCredential<'_>,
     ws: WorkspaceId,
     key_limit: Option<RateLimitPolicy>,
+    client: Option<std::net::IpAddr>,
 ) -> Result<(Caller, Option<RateLimitStatus>), MemberAuthError> {
     if let MemberCredential::Authorization(value) = credential {
         let token = parse(bearer_token(value)?).map_err(InvalidToken::from)?;
         if token.kind == TokenKind::ApiKey {
-            let needs = Requirements { plan: None, rate_limit: key_limit };
+            let needs = Requirements { plan: None, rate_limit: key_limit, client };
             let (identity, rate) = match store.verify(&token, &needs).await? {
                 CredentialCheck::Admitted { identity, rate } => (identity, rate),
                 CredentialCheck::PlanRequired { identity, rate } => (identity, rate),

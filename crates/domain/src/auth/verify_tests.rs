@@ -35,7 +35,7 @@ fn rate(remaining: u32, retry: Option<u32>) -> RateLimitStatus {
 }
 
 fn v1() -> Requirements {
-    Requirements { plan: Some(PlanTier::Advanced), rate_limit: Some(RateLimitPolicy::per_hour(1000)) }
+    Requirements { plan: Some(PlanTier::Advanced), rate_limit: Some(RateLimitPolicy::per_hour(1000)), client: None }
 }
 
 #[test]

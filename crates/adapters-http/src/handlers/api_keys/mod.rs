@@ -6,6 +6,7 @@ pub mod create;
 pub mod delete;
 pub mod list;
 pub mod revoke;
+pub mod roll;
 
 use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpRequest};
@@ -16,7 +17,7 @@ use crate::authentication::Member;
 use crate::dto::KeyChange;
 use crate::extract::{extract, Extracted};
 
-/// `…/api-keys/{key_id}` (revoke, delete), from the member's credential.
+/// `…/api-keys/{key_id}` (revoke, roll, delete), from the member's credential.
 impl FromRequest for KeyChange {
     type Error = actix_web::Error;
     type Future = Extracted<Self>;

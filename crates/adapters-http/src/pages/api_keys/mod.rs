@@ -1,9 +1,11 @@
-//! `/settings/workspace/api-keys`: list, create (the full key shown once), revoke and delete.
+//! `/settings/workspace/api-keys`: list, create and roll (the full key shown once), revoke and
+//! delete.
 
 pub mod create;
 pub mod delete;
 pub mod page;
 pub mod revoke;
+pub mod roll;
 pub mod view;
 
 use actix_web::dev::Payload;

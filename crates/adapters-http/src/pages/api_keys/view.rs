@@ -161,20 +161,40 @@ fn key_rows(s: &Signed, v: &KeysView, now: OffsetDateTime) -> Markup {
                         @let state = k.state(now);
                         @let revoke_id = format!("revoke-{}", k.id.0);
                         @let delete_id = format!("delete-{}", k.id.0);
+                        @let roll_id = format!("roll-{}", k.id.0);
+                        @let rollable = state == ApiKeyState::Active && k.rolled_to.is_none() && s.plan().includes(API_PLAN);
                         tr data-key-id=(k.id.0) {
                             td { (k.name) }
                             td.mono.masked { (k.masked_key) }
-                            td { (state_badge(state)) }
+                            td {
+                                (state_badge(state))
+                                @if let Some(successor) = k.rolled_to {
+                                    br;
+                                    span.muted.rolled {
+                                        "Rolled to key #" (successor.0)
+                                        @if let Some(end) = k.revoked_at.filter(|r| *r > now) { "; works until " (time(end)) }
+                                    }
+                                }
+                            }
                             td { (time(k.created_at)) }
                             td { (time_or(k.expires_at, "never")) }
-                            td { (time_or(k.last_used_at, "never")) }
+                            td {
+                                (time_or(k.last_used_at, "never"))
+                                @if let Some(ip) = &k.last_used_ip { br; span.mono.muted.last-ip { "from " (ip) } }
+                            }
                             td.scopes { (scope_summary(k)) }
                             td {
                                 div.actions {
+                                    @if rollable {
+                                        (confirm_link(&roll_id, "Roll", "button small secondary"))
+                                    }
                                     @if state == ApiKeyState::Active {
                                         (confirm_link(&revoke_id, "Revoke", "button small danger-outline"))
                                     }
                                     (confirm_link(&delete_id, "Delete", "button small danger-outline"))
+                                }
+                                @if rollable {
+                                    (roll_dialog(k, &roll_id, v.confirm.as_deref() == Some(roll_id.as_str()), s))
                                 }
                                 @if state == ApiKeyState::Active {
                                     (confirm_dialog(&revoke_id, v.confirm.as_deref() == Some(revoke_id.as_str()),
@@ -197,6 +217,39 @@ fn key_rows(s: &Signed, v: &KeysView, now: OffsetDateTime) -> Markup {
         }
         @if let Some(c) = &v.next_cursor {
             p { a href={ (PATH) "?cursor=" (c) } { "Older keys →" } }
+        }
+    }
+}
+
+/// The grace periods the roll dialog offers (the API takes any 0..=604800 seconds).
+const GRACE_CHOICES: [(i64, &str); 5] =
+    [(0, "None: the old key stops now"), (3600, "1 hour"), (86_400, "1 day"), (259_200, "3 days"), (604_800, "7 days")];
+
+/// The dialog that rolls a key, with the choice of how long the old key keeps working.
+fn roll_dialog(k: &ApiKey, id: &str, open: bool, s: &Signed) -> Markup {
+    html! {
+        dialog.confirm id=(id) open[open] aria-labelledby={ (id) "-title" } {
+            form method="post" action={ (PATH) "/" (k.id.0) "/roll" } {
+                (csrf(s))
+                h2 id={ (id) "-title" } { "Roll the key “" (k.name) "”?" }
+                p {
+                    "A new key with the same name, scopes and expiry is created and shown once. "
+                    "The old key " code { (k.masked_key) } " keeps working for the grace period you choose, "
+                    "so you can deploy the new one first; then it is revoked."
+                }
+                div.field {
+                    label for={ (id) "-grace" } { "Grace period for the old key" }
+                    select id={ (id) "-grace" } name="grace_seconds" {
+                        @for (seconds, label) in GRACE_CHOICES {
+                            option value=(seconds) selected[seconds == 86_400] { (label) }
+                        }
+                    }
+                }
+                div.actions {
+                    a.button.secondary href="?" data-close-dialog=(id) { "Cancel" }
+                    button type="submit" { "Roll key" }
+                }
+            }
         }
     }
 }

@@ -1,0 +1,315 @@
+//! `POST /secret-scanning/github`: GitHub's secret-scanning partner alerts, signed with a test key
+//! pair whose public half a local stand-in publishes as GitHub's keys document.
+
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use actix_web::{web, App, HttpResponse, HttpServer};
+use base64::Engine;
+use domain::workspace::PlanTier;
+use p256::ecdsa::signature::Signer;
+use p256::ecdsa::{Signature, SigningKey};
+use p256::pkcs8::{EncodePublicKey, LineEnding};
+use serde_json::{json, Value};
+
+use crate::credentials::{admin_token, channels, create_key, sql_bool};
+use crate::helpers::{error_fields, problem, TestApp, TestWorkspace};
+use crate::pages::sign_in;
+
+/// GitHub's keys document on a loopback port, counting how often it is fetched.
+struct KeysStandIn {
+    url: String,
+    fetches: Arc<AtomicUsize>,
+    current: SigningKey,
+    old: SigningKey,
+}
+
+impl KeysStandIn {
+    fn start() -> Self {
+        let current = SigningKey::random(&mut rand::rngs::OsRng);
+        let old = SigningKey::random(&mut rand::rngs::OsRng);
+        let pem = |k: &SigningKey| k.verifying_key().to_public_key_pem(LineEnding::LF).expect("pem");
+        let document = json!({"public_keys": [
+            {"key_identifier": "current-id", "key": pem(&current), "is_current": true},
+            {"key_identifier": "old-id", "key": pem(&old), "is_current": false},
+        ]});
+        let fetches = Arc::new(AtomicUsize::new(0));
+        let counter = fetches.clone();
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let server = HttpServer::new(move || {
+            let (document, counter) = (document.clone(), counter.clone());
+            App::new().route(
+                "/meta/public_keys/secret_scanning",
+                web::get().to(move || {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    let document = document.clone();
+                    async move { HttpResponse::Ok().json(document) }
+                }),
+            )
+        })
+        .workers(1)
+        .listen(listener)
+        .expect("listen")
+        .run();
+        tokio::spawn(server);
+        Self { url: format!("http://127.0.0.1:{port}/meta/public_keys/secret_scanning"), fetches, current, old }
+    }
+}
+
+/// The app and the stand-in it verifies against.
+async fn spawn() -> (TestApp, KeysStandIn) {
+    let stand_in = KeysStandIn::start();
+    let url = stand_in.url.clone();
+    let app = TestApp::spawn_with(|s| s.secret_scanning.github_keys_url = url).await;
+    (app, stand_in)
+}
+
+fn signature(key: &SigningKey, body: &[u8]) -> String {
+    let signature: Signature = key.sign(body);
+    base64::engine::general_purpose::STANDARD.encode(signature.to_der().as_bytes())
+}
+
+async fn post(app: &TestApp, body: &[u8], headers: &[(&str, &str)]) -> reqwest::Response {
+    let mut req = app.client.post(app.url("/secret-scanning/github")).header("content-type", "application/json");
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    req.body(body.to_vec()).send().await.expect("request")
+}
+
+/// Posts `body` signed by `key` under the identifier `id`.
+async fn alert(app: &TestApp, key: &SigningKey, id: &str, body: &[u8]) -> reqwest::Response {
+    let sig = signature(key, body);
+    post(app, body, &[("Github-Public-Key-Identifier", id), ("Github-Public-Key-Signature", &sig)]).await
+}
+
+fn report(token: &str) -> Value {
+    json!({"token": token, "type": "wms_api_key", "url": format!("https://github.com/o/r/blob/main/{}.env", &token[..token.len().min(8)]), "source": "content"})
+}
+
+async fn live_key(app: &TestApp, ws: &TestWorkspace, name: &str) -> String {
+    create_key(app, ws, &json!({"name": name})).await.0
+}
+
+async fn leak_records(app: &TestApp, token: &str) -> Vec<Value> {
+    let (_, audit) = app.get_json("/v1/audit-events?action=api_key.revoked&limit=100", token).await;
+    audit["data"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_signed_alert_revokes_each_live_key_and_labels_every_token() {
+    let (app, github) = spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let other = app.create_workspace(PlanTier::Advanced).await;
+    let (leaked, elsewhere, untouched) =
+        (live_key(&app, &ws, "ci").await, live_key(&app, &other, "deploy").await, live_key(&app, &ws, "kept").await);
+    let (dead, dead_record) = create_key(&app, &ws, &json!({"name": "old"})).await;
+    let token = admin_token(&app, &ws).await;
+    let dead_id = dead_record["id"].as_i64().expect("id");
+    let revoke =
+        app.authed(reqwest::Method::POST, &format!("/api/workspaces/{}/api-keys/{dead_id}/revoke", ws.id), &token);
+    assert_eq!(revoke.send().await.expect("request").status(), 200);
+    let unknown = domain::auth::NewToken::generate(domain::auth::TokenKind::ApiKey, &app::platform::OsRandom).secret;
+    let user_token = token.clone();
+    let mut bad_checksum = leaked.clone();
+    bad_checksum.replace_range(8..9, if &leaked[8..9] == "A" { "B" } else { "A" });
+    let tokens = [&leaked, &elsewhere, &dead, &unknown, &bad_checksum, "wmsk_nope", &user_token, &leaked];
+    let body = serde_json::to_vec(&tokens.iter().map(|t| report(t)).collect::<Vec<_>>()).expect("json");
+
+    let res = alert(&app, &github.current, "current-id", &body).await;
+    assert_eq!(res.status(), 200);
+    let answer: Value = res.json().await.expect("json");
+    let labels: Vec<&str> =
+        answer.as_array().expect("array").iter().map(|v| v["label"].as_str().expect("label")).collect();
+    assert_eq!(
+        labels,
+        [
+            "true_positive",
+            "true_positive",
+            "true_positive",
+            "false_positive",
+            "false_positive",
+            "false_positive",
+            "false_positive",
+            "true_positive"
+        ]
+    );
+    for (verdict, sent) in answer.as_array().expect("array").iter().zip(tokens) {
+        assert_eq!(verdict["token_raw"], *sent);
+        assert_eq!(verdict["token_type"], "wms_api_key");
+    }
+
+    problem(channels(&app, &leaked).await, 401, "token_revoked").await;
+    problem(channels(&app, &elsewhere).await, 401, "token_revoked").await;
+    assert_eq!(channels(&app, &untouched).await.status(), 200);
+    // A user token is not a key: reported false_positive and left alone.
+    assert_eq!(app.get_json(&format!("/api/workspaces/{}/api-keys", ws.id), &user_token).await.0, 200);
+
+    // One record per revoked key, by the system, with the reason and where it was found; the key
+    // revoked before keeps its one record.
+    let records = leak_records(&app, &token).await;
+    let leaks: Vec<&Value> = records.iter().filter(|r| r["details"]["reason"] == "leaked").collect();
+    assert_eq!(leaks.len(), 1, "{records:?}");
+    assert_eq!(leaks[0]["actor"]["type"], "system");
+    assert_eq!(leaks[0]["details"]["url"], report(&leaked)["url"]);
+    assert!(!leaks[0].to_string().contains(&leaked[5..]));
+    let other_records = leak_records(&app, &admin_token(&app, &other).await).await;
+    assert_eq!(other_records.len(), 1);
+    assert_eq!(other_records[0]["details"]["reason"], "leaked");
+}
+
+#[tokio::test]
+async fn a_key_github_no_longer_signs_with_still_verifies() {
+    let (app, github) = spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let key = live_key(&app, &ws, "ci").await;
+    let body = serde_json::to_vec(&json!([report(&key)])).expect("json");
+    let res = alert(&app, &github.old, "old-id", &body).await;
+    assert_eq!(res.status(), 200);
+    problem(channels(&app, &key).await, 401, "token_revoked").await;
+}
+
+#[tokio::test]
+async fn a_bad_or_missing_signature_is_401_and_changes_nothing() {
+    let (app, github) = spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let key = live_key(&app, &ws, "ci").await;
+    let body = serde_json::to_vec(&json!([report(&key)])).expect("json");
+    let stranger = SigningKey::random(&mut rand::rngs::OsRng);
+
+    problem(alert(&app, &stranger, "current-id", &body).await, 401, "invalid_token").await;
+    // The right key over another body.
+    let sig = signature(&github.current, b"[]");
+    let tampered = [("Github-Public-Key-Identifier", "current-id"), ("Github-Public-Key-Signature", sig.as_str())];
+    problem(post(&app, &body, &tampered).await, 401, "invalid_token").await;
+    let garbage =
+        [("Github-Public-Key-Identifier", "current-id"), ("Github-Public-Key-Signature", "bm90IGEgc2lnbmF0dXJl")];
+    problem(post(&app, &body, &garbage).await, 401, "invalid_token").await;
+    let sig = signature(&github.current, &body);
+    problem(post(&app, &body, &[("Github-Public-Key-Signature", &sig)]).await, 401, "unauthenticated").await;
+    problem(post(&app, &body, &[("Github-Public-Key-Identifier", "current-id")]).await, 401, "unauthenticated").await;
+    problem(post(&app, &body, &[]).await, 401, "unauthenticated").await;
+
+    assert_eq!(channels(&app, &key).await.status(), 200);
+    assert!(sql_bool(&app, "NOT EXISTS (SELECT 1 FROM audit_events WHERE action = 'api_key.revoked')").await);
+}
+
+#[tokio::test]
+async fn member_credentials_give_nothing_on_the_alert_endpoint() {
+    let (app, _github) = spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let key = live_key(&app, &ws, "ci").await;
+    let token = admin_token(&app, &ws).await;
+    let browser = sign_in(&app, &ws).await;
+    let body = serde_json::to_vec(&json!([report(&key)])).expect("json");
+    for (name, value) in [
+        ("authorization", format!("Bearer {token}")),
+        ("authorization", format!("Bearer {key}")),
+        ("cookie", browser.cookie.clone()),
+    ] {
+        problem(post(&app, &body, &[(name, &value), ("x-csrf-token", &browser.csrf)]).await, 401, "unauthenticated")
+            .await;
+    }
+    assert_eq!(channels(&app, &key).await.status(), 200);
+}
+
+#[tokio::test]
+async fn bodies_github_would_not_send_are_refused_after_the_signature_and_change_nothing() {
+    let (app, github) = spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let key = live_key(&app, &ws, "ci").await;
+
+    for body in [json!({"token": key, "type": "wms_api_key"}), json!("x"), json!(null)] {
+        let bytes = serde_json::to_vec(&body).expect("json");
+        let p = problem(alert(&app, &github.current, "current-id", &bytes).await, 422, "validation_failed").await;
+        assert_eq!(error_fields(&p), ["body"], "{body}");
+    }
+    let p =
+        problem(alert(&app, &github.current, "current-id", b"[{\"token\": 1}]").await, 422, "validation_failed").await;
+    assert_eq!(error_fields(&p), ["body[0]"]);
+    problem(alert(&app, &github.current, "current-id", b"not json").await, 422, "validation_failed").await;
+
+    // 1,001 tokens, the live key among them: too many, nothing revoked.
+    let mut many: Vec<Value> = (0..1000).map(|i| report(&format!("wmsk_{i:0>49}"))).collect();
+    many.push(report(&key));
+    let bytes = serde_json::to_vec(&many).expect("json");
+    problem(alert(&app, &github.current, "current-id", &bytes).await, 413, "payload_too_large").await;
+    // Over the 1 MiB body limit: refused before the signature is even checked.
+    let huge = vec![b' '; 1024 * 1024 + 1];
+    problem(alert(&app, &github.current, "current-id", &huge).await, 413, "payload_too_large").await;
+
+    assert_eq!(channels(&app, &key).await.status(), 200);
+    // Exactly 1,000 is fine.
+    many.remove(0);
+    let bytes = serde_json::to_vec(&many).expect("json");
+    assert_eq!(alert(&app, &github.current, "current-id", &bytes).await.status(), 200);
+    problem(channels(&app, &key).await, 401, "token_revoked").await;
+}
+
+#[tokio::test]
+async fn a_flood_of_forged_alerts_fetches_the_keys_document_at_most_once_a_minute() {
+    let (app, github) = spawn().await;
+    let forger = SigningKey::random(&mut rand::rngs::OsRng);
+    for i in 0..30 {
+        let id = format!("made-up-{i}");
+        problem(alert(&app, &forger, &id, b"[]").await, 401, "invalid_token").await;
+    }
+    // The first alert fetches the document; the refresh an unknown identifier asks for is
+    // granted once a minute at most.
+    let fetched = github.fetches.load(Ordering::SeqCst);
+    assert_eq!(fetched, 1, "fetches: {fetched}");
+    assert_eq!(alert(&app, &github.current, "current-id", b"[]").await.status(), 200);
+    assert_eq!(github.fetches.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_rolled_key_reported_in_its_grace_period_is_revoked_now() {
+    let (app, github) = spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let (key, created) = create_key(&app, &ws, &json!({"name": "ci"})).await;
+    let token = admin_token(&app, &ws).await;
+    let id = created["id"].as_i64().expect("id");
+    let res = app
+        .authed(reqwest::Method::POST, &format!("/api/workspaces/{}/api-keys/{id}/roll", ws.id), &token)
+        .json(&json!({"grace_seconds": 86400}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 201);
+    assert_eq!(channels(&app, &key).await.status(), 200);
+    let body = serde_json::to_vec(&json!([report(&key)])).expect("json");
+    assert_eq!(alert(&app, &github.current, "current-id", &body).await.status(), 200);
+    problem(channels(&app, &key).await, 401, "token_revoked").await;
+}
+
+#[tokio::test]
+async fn the_admins_of_a_leaked_keys_workspace_are_emailed() {
+    let sink = crate::mail_sink::SmtpSink::start().await;
+    let github = KeysStandIn::start();
+    let url = github.url.clone();
+    let app = TestApp::spawn_with(|s| {
+        s.secret_scanning.github_keys_url = url;
+        crate::mail_sink::mail_to(s, sink.port);
+    })
+    .await;
+    let _workers = app.start_mail();
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let bystander = app.create_workspace(PlanTier::Advanced).await;
+    let (key, record) = create_key(&app, &ws, &json!({"name": "ci deploy"})).await;
+    let body = serde_json::to_vec(&json!([report(&key)])).expect("json");
+    assert_eq!(alert(&app, &github.current, "current-id", &body).await.status(), 200);
+
+    let mail = sink.wait_for_mail_to(&ws.admin_email, std::time::Duration::from_secs(20)).await;
+    assert_eq!(mail.subject, "API key “ci deploy” was leaked and has been revoked");
+    let text = mail.text.expect("text part");
+    assert!(text.contains(record["masked_key"].as_str().expect("masked")));
+    assert!(text.contains(report(&key)["url"].as_str().expect("url")));
+    assert!(!text.contains(&key[5..]), "never the key itself");
+    // Nobody else is told; a second report of the now revoked key sends nothing more.
+    assert_eq!(alert(&app, &github.current, "current-id", &body).await.status(), 200);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!(sink.received().len(), 1);
+    assert!(sink.to(&bystander.admin_email).is_empty());
+}

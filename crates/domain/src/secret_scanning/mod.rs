@@ -1,0 +1,14 @@
+//! Leaked keys: GitHub's secret-scanning partner alerts. GitHub sends every token of the wms key
+//! format it finds in a public repository, signed with ECDSA; each live key among them is revoked
+//! at once, and the alert is answered with a true/false positive label per token
+//! (`docs/secret-scanning.md`).
+
+pub mod alert;
+pub mod ports;
+pub mod service;
+pub mod signature;
+
+pub use alert::*;
+pub use ports::*;
+pub use service::*;
+pub use signature::*;

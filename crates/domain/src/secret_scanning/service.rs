@@ -1,0 +1,202 @@
+//! Receiving a secret-scanning alert: verify GitHub's signature, read the tokens, revoke the live
+//! keys among them, label each token.
+
+use std::sync::Arc;
+
+use super::alert::{key_digest, parse_alert, AlertBodyError, LeakLabel, ReportedToken};
+use super::ports::{LeakReport, LeakedKeyStore, ScanningKeySource};
+use super::signature::{names_key, verify_alert, AlertSignature};
+use crate::common::error::{RepoError, ValidationErrors};
+use crate::common::ports::Clock;
+
+/// The answer for one reported token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenVerdict {
+    /// The token as reported.
+    pub token_raw: String,
+    /// The alert's `type` for it.
+    pub token_type: String,
+    /// True or false positive.
+    pub label: LeakLabel,
+}
+
+/// Why an alert was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiveAlertError {
+    /// No `Github-Public-Key-Identifier` or `Github-Public-Key-Signature` header.
+    #[error("the alert carries no GitHub signature")]
+    Unsigned,
+    /// The signature is malformed or made by no listed key: nothing is read.
+    #[error("the alert's signature is not GitHub's")]
+    BadSignature,
+    /// Signed, but not a JSON array of tokens.
+    #[error(transparent)]
+    Invalid(ValidationErrors),
+    /// Signed, but with more than [`super::MAX_ALERT_TOKENS`] tokens.
+    #[error("an alert may report at most {limit} tokens; this one has {count}", limit = super::MAX_ALERT_TOKENS)]
+    TooMany {
+        /// Tokens in the alert.
+        count: usize,
+    },
+    /// GitHub's keys could not be had: the signature cannot be checked now (GitHub retries).
+    #[error(transparent)]
+    KeysUnavailable(#[from] super::ports::KeysUnavailable),
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
+
+/// The secret-scanning intake over GitHub's keys, the key store and the clock.
+#[derive(Clone)]
+pub struct SecretScanningService {
+    keys: Arc<dyn ScanningKeySource>,
+    store: Arc<dyn LeakedKeyStore>,
+    clock: Arc<dyn crate::common::ports::Clock>,
+}
+
+impl std::fmt::Debug for SecretScanningService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecretScanningService").finish_non_exhaustive()
+    }
+}
+
+impl SecretScanningService {
+    /// The service over its ports.
+    pub fn new(keys: Arc<dyn ScanningKeySource>, store: Arc<dyn LeakedKeyStore>, clock: Arc<dyn Clock>) -> Self {
+        Self { keys, store, clock }
+    }
+
+    /// Takes an alert: the signature is checked over the raw `body` before anything in it is
+    /// read; then every well-formed API key among the tokens is looked up and, if live, revoked.
+    /// The verdicts come in the alert's order.
+    ///
+    /// # Errors
+    /// [`ReceiveAlertError`]; nothing changes then.
+    pub async fn receive(
+        &self,
+        signature: AlertSignature<'_>,
+        body: &[u8],
+    ) -> Result<Vec<TokenVerdict>, ReceiveAlertError> {
+        if signature.key_identifier.is_none() || signature.signature.is_none() {
+            return Err(ReceiveAlertError::Unsigned);
+        }
+        let mut keys = self.keys.keys(false).await?;
+        if !names_key(&keys, signature.key_identifier) {
+            keys = self.keys.keys(true).await?;
+        }
+        if !verify_alert(&keys, signature, body) {
+            return Err(ReceiveAlertError::BadSignature);
+        }
+        let reported = parse_alert(body).map_err(|e| match e {
+            AlertBodyError::Invalid(v) => ReceiveAlertError::Invalid(v),
+            AlertBodyError::TooMany(count) => ReceiveAlertError::TooMany { count },
+        })?;
+        let candidates: Vec<(usize, LeakReport)> = reported
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| key_digest(r).map(|digest| (i, LeakReport { digest, reported: r.clone() })))
+            .collect();
+        let mut labels = vec![LeakLabel::FalsePositive; reported.len()];
+        if !candidates.is_empty() {
+            let reports: Vec<LeakReport> = candidates.iter().map(|(_, r)| r.clone()).collect();
+            let found = self.store.revoke_leaked(&reports, self.clock.now()).await?;
+            for ((i, _), label) in candidates.iter().zip(found) {
+                labels[*i] = label;
+            }
+        }
+        Ok(reported
+            .into_iter()
+            .zip(labels)
+            .map(|(ReportedToken { token, token_type, .. }, label)| TokenVerdict {
+                token_raw: token,
+                token_type,
+                label,
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine;
+    use p256::ecdsa::signature::Signer;
+    use p256::ecdsa::{Signature, SigningKey};
+    use p256::pkcs8::{EncodePublicKey, LineEnding};
+    use time::macros::datetime;
+
+    use super::*;
+    use crate::auth::{NewToken, TokenKind};
+    use crate::common::ports::{MockClock, MockRandomSource};
+    use crate::secret_scanning::{MockLeakedKeyStore, MockScanningKeySource, ScanningPublicKey};
+
+    fn github() -> (SigningKey, ScanningPublicKey) {
+        let key = SigningKey::from_slice(&[3; 32]).expect("scalar");
+        let pem = key.verifying_key().to_public_key_pem(LineEnding::LF).expect("pem");
+        (key, ScanningPublicKey { identifier: "gh".into(), pem, is_current: true })
+    }
+
+    fn service(keys: MockScanningKeySource, store: MockLeakedKeyStore) -> SecretScanningService {
+        let mut clock = MockClock::new();
+        clock.expect_now().return_const(datetime!(2026-06-01 0:00 UTC));
+        SecretScanningService::new(Arc::new(keys), Arc::new(store), Arc::new(clock))
+    }
+
+    fn sign(key: &SigningKey, body: &[u8]) -> String {
+        let s: Signature = key.sign(body);
+        base64::engine::general_purpose::STANDARD.encode(s.to_der().as_bytes())
+    }
+
+    fn api_key() -> String {
+        let mut random = MockRandomSource::new();
+        random.expect_fill().returning(|b| b.fill(9));
+        NewToken::generate(TokenKind::ApiKey, &random).secret
+    }
+
+    #[tokio::test]
+    async fn only_well_formed_keys_reach_the_store_and_verdicts_keep_the_alerts_order() {
+        let (signer, public) = github();
+        let mut keys = MockScanningKeySource::new();
+        keys.expect_keys().withf(|refresh| !refresh).times(1).returning(move |_| Ok(vec![public.clone()]));
+        let key = api_key();
+        let body = serde_json::to_vec(&serde_json::json!([
+            {"token": "wmsk_garbage", "type": "wms"},
+            {"token": key, "type": "wms", "url": "https://x"},
+        ]))
+        .expect("json");
+        let mut store = MockLeakedKeyStore::new();
+        store
+            .expect_revoke_leaked()
+            .withf(move |reports, _| reports.len() == 1 && reports[0].reported.url.as_deref() == Some("https://x"))
+            .returning(|_, _| Ok(vec![LeakLabel::TruePositive]));
+        let sig = sign(&signer, &body);
+        let verdicts = service(keys, store)
+            .receive(AlertSignature { key_identifier: Some("gh"), signature: Some(&sig) }, &body)
+            .await
+            .expect("taken");
+        let labels: Vec<LeakLabel> = verdicts.iter().map(|v| v.label).collect();
+        assert_eq!(labels, [LeakLabel::FalsePositive, LeakLabel::TruePositive]);
+        assert_eq!(verdicts[1].token_raw, key);
+    }
+
+    #[tokio::test]
+    async fn an_unknown_identifier_asks_for_fresh_keys_and_a_bad_signature_touches_nothing() {
+        let (_, public) = github();
+        let mut keys = MockScanningKeySource::new();
+        let listed = public.clone();
+        keys.expect_keys().withf(|refresh| !refresh).times(1).returning(move |_| Ok(vec![listed.clone()]));
+        keys.expect_keys().withf(|refresh| *refresh).times(1).returning(move |_| Ok(vec![public.clone()]));
+        let forger = SigningKey::from_slice(&[4; 32]).expect("scalar");
+        let sig = sign(&forger, b"[]");
+        // No expectation on the store: a call would panic.
+        let err = service(keys, MockLeakedKeyStore::new())
+            .receive(AlertSignature { key_identifier: Some("new"), signature: Some(&sig) }, b"[]")
+            .await
+            .expect_err("refused");
+        assert!(matches!(err, ReceiveAlertError::BadSignature));
+        let err = service(MockScanningKeySource::new(), MockLeakedKeyStore::new())
+            .receive(AlertSignature::default(), b"[]")
+            .await
+            .expect_err("refused");
+        assert!(matches!(err, ReceiveAlertError::Unsigned));
+    }
+}
