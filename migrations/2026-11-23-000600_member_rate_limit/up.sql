@@ -1,6 +1,6 @@
 -- The rate-limit window of a user credential belongs to the member (workspace, user), shared by
 -- all of their login tokens and sessions, on /v1 and the assistant endpoints alike
--- (decisions.md, "Abuse limits"; docs/rate-limit.md, "Whose window"). Before, each login token had
+-- (docs/contract.md, "Abuse limits"; docs/rate-limit.md, "Whose window"). Before, each login token had
 -- a window of its own, so signing in again multiplied a user's quota, and the assistant endpoints
 -- counted nothing for members.
 ALTER TABLE rate_limit_windows

@@ -27,7 +27,7 @@ pub struct Problem {
     pub status: u16,
     /// What happened this time.
     pub detail: String,
-    /// Stable snake_case code (`decisions.md`).
+    /// Stable snake_case code (`docs/contract.md`).
     #[schema(value_type = String, example = "validation_failed")]
     pub code: &'static str,
     /// Every invalid field, on validation failures.
@@ -218,7 +218,7 @@ pub const DATABASE_UNAVAILABLE: &str = "the database is unavailable right now; r
 impl ApiError {
     /// An infrastructure failure that is the database being out of reach (`database.acquire_timeout_ms`
     /// ran out, or the connection was cut) is answered 503 `service_unavailable`, never 500: the
-    /// client may retry, and nothing was written (decisions.md, "Abuse limits").
+    /// client may retry, and nothing was written (docs/contract.md, "Abuse limits").
     fn database_unavailable(&self) -> bool {
         matches!(self, ApiError::Internal(cause) if domain::is_unavailable(cause))
     }

@@ -20,7 +20,7 @@ const INVALID_PARAMS: i64 = -32602;
 /// MCP's code for a resource URI that names nothing.
 const RESOURCE_NOT_FOUND: i64 = -32002;
 
-/// `decisions.md`, "Abuse limits": one POST may carry at most this many messages, so a single
+/// `docs/contract.md`, "Abuse limits": one POST may carry at most this many messages, so a single
 /// request cannot make the server run thousands of tool calls.
 pub const MAX_BATCH: usize = 20;
 /// The scheme and prefix of the documentation resources.

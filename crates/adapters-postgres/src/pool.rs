@@ -143,7 +143,7 @@ impl Db {
         }
     }
 
-    /// This database for read-only work that may lag a little (decisions.md, "Operations at
+    /// This database for read-only work that may lag a little (docs/contract.md, "Operations at
     /// scale"): [`Db::conn`] then borrows from `replica` while its replay lag is under its bound,
     /// else (and whenever it cannot lend a connection at once) from this database.
     pub fn reading_from(&self, replica: &Arc<crate::replica::Replica>) -> Db {

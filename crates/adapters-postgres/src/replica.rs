@@ -1,4 +1,4 @@
-//! Reading from a streaming replica while it keeps up (decisions.md, "Operations at scale").
+//! Reading from a streaming replica while it keeps up (docs/contract.md, "Operations at scale").
 //!
 //! A [`Replica`] is a pool on the replica and what a watcher ([`Replica::watch`]) last found out
 //! about it. The watcher compares, twice a second, the replica's replay position with the

@@ -261,7 +261,7 @@ impl ThreadRepository for PgThreadRepository {
                         apply_manual_assignment(conn, ws, id, assignment, now).await?;
                     }
                     let after = load(conn, ws, id, false).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))?;
-                    // decisions.md, "Events as a contract": `data` is exactly the Thread record.
+                    // docs/contract.md, "Events as a contract": `data` is exactly the Thread record.
                     let data = thread_json(&after);
                     if let Some(status) = status {
                         outbox::record(conn, ws, status.event(), &data).await?;

@@ -87,7 +87,7 @@ pub fn library() -> Arc<DocsLibrary> {
 /// The lock is transaction-scoped, held by a transaction that stays open on a connection of its
 /// own for the ingest (which writes on other connections) and released by its end, however the
 /// ingest ends: a session lock would outlive its transaction on a PgBouncer server connection in
-/// transaction pooling, which hands that connection to other clients (decisions.md, "Operations
+/// transaction pooling, which hands that connection to other clients (docs/contract.md, "Operations
 /// at scale").
 ///
 /// # Errors

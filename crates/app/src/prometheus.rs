@@ -1,4 +1,4 @@
-//! `metrics.bind`: the Prometheus listener (decisions.md, "Operations at scale").
+//! `metrics.bind`: the Prometheus listener (docs/contract.md, "Operations at scale").
 //!
 //! Counters and histograms are recorded where things happen, through the `metrics` facade
 //! (requests: `adapters_http::middleware::request_metrics`; webhook deliveries and connector

@@ -120,7 +120,7 @@ pub fn replica(settings: &Settings, primary: &Db) -> Result<Option<Arc<Replica>>
     Ok(Some(replica))
 }
 
-/// The handlers' shared state. With `database.replica_url`, the read-only work of decisions.md
+/// The handlers' shared state. With `database.replica_url`, the read-only work of docs/contract.md
 /// ("Operations at scale": the assistant's tools, analytics pages and exports, documentation
 /// search) reads from the replica while it keeps up; writes and `/v1` stay on the primary.
 pub fn state(settings: &Settings, db: &Db) -> AppState {

@@ -1,5 +1,5 @@
 //! A private PostgreSQL primary and its streaming replica (`pg_basebackup -R`) on free loopback
-//! ports, for the read-replica tests (decisions.md, "Operations at scale"). The data lives under
+//! ports, for the read-replica tests (docs/contract.md, "Operations at scale"). The data lives under
 //! the target directory (`target/wms-clusters/<id>`) and is removed, with both servers stopped,
 //! when the value is dropped.
 

@@ -1,5 +1,5 @@
 //! A private PgBouncer on a free loopback port, in front of the test
-//! server, for the tests that run wms the way a scaled-out deployment does (decisions.md,
+//! server, for the tests that run wms the way a scaled-out deployment does (docs/contract.md,
 //! "Operations at scale"). Stopped and its files removed when dropped.
 
 use std::path::PathBuf;

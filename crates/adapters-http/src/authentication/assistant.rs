@@ -52,7 +52,7 @@ pub async fn resolve_assistant_caller(req: &HttpRequest) -> Result<Caller, ApiEr
     // As on the settings API: a state change made with the cookie carries the anti-forgery token.
     presented.check_forgery(req)?;
     // A member's request counts against the member's window, shared with their /v1 tokens
-    // (decisions.md, "Abuse limits").
+    // (docs/contract.md, "Abuse limits").
     if let Actor::Member { user_id, .. } = caller.actor {
         count_in_window(req, caller.workspace_id, user_id).await?;
     }

@@ -160,7 +160,7 @@ async fn check(
 /// leaves the [`V1Caller`] and the window in the request's extensions.
 ///
 /// # Errors
-/// The 401, 403 and 429 problems of `decisions.md`.
+/// The 401, 403 and 429 problems of `docs/contract.md`.
 pub async fn resolve_v1_caller(req: &HttpRequest) -> Result<V1Caller, ApiError> {
     let state = app_state(req)?;
     let token = presented_token(authorization(req)?.as_deref());
@@ -191,7 +191,7 @@ pub fn authorization(req: &HttpRequest) -> Result<Option<Vec<u8>>, ApiError> {
     Ok(first)
 }
 
-/// Puts the rate-limit headers of `decisions.md` on `res` when its request was counted.
+/// Puts the rate-limit headers of `docs/contract.md` on `res` when its request was counted.
 pub fn add_rate_headers<B>(res: &mut ServiceResponse<B>) {
     let status = res.request().extensions().get::<RateLimitStatus>().copied();
     if let Some(status) = status {

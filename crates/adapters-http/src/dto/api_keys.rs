@@ -18,7 +18,7 @@ pub struct KeyChange {
     pub key: ApiKeyId,
 }
 
-/// A key as listed: never the key itself (`decisions.md`, "Key record").
+/// A key as listed: never the key itself (`docs/contract.md`, "Settings API and pages").
 #[derive(Debug, Serialize)]
 pub struct ApiKeyRecord {
     /// Key id.

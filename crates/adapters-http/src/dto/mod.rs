@@ -1,4 +1,4 @@
-//! The records of the REST API (`decisions.md`), with their OpenAPI schemas, named from here
+//! The records of the REST API (`docs/contract.md`), with their OpenAPI schemas, named from here
 //! (`crate::dto::LabelRecord`). The channel, message, thread and webhook records are also event
 //! `data`, so they live in the domain (`record.rs` of each area) and are re-exported here; the
 //! others are converted from domain entities at the boundary: users in this file, a module each

@@ -1,4 +1,4 @@
-//! Request metrics for Prometheus (decisions.md, "Operations at scale"): requests by route and
+//! Request metrics for Prometheus (docs/contract.md, "Operations at scale"): requests by route and
 //! status, their latency, and the rate limit's decisions.
 //!
 //! The series go through the `metrics` facade: without an installed recorder (no

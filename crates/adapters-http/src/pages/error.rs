@@ -37,7 +37,7 @@ pub enum PageError {
         /// Seconds until a request will be admitted.
         retry_after: u64,
     },
-    /// The database is out of reach (decisions.md, "Abuse limits"): 503 with `Retry-After`.
+    /// The database is out of reach (docs/contract.md, "Abuse limits"): 503 with `Retry-After`.
     #[error("the service is briefly unavailable; try again in a few seconds")]
     Unavailable(#[source] anyhow::Error),
     /// A bug or infrastructure failure; the cause is logged, never shown.

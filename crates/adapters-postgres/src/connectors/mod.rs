@@ -163,7 +163,7 @@ pub(crate) async fn advance(
         created_at: row.6,
         sender: domain::messaging::Sender::stored(&row.7, row.8),
     };
-    // decisions.md, "Events as a contract": `data` is exactly the Message record.
+    // docs/contract.md, "Events as a contract": `data` is exactly the Message record.
     outbox::record(conn, ws, EventType::MessageStatusUpdated, &message_json(&m)).await?;
     Ok(true)
 }

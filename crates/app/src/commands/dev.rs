@@ -29,7 +29,7 @@ pub(super) async fn run(mut settings: Settings, args: DevArgs) -> Result<(), Com
     let data_dir = settings.dev.data_dir.clone();
     // Links in mails are built on the address actually listened on (a port 0 bind included).
     settings.http.bind = Some(listener.local_addr()?.to_string());
-    // decisions.md: in dev, webhooks may reach loopback (a receiver on the laptop) unless configured.
+    // docs/contract.md: in dev, webhooks may reach loopback (a receiver on the laptop) unless configured.
     if settings.webhooks.allowed_subnets.is_none() {
         settings.webhooks.allowed_subnets = Some(DEV_ALLOWED_SUBNETS.to_owned());
     }

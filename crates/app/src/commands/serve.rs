@@ -12,7 +12,7 @@ use crate::platform::SystemClock;
 use crate::CommandError;
 
 /// Outside `wms dev`, the key that seals secrets at rest must not live next to them in the
-/// database unless the operator says so (decisions.md, "Abuse limits").
+/// database unless the operator says so (docs/contract.md, "Abuse limits").
 fn require_encryption_key(settings: &Settings) -> Result<(), crate::config::SettingError> {
     if settings.secrets.encryption_key.is_some() || settings.secrets.allow_key_in_database {
         return Ok(());

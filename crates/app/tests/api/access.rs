@@ -1,4 +1,4 @@
-//! The one access policy (`decisions.md`, "Access"): every route called by every kind of caller on
+//! The one access policy (`docs/contract.md`, "Access"): every route called by every kind of caller on
 //! every plan gets the answer the policy table gives; the escalation of issue 13 is closed; key
 //! scopes; the published matrix cannot drift.
 
@@ -103,7 +103,7 @@ fn expected(route: &RouteEntry, who: &Who, plan: PlanTier) -> Option<Expect> {
         },
         // `/v1` reads only the Authorization header.
         (Access::Rest(_), Who::Session { .. }) => Expect::Unauthenticated,
-        // The settings API is for members (decisions.md): keys are refused as such.
+        // The settings API is for members (docs/contract.md): keys are refused as such.
         (Access::Settings(_), Who::Key { .. }) => Expect::Refused("forbidden"),
         _ => match verdict {
             Ok(()) => Expect::Through,

@@ -38,7 +38,7 @@ async fn an_advanced_admin_creates_a_key_shown_once_and_stored_as_a_digest() {
     let key = created["key"].as_str().expect("key").to_owned();
     let id = created["id"].as_i64().expect("id");
 
-    // decisions.md: ^wms[ku]_[0-9A-Za-z]{40,}$, masked as wmsk_… and the last 4.
+    // docs/contract.md: ^wms[ku]_[0-9A-Za-z]{40,}$, masked as wmsk_… and the last 4.
     assert!(key.starts_with("wmsk_") && key.len() >= 45 && key[5..].chars().all(|c| c.is_ascii_alphanumeric()));
     assert_eq!(created["masked_key"], format!("wmsk_…{}", &key[key.len() - 4..]));
     assert_eq!(created["name"], "CI deploy");

@@ -27,7 +27,7 @@ async fn only_members_of_the_workspace_may_call_the_tools() {
 
     problem(post(&app, ws.id, None, &body).await, 401, "unauthenticated").await;
     problem(app.get(&caps).await, 401, "unauthenticated").await;
-    // decisions.md: an API key needs `assistant:read` (a full-access key has it).
+    // docs/contract.md: an API key needs `assistant:read` (a full-access key has it).
     let key = app.api_key_with_scopes(&ws, &["messages:read"]).await;
     let refused = problem(post(&app, ws.id, Some(&key), &body).await, 403, "insufficient_scope").await;
     assert!(refused["detail"].as_str().is_some_and(|d| d.contains("assistant:read")));

@@ -211,7 +211,7 @@ async fn transport_rules() {
         .await
         .expect("request");
     assert_eq!(res.status(), 202);
-    // decisions.md "Abuse limits": more than 20 messages in one batch are refused whole.
+    // docs/contract.md "Abuse limits": more than 20 messages in one batch are refused whole.
     let batch = |n: usize| Value::Array((0..n).map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "ping"})).collect());
     let res = c.post(&url).bearer_auth(&demo.token).json(&batch(20)).send().await.expect("request");
     assert_eq!(res.status(), 200);

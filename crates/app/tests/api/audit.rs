@@ -1,4 +1,4 @@
-//! The audit log (`decisions.md`, "Audit log"): each privileged action leaves exactly one record
+//! The audit log (`docs/contract.md`, "Audit log"): each privileged action leaves exactly one record
 //! with who (actor), what (target), from where (address, user agent, request id) and never a
 //! secret; refused and invalid changes leave none (a failed sign-in is the one failure recorded);
 //! `GET /v1/audit-events` filters and pages; another workspace's records are never seen; the

@@ -1,4 +1,4 @@
-//! The database out of reach (decisions.md, "Abuse limits"): while no connection can be had, every
+//! The database out of reach (docs/contract.md, "Abuse limits"): while no connection can be had, every
 //! route and page answers 503 `service_unavailable` with `Retry-After` within
 //! `database.acquire_timeout_ms` — never 500, never a hang — nothing is written, and requests and
 //! the webhook workers resume by themselves once connections are allowed again.

@@ -93,7 +93,7 @@ async fn two_instances_and_64_clients_admit_exactly_the_limit() {
     exactly_the_limit_across_instances(TestApp::spawn().await).await;
 }
 
-/// The same through PgBouncer (decisions.md, "Operations at scale") in transaction pooling: 8
+/// The same through PgBouncer (docs/contract.md, "Operations at scale") in transaction pooling: 8
 /// server connections for both instances' pools (PgBouncer 1.21+ with `max_prepared_statements`,
 /// docs/deployment.md, "Prepared statements").
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! The read replica (decisions.md, "Operations at scale"): a private primary and a streaming
+//! The read replica (docs/contract.md, "Operations at scale"): a private primary and a streaming
 //! replica; the assistant's tools read from the replica while it keeps up, from the primary when it
 //! lags beyond the bound or is stopped, and from the replica again once it is back; `/readyz`
 //! reports it without failing on it.

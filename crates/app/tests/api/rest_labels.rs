@@ -167,7 +167,7 @@ async fn labels_follow_the_scopes_and_the_agent_role() {
     )
     .await;
 
-    // decisions.md: agents read labels and label threads, but only admins manage labels.
+    // docs/contract.md: agents read labels and label threads, but only admins manage labels.
     let (email, password) = add_member(&app, ws.id, "agent").await;
     let agent = token_for(&app, &email, &password, Some(ws.id)).await;
     let (status, _) = app.get_json("/v1/labels", &agent).await;

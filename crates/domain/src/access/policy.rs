@@ -1,4 +1,4 @@
-//! The one access policy (`decisions.md`, "Access"): every allow or deny of the service comes from
+//! The one access policy (`docs/contract.md`, "Access"): every allow or deny of the service comes from
 //! [`authorize`] over the table in [`Action::rule`]. Handlers, pages, the MCP endpoint and SQL ask
 //! it; none decides on its own. `docs/access.md` is generated from this table ([`matrix`]) and a
 //! test keeps the two equal.
@@ -136,7 +136,7 @@ pub enum Action {
     TeamsRead,
     /// Create, change and delete teams.
     TeamsWrite,
-    /// List and read AI agents. `decisions.md` has no scope of their own: like teams, they are
+    /// List and read AI agents. `docs/contract.md` has no scope of their own: like teams, they are
     /// who threads get assigned to, so reading them takes `teams:read`.
     AiAgentsRead,
     /// List and read members.
@@ -219,7 +219,7 @@ impl Action {
         Action::ConnectedApps,
     ];
 
-    /// THE policy table. `decisions.md`: agents read everything but webhooks, keys and the audit
+    /// THE policy table. `docs/contract.md`: agents read everything but webhooks, keys and the audit
     /// log, and write messages, threads and contacts; everything else is for admins. Keys act
     /// within their scopes and never manage keys, and the pages-only actions are for people.
     pub fn rule(self) -> Rule {

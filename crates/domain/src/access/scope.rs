@@ -1,4 +1,4 @@
-//! API key scopes (`decisions.md`, "Access"): what a restricted key may do, in the manner of
+//! API key scopes (`docs/contract.md`, "Access"): what a restricted key may do, in the manner of
 //! Stripe's restricted keys and GitHub's fine-grained tokens.
 
 use std::fmt;

@@ -1,5 +1,5 @@
 //! AI agents: the workspace's automated responders, which threads can be assigned to. Integrators
-//! read them (`decisions.md`, "Integrator resources"); they are configured elsewhere.
+//! read them (`docs/contract.md`, "Integrator resources"); they are configured elsewhere.
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! The audit log (`decisions.md`, "Audit log"): who did what to which record, from where. A
+//! The audit log (`docs/contract.md`, "Audit log"): who did what to which record, from where. A
 //! privileged write takes an [`AuditContext`] (built once per request by the HTTP adapter, or by
 //! the CLI and the workers) and hands the repository the [`AuditEntry`] it must store **in the
 //! same transaction as the change**, so a refused or rolled-back change leaves no record.

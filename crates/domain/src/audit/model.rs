@@ -20,7 +20,7 @@ const MAX_USER_AGENT: usize = 512;
 
 macro_rules! actions {
     ($($variant:ident => $name:literal),+ $(,)?) => {
-        /// What was done (`decisions.md`, "Audit log").
+        /// What was done (`docs/contract.md`, "Audit log").
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum AuditAction {
             $(

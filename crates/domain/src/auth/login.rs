@@ -125,7 +125,7 @@ pub async fn login(ports: LoginPorts<'_>, settings: &LoginSettings, req: LoginRe
     let membership = choose_membership(ports.users.memberships(user.id).await?, wanted)?;
     let token = NewToken::generate(TokenKind::User, ports.random);
     let expires_at = ports.clock.now() + settings.token_ttl;
-    // The record goes in with the token, in its transaction (decisions.md, "Audit log").
+    // The record goes in with the token, in its transaction (docs/contract.md, "Audit log").
     let record = sign_in_entry(&context, &user, membership.workspace_id, None);
     ports
         .credentials

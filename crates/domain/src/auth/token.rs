@@ -1,4 +1,4 @@
-//! The token format of `decisions.md`: prefix, at least 32 random bytes in base62, and a
+//! The token format of `docs/contract.md`: prefix, at least 32 random bytes in base62, and a
 //! 6-character base62 CRC32 of everything before it. The checksum lets secret scanners recognise a
 //! leaked token offline and lets the server refuse a mistyped one without a database query.
 

@@ -271,7 +271,7 @@ pub async fn authenticate_member(
 
 /// Authenticates a caller of the assistant's endpoints in workspace `ws`: a member (login token
 /// or settings session, as [`authenticate_member`]) or an API key of that workspace
-/// (`decisions.md`: the unattended credential of an assistant backend; the policy then asks for
+/// (`docs/contract.md`: the unattended credential of an assistant backend; the policy then asks for
 /// `assistant:read`). Another workspace's key is not found, as a non-member is. A key's request
 /// counts against the key's window (`key_limit`), as on `/v1`; the window comes back for the
 /// response headers. `client`, the request's address, becomes the key's `last_used_ip`.

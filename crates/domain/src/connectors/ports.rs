@@ -24,7 +24,7 @@ pub trait ChannelGateway: Send + Sync {
 }
 
 /// Proves that credentials control the platform account they name, before a channel is bound to
-/// it (decisions.md, "Abuse limits"): the platform must answer a read of that phone number id or
+/// it (docs/contract.md, "Abuse limits"): the platform must answer a read of that phone number id or
 /// page with the access token, for that same id.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]

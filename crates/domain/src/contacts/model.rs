@@ -90,7 +90,7 @@ impl LanguageTag {
 }
 
 /// A contact: the record the REST API returns and the `data` of `contact.created` and
-/// `contact.updated` (decisions.md, "Events as a contract"), serialised from this one type.
+/// `contact.updated` (docs/contract.md, "Events as a contract"), serialised from this one type.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = Contact))]

@@ -1,4 +1,4 @@
-//! Labels: names with a colour that threads carry (`decisions.md`, "Integrator resources").
+//! Labels: names with a colour that threads carry (`docs/contract.md`, "Integrator resources").
 
 pub mod model;
 pub mod ports;

@@ -1,4 +1,4 @@
-//! Members of a workspace (`decisions.md`, "Members" and "Access"): list, add (with a one-time
+//! Members of a workspace (`docs/contract.md`, "Members" and "Access"): list, add (with a one-time
 //! invitation for people without a password), change and remove. The route's action has been
 //! allowed by the policy already; the rules that depend on the data are here, and where they need
 //! more rights they ask the same policy.

@@ -92,7 +92,7 @@ impl FromStr for MessageStatus {
     }
 }
 
-/// A message as the API shows it (`decisions.md`).
+/// A message as the API shows it (`docs/contract.md`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
     /// Its id.

@@ -1,5 +1,5 @@
 //! The message record: what the REST API returns and the `data` of the `message.*` events
-//! (decisions.md, "Events as a contract"), serialised from this one type so the two cannot drift.
+//! (docs/contract.md, "Events as a contract"), serialised from this one type so the two cannot drift.
 //! The wire enums are the OpenAPI schemas of the same names.
 
 use time::OffsetDateTime;

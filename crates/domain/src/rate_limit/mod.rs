@@ -1,5 +1,5 @@
 //! The `/v1` rate limit: a number of requests per rolling window per credential, and the headers
-//! of `decisions.md` that report it. The counting itself happens in storage under a row lock (see
+//! of `docs/contract.md` that report it. The counting itself happens in storage under a row lock (see
 //! `docs/rate-limit.md`); this module holds the policy and the wire format.
 
 use std::fmt::Write as _;
@@ -45,7 +45,7 @@ impl RateLimitStatus {
         self.retry_after_secs.is_some()
     }
 
-    /// The response headers of `decisions.md`, in order: `RateLimit-Policy`, `RateLimit`,
+    /// The response headers of `docs/contract.md`, in order: `RateLimit-Policy`, `RateLimit`,
     /// `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (epoch seconds).
     /// `Retry-After` is the error response's business.
     pub fn headers(&self) -> [(&'static str, String); 5] {
@@ -100,7 +100,7 @@ mod tests {
 }
 
 /// The rate-limit windows of members: one per (workspace, user), shared by all of the member's
-/// login tokens and sessions, on `/v1` and the assistant endpoints alike (decisions.md, "Abuse
+/// login tokens and sessions, on `/v1` and the assistant endpoints alike (docs/contract.md, "Abuse
 /// limits"). `/v1` counts a login token's request in its credential check; the assistant endpoints
 /// count through this port, for a token or a session.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]

@@ -121,7 +121,7 @@ impl SessionService {
         self.repo.delete_ended(now - KEEP_ENDED).await?;
         let secret = SessionSecret::generate(self.random.as_ref());
         let expires_at = now + self.ttl;
-        // decisions.md, "Audit log": a sign-in goes into the log of the workspace named, or of
+        // docs/contract.md, "Audit log": a sign-in goes into the log of the workspace named, or of
         // every workspace of the account when none is. A member of several who picks one later
         // has signed in to all of them at this point (the session can enter any); the later
         // choice is not another sign-in (docs/audit.md).

@@ -1,4 +1,4 @@
-//! Teams: groups of members that threads can be assigned to (`decisions.md`, "Integrator
+//! Teams: groups of members that threads can be assigned to (`docs/contract.md`, "Integrator
 //! resources").
 
 pub mod assignment;

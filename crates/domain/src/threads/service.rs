@@ -1,4 +1,4 @@
-//! The threads use cases for integrators (`decisions.md`, "Integrator resources"): read one,
+//! The threads use cases for integrators (`docs/contract.md`, "Integrator resources"): read one,
 //! list with filters, change status and assignee, replace the labels. The route's action has been
 //! allowed by the policy already.
 

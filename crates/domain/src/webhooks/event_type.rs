@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use crate::common::error::{FieldError, ValidationErrors};
 
-/// The kinds of event a destination can receive (`decisions.md`, "Webhook events").
+/// The kinds of event a destination can receive (`docs/contract.md`, "Events as a contract").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EventType {
     /// A message was created (outbound through the API, or inbound from a platform).

@@ -1,4 +1,4 @@
-//! The body of every delivery: `{"type", "timestamp", "workspace_id", "data"}` (`decisions.md`).
+//! The body of every delivery: `{"type", "timestamp", "workspace_id", "data"}` (`docs/contract.md`).
 
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;

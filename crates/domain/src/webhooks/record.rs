@@ -1,5 +1,5 @@
 //! The destination record: what the REST API returns (`/v1/webhooks`, the settings API) and the
-//! `data` of the `webhook.*` events (decisions.md, "Events as a contract"), serialised from this one
+//! `data` of the `webhook.*` events (docs/contract.md, "Events as a contract"), serialised from this one
 //! type so the two cannot drift.
 
 use std::collections::BTreeMap;
@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 use super::controls::{DeliveryOrdering, EventFilter};
 use super::model::WebhookDestination;
 
-/// A webhook destination (`decisions.md`).
+/// A webhook destination (`docs/contract.md`).
 #[derive(Debug, Clone, serde::Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookRecord {

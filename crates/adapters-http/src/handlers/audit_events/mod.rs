@@ -1,3 +1,3 @@
-//! `GET /v1/audit-events`: the workspace's audit log (`decisions.md`, "Audit log").
+//! `GET /v1/audit-events`: the workspace's audit log (`docs/contract.md`, "Audit log").
 
 pub mod list;

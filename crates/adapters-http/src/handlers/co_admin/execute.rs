@@ -1,5 +1,5 @@
 //! `POST /workspaces/{workspace_id}/co-admin/tools/execute`: runs one tool for the member's
-//! workspace. Body `{"tool", "arguments"}`, answer `{"tool", "result"}` (`decisions.md`).
+//! workspace. Body `{"tool", "arguments"}`, answer `{"tool", "result"}` (`docs/contract.md`).
 
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};

@@ -1,4 +1,4 @@
-//! Labels are managed by admins only (decisions.md, "Access"), so their changes are privileged
+//! Labels are managed by admins only (docs/contract.md, "Access"), so their changes are privileged
 //! and recorded: `label.created`, `label.updated` (the fields changed), `label.deleted`; a
 //! refused or invalid change, or one of a label that does not exist, leaves none.
 

@@ -1,4 +1,4 @@
-//! Teams are managed by admins only (decisions.md, "Access"), so their changes are privileged and
+//! Teams are managed by admins only (docs/contract.md, "Access"), so their changes are privileged and
 //! recorded like labels': `team.created` (name and members), `team.updated` (the fields changed),
 //! `team.deleted`; a refused or invalid change, or one of a team that does not exist, leaves none.
 

@@ -132,7 +132,7 @@ async fn nothing_stored_for(app: &TestApp, account: &str, identifier: &str) -> b
     .await
 }
 
-/// decisions.md, "Abuse limits": credentials bind a channel to its platform account only after
+/// docs/contract.md, "Abuse limits": credentials bind a channel to its platform account only after
 /// `GET {graph}/{version}/{id}` with the token answers 200 with that id; a refused token or another
 /// id is 422 naming `credentials`, a failing platform 502, and nothing is stored either way.
 #[tokio::test]
