@@ -103,7 +103,6 @@ impl Admission {
     }
 }
 
-
 /// Whether a member takes new threads from their teams' automatic assignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Availability {

@@ -17,8 +17,8 @@ pub mod retry;
 pub mod service;
 pub mod signing;
 pub mod ssrf;
-pub mod subjects;
 pub mod stats;
+pub mod subjects;
 
 pub use event_type::*;
 pub use model::*;

@@ -1,8 +1,8 @@
 //! The e-mails the workspace's admins get about a destination's health: when it starts failing
 //! (`webhook.failing`) and when wms deactivates it (`webhook.disabled`).
 
-use super::public_url;
 use super::model::WebhookDestination;
+use super::public_url;
 use crate::mail::{Letter, Mail, MailLink, SiteUrl};
 use crate::users::Email;
 
