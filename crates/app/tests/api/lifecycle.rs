@@ -8,7 +8,7 @@ use diesel_async::RunQueryDsl;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{error_fields, problem, TestApp};
+use crate::helpers::{error_fields, problem, test_template, TestApp};
 
 mod assignment;
 mod bench;
@@ -20,9 +20,11 @@ pub(crate) async fn patch(app: &TestApp, key: &str, path: &str, body: Value) -> 
     app.authed(Method::PATCH, path, key).json(&body).send().await.expect("request")
 }
 
-/// A new thread (a first message to a new recipient on `channel`).
+/// A new thread (a first message to a new recipient on `channel`: a template, as the service
+/// window requires).
 pub(crate) async fn new_thread(app: &TestApp, key: &str, channel: i64, to: &str) -> i64 {
-    let res = app.post_json("/v1/messages", key, &json!({"channel_id": channel, "content": "Hi", "to": to})).await;
+    let body = json!({"channel_id": channel, "content": "Hi", "to": to, "template": test_template()});
+    let res = app.post_json("/v1/messages", key, &body).await;
     assert_eq!(res.status(), 201);
     res.json::<Value>().await.expect("json")["thread_id"].as_i64().expect("thread id")
 }

@@ -9,7 +9,7 @@ use domain::webhooks::EventType;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::{error_fields, problem, TestApp};
+use crate::helpers::{error_fields, problem, test_template, TestApp};
 use crate::mail_sink::{mail_to, SmtpSink};
 use crate::webhooks_delivery::{destination, emit, loopback, TestClock};
 use crate::webhooks_receiver::{Answer, Receiver};
@@ -188,7 +188,8 @@ async fn a_filter_delivers_only_events_of_its_channels_and_labels() {
         let app = &app;
         let key = key.clone();
         async move {
-            let res = app.post_json("/v1/messages", &key, &json!({"channel_id": ch, "content": text, "to": to})).await;
+            let body = json!({"channel_id": ch, "content": text, "to": to, "template": test_template()});
+            let res = app.post_json("/v1/messages", &key, &body).await;
             assert_eq!(res.status(), 201, "send");
             res.json::<Value>().await.expect("json")["thread_id"].as_i64().expect("thread")
         }

@@ -7,7 +7,7 @@ use diesel_async::RunQueryDsl;
 use serde_json::{json, Value};
 
 use super::{add_agent, new_thread, patch, thread, thread_events};
-use crate::helpers::{error_fields, problem, TestApp};
+use crate::helpers::{error_fields, problem, test_template, TestApp};
 
 /// A team of `members` with the policy, made the default team of `channel`.
 async fn routed_team(app: &TestApp, key: &str, channel: i64, members: &[i64], mode: &str, capacity: Value) -> i64 {
@@ -62,7 +62,8 @@ async fn fifty_threads_at_once_on_two_instances_fill_a_balanced_team_to_capacity
     for n in 0..50 {
         let (client, base, key) = (app.client.clone(), bases[n % 2].clone(), key.clone());
         sends.spawn(async move {
-            let body = json!({"channel_id": ch, "content": "Hello", "to": format!("+1415556{n:04}")});
+            let to = format!("+1415556{n:04}");
+            let body = json!({"channel_id": ch, "content": "Hello", "to": to, "template": test_template()});
             client.post(format!("{base}/v1/messages")).bearer_auth(key).json(&body).send().await.expect("send").status()
         });
     }

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::add_agent;
 use super::assignment::user_token;
-use crate::helpers::{error_fields, problem, TestApp};
+use crate::helpers::{error_fields, problem, test_template, TestApp};
 
 #[derive(QueryableByName)]
 struct Id {
@@ -38,7 +38,7 @@ async fn each_send_records_its_sender_and_a_key_may_send_for_an_active_member_or
         one_id(&app, "INSERT INTO ai_agents (workspace_id, name) VALUES ($1, 'Draft') RETURNING id", ws.id).await;
     let member = add_agent(&app, ws.id).await;
     let send = |body: Value| {
-        let mut b = json!({"channel_id": ch, "content": "Hi", "to": "+14155550123"});
+        let mut b = json!({"channel_id": ch, "content": "Hi", "to": "+14155550123", "template": test_template()});
         b.as_object_mut().expect("object").extend(body.as_object().expect("object").clone());
         b
     };

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::*;
 use crate::assistant_helpers::sql_json;
 use crate::credentials::admin_token;
+use crate::helpers::test_template;
 use crate::webhooks_receiver::Receiver;
 
 /// Everything stored about contact `id` of `ws` but its erasure bookkeeping: the row, its
@@ -30,7 +31,8 @@ async fn everything_about(app: &TestApp, ws: i64, id: i64) -> Value {
 }
 
 async fn send_to(app: &TestApp, key: &str, ch: i64, to: &str, content: &str) -> Value {
-    let res = app.post_json("/v1/messages", key, &json!({"channel_id": ch, "content": content, "to": to})).await;
+    let body = json!({"channel_id": ch, "content": content, "to": to, "template": test_template()});
+    let res = app.post_json("/v1/messages", key, &body).await;
     assert_eq!(res.status(), 201, "send to {to}");
     res.json().await.expect("json")
 }
