@@ -51,6 +51,7 @@ mod password_reset;
 mod pool;
 mod rate_limit;
 mod replica;
+mod request_log;
 mod rest_channels;
 mod rest_contacts;
 mod rest_contract;

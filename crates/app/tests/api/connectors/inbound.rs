@@ -64,8 +64,10 @@ async fn concurrent_first_messages_from_one_sender_make_one_contact_and_thread()
         .await;
     assert_eq!(hook.status(), 201);
     let ch = whatsapp_channel(&app, &key, "pn-700").await;
+    app.approved_template(ch, crate::helpers::TEST_TEMPLATE, 0).await;
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    // 24 callbacks of a new sender and 24 sends to them, all at once.
+    // 24 callbacks of a new sender and 24 sends to them, all at once (templates: a send may come
+    // before the contact's first message, when the service window is still closed).
     let inbound = (0..24).map(|i| {
         let body = wa_inbound("pn-700", &format!("wamid.c{i}"), "5511987650077", &format!("msg {i}"), now);
         let app = &app;
@@ -74,7 +76,8 @@ async fn concurrent_first_messages_from_one_sender_make_one_contact_and_thread()
     let outbound = (0..24).map(|i| {
         let req = app
             .authed(Method::POST, "/v1/messages", &key)
-            .json(&json!({"channel_id": ch, "content": format!("out {i}"), "to": "+5511987650077"}));
+            .json(&json!({"channel_id": ch, "content": format!("out {i}"), "to": "+5511987650077",
+                          "template": crate::helpers::test_template()}));
         async move { req.send().await.expect("request").status().as_u16() }
     });
     let (ins, outs) =
