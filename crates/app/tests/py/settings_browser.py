@@ -228,8 +228,11 @@ def run(page):
 
     step("open the analytics chart")
     page.get_by_role("link", name="Analytics").click()
+    # The range picker reloads the page: pick it only once the analytics page itself has loaded,
+    # and give a busy machine time for the reload.
+    page.wait_for_url(re.compile(r".*/analytics.*"))
     page.get_by_label("Range").select_option("30d")
-    page.wait_for_url(re.compile(r".*range=30d.*"))
+    page.wait_for_url(re.compile(r".*range=30d.*"), timeout=45000)
     expect(page.locator("svg#analytics-chart")).to_be_visible()
     assert page.locator("svg#analytics-chart rect").count() > 0, "no bars drawn"
     expect(page.locator("#totals")).to_contain_text("Delivery rate")
