@@ -36,7 +36,7 @@ pub fn data_component(event: EventType) -> Option<&'static str> {
 
 /// Every type a delivery can carry: the catalogue, then `webhook.test`.
 pub fn delivered_types() -> impl Iterator<Item = EventType> {
-    EventType::CATALOG.into_iter().chain([EventType::WebhookTest])
+    EventType::CATALOG.iter().copied().chain([EventType::WebhookTest])
 }
 
 /// The JSON Schema of an event's body `{"type","timestamp","workspace_id","data"}`, with `data`

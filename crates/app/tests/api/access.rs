@@ -169,7 +169,7 @@ async fn actors(app: &TestApp, ws: &TestWorkspace) -> Vec<Who> {
     };
     let mut out = vec![admin, agent];
     out.push(Who::Key { key: app.api_key(ws).await, scopes: ScopeSet::full() });
-    for scope in Scope::ALL {
+    for scope in Scope::ALL.iter().copied() {
         out.push(Who::Key { key: app.api_key_with_scopes(ws, &[scope.as_str()]).await, scopes: ScopeSet::of([scope]) });
     }
     out.push(Who::Session { browser: sign_in(app, ws).await, user: ws.admin_id, role: Role::Admin });

@@ -184,7 +184,7 @@ async fn the_test_event_selector_sends_a_signed_sample_of_the_chosen_type() {
     let (id, secret) = destination(&app, &key, &receiver.url("/t"), &["message.created"]).await;
     let detail = format!("{PATH}/{id}");
     let page = b.get(&app, &detail).await.text().await.expect("html");
-    for ev in EventType::CATALOG {
+    for ev in EventType::CATALOG.iter().copied() {
         assert!(page.contains(&format!("<option value=\"{}\">", ev.as_str())), "{} offered", ev.as_str());
     }
 

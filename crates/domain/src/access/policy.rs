@@ -187,7 +187,7 @@ pub struct Rule {
 
 impl Action {
     /// Every action, in the order `docs/access.md` lists them.
-    pub const ALL: [Action; 29] = [
+    pub const ALL: &'static [Action] = &[
         Action::ChannelsRead,
         Action::ChannelsWrite,
         Action::MessagesRead,
@@ -400,7 +400,7 @@ pub fn matrix() -> String {
     let mut out = String::from(
         "| action | what it covers | API key scope | admin | agent | lowest plan |\n|---|---|---|---|---|---|\n",
     );
-    for action in Action::ALL {
+    for action in Action::ALL.iter().copied() {
         let rule = action.rule();
         let scope = rule.scope.map_or_else(|| "— (people only)".to_owned(), |s| format!("`{s}`"));
         let agent = if rule.agents { "yes" } else { "no" };

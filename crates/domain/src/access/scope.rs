@@ -53,7 +53,7 @@ pub enum Scope {
 
 impl Scope {
     /// Every scope, in the order the documentation and the settings page list them.
-    pub const ALL: [Scope; 20] = [
+    pub const ALL: &'static [Scope] = &[
         Scope::MessagesRead,
         Scope::MessagesWrite,
         Scope::ChannelsRead,
@@ -141,7 +141,7 @@ pub struct UnknownScope(pub String);
 impl FromStr for Scope {
     type Err = UnknownScope;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Scope::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| UnknownScope(s.to_owned()))
+        Scope::ALL.iter().copied().find(|x| x.as_str() == s).ok_or_else(|| UnknownScope(s.to_owned()))
     }
 }
 
@@ -178,7 +178,7 @@ impl ScopeSet {
 
     /// The scopes as granted (an implied read is not added), in [`Scope::ALL`] order.
     pub fn scopes(self) -> Vec<Scope> {
-        Scope::ALL.into_iter().filter(|s| self.0 & s.bit() != 0).collect()
+        Scope::ALL.iter().copied().filter(|s| self.0 & s.bit() != 0).collect()
     }
 
     /// Validates the `scopes` of a key-creation request; `None` (omitted) is every scope.
@@ -230,7 +230,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for s in Scope::ALL {
+        for s in Scope::ALL.iter().copied() {
             assert_eq!(s.as_str().parse::<Scope>(), Ok(s));
         }
         assert_eq!(ScopeSet::from_stored(ScopeSet::full().names()), ScopeSet::full());

@@ -44,7 +44,7 @@ pub enum EventType {
 
 impl EventType {
     /// The catalog: every event a destination may subscribe to.
-    pub const CATALOG: [EventType; 15] = [
+    pub const CATALOG: &'static [EventType] = &[
         EventType::MessageCreated,
         EventType::MessageStatusUpdated,
         EventType::ThreadCreated,
@@ -138,7 +138,8 @@ impl FromStr for EventType {
     type Err = FieldError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::CATALOG
-            .into_iter()
+            .iter()
+            .copied()
             .chain([EventType::WebhookTest])
             .find(|e| e.as_str() == s)
             .ok_or_else(|| FieldError::new("events", format!("`{s}` is not an event type")))
@@ -199,7 +200,7 @@ mod tests {
 
     #[test]
     fn event_names_round_trip_and_test_is_not_subscribable() {
-        for e in EventType::CATALOG {
+        for e in EventType::CATALOG.iter().copied() {
             assert_eq!(e.as_str().parse::<EventType>(), Ok(e));
             assert!(e.is_subscribable());
         }

@@ -21,7 +21,8 @@ pub async fn list(_caller: V1Caller) -> HttpResponse {
     let doc = serde_json::to_value(crate::openapi::ApiDoc::openapi()).unwrap_or_default();
     let components = doc.pointer("/components/schemas").cloned().unwrap_or_default();
     let data = EventType::CATALOG
-        .into_iter()
+        .iter()
+        .copied()
         .map(|e| EventTypeRecord {
             name: e.as_str().to_owned(),
             description: e.description().to_owned(),

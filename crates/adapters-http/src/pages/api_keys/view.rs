@@ -44,7 +44,7 @@ pub struct KeysView {
 /// The scopes grouped by resource, in the policy's order.
 fn scope_groups() -> Vec<(&'static str, Vec<Scope>)> {
     let mut groups: Vec<(&'static str, Vec<Scope>)> = Vec::new();
-    for scope in Scope::ALL {
+    for scope in Scope::ALL.iter().copied() {
         match groups.last_mut() {
             Some((resource, scopes)) if *resource == scope.resource() => scopes.push(scope),
             _ => groups.push((scope.resource(), vec![scope])),

@@ -47,7 +47,7 @@ pub fn destination_form(
             fieldset aria-describedby=[e.events.as_ref().map(|_| "wh-events-error")] {
                 legend { "Events" }
                 div.checks {
-                    @for ev in EventType::CATALOG {
+                    @for ev in EventType::CATALOG.iter().copied() {
                         label {
                             input type="checkbox" name="events" value=(ev.as_str()) checked[f.events.iter().any(|x| x == ev.as_str())];
                             code { (ev.as_str()) }
@@ -229,7 +229,7 @@ pub fn detail_page(s: &Signed, d: &WebhookDestination, v: &DetailView, status: S
                 label.visually-hidden for="test-event-type" { "Event type of the test" }
                 select #test-event-type name="event_type" {
                     option value="webhook.test" { "webhook.test" }
-                    @for ev in EventType::CATALOG { option value=(ev.as_str()) { "sample " (ev.as_str()) } }
+                    @for ev in EventType::CATALOG.iter().copied() { option value=(ev.as_str()) { "sample " (ev.as_str()) } }
                 }
                 " "
                 button type="submit" { "Send test event" }
