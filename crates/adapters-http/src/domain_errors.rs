@@ -95,31 +95,75 @@ impl From<CreateWebhookError> for ApiError {
     }
 }
 
-/// The other webhooks operations' errors: a destination (or delivery) this workspace does not have
-/// is 404, the variant named `conflict` (a state that refuses the operation now) 409 `conflict`,
-/// the one named `invalid` 422. The match stays exhaustive, so a new variant must be mapped here.
-macro_rules! webhook_error {
-    ($t:ident $(, conflict: $c:ident)? $(, invalid: $i:ident)?) => {
-        impl From<$t> for ApiError {
-            fn from(e: $t) -> Self {
-                match e {
-                    $t::NotFound => ApiError::NotFound(e.to_string()),
-                    $($t::$c => ApiError::Conflict(e.to_string()),)?
-                    $($t::$i(v) => ApiError::Validation(v),)?
-                    $t::Unknown(e) => e.into(),
-                }
-            }
+// The other webhooks operations' errors: a destination (or delivery) this workspace does not have
+// is 404, a state that refuses the operation now 409 `conflict`, invalid fields 422. Each match
+// stays exhaustive, so a new variant must be mapped here.
+
+impl From<WebhookNotFound> for ApiError {
+    fn from(e: WebhookNotFound) -> Self {
+        match e {
+            WebhookNotFound::NotFound => ApiError::NotFound(e.to_string()),
+            WebhookNotFound::Unknown(e) => e.into(),
         }
-    };
+    }
 }
 
-webhook_error!(WebhookNotFound);
-webhook_error!(UpdateWebhookError, invalid: Invalid);
-webhook_error!(DeleteWebhookError);
-webhook_error!(RevealSecretError, conflict: SecretUnreadable);
-webhook_error!(RotateSecretError);
-webhook_error!(RedeliverError, conflict: InProgress);
-webhook_error!(SendTestError);
+impl From<UpdateWebhookError> for ApiError {
+    fn from(e: UpdateWebhookError) -> Self {
+        match e {
+            UpdateWebhookError::NotFound => ApiError::NotFound(e.to_string()),
+            UpdateWebhookError::Invalid(v) => ApiError::Validation(v),
+            UpdateWebhookError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<DeleteWebhookError> for ApiError {
+    fn from(e: DeleteWebhookError) -> Self {
+        match e {
+            DeleteWebhookError::NotFound => ApiError::NotFound(e.to_string()),
+            DeleteWebhookError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<RevealSecretError> for ApiError {
+    fn from(e: RevealSecretError) -> Self {
+        match e {
+            RevealSecretError::NotFound => ApiError::NotFound(e.to_string()),
+            RevealSecretError::SecretUnreadable => ApiError::Conflict(e.to_string()),
+            RevealSecretError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<RotateSecretError> for ApiError {
+    fn from(e: RotateSecretError) -> Self {
+        match e {
+            RotateSecretError::NotFound => ApiError::NotFound(e.to_string()),
+            RotateSecretError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<RedeliverError> for ApiError {
+    fn from(e: RedeliverError) -> Self {
+        match e {
+            RedeliverError::NotFound => ApiError::NotFound(e.to_string()),
+            RedeliverError::InProgress => ApiError::Conflict(e.to_string()),
+            RedeliverError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<SendTestError> for ApiError {
+    fn from(e: SendTestError) -> Self {
+        match e {
+            SendTestError::NotFound => ApiError::NotFound(e.to_string()),
+            SendTestError::Unknown(e) => e.into(),
+        }
+    }
+}
 
 impl From<domain::assistant::ToolError> for ApiError {
     fn from(e: domain::assistant::ToolError) -> Self {

@@ -5,7 +5,9 @@ use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::access::ScopeSet;
-use domain::api_keys::{plan_roll, ApiKey, ApiKeyId, ApiKeyRepository, KeyRoll, NewApiKey, RolledKeys, StoreRollError};
+use domain::api_keys::{
+    decide_revocation, plan_roll, ApiKey, ApiKeyId, ApiKeyRepository, KeyRoll, NewApiKey, RolledKeys, StoreRollError,
+};
 use domain::audit::AuditEntry;
 use domain::auth::NewToken;
 use domain::common::page::{Page, PageRequest};
@@ -139,29 +141,19 @@ impl ApiKeyRepository for PgApiKeyRepository {
                         .await
                         .optional()?;
                     let Some(before) = before else { return Ok(None) };
-                    let row: Option<ApiKeyRow> = diesel::update(
+                    let revocation = decide_revocation(before, at);
+                    let row: ApiKeyRow = diesel::update(
                         api_keys::table.filter(api_keys::workspace_id.eq(ws.0)).filter(api_keys::id.eq(id.0)),
                     )
-                    // spec 3.1: the record stays; a second revocation keeps the first time. A rolled
-                    // key's revocation may lie in the future: revoking it now brings it forward
-                    // (least() ignores a NULL).
-                    .set(
-                        api_keys::revoked_at.eq(diesel::dsl::sql::<
-                            diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
-                        >("least(revoked_at, ")
-                        .bind::<diesel::sql_types::Timestamptz, _>(at)
-                        .sql(")")),
-                    )
+                    .set(api_keys::revoked_at.eq(revocation.revoked_at))
                     .returning(ApiKeyRow::as_returning())
                     .get_result(conn)
-                    .await
-                    .optional()?;
-                    // Only the revocation that took effect is recorded.
-                    if let Some(r) = row.as_ref().filter(|_| before.is_none_or(|b| b > at)) {
-                        let e = crate::audit::with_detail(&audit, "name", r.name.clone());
+                    .await?;
+                    if revocation.recorded {
+                        let e = crate::audit::with_detail(&audit, "name", row.name.clone());
                         crate::audit::write(conn, &[e], None).await?;
                     }
-                    Ok(row)
+                    Ok(Some(row))
                 }
                 .scope_boxed()
             })

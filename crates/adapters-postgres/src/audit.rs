@@ -56,13 +56,7 @@ pub async fn write(
 
 /// `entry` with one more detail (what only the storage knows, such as the value before).
 pub fn with_detail(entry: &AuditEntry, key: &str, value: impl Into<serde_json::Value>) -> AuditEntry {
-    let mut e = entry.clone();
-    if let serde_json::Value::Object(map) = &mut e.details {
-        map.insert(key.to_owned(), value.into());
-    } else {
-        e.details = serde_json::json!({ key: value.into() });
-    }
-    e
+    entry.with_detail(key, value)
 }
 
 /// [`AuditRepository`] on PostgreSQL.

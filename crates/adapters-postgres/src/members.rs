@@ -4,13 +4,14 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use domain::audit::{AuditAction, AuditEntry};
+use domain::audit::AuditEntry;
 use domain::auth::TokenDigest;
 use domain::common::page::{Page, PageRequest};
 use domain::common::ports::PasswordHash;
 use domain::members::{
-    AcceptedInvitation, AddMemberError, AddedRow, Admission, Availability, ChangeMemberError, InvitationFacts,
-    MemberChange, MemberProfile, MemberRepository, MemberStatus, NewMember,
+    decide_admission, decide_change, decide_removal, AcceptedInvitation, AddMemberError, AddedRow, Availability,
+    ChangeMemberError, InvitationFacts, MemberChange, MemberFacts, MemberProfile, MemberRepository, MemberStatus,
+    MemberWrite, NewMember,
 };
 use domain::users::{Email, Role, UserId};
 use domain::workspace::WorkspaceId;
@@ -50,10 +51,6 @@ fn profile(
     })
 }
 
-fn status_of(row: &ProfileRow) -> MemberStatus {
-    MemberStatus::parse(&row.4).unwrap_or(MemberStatus::Deactivated)
-}
-
 /// The member's name in this workspace, or the account's when none was given here.
 fn member_name() -> diesel::expression::SqlLiteral<diesel::sql_types::Text> {
     diesel::dsl::sql::<diesel::sql_types::Text>("coalesce(workspace_members.name, users.name)")
@@ -82,22 +79,84 @@ async fn load(conn: &mut AsyncPgConnection, ws: WorkspaceId, user: UserId) -> di
 /// it (it is not a PHC string), so an invited person can only get in through their link.
 pub const NO_PASSWORD: &str = "!invited";
 
-/// Locks the workspace's active admin memberships and counts the ones other than `user`, so two
-/// concurrent demotions serialise and cannot both leave the workspace without an admin.
-async fn other_active_admins(
+/// The membership's facts for [`decide_change`] and [`decide_removal`], and for an active admin
+/// the number of other active admins, counted with the workspace's active admin memberships locked
+/// so that two concurrent demotions serialise and cannot both leave the workspace without one.
+async fn facts(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
     user: UserId,
-) -> diesel::QueryResult<usize> {
+) -> Result<(MemberFacts, Option<usize>), TxError> {
+    let current: Option<(String, String, String, String, Option<OffsetDateTime>)> = workspace_members::table
+        .inner_join(users::table)
+        .filter(workspace_members::workspace_id.eq(ws.0))
+        .filter(workspace_members::user_id.eq(user.0))
+        .select((
+            workspace_members::role,
+            workspace_members::status,
+            member_name(),
+            users::email,
+            workspace_members::joined_at,
+        ))
+        .first(conn)
+        .await
+        .optional()?;
+    let (role, status, name, email, joined_at) = current.ok_or(TxError::Change(ChangeMemberError::NotFound(user)))?;
+    let facts = MemberFacts {
+        role: role
+            .parse::<Role>()
+            .map_err(|e| TxError::Change(ChangeMemberError::Unknown(repo(anyhow::anyhow!("{}", e.message)))))?,
+        status: MemberStatus::parse(&status).unwrap_or(MemberStatus::Deactivated),
+        joined: joined_at.is_some(),
+        name,
+        email,
+    };
+    if !facts.is_active_admin() {
+        return Ok((facts, None));
+    }
     let admins: Vec<i64> = workspace_members::table
         .filter(workspace_members::workspace_id.eq(ws.0))
-        .filter(workspace_members::role.eq("admin"))
+        .filter(workspace_members::role.eq(Role::Admin.as_str()))
         .filter(workspace_members::is_active.eq(true))
         .select(workspace_members::user_id)
         .for_update()
         .load(conn)
         .await?;
-    Ok(admins.iter().filter(|id| **id != user.0).count())
+    Ok((facts, Some(admins.iter().filter(|id| **id != user.0).count())))
+}
+
+/// Stores the decided fields of a membership.
+async fn apply(conn: &mut AsyncPgConnection, ws: WorkspaceId, user: UserId, write: &MemberWrite) -> QueryResult<()> {
+    let row = || workspace_members::table.find((ws.0, user.0));
+    if let Some(role) = write.role {
+        diesel::update(row())
+            .set((workspace_members::role.eq(role.as_str()), workspace_members::updated_at.eq(diesel::dsl::now)))
+            .execute(conn)
+            .await?;
+    }
+    if let Some(status) = write.status {
+        diesel::update(row())
+            .set((workspace_members::status.eq(status.as_str()), workspace_members::updated_at.eq(diesel::dsl::now)))
+            .execute(conn)
+            .await?;
+    }
+    if let Some(availability) = write.availability {
+        diesel::update(row())
+            .set((
+                workspace_members::availability.eq(availability.as_str()),
+                workspace_members::updated_at.eq(diesel::dsl::now),
+            ))
+            .execute(conn)
+            .await?;
+    }
+    if let Some(name) = &write.name {
+        // Per membership: other workspaces keep the name they know.
+        diesel::update(row())
+            .set((workspace_members::name.eq(name.as_str()), workspace_members::updated_at.eq(diesel::dsl::now)))
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
 }
 
 enum AddTxError {
@@ -148,77 +207,10 @@ impl MemberRepository for PgMemberRepository {
         let row = conn
             .transaction::<_, TxError, _>(|conn| {
                 async move {
-                    let current =
-                        load(conn, ws, user).await?.ok_or(TxError::Change(ChangeMemberError::NotFound(user)))?;
-                    let is_active_admin = current.3 == "admin" && status_of(&current) == MemberStatus::Active;
-                    if is_active_admin
-                        && change.removes_admin_rights()
-                        && other_active_admins(conn, ws, user).await? == 0
-                    {
-                        return Err(TxError::Change(ChangeMemberError::LastAdmin));
-                    }
-                    if let Some(role) = change.role {
-                        diesel::update(workspace_members::table.find((ws.0, user.0)))
-                            .set((
-                                workspace_members::role.eq(role.as_str()),
-                                workspace_members::updated_at.eq(diesel::dsl::now),
-                            ))
-                            .execute(conn)
-                            .await?;
-                    }
-                    if change.active.is_some() {
-                        let joined: Option<OffsetDateTime> = workspace_members::table
-                            .find((ws.0, user.0))
-                            .select(workspace_members::joined_at)
-                            .first(conn)
-                            .await?;
-                        let status = status_of(&current).after(change.active, joined.is_some());
-                        diesel::update(workspace_members::table.find((ws.0, user.0)))
-                            .set((
-                                workspace_members::status.eq(status.as_str()),
-                                workspace_members::updated_at.eq(diesel::dsl::now),
-                            ))
-                            .execute(conn)
-                            .await?;
-                    }
-                    if let Some(availability) = change.availability {
-                        diesel::update(workspace_members::table.find((ws.0, user.0)))
-                            .set((
-                                workspace_members::availability.eq(availability.as_str()),
-                                workspace_members::updated_at.eq(diesel::dsl::now),
-                            ))
-                            .execute(conn)
-                            .await?;
-                    }
-                    if let Some(name) = &change.name {
-                        // Per membership: other workspaces keep the name they know.
-                        diesel::update(workspace_members::table.find((ws.0, user.0)))
-                            .set((
-                                workspace_members::name.eq(name.as_str()),
-                                workspace_members::updated_at.eq(diesel::dsl::now),
-                            ))
-                            .execute(conn)
-                            .await?;
-                    }
-                    let records: Vec<AuditEntry> = audit
-                        .iter()
-                        .filter_map(|e| match e.action {
-                            AuditAction::MemberRoleChanged => {
-                                Some(crate::audit::with_detail(e, "previous_role", current.3.clone()))
-                            }
-                            // The same name again changes nothing and is not recorded.
-                            AuditAction::MemberUpdated
-                                if change.name.as_ref().is_some_and(|n| n.as_str() == current.2) =>
-                            {
-                                None
-                            }
-                            AuditAction::MemberUpdated => {
-                                Some(crate::audit::with_detail(e, "previous_name", current.2.clone()))
-                            }
-                            _ => Some(e.clone()),
-                        })
-                        .collect();
-                    crate::audit::write(conn, &records, None).await?;
+                    let (facts, other_admins) = facts(conn, ws, user).await?;
+                    let write = decide_change(&facts, other_admins, change, &audit).map_err(TxError::Change)?;
+                    apply(conn, ws, user, &write).await?;
+                    crate::audit::write(conn, &write.audit, None).await?;
                     load(conn, ws, user).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))
                 }
                 .scope_boxed()
@@ -320,45 +312,40 @@ impl MemberRepository for PgMemberRepository {
                         .await
                         .optional()?;
                     let existing = existing.map(|s| MemberStatus::parse(&s).unwrap_or(MemberStatus::Deactivated));
-                    let (status, joined_at) = match new.invitation {
-                        Some(_) => (MemberStatus::Invited, None),
-                        None => (MemberStatus::Active, Some(OffsetDateTime::now_utc())),
-                    };
-                    match Admission::of(existing) {
-                        Admission::AlreadyMember => return Err(AddTxError::AlreadyMember),
-                        Admission::New => {
-                            diesel::insert_into(workspace_members::table)
-                                .values((
-                                    workspace_members::workspace_id.eq(ws),
-                                    workspace_members::user_id.eq(user_id),
-                                    workspace_members::role.eq(new.role.as_str()),
-                                    workspace_members::name.eq(new.name.as_str()),
-                                    workspace_members::status.eq(status.as_str()),
-                                    workspace_members::joined_at.eq(joined_at),
-                                ))
-                                .execute(conn)
-                                .await?;
-                        }
-                        Admission::Reinvite => {
-                            // Every older link of this membership stops working (410).
-                            diesel::delete(
-                                member_invitations::table
-                                    .filter(member_invitations::workspace_id.eq(ws))
-                                    .filter(member_invitations::user_id.eq(user_id)),
-                            )
+                    let write = decide_admission(existing, new.invitation.is_some(), OffsetDateTime::now_utc())
+                        .map_err(|_| AddTxError::AlreadyMember)?;
+                    let (status, joined_at) = (write.status, write.joined_at);
+                    if write.reinvite {
+                        // Every older link of this membership stops working (410).
+                        diesel::delete(
+                            member_invitations::table
+                                .filter(member_invitations::workspace_id.eq(ws))
+                                .filter(member_invitations::user_id.eq(user_id)),
+                        )
+                        .execute(conn)
+                        .await?;
+                        diesel::update(workspace_members::table.find((ws, user_id)))
+                            .set((
+                                workspace_members::role.eq(new.role.as_str()),
+                                workspace_members::name.eq(new.name.as_str()),
+                                workspace_members::status.eq(status.as_str()),
+                                workspace_members::joined_at.eq(joined_at),
+                                workspace_members::updated_at.eq(diesel::dsl::now),
+                            ))
                             .execute(conn)
                             .await?;
-                            diesel::update(workspace_members::table.find((ws, user_id)))
-                                .set((
-                                    workspace_members::role.eq(new.role.as_str()),
-                                    workspace_members::name.eq(new.name.as_str()),
-                                    workspace_members::status.eq(status.as_str()),
-                                    workspace_members::joined_at.eq(joined_at),
-                                    workspace_members::updated_at.eq(diesel::dsl::now),
-                                ))
-                                .execute(conn)
-                                .await?;
-                        }
+                    } else {
+                        diesel::insert_into(workspace_members::table)
+                            .values((
+                                workspace_members::workspace_id.eq(ws),
+                                workspace_members::user_id.eq(user_id),
+                                workspace_members::role.eq(new.role.as_str()),
+                                workspace_members::name.eq(new.name.as_str()),
+                                workspace_members::status.eq(status.as_str()),
+                                workspace_members::joined_at.eq(joined_at),
+                            ))
+                            .execute(conn)
+                            .await?;
                     }
                     if let Some(invitation) = &new.invitation {
                         diesel::insert_into(member_invitations::table)
@@ -487,16 +474,9 @@ impl MemberRepository for PgMemberRepository {
         let r = conn
             .transaction::<_, TxError, _>(|conn| {
                 async move {
-                    let current =
-                        load(conn, ws, user).await?.ok_or(TxError::Change(ChangeMemberError::NotFound(user)))?;
-                    if current.3 == "admin"
-                        && status_of(&current) == MemberStatus::Active
-                        && other_active_admins(conn, ws, user).await? == 0
-                    {
-                        return Err(TxError::Change(ChangeMemberError::LastAdmin));
-                    }
+                    let (facts, other_admins) = facts(conn, ws, user).await?;
+                    let record = decide_removal(&facts, other_admins, &audit).map_err(TxError::Change)?;
                     diesel::delete(workspace_members::table.find((ws.0, user.0))).execute(conn).await?;
-                    let record = crate::audit::with_detail(&audit, "email", current.1.clone());
                     crate::audit::write(conn, &[record], None).await?;
                     Ok(())
                 }

@@ -86,31 +86,25 @@ impl WorkspaceRepository for PgWorkspaceRepository {
                             }
                             _ => TxError::Db(e),
                         })?;
-                    // An existing user keeps their password: being made admin of another workspace
-                    // must not let an operator reset someone's credentials.
-                    let existing: Option<i64> = users::table
+                    // An existing user keeps their password (and name): being made admin of another
+                    // workspace must not let an operator reset someone's credentials.
+                    diesel::insert_into(users::table)
+                        .values((
+                            users::email.eq(new.admin_email.as_str()),
+                            users::name.eq(new.admin_name.as_str()),
+                            users::password_hash.eq(&new.admin_password_hash.0),
+                        ))
+                        .on_conflict_do_nothing()
+                        .execute(conn)
+                        .await?;
+                    let user_id: i64 = users::table
                         .filter(
                             diesel::dsl::sql::<diesel::sql_types::Bool>("lower(email) = ")
                                 .bind::<diesel::sql_types::Text, _>(new.admin_email.as_str()),
                         )
                         .select(users::id)
                         .first(conn)
-                        .await
-                        .optional()?;
-                    let user_id = match existing {
-                        Some(id) => id,
-                        None => {
-                            diesel::insert_into(users::table)
-                                .values((
-                                    users::email.eq(new.admin_email.as_str()),
-                                    users::name.eq(new.admin_name.as_str()),
-                                    users::password_hash.eq(&new.admin_password_hash.0),
-                                ))
-                                .returning(users::id)
-                                .get_result(conn)
-                                .await?
-                        }
-                    };
+                        .await?;
                     diesel::insert_into(workspace_members::table)
                         .values((
                             workspace_members::workspace_id.eq(workspace_id),

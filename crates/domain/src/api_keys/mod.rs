@@ -4,11 +4,13 @@
 pub mod model;
 pub mod notices;
 pub mod ports;
+pub mod revoke;
 pub mod roll;
 pub mod service;
 
 pub use model::*;
 pub use notices::*;
 pub use ports::*;
+pub use revoke::*;
 pub use roll::*;
 pub use service::*;

@@ -60,35 +60,34 @@ pub enum ListApiKeysError {
     Unknown(#[from] RepoError),
 }
 
-/// Declares the error enum of a revocation or a deletion of a key: the two fail in the same ways,
-/// each with its own enum so that a signature says which operation failed.
-macro_rules! key_change_error {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        #[derive(Debug, thiserror::Error)]
-        pub enum $name {
-            /// Only workspace admins manage keys.
-            #[error("only workspace admins can manage API keys")]
-            Forbidden,
-            /// The workspace has no such key (another workspace's key is reported the same way).
-            #[error("API key {0} not found")]
-            NotFound(ApiKeyId),
-            /// Infrastructure failure.
-            #[error(transparent)]
-            Unknown(#[from] RepoError),
-        }
-    };
+/// Why a key could not be revoked. A deletion fails in the same ways ([`DeleteApiKeyError`]), with
+/// its own enum so that a signature says which operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RevokeApiKeyError {
+    /// Only workspace admins manage keys.
+    #[error("only workspace admins can manage API keys")]
+    Forbidden,
+    /// The workspace has no such key (another workspace's key is reported the same way).
+    #[error("API key {0} not found")]
+    NotFound(ApiKeyId),
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
 }
 
-key_change_error!(
-    /// Why a key could not be revoked.
-    RevokeApiKeyError
-);
-
-key_change_error!(
-    /// Why a key could not be deleted.
-    DeleteApiKeyError
-);
+/// Why a key could not be deleted.
+#[derive(Debug, thiserror::Error)]
+pub enum DeleteApiKeyError {
+    /// Only workspace admins manage keys.
+    #[error("only workspace admins can manage API keys")]
+    Forbidden,
+    /// The workspace has no such key (another workspace's key is reported the same way).
+    #[error("API key {0} not found")]
+    NotFound(ApiKeyId),
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
 
 /// An admin's request to roll a key.
 #[derive(Debug, Clone, Default)]

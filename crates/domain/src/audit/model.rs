@@ -18,66 +18,157 @@ pub const DEFAULT_RETENTION_DAYS: u32 = 365;
 /// Longest user agent kept.
 const MAX_USER_AGENT: usize = 512;
 
-macro_rules! actions {
-    ($($variant:ident => $name:literal),+ $(,)?) => {
-        /// What was done (`docs/contract.md`, "Audit log").
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum AuditAction {
-            $(
-                #[doc = concat!("`", $name, "`")]
-                $variant,
-            )+
-        }
-
-        impl AuditAction {
-            /// Every action, in catalog order.
-            pub const ALL: &'static [AuditAction] = &[$(AuditAction::$variant),+];
-
-            /// The stable name (`api_key.created`).
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(AuditAction::$variant => $name,)+
-                }
-            }
-        }
-    };
+/// What was done (`docs/contract.md`, "Audit log").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AuditAction {
+    /// `api_key.created`
+    ApiKeyCreated,
+    /// `api_key.revoked`
+    ApiKeyRevoked,
+    /// `api_key.deleted`
+    ApiKeyDeleted,
+    /// `api_key.rolled`
+    ApiKeyRolled,
+    /// `member.added`
+    MemberAdded,
+    /// `member.role_changed`
+    MemberRoleChanged,
+    /// `member.updated`
+    MemberUpdated,
+    /// `member.deactivated`
+    MemberDeactivated,
+    /// `member.reactivated`
+    MemberReactivated,
+    /// `member.removed`
+    MemberRemoved,
+    /// `webhook.created`
+    WebhookCreated,
+    /// `webhook.updated`
+    WebhookUpdated,
+    /// `webhook.deleted`
+    WebhookDeleted,
+    /// `webhook.secret_viewed`
+    WebhookSecretViewed,
+    /// `webhook.secret_rotated`
+    WebhookSecretRotated,
+    /// `webhook.disabled`
+    WebhookDisabled,
+    /// `webhook.delivery_retried`
+    WebhookDeliveryRetried,
+    /// `webhook.test_sent`
+    WebhookTestSent,
+    /// `webhook.replayed`
+    WebhookReplayed,
+    /// `channel.created`
+    ChannelCreated,
+    /// `channel.updated`
+    ChannelUpdated,
+    /// `channel.credentials_changed`
+    ChannelCredentialsChanged,
+    /// `label.created`
+    LabelCreated,
+    /// `label.updated`
+    LabelUpdated,
+    /// `label.deleted`
+    LabelDeleted,
+    /// `team.created`
+    TeamCreated,
+    /// `team.updated`
+    TeamUpdated,
+    /// `team.deleted`
+    TeamDeleted,
+    /// `user.signed_in`
+    UserSignedIn,
+    /// `user.sign_in_failed`
+    UserSignInFailed,
+    /// `workspace.plan_changed`
+    WorkspacePlanChanged,
+    /// `oauth.granted`
+    OAuthGranted,
+    /// `oauth.revoked`
+    OAuthRevoked,
+    /// `contact.erased`
+    ContactErased,
 }
 
-actions! {
-    ApiKeyCreated => "api_key.created",
-    ApiKeyRevoked => "api_key.revoked",
-    ApiKeyDeleted => "api_key.deleted",
-    ApiKeyRolled => "api_key.rolled",
-    MemberAdded => "member.added",
-    MemberRoleChanged => "member.role_changed",
-    MemberUpdated => "member.updated",
-    MemberDeactivated => "member.deactivated",
-    MemberReactivated => "member.reactivated",
-    MemberRemoved => "member.removed",
-    WebhookCreated => "webhook.created",
-    WebhookUpdated => "webhook.updated",
-    WebhookDeleted => "webhook.deleted",
-    WebhookSecretViewed => "webhook.secret_viewed",
-    WebhookSecretRotated => "webhook.secret_rotated",
-    WebhookDisabled => "webhook.disabled",
-    WebhookDeliveryRetried => "webhook.delivery_retried",
-    WebhookTestSent => "webhook.test_sent",
-    WebhookReplayed => "webhook.replayed",
-    ChannelCreated => "channel.created",
-    ChannelUpdated => "channel.updated",
-    ChannelCredentialsChanged => "channel.credentials_changed",
-    LabelCreated => "label.created",
-    LabelUpdated => "label.updated",
-    LabelDeleted => "label.deleted",
-    TeamCreated => "team.created",
-    TeamUpdated => "team.updated",
-    TeamDeleted => "team.deleted",
-    UserSignedIn => "user.signed_in",
-    UserSignInFailed => "user.sign_in_failed",
-    WorkspacePlanChanged => "workspace.plan_changed",
-    OAuthGranted => "oauth.granted",
-    OAuthRevoked => "oauth.revoked",
-    ContactErased => "contact.erased",
+impl AuditAction {
+    /// Every action, in catalog order.
+    pub const ALL: &'static [AuditAction] = &[
+        AuditAction::ApiKeyCreated,
+        AuditAction::ApiKeyRevoked,
+        AuditAction::ApiKeyDeleted,
+        AuditAction::ApiKeyRolled,
+        AuditAction::MemberAdded,
+        AuditAction::MemberRoleChanged,
+        AuditAction::MemberUpdated,
+        AuditAction::MemberDeactivated,
+        AuditAction::MemberReactivated,
+        AuditAction::MemberRemoved,
+        AuditAction::WebhookCreated,
+        AuditAction::WebhookUpdated,
+        AuditAction::WebhookDeleted,
+        AuditAction::WebhookSecretViewed,
+        AuditAction::WebhookSecretRotated,
+        AuditAction::WebhookDisabled,
+        AuditAction::WebhookDeliveryRetried,
+        AuditAction::WebhookTestSent,
+        AuditAction::WebhookReplayed,
+        AuditAction::ChannelCreated,
+        AuditAction::ChannelUpdated,
+        AuditAction::ChannelCredentialsChanged,
+        AuditAction::LabelCreated,
+        AuditAction::LabelUpdated,
+        AuditAction::LabelDeleted,
+        AuditAction::TeamCreated,
+        AuditAction::TeamUpdated,
+        AuditAction::TeamDeleted,
+        AuditAction::UserSignedIn,
+        AuditAction::UserSignInFailed,
+        AuditAction::WorkspacePlanChanged,
+        AuditAction::OAuthGranted,
+        AuditAction::OAuthRevoked,
+        AuditAction::ContactErased,
+    ];
+
+    /// The stable name (`api_key.created`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditAction::ApiKeyCreated => "api_key.created",
+            AuditAction::ApiKeyRevoked => "api_key.revoked",
+            AuditAction::ApiKeyDeleted => "api_key.deleted",
+            AuditAction::ApiKeyRolled => "api_key.rolled",
+            AuditAction::MemberAdded => "member.added",
+            AuditAction::MemberRoleChanged => "member.role_changed",
+            AuditAction::MemberUpdated => "member.updated",
+            AuditAction::MemberDeactivated => "member.deactivated",
+            AuditAction::MemberReactivated => "member.reactivated",
+            AuditAction::MemberRemoved => "member.removed",
+            AuditAction::WebhookCreated => "webhook.created",
+            AuditAction::WebhookUpdated => "webhook.updated",
+            AuditAction::WebhookDeleted => "webhook.deleted",
+            AuditAction::WebhookSecretViewed => "webhook.secret_viewed",
+            AuditAction::WebhookSecretRotated => "webhook.secret_rotated",
+            AuditAction::WebhookDisabled => "webhook.disabled",
+            AuditAction::WebhookDeliveryRetried => "webhook.delivery_retried",
+            AuditAction::WebhookTestSent => "webhook.test_sent",
+            AuditAction::WebhookReplayed => "webhook.replayed",
+            AuditAction::ChannelCreated => "channel.created",
+            AuditAction::ChannelUpdated => "channel.updated",
+            AuditAction::ChannelCredentialsChanged => "channel.credentials_changed",
+            AuditAction::LabelCreated => "label.created",
+            AuditAction::LabelUpdated => "label.updated",
+            AuditAction::LabelDeleted => "label.deleted",
+            AuditAction::TeamCreated => "team.created",
+            AuditAction::TeamUpdated => "team.updated",
+            AuditAction::TeamDeleted => "team.deleted",
+            AuditAction::UserSignedIn => "user.signed_in",
+            AuditAction::UserSignInFailed => "user.sign_in_failed",
+            AuditAction::WorkspacePlanChanged => "workspace.plan_changed",
+            AuditAction::OAuthGranted => "oauth.granted",
+            AuditAction::OAuthRevoked => "oauth.revoked",
+            AuditAction::ContactErased => "contact.erased",
+        }
+    }
 }
 
 impl fmt::Display for AuditAction {
@@ -274,6 +365,18 @@ impl AuditEntry {
     /// The target id, or `created` when the entry's is left to the repository.
     pub fn target_id_or(&self, created: i64) -> Option<i64> {
         self.target.map(|t| t.id.unwrap_or(created))
+    }
+
+    /// The entry with `key` set to `value` in its details (what the storage read inside the
+    /// change's transaction, such as the role before).
+    pub fn with_detail(&self, key: &str, value: impl Into<Value>) -> AuditEntry {
+        let mut e = self.clone();
+        if let Value::Object(map) = &mut e.details {
+            map.insert(key.to_owned(), value.into());
+        } else {
+            e.details = serde_json::json!({ key: value.into() });
+        }
+        e
     }
 }
 

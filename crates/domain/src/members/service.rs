@@ -72,52 +72,61 @@ pub enum AddMemberFailure {
     Unknown(#[from] RepoError),
 }
 
-/// Declares the error enum of a change or a removal of a member: the two fail in the same ways
-/// (the policy or a rule of the data, an unknown member, the last active admin), each with its
-/// own enum so that a signature says which operation failed.
-macro_rules! member_change_error {
-    ($(#[$doc:meta])* $name:ident, $forbidden:literal) => {
-        $(#[$doc])*
-        #[derive(Debug, thiserror::Error)]
-        pub enum $name {
-            #[doc = $forbidden]
-            #[error("{0}")]
-            Forbidden(&'static str),
-            /// Not a member of this workspace.
-            #[error("user {0} not found")]
-            NotFound(UserId),
-            /// The workspace would be left without an active admin.
-            #[error("the workspace must keep at least one active admin")]
-            LastAdmin,
-            /// Infrastructure failure.
-            #[error(transparent)]
-            Unknown(#[from] RepoError),
-        }
-
-        impl From<ChangeMemberError> for $name {
-            fn from(e: ChangeMemberError) -> Self {
-                match e {
-                    ChangeMemberError::NotFound(id) => Self::NotFound(id),
-                    ChangeMemberError::LastAdmin => Self::LastAdmin,
-                    ChangeMemberError::Unknown(e) => Self::Unknown(e),
-                }
-            }
-        }
-    };
+/// Why a member could not be changed. A removal fails in the same ways ([`RemoveMemberError`]),
+/// with its own enum so that a signature says which operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateMemberError {
+    /// A change of one's own role or activity, or anything about another member without the right
+    /// to manage members.
+    #[error("{0}")]
+    Forbidden(&'static str),
+    /// Not a member of this workspace.
+    #[error("user {0} not found")]
+    NotFound(UserId),
+    /// The workspace would be left without an active admin.
+    #[error("the workspace must keep at least one active admin")]
+    LastAdmin,
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
 }
 
-member_change_error!(
-    /// Why a member could not be changed.
-    UpdateMemberError,
-    "A change of one's own role or activity, or anything about another member without the right \
-     to manage members."
-);
+impl From<ChangeMemberError> for UpdateMemberError {
+    fn from(e: ChangeMemberError) -> Self {
+        match e {
+            ChangeMemberError::NotFound(id) => Self::NotFound(id),
+            ChangeMemberError::LastAdmin => Self::LastAdmin,
+            ChangeMemberError::Unknown(e) => Self::Unknown(e),
+        }
+    }
+}
 
-member_change_error!(
-    /// Why a member could not be removed.
-    RemoveMemberError,
-    "Removing oneself, or anyone without the right to manage members."
-);
+/// Why a member could not be removed.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoveMemberError {
+    /// Removing oneself, or anyone without the right to manage members.
+    #[error("{0}")]
+    Forbidden(&'static str),
+    /// Not a member of this workspace.
+    #[error("user {0} not found")]
+    NotFound(UserId),
+    /// The workspace would be left without an active admin.
+    #[error("the workspace must keep at least one active admin")]
+    LastAdmin,
+    /// Infrastructure failure.
+    #[error(transparent)]
+    Unknown(#[from] RepoError),
+}
+
+impl From<ChangeMemberError> for RemoveMemberError {
+    fn from(e: ChangeMemberError) -> Self {
+        match e {
+            ChangeMemberError::NotFound(id) => Self::NotFound(id),
+            ChangeMemberError::LastAdmin => Self::LastAdmin,
+            ChangeMemberError::Unknown(e) => Self::Unknown(e),
+        }
+    }
+}
 
 /// Why an invitation could not be accepted.
 #[derive(Debug, thiserror::Error)]

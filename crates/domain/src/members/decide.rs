@@ -1,0 +1,141 @@
+//! The rules of a membership's change, removal and admission over the facts the storage reads
+//! inside its transaction (facts → decision → apply): the last active admin stays, a
+//! reactivation gives access back only to who once accepted, the audit records carry what was
+//! before, and the same name again is not recorded.
+
+use time::OffsetDateTime;
+
+use super::model::{Admission, Availability, MemberChange, MemberStatus};
+use super::ports::{AddMemberError, ChangeMemberError};
+use crate::audit::{AuditAction, AuditEntry};
+use crate::users::{PersonName, Role};
+
+/// A membership as its transaction reads it, before a change or a removal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberFacts {
+    /// The member's role.
+    pub role: Role,
+    /// Invited, active or deactivated.
+    pub status: MemberStatus,
+    /// Whether the person ever accepted (the membership has a `joined_at`).
+    pub joined: bool,
+    /// Their name in this workspace.
+    pub name: String,
+    /// Their e-mail.
+    pub email: String,
+}
+
+impl MemberFacts {
+    /// Whether the member is an active admin, so that taking their rights away needs the count of
+    /// the other active admins ([`decide_change`], [`decide_removal`]). The storage reads that
+    /// count only then, with the admins' memberships locked, so two concurrent demotions serialise.
+    pub fn is_active_admin(&self) -> bool {
+        self.role == Role::Admin && self.status == MemberStatus::Active
+    }
+}
+
+/// What a change writes: each `Some` field is stored; `audit` is stored with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberWrite {
+    /// The new role.
+    pub role: Option<Role>,
+    /// The new status (after an activation or deactivation).
+    pub status: Option<MemberStatus>,
+    /// The new availability.
+    pub availability: Option<Availability>,
+    /// The new name in this workspace (also when it is the same: only its record is dropped).
+    pub name: Option<PersonName>,
+    /// The records to store in the change's transaction.
+    pub audit: Vec<AuditEntry>,
+}
+
+/// Whether taking an active admin's rights away leaves the workspace with none. `other_admins`
+/// is the number of other active admins, read only for an active admin (`None` otherwise).
+fn leaves_no_admin(facts: &MemberFacts, other_admins: Option<usize>) -> bool {
+    facts.is_active_admin() && other_admins.unwrap_or(0) == 0
+}
+
+/// The write of `change` on the membership of `facts`, with the service's records `entries`
+/// completed by what was before (`previous_role`, `previous_name`); a rename to the same name
+/// is not recorded.
+///
+/// # Errors
+/// [`ChangeMemberError::LastAdmin`] when the change takes the rights of the last active admin
+/// away (a demotion or a deactivation).
+pub fn decide_change(
+    facts: &MemberFacts,
+    other_admins: Option<usize>,
+    change: &MemberChange,
+    entries: &[AuditEntry],
+) -> Result<MemberWrite, ChangeMemberError> {
+    if change.removes_admin_rights() && leaves_no_admin(facts, other_admins) {
+        return Err(ChangeMemberError::LastAdmin);
+    }
+    let same_name = change.name.as_ref().is_some_and(|n| n.as_str() == facts.name);
+    let audit = entries
+        .iter()
+        .filter_map(|e| match e.action {
+            AuditAction::MemberRoleChanged => Some(e.with_detail("previous_role", facts.role.as_str())),
+            // The same name again changes nothing and is not recorded.
+            AuditAction::MemberUpdated if same_name => None,
+            AuditAction::MemberUpdated => Some(e.with_detail("previous_name", facts.name.clone())),
+            _ => Some(e.clone()),
+        })
+        .collect();
+    Ok(MemberWrite {
+        role: change.role,
+        status: change.active.map(|_| facts.status.after(change.active, facts.joined)),
+        availability: change.availability,
+        name: change.name.clone(),
+        audit,
+    })
+}
+
+/// The record of removing the membership of `facts` (`entry` with the member's `email`).
+///
+/// # Errors
+/// [`ChangeMemberError::LastAdmin`] when the member is the last active admin.
+pub fn decide_removal(
+    facts: &MemberFacts,
+    other_admins: Option<usize>,
+    entry: &AuditEntry,
+) -> Result<AuditEntry, ChangeMemberError> {
+    if leaves_no_admin(facts, other_admins) {
+        return Err(ChangeMemberError::LastAdmin);
+    }
+    Ok(entry.with_detail("email", facts.email.clone()))
+}
+
+/// How a person's membership is written when they are added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdmissionWrite {
+    /// `false`: create the membership ([`Admission::New`]); `true`: replace the invited one and
+    /// void its older links ([`Admission::Reinvite`]).
+    pub reinvite: bool,
+    /// `invited` with an invitation, else `active` (the operator vouched).
+    pub status: MemberStatus,
+    /// When the person joined: now for an active membership, none for an invited one.
+    pub joined_at: Option<OffsetDateTime>,
+}
+
+/// The write of adding a person whose membership so far is `existing`, invited or not, at `now`.
+///
+/// # Errors
+/// [`AddMemberError::AlreadyMember`] for an active or deactivated member.
+pub fn decide_admission(
+    existing: Option<MemberStatus>,
+    invited: bool,
+    now: OffsetDateTime,
+) -> Result<AdmissionWrite, AddMemberError> {
+    let reinvite = match Admission::of(existing) {
+        Admission::AlreadyMember => return Err(AddMemberError::AlreadyMember),
+        Admission::New => false,
+        Admission::Reinvite => true,
+    };
+    let (status, joined_at) = if invited { (MemberStatus::Invited, None) } else { (MemberStatus::Active, Some(now)) };
+    Ok(AdmissionWrite { reinvite, status, joined_at })
+}
+
+#[cfg(test)]
+#[path = "decide_tests.rs"]
+mod tests;

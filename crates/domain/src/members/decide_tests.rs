@@ -1,0 +1,97 @@
+use serde_json::json;
+use time::macros::datetime;
+
+use super::*;
+use crate::audit::{AuditContext, AuditTarget};
+use crate::workspace::WorkspaceId;
+
+fn facts(role: Role, status: MemberStatus) -> MemberFacts {
+    MemberFacts { role, status, joined: true, name: "Ann".into(), email: "ann@example.com".into() }
+}
+
+fn entry(action: AuditAction, details: serde_json::Value) -> AuditEntry {
+    AuditContext::cli().entry(WorkspaceId(1), action, AuditTarget::user(Some(7)), details)
+}
+
+fn change(name: Option<&str>, role: Option<&str>, active: Option<bool>) -> MemberChange {
+    MemberChange::new(name, role, active).expect("valid")
+}
+
+#[test]
+fn the_last_active_admin_cannot_be_demoted_or_deactivated() {
+    let admin = facts(Role::Admin, MemberStatus::Active);
+    for c in [change(None, Some("agent"), None), change(None, None, Some(false))] {
+        assert!(matches!(decide_change(&admin, Some(0), &c, &[]), Err(ChangeMemberError::LastAdmin)));
+        assert!(decide_change(&admin, Some(1), &c, &[]).is_ok());
+    }
+}
+
+#[test]
+fn an_admin_count_that_was_not_read_never_lets_the_last_admin_go() {
+    let admin = facts(Role::Admin, MemberStatus::Active);
+    let demotion = change(None, Some("agent"), None);
+    assert!(matches!(decide_change(&admin, None, &demotion, &[]), Err(ChangeMemberError::LastAdmin)));
+}
+
+#[test]
+fn changes_that_keep_admin_rights_need_no_other_admin() {
+    let admin = facts(Role::Admin, MemberStatus::Active);
+    let rename = change(Some("Bea"), None, None);
+    assert!(decide_change(&admin, Some(0), &rename, &[]).is_ok());
+    let inactive_admin = facts(Role::Admin, MemberStatus::Deactivated);
+    assert!(decide_change(&inactive_admin, None, &change(None, Some("agent"), None), &[]).is_ok());
+    let agent = facts(Role::Agent, MemberStatus::Active);
+    assert!(decide_change(&agent, None, &change(None, None, Some(false)), &[]).is_ok());
+}
+
+#[test]
+fn the_last_active_admin_cannot_be_removed_but_others_can() {
+    let removal = entry(AuditAction::MemberRemoved, json!({}));
+    let admin = facts(Role::Admin, MemberStatus::Active);
+    assert!(matches!(decide_removal(&admin, Some(0), &removal), Err(ChangeMemberError::LastAdmin)));
+    let record = decide_removal(&admin, Some(2), &removal).expect("another admin stays");
+    assert_eq!(record.details, json!({ "email": "ann@example.com" }));
+    let invited_admin = facts(Role::Admin, MemberStatus::Invited);
+    assert!(decide_removal(&invited_admin, None, &removal).is_ok());
+}
+
+#[test]
+fn records_carry_what_was_before_and_a_same_name_is_not_recorded() {
+    let agent = facts(Role::Agent, MemberStatus::Active);
+    let entries = [
+        entry(AuditAction::MemberUpdated, json!({ "fields": ["name"], "name": "Ann" })),
+        entry(AuditAction::MemberRoleChanged, json!({ "role": "admin" })),
+    ];
+    let same = decide_change(&agent, None, &change(Some("Ann"), Some("admin"), None), &entries).expect("allowed");
+    assert_eq!(same.audit.len(), 1);
+    assert_eq!(same.audit[0].details, json!({ "role": "admin", "previous_role": "agent" }));
+    assert_eq!(same.name.as_ref().map(PersonName::as_str), Some("Ann"), "the name is still written");
+
+    let renamed = [entry(AuditAction::MemberUpdated, json!({ "fields": ["name"], "name": "Bea" }))];
+    let w = decide_change(&agent, None, &change(Some("Bea"), None, None), &renamed).expect("allowed");
+    assert_eq!(w.audit[0].details, json!({ "fields": ["name"], "name": "Bea", "previous_name": "Ann" }));
+}
+
+#[test]
+fn a_reactivation_invites_again_whoever_never_accepted() {
+    let never_joined = MemberFacts { joined: false, ..facts(Role::Agent, MemberStatus::Deactivated) };
+    let w = decide_change(&never_joined, None, &change(None, None, Some(true)), &[]).expect("allowed");
+    assert_eq!(w.status, Some(MemberStatus::Invited));
+    let joined = facts(Role::Agent, MemberStatus::Deactivated);
+    let w = decide_change(&joined, None, &change(None, None, Some(true)), &[]).expect("allowed");
+    assert_eq!(w.status, Some(MemberStatus::Active));
+    let w = decide_change(&joined, None, &change(Some("Bea"), None, None), &[]).expect("allowed");
+    assert_eq!(w.status, None, "no activity change writes no status");
+}
+
+#[test]
+fn an_admission_invites_or_activates_and_refuses_members() {
+    let now = datetime!(2026-11-27 10:00 UTC);
+    let invited = decide_admission(None, true, now).expect("new");
+    assert_eq!((invited.reinvite, invited.status, invited.joined_at), (false, MemberStatus::Invited, None));
+    let vouched = decide_admission(Some(MemberStatus::Invited), false, now).expect("reinvite");
+    assert_eq!((vouched.reinvite, vouched.status, vouched.joined_at), (true, MemberStatus::Active, Some(now)));
+    for s in [MemberStatus::Active, MemberStatus::Deactivated] {
+        assert!(matches!(decide_admission(Some(s), true, now), Err(AddMemberError::AlreadyMember)));
+    }
+}
