@@ -15,12 +15,11 @@ use actix_web::{HttpMessage, ResponseError, Route};
 use domain::access::{authorize, Action, Denied, Surface};
 
 use crate::authentication::admitted::Unconfirmed;
-use crate::authentication::member::count_in_window;
-use crate::authentication::v1::add_rate_headers;
 use crate::authentication::{Member, V1Caller};
 use crate::error::ApiError;
 use crate::pages::session::{signed, Signed};
 use crate::pages::PageError;
+use crate::rate_limit::{add_rate_headers, count_in_window};
 
 /// Who may call a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod middleware;
 pub mod openapi;
 pub mod pages;
+pub mod rate_limit;
 pub mod routes;
 pub mod session_cookie;
 pub mod state;

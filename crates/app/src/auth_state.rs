@@ -41,7 +41,7 @@ pub fn auth_state(settings: &Settings, db: &Db) -> AuthState {
             dummy_hash: PasswordHash(DUMMY_PASSWORD_HASH.to_owned()),
         },
         admitted: Arc::default(),
-        member_windows: Arc::new(adapters_postgres::member_windows::PgMemberWindows::new(db.clone())),
+        member_windows: Arc::new(adapters_postgres::rate_limit::PgMemberWindows::new(db.clone())),
         audit: Arc::new(adapters_postgres::audit::PgAuditRepository::new(db.clone())),
     }
 }

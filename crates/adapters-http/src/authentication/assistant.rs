@@ -12,9 +12,10 @@ use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use domain::access::{Actor, Caller};
 use domain::auth::authenticate_assistant;
 
-use super::member::{count_in_window, Presented};
-use super::v1::{add_rate_headers, app_state};
+use super::member::Presented;
+use super::v1::app_state;
 use crate::error::ApiError;
+use crate::rate_limit::{add_rate_headers, count_in_window};
 
 /// An authenticated caller of the assistant's endpoints, admitted by the policy.
 #[derive(Debug, Clone, Copy)]

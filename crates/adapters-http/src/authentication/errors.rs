@@ -17,9 +17,7 @@ impl From<AuthenticateError> for ApiError {
             AuthenticateError::PlanRequired { required, current, .. } => {
                 ApiError::PlanRequired { required: required.to_string(), current: current.to_string() }
             }
-            AuthenticateError::Limited { rate } => {
-                ApiError::RateLimited { retry_after: u64::from(rate.retry_after_secs.unwrap_or(1)) }
-            }
+            AuthenticateError::Limited { rate } => crate::rate_limit::refused(&rate),
             AuthenticateError::Unknown(e) => e.into(),
         }
     }
@@ -34,9 +32,7 @@ impl From<MemberAuthError> for ApiError {
             MemberAuthError::Expired => ApiError::TokenExpired,
             MemberAuthError::ApiKey => ApiError::Forbidden(e.to_string()),
             MemberAuthError::NotMember => ApiError::NotFound(e.to_string()),
-            MemberAuthError::Limited { rate } => {
-                ApiError::RateLimited { retry_after: u64::from(rate.retry_after_secs.unwrap_or(1)) }
-            }
+            MemberAuthError::Limited { rate } => crate::rate_limit::refused(&rate),
             MemberAuthError::Unknown(e) => e.into(),
         }
     }

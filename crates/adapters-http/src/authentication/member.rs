@@ -3,7 +3,7 @@
 //! settings session cookie.
 //!
 //! Every request of a member counts in the member's hourly window, the one their `/v1` tokens
-//! and the assistant endpoints count in too ([`count_in_window`]): the settings API here, the
+//! and the assistant endpoints count in too ([`crate::rate_limit::count_in_window`]): the settings API here, the
 //! settings pages and CSV exports in [`crate::access`].
 
 use actix_web::body::{BoxBody, MessageBody};
@@ -14,11 +14,10 @@ use actix_web::{HttpMessage, HttpRequest};
 use domain::auth::{authenticate_member, MemberCredential};
 use domain::workspace::WorkspaceId;
 
-use domain::users::UserId;
-
-use super::v1::{add_rate_headers, app_state, authorization};
+use super::v1::{app_state, authorization};
 use super::Member;
 use crate::error::ApiError;
+use crate::rate_limit::{add_rate_headers, count_in_window};
 use crate::session_cookie::{csrf_header_ok, SESSION_COOKIE};
 
 /// Middleware for a scope whose path has a `{workspace_id}` segment: every request is from an
@@ -38,23 +37,6 @@ pub async fn authenticate_members(
     let mut res = next.call(req).await?.map_into_boxed_body();
     add_rate_headers(&mut res);
     Ok(res)
-}
-
-/// Counts a member's request in the member's window and leaves the window in the request's
-/// extensions for the rate-limit headers.
-///
-/// # Errors
-/// 429 `rate_limited` (with `Retry-After`) when the window is full; 503 when the database is out of
-/// reach.
-pub async fn count_in_window(req: &HttpRequest, ws: WorkspaceId, user: UserId) -> Result<(), ApiError> {
-    let state = app_state(req)?;
-    let auth = &state.auth;
-    let status = auth.member_windows.admit(ws, user, auth.rate_limit).await?;
-    req.extensions_mut().insert(status);
-    match status.retry_after_secs {
-        Some(retry_after) => Err(ApiError::RateLimited { retry_after: u64::from(retry_after) }),
-        None => Ok(()),
-    }
 }
 
 /// The `{workspace_id}` path segment; anything but a positive integer is a workspace not found.

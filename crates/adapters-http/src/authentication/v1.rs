@@ -13,7 +13,7 @@
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::header::{HeaderName, HeaderValue, AUTHORIZATION};
+use actix_web::http::header::AUTHORIZATION;
 use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
@@ -23,6 +23,7 @@ use domain::rate_limit::RateLimitStatus;
 use super::admitted::Unconfirmed;
 use super::V1Caller;
 use crate::error::ApiError;
+use crate::rate_limit::add_rate_headers;
 use crate::state::AppState;
 
 /// `/v1` paths that the middleware lets through without credentials: sign-in, the API document,
@@ -189,17 +190,4 @@ pub fn authorization(req: &HttpRequest) -> Result<Option<Vec<u8>>, ApiError> {
         return Err(ApiError::InvalidToken("send exactly one Authorization header".into()));
     }
     Ok(first)
-}
-
-/// Puts the rate-limit headers of `docs/contract.md` on `res` when its request was counted.
-pub fn add_rate_headers<B>(res: &mut ServiceResponse<B>) {
-    let status = res.request().extensions().get::<RateLimitStatus>().copied();
-    if let Some(status) = status {
-        let headers = res.headers_mut();
-        for (name, value) in status.headers() {
-            if let Ok(value) = HeaderValue::from_str(&value) {
-                headers.insert(HeaderName::from_static(name), value);
-            }
-        }
-    }
 }

@@ -80,8 +80,9 @@ fn render(doc: &Value, origin: &str, per_hour: u32, s: &Signed) -> Markup {
         h1 { "REST API reference" }
         p.lead { (text(&doc["info"]["title"])) ", version " (text(&doc["info"]["version"])) ". Generated from this server's OpenAPI 3.1 document "
             "(" a href="/v1/openapi.json" { "/v1/openapi.json" } "), so it always matches what the server does." }
-        @if !s.plan().includes(domain::api_keys::API_PLAN) {
-            (super::layout::plan_required("The REST API", domain::api_keys::API_PLAN, s.plan()))
+        // A key is what reaches the REST API: the plan that creating one needs is the API's.
+        @if let Some(required) = s.plan_required_for(domain::access::Action::ApiKeysCreate) {
+            (super::layout::plan_required("The REST API", required, s.plan()))
         }
         section.card aria-labelledby="basics" {
             h2 #basics { "Basics" }

@@ -158,6 +158,16 @@ impl Signed {
         authorize(&self.access(), action).is_ok()
     }
 
+    /// The lower plan that the policy names when it refuses `action` for the workspace's plan
+    /// (the page explains it instead of showing the feature); `None` when the plan allows it.
+    /// Pages ask this rather than comparing plans themselves: the plan rules live in the policy.
+    pub fn plan_required_for(&self, action: Action) -> Option<PlanTier> {
+        match authorize(&self.access(), action) {
+            Err(domain::access::Denied::PlanRequired { required, .. }) => Some(required),
+            _ => None,
+        }
+    }
+
     /// Like [`Signed::may`], but a feature that only the plan refuses still counts: its page
     /// explains the plan.
     pub fn may_see(&self, action: Action) -> bool {

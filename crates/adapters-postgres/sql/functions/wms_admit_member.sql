@@ -1,8 +1,8 @@
 -- The live definition of wms_admit_member(): the one place it is written (see ../README.md).
 -- Counts p_count requests of a member against the member's window (the assistant endpoints, for
--- a login token or a session): the window arithmetic of wms_authenticate, for a caller that
--- already knows the member is active. admitted of p_count were admitted (the first ones);
--- retry_after is set when some were refused.
+-- a login token or a session), for a caller that already knows the member is active: the window
+-- is wms_rate_window's. admitted of p_count were admitted (the first ones); retry_after is set
+-- when some were refused.
 CREATE OR REPLACE FUNCTION wms_admit_member(p_workspace bigint, p_user bigint, p_limit integer, p_window integer,
                                  p_count integer DEFAULT 1)
 RETURNS TABLE (
@@ -14,90 +14,12 @@ RETURNS TABLE (
 )
 LANGUAGE plpgsql
 AS $$
-#variable_conflict use_column
-DECLARE
-    v_win_id     bigint;
-    v_seconds    bigint[];
-    v_counts     integer[];
-    v_total      integer;
-    v_sec        bigint;
-    v_n          integer;
-    v_i          integer;
-    v_drop       integer;
-    v_changed    boolean := false;
-    v_need       integer;
 BEGIN
     IF p_count IS NULL OR p_count < 1 THEN
         RAISE EXCEPTION 'p_count must be at least 1, got %', p_count;
     END IF;
-    admitted := 0;
+    -- The window row is a counter, not a ledger (wms_authenticate says why).
     PERFORM set_config('synchronous_commit', 'off', true);
-    SELECT r.id, r.bucket_seconds, r.bucket_counts, r.total INTO v_win_id, v_seconds, v_counts, v_total
-      FROM rate_limit_windows r WHERE r.workspace_id = p_workspace AND r.user_id = p_user FOR UPDATE;
-    IF NOT FOUND THEN
-        INSERT INTO rate_limit_windows (workspace_id, user_id) VALUES (p_workspace, p_user) ON CONFLICT DO NOTHING;
-        SELECT r.id, r.bucket_seconds, r.bucket_counts, r.total INTO v_win_id, v_seconds, v_counts, v_total
-          FROM rate_limit_windows r WHERE r.workspace_id = p_workspace AND r.user_id = p_user FOR UPDATE;
-    END IF;
-
-    -- The time is read after the lock is held, so admissions are recorded in lock order and the
-    -- buckets stay sorted; a clock stepping backwards is folded into the newest bucket.
-    v_sec := floor(extract(epoch FROM clock_timestamp()))::bigint;
-    v_n := coalesce(cardinality(v_seconds), 0);
-    IF v_n > 0 AND v_seconds[v_n] > v_sec THEN
-        v_sec := v_seconds[v_n];
-    END IF;
-    now_epoch := v_sec;
-
-    -- An admission in second s may lie inside (t - window, t] for some t of the current second
-    -- iff s >= v_sec - window; older buckets are dropped. Keeping the others is conservative: an
-    -- admission occupies its slot for between window and window + 1 seconds, never less.
-    v_i := 1;
-    WHILE v_i <= v_n AND v_seconds[v_i] < v_sec - p_window LOOP
-        v_total := v_total - v_counts[v_i];
-        v_i := v_i + 1;
-    END LOOP;
-    IF v_i > 1 THEN
-        v_seconds := coalesce(v_seconds[v_i:v_n], '{}');
-        v_counts := coalesce(v_counts[v_i:v_n], '{}');
-        v_n := v_n - (v_i - 1);
-        v_changed := true;
-    END IF;
-
-    IF p_count > 0 THEN
-        admitted := least(p_count, greatest(p_limit - v_total, 0));
-        IF admitted > 0 THEN
-            IF v_n > 0 AND v_seconds[v_n] = v_sec THEN
-                v_counts[v_n] := v_counts[v_n] + admitted;
-            ELSE
-                v_seconds := v_seconds || v_sec;
-                v_counts := v_counts || admitted;
-                v_n := v_n + 1;
-            END IF;
-            v_total := v_total + admitted;
-            v_changed := true;
-        END IF;
-        IF admitted < p_count THEN
-            -- The earliest second at which fewer than p_limit admissions remain counted.
-            v_need := v_total - p_limit + 1;
-            v_drop := 0;
-            v_i := 1;
-            WHILE v_i <= v_n LOOP
-                v_drop := v_drop + v_counts[v_i];
-                EXIT WHEN v_drop >= v_need;
-                v_i := v_i + 1;
-            END LOOP;
-            retry_after := greatest(1, v_seconds[least(v_i, v_n)] + p_window + 1 - v_sec)::integer;
-        END IF;
-    END IF;
-
-    IF v_changed THEN
-        UPDATE rate_limit_windows SET bucket_seconds = v_seconds, bucket_counts = v_counts, total = v_total
-         WHERE id = v_win_id;
-    END IF;
-
-    remaining := greatest(p_limit - v_total, 0);
-    reset_after := CASE WHEN v_n = 0 THEN 0 ELSE greatest(1, v_seconds[1] + p_window + 1 - v_sec)::integer END;
-    RETURN NEXT;
+    RETURN QUERY SELECT * FROM wms_rate_window(NULL, p_workspace, p_user, p_limit, p_window, p_count);
 END;
 $$;

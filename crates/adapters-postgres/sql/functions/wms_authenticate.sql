@@ -24,17 +24,7 @@ DECLARE
     v_last_used  timestamptz;
     v_ws_active  boolean;
     v_mem_active boolean;
-    v_win_id     bigint;
-    v_seconds    bigint[];
-    v_counts     integer[];
-    v_total      integer;
-    v_sec        bigint;
-    v_n          integer;
-    v_i          integer;
-    v_drop       integer;
-    v_changed    boolean := false;
     v_admit      boolean;
-    v_need       integer;
     v_ws         bigint;
     v_user       bigint;
 BEGIN
@@ -114,89 +104,18 @@ BEGIN
         RETURN;
     END IF;
 
-    -- The window row, locked: every instance serialises here, which is what makes the limit exact.
-    IF p_kind = 'api_key' THEN
-        SELECT r.id, r.bucket_seconds, r.bucket_counts, r.total INTO v_win_id, v_seconds, v_counts, v_total
-          FROM rate_limit_windows r WHERE r.api_key_id = credential_id FOR UPDATE;
-        IF NOT FOUND THEN
-            INSERT INTO rate_limit_windows (api_key_id) VALUES (credential_id) ON CONFLICT DO NOTHING;
-            SELECT r.id, r.bucket_seconds, r.bucket_counts, r.total INTO v_win_id, v_seconds, v_counts, v_total
-              FROM rate_limit_windows r WHERE r.api_key_id = credential_id FOR UPDATE;
-        END IF;
-    ELSE
-        -- A login token counts against its member's window, shared by all of the member's tokens
-        -- and sessions (and the assistant endpoints, through wms_admit_member).
-        v_ws := workspace_id;
-        v_user := user_id;
-        SELECT r.id, r.bucket_seconds, r.bucket_counts, r.total INTO v_win_id, v_seconds, v_counts, v_total
-          FROM rate_limit_windows r WHERE r.workspace_id = v_ws AND r.user_id = v_user FOR UPDATE;
-        IF NOT FOUND THEN
-            INSERT INTO rate_limit_windows (workspace_id, user_id) VALUES (v_ws, v_user) ON CONFLICT DO NOTHING;
-            SELECT r.id, r.bucket_seconds, r.bucket_counts, r.total INTO v_win_id, v_seconds, v_counts, v_total
-              FROM rate_limit_windows r WHERE r.workspace_id = v_ws AND r.user_id = v_user FOR UPDATE;
-        END IF;
+    -- The window (wms_rate_window), taken after the credential row, in the same order as a
+    -- deletion cascading to the window, so the two never deadlock. A caller refused for its plan
+    -- counts nothing. A login token counts against its member's window.
+    v_ws := workspace_id;
+    v_user := user_id;
+    SELECT w.admitted, w.remaining, w.reset_after, w.retry_after, w.now_epoch
+      INTO admitted, remaining, reset_after, retry_after, now_epoch
+      FROM wms_rate_window(CASE WHEN p_kind = 'api_key' THEN credential_id END, v_ws, v_user, p_limit, p_window,
+                           CASE WHEN v_admit THEN p_count ELSE 0 END) w;
+    IF v_admit AND admitted = 0 THEN
+        outcome := 'limited';
     END IF;
-
-    -- The time is read after the lock is held, so admissions are recorded in lock order and the
-    -- buckets stay sorted; a clock stepping backwards is folded into the newest bucket.
-    v_sec := floor(extract(epoch FROM clock_timestamp()))::bigint;
-    v_n := coalesce(cardinality(v_seconds), 0);
-    IF v_n > 0 AND v_seconds[v_n] > v_sec THEN
-        v_sec := v_seconds[v_n];
-    END IF;
-    now_epoch := v_sec;
-
-    -- An admission in second s may lie inside (t - window, t] for some t of the current second
-    -- iff s >= v_sec - window; older buckets are dropped. Keeping the others is conservative: an
-    -- admission occupies its slot for between window and window + 1 seconds, never less.
-    v_i := 1;
-    WHILE v_i <= v_n AND v_seconds[v_i] < v_sec - p_window LOOP
-        v_total := v_total - v_counts[v_i];
-        v_i := v_i + 1;
-    END LOOP;
-    IF v_i > 1 THEN
-        v_seconds := coalesce(v_seconds[v_i:v_n], '{}');
-        v_counts := coalesce(v_counts[v_i:v_n], '{}');
-        v_n := v_n - (v_i - 1);
-        v_changed := true;
-    END IF;
-
-    IF v_admit THEN
-        admitted := least(p_count, greatest(p_limit - v_total, 0));
-        IF admitted > 0 THEN
-            IF v_n > 0 AND v_seconds[v_n] = v_sec THEN
-                v_counts[v_n] := v_counts[v_n] + admitted;
-            ELSE
-                v_seconds := v_seconds || v_sec;
-                v_counts := v_counts || admitted;
-                v_n := v_n + 1;
-            END IF;
-            v_total := v_total + admitted;
-            v_changed := true;
-        ELSE
-            outcome := 'limited';
-        END IF;
-        IF admitted < p_count THEN
-            -- The earliest second at which fewer than p_limit admissions remain counted.
-            v_need := v_total - p_limit + 1;
-            v_drop := 0;
-            v_i := 1;
-            WHILE v_i <= v_n LOOP
-                v_drop := v_drop + v_counts[v_i];
-                EXIT WHEN v_drop >= v_need;
-                v_i := v_i + 1;
-            END LOOP;
-            retry_after := greatest(1, v_seconds[least(v_i, v_n)] + p_window + 1 - v_sec)::integer;
-        END IF;
-    END IF;
-
-    IF v_changed THEN
-        UPDATE rate_limit_windows SET bucket_seconds = v_seconds, bucket_counts = v_counts, total = v_total
-         WHERE id = v_win_id;
-    END IF;
-
-    remaining := greatest(p_limit - v_total, 0);
-    reset_after := CASE WHEN v_n = 0 THEN 0 ELSE greatest(1, v_seconds[1] + p_window + 1 - v_sec)::integer END;
     RETURN NEXT;
 END;
 $$;

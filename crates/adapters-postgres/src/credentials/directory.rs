@@ -1,7 +1,18 @@
 //! Users for sign-in: by e-mail, and their active memberships.
 
-#[allow(clippy::wildcard_imports)]
-use super::*;
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sql_types::Text;
+use diesel_async::RunQueryDsl;
+use domain::auth::{LoginUser, Membership, UserDirectory};
+use domain::common::ports::PasswordHash;
+use domain::users::{Email, Role, UserId};
+use domain::workspace::{PlanTier, WorkspaceId};
+use domain::RepoError;
+
+use crate::error::repo;
+use crate::pool::Db;
+use crate::schema::{users, workspace_members, workspaces};
 
 /// [`UserDirectory`] on PostgreSQL.
 #[derive(Debug, Clone)]

@@ -2,26 +2,21 @@
 //! the rate limit; concurrent checks of one credential share one call, see
 //! [`crate::coalesce`]), login tokens, users for sign-in and the sign-in throttle.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::sql_types::{Array, BigInt, Bytea, Double, Integer, Nullable, Text, Timestamptz, Untyped};
+use diesel::sql_types::{Array, BigInt, Bytea, Integer, Nullable, Text, Untyped};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::access::ScopeSet;
 use domain::audit::AuditEntry;
 use domain::auth::{
-    CredentialCheck, CredentialOwner, CredentialStore, Identity, LoginThrottleStore, LoginUser, Membership,
-    NewUserToken, PresentedToken, Requirements, ThrottlePolicy, ThrottleRecord, ThrottleSubject, TokenDigest,
-    TokenKind, UserDirectory,
+    CredentialCheck, CredentialOwner, CredentialStore, Identity, NewUserToken, PresentedToken, Requirements,
+    TokenDigest, TokenKind,
 };
-use domain::common::ports::PasswordHash;
-use domain::rate_limit::RateLimitStatus;
-use domain::users::{Email, Role, UserId};
+use domain::rate_limit::{spread, RateLimitStatus, WindowCount};
+use domain::users::{Role, UserId};
 use domain::workspace::{PlanTier, WorkspaceId};
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -29,7 +24,7 @@ use time::OffsetDateTime;
 use crate::coalesce::{Batch, Coalescer};
 use crate::error::repo;
 use crate::pool::Db;
-use crate::schema::{user_tokens, users, workspace_members, workspaces};
+use crate::schema::user_tokens;
 
 mod directory;
 mod throttle;
@@ -123,41 +118,43 @@ impl AuthenticateRow {
             plan: self.plan.ok_or_else(missing)?.parse::<PlanTier>().map_err(repo)?,
             owner,
         };
-        let rate = match (needs.rate_limit, self.remaining, self.reset_after) {
-            (Some(policy), Some(remaining), Some(reset_after)) => Some(RateLimitStatus {
+        let window = match (needs.rate_limit, self.remaining, self.reset_after) {
+            (Some(policy), Some(remaining), Some(reset_after)) => Some((
                 policy,
-                remaining: u32::try_from(remaining).unwrap_or(0),
-                reset_after_secs: u32::try_from(reset_after).unwrap_or(0),
-                retry_after_secs: None,
-                now_epoch: self.now_epoch,
-            }),
+                WindowCount {
+                    admitted: u32::try_from(self.admitted).unwrap_or(0),
+                    remaining: u32::try_from(remaining).unwrap_or(0),
+                    reset_after_secs: u32::try_from(reset_after).unwrap_or(0),
+                    retry_after_secs: self.retry_after.map(|r| u32::try_from(r).unwrap_or(1)),
+                    now_epoch: self.now_epoch,
+                },
+            )),
             _ => None,
         };
-        match (self.outcome.as_str(), rate) {
-            ("plan_required", rate) => Ok(vec![CredentialCheck::PlanRequired { identity, rate }; n]),
+        let rate = window.map(|(policy, w)| RateLimitStatus {
+            policy,
+            remaining: w.remaining,
+            reset_after_secs: w.reset_after_secs,
+            retry_after_secs: None,
+            now_epoch: w.now_epoch,
+        });
+        match (self.outcome.as_str(), window) {
+            ("plan_required", _) => Ok(vec![CredentialCheck::PlanRequired { identity, rate }; n]),
             ("ok", None) if self.admitted == i32::try_from(count).unwrap_or(i32::MAX) => {
                 Ok(vec![CredentialCheck::Admitted { identity, rate: None }; n])
             }
-            ("ok" | "limited", Some(rate)) => {
-                let admitted = u32::try_from(self.admitted).unwrap_or(0).min(count);
-                let retry = self.retry_after.map(|r| u32::try_from(r).unwrap_or(1).max(1));
-                if admitted < count && retry.is_none() {
-                    return Err(repo(anyhow::anyhow!("wms_authenticate refused requests without retry_after")));
-                }
-                Ok((0..count)
-                    .map(|i| {
-                        if i < admitted {
-                            let remaining = rate.remaining.saturating_add(admitted - 1 - i);
-                            CredentialCheck::Admitted { identity, rate: Some(RateLimitStatus { remaining, ..rate }) }
-                        } else {
-                            CredentialCheck::Limited {
-                                identity,
-                                rate: RateLimitStatus { retry_after_secs: retry, ..rate },
-                            }
-                        }
-                    })
-                    .collect())
-            }
+            // Which of the batch the window admits, and the 429s: the domain's rule.
+            ("ok" | "limited", Some((policy, window))) => Ok(spread(policy, window, count)
+                .map_err(|e| repo(anyhow::anyhow!("wms_authenticate: {e}")))?
+                .into_iter()
+                .map(|rate| {
+                    if rate.is_limited() {
+                        CredentialCheck::Limited { identity, rate }
+                    } else {
+                        CredentialCheck::Admitted { identity, rate: Some(rate) }
+                    }
+                })
+                .collect()),
             (other, _) => Err(repo(anyhow::anyhow!(
                 "wms_authenticate returned outcome `{other}` admitting {} of {count}",
                 self.admitted

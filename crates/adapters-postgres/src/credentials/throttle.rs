@@ -1,7 +1,19 @@
 //! The sign-in throttle: a per-process gate in front of the reservations in PostgreSQL.
 
-#[allow(clippy::wildcard_imports)]
-use super::*;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sql_types::{Array, Double, Integer, Text, Timestamptz};
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use domain::auth::{LoginThrottleStore, ThrottlePolicy, ThrottleRecord, ThrottleSubject};
+use domain::RepoError;
+use time::OffsetDateTime;
+
+use crate::error::repo;
+use crate::pool::Db;
 
 /// [`LoginThrottleStore`] on PostgreSQL, so the throttle holds across instances.
 ///

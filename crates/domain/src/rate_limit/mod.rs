@@ -1,6 +1,8 @@
-//! The `/v1` rate limit: a number of requests per rolling window per credential, and the headers
-//! of `docs/contract.md` that report it. The counting itself happens in storage under a row lock (see
-//! `docs/rate-limit.md`); this module holds the policy and the wire format.
+//! The rate limit (`docs/rate-limit.md`): a number of requests per rolling window per credential
+//! (a key, or a member across their tokens, sessions and the assistant), which requests a counted
+//! batch admits and which it refuses with 429 `rate_limited` and their `Retry-After`
+//! ([`spread`]), and the headers of `docs/contract.md` that report it. The window itself is
+//! counted in storage under a row lock, once for every entry point (`wms_rate_window`).
 
 use std::fmt::Write as _;
 
@@ -63,6 +65,61 @@ impl RateLimitStatus {
     }
 }
 
+/// A window's answer for a batch of requests counted together under one row lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowCount {
+    /// How many of the batch the window admitted (the first ones, in arrival order).
+    pub admitted: u32,
+    /// Requests still admitted in the window after the batch.
+    pub remaining: u32,
+    /// Seconds until the oldest counted request leaves the window.
+    pub reset_after_secs: u32,
+    /// Seconds until a request will be admitted; set when some of the batch were refused.
+    pub retry_after_secs: Option<u32>,
+    /// The shared clock's time of the count, in epoch seconds.
+    pub now_epoch: i64,
+}
+
+/// The window answered a refusal without saying when to retry (a storage bug, never a 429).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the rate-limit window refused requests without a retry_after")]
+pub struct RefusalWithoutRetry;
+
+/// The status of each of the `count` requests of a batch that `window` counted under `policy`:
+/// the first `admitted` are admitted, `remaining` counting down to the window's value after the
+/// batch as one-by-one admissions would have reported; the others are refused (429) with the
+/// window's `Retry-After` (at least 1 second).
+///
+/// # Errors
+/// [`RefusalWithoutRetry`] when some were refused and the window gave no `retry_after`.
+pub fn spread(
+    policy: RateLimitPolicy,
+    window: WindowCount,
+    count: u32,
+) -> Result<Vec<RateLimitStatus>, RefusalWithoutRetry> {
+    let admitted = window.admitted.min(count);
+    let retry = window.retry_after_secs.map(|r| r.max(1));
+    if admitted < count && retry.is_none() {
+        return Err(RefusalWithoutRetry);
+    }
+    let status = RateLimitStatus {
+        policy,
+        remaining: window.remaining,
+        reset_after_secs: window.reset_after_secs,
+        retry_after_secs: None,
+        now_epoch: window.now_epoch,
+    };
+    Ok((0..count)
+        .map(|i| {
+            if i < admitted {
+                RateLimitStatus { remaining: status.remaining.saturating_add(admitted - 1 - i), ..status }
+            } else {
+                RateLimitStatus { retry_after_secs: retry, ..status }
+            }
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,6 +148,33 @@ mod tests {
     fn a_refusal_is_limited() {
         assert!(status(0, 12, Some(12)).is_limited());
         assert!(!status(0, 12, None).is_limited());
+    }
+
+    fn window(admitted: u32, remaining: u32, retry: Option<u32>) -> WindowCount {
+        WindowCount { admitted, remaining, reset_after_secs: 60, retry_after_secs: retry, now_epoch: 1_800_000_000 }
+    }
+
+    #[test]
+    fn a_batch_admits_its_first_requests_counting_down_and_refuses_the_rest() {
+        let policy = RateLimitPolicy::per_hour(5);
+        let got = spread(policy, window(2, 0, Some(30)), 4).expect("consistent");
+        let seen: Vec<(u32, Option<u32>)> = got.iter().map(|s| (s.remaining, s.retry_after_secs)).collect();
+        assert_eq!(seen, [(1, None), (0, None), (0, Some(30)), (0, Some(30))]);
+        assert!(got[2].is_limited() && !got[1].is_limited());
+    }
+
+    #[test]
+    fn a_whole_batch_admitted_needs_no_retry() {
+        let got = spread(RateLimitPolicy::per_hour(10), window(3, 7, None), 3).expect("consistent");
+        assert_eq!(got.iter().map(|s| s.remaining).collect::<Vec<_>>(), [9, 8, 7]);
+        assert!(got.iter().all(|s| !s.is_limited()));
+    }
+
+    #[test]
+    fn a_refusal_waits_at_least_a_second_and_always_says_how_long() {
+        let got = spread(RateLimitPolicy::per_hour(1), window(0, 0, Some(0)), 1).expect("consistent");
+        assert_eq!(got[0].retry_after_secs, Some(1));
+        assert_eq!(spread(RateLimitPolicy::per_hour(1), window(0, 0, None), 1), Err(RefusalWithoutRetry));
     }
 
     #[test]

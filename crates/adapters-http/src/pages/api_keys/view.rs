@@ -3,8 +3,8 @@
 use actix_web::http::header::{CacheControl, CacheDirective};
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
-use domain::access::Scope;
-use domain::api_keys::{ApiKey, ApiKeyState, API_PLAN};
+use domain::access::{Action, Scope};
+use domain::api_keys::{ApiKey, ApiKeyState};
 use maud::{html, Markup};
 use time::OffsetDateTime;
 
@@ -162,7 +162,7 @@ fn key_rows(s: &Signed, v: &KeysView, now: OffsetDateTime) -> Markup {
                         @let revoke_id = format!("revoke-{}", k.id.0);
                         @let delete_id = format!("delete-{}", k.id.0);
                         @let roll_id = format!("roll-{}", k.id.0);
-                        @let rollable = state == ApiKeyState::Active && k.rolled_to.is_none() && s.plan().includes(API_PLAN);
+                        @let rollable = state == ApiKeyState::Active && k.rolled_to.is_none() && s.may(Action::ApiKeysCreate);
                         tr data-key-id=(k.id.0) {
                             td { (k.name) }
                             td.mono.masked { (k.masked_key) }
@@ -267,10 +267,10 @@ pub fn render(s: &Signed, v: &KeysView, now: OffsetDateTime, status: StatusCode)
         @if let Some((name, key)) = &v.created {
             (new_key(name, key))
         }
-        @if s.plan().includes(API_PLAN) {
-            (create_form(s, v))
+        @if let Some(required) = s.plan_required_for(Action::ApiKeysCreate) {
+            (plan_required("API keys", required, s.plan()))
         } @else {
-            (plan_required("API keys", API_PLAN, s.plan()))
+            (create_form(s, v))
         }
         h2 { "Keys" }
         (key_rows(s, v, now))

@@ -1,11 +1,14 @@
-//! The members' rate-limit windows for the assistant endpoints (`wms_admit_member`, migration
-//! `2026-11-23-000600_member_rate_limit`): the same window a member's login tokens count against
-//! on `/v1`. Concurrent requests of one member share one statement ([`crate::coalesce`]).
+//! The rate limit in storage (`docs/rate-limit.md`): every window is counted by the one SQL function
+//! `sql/functions/wms_rate_window.sql`, through `wms_authenticate` (each credential check, read in
+//! [`crate::credentials`]) or `wms_admit_member` (a member's request on the settings API, pages,
+//! exports and assistant endpoints: [`PgMemberWindows`] here, the same window a member's login
+//! tokens count against on `/v1`). Concurrent requests of one member share one statement
+//! ([`crate::coalesce`]); which of them are refused is `domain::rate_limit::spread`.
 
 use async_trait::async_trait;
 use diesel::sql_types::{BigInt, Integer, Nullable};
 use diesel_async::RunQueryDsl;
-use domain::rate_limit::{MemberWindows, RateLimitPolicy, RateLimitStatus};
+use domain::rate_limit::{spread, MemberWindows, RateLimitPolicy, RateLimitStatus, WindowCount};
 use domain::users::UserId;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
@@ -63,30 +66,15 @@ impl Batch for Admit {
             .get_result(&mut conn)
             .await
             .map_err(repo)?;
-        let admitted = usize::try_from(w.admitted).unwrap_or(0).min(count);
-        let window = RateLimitStatus {
-            policy: *policy,
+        let window = WindowCount {
+            admitted: u32::try_from(w.admitted).unwrap_or(0),
             remaining: u32::try_from(w.remaining).unwrap_or(0),
             reset_after_secs: u32::try_from(w.reset_after).unwrap_or(0),
-            retry_after_secs: None,
+            retry_after_secs: w.retry_after.map(|r| u32::try_from(r).unwrap_or(1)),
             now_epoch: w.now_epoch,
         };
-        let retry = w.retry_after.map(|r| u32::try_from(r).unwrap_or(1).max(1));
-        if admitted < count && retry.is_none() {
-            return Err(repo(anyhow::anyhow!("wms_admit_member refused requests without retry_after")));
-        }
-        // The first `admitted` in arrival order are admitted, `remaining` counting down to the
-        // window's value after the batch, as one-by-one admissions would have reported.
-        Ok((0..count)
-            .map(|i| {
-                if i < admitted {
-                    let remaining = window.remaining.saturating_add(u32::try_from(admitted - 1 - i).unwrap_or(0));
-                    RateLimitStatus { remaining, ..window }
-                } else {
-                    RateLimitStatus { retry_after_secs: retry, ..window }
-                }
-            })
-            .collect())
+        // Which of the batch the window admits, and the 429s: the domain's rule.
+        spread(*policy, window, n.unsigned_abs()).map_err(|e| repo(anyhow::anyhow!("wms_admit_member: {e}")))
     }
 }
 

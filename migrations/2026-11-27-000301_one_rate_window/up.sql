@@ -1,0 +1,6 @@
+-- One sliding-window function for every entry point: wms_authenticate (every credential check)
+-- and wms_admit_member (the assistant endpoints) both count through wms_rate_window, which holds
+-- the window arithmetic once. Same signatures and answers as before.
+--! include functions/wms_rate_window.sql sha256:1cb05c538f9363a9
+--! include functions/wms_authenticate.sql sha256:207400c09f622197
+--! include functions/wms_admit_member.sql sha256:85fbd198e237df9a
