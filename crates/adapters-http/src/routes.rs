@@ -11,7 +11,7 @@ use crate::authentication::{Member, V1Caller};
 use crate::extract::{json_config, path_config, query_config};
 use crate::handlers;
 use crate::handlers::{
-    ai_agents, api_keys, channels, co_admin, fallback, health, labels, login_tokens, messages, teams, users, webhooks,
+    ai_agents, api_keys, assistant, channels, fallback, health, labels, login_tokens, messages, teams, users, webhooks,
 };
 
 /// A resource under construction: every method's route is registered with its entry in the
@@ -78,8 +78,8 @@ pub fn configure(cfg: &mut ServiceConfig) {
             res("", "/platform-webhooks/{platform}")
                 // The handler reads the body itself, at most 256 KiB (`receive::MAX_CALLBACK_BYTES`).
                 // Public: each callback proves itself with the platform's signature.
-                .get(Public, handlers::platform_webhooks::verify::verify)
-                .post(Public, handlers::platform_webhooks::receive::receive)
+                .get(Public, handlers::callbacks::verify::verify)
+                .post(Public, handlers::callbacks::receive::receive)
                 .done(),
         )
         .service(oauth_routes())
@@ -91,7 +91,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         )
         .service(v1())
         .service(settings_api())
-        .service(co_admin_routes())
+        .service(assistant_routes())
         .service(pages())
         .default_service(web::to(fallback::not_found));
 }
@@ -270,7 +270,7 @@ where
 /// is per route ([`Access::Assistant`]), so that GET and DELETE on the MCP endpoint, which have
 /// no route, answer 405 as the transport requires. Every counted request gets the rate-limit
 /// headers.
-fn co_admin_routes() -> actix_web::Scope<
+fn assistant_routes() -> actix_web::Scope<
     impl actix_web::dev::ServiceFactory<
         actix_web::dev::ServiceRequest,
         Config = (),
@@ -284,9 +284,9 @@ fn co_admin_routes() -> actix_web::Scope<
     web::scope("/workspaces/{workspace_id}/co-admin")
         .wrap(from_fn(crate::authentication::assistant::rate_headers))
         .wrap(from_fn(handlers::oauth::challenge::resource_metadata_hint))
-        .service(r("/tools/execute").post(Assistant, co_admin::execute::execute).done())
-        .service(r("/capabilities").get(Assistant, co_admin::capabilities::capabilities).done())
-        .service(r("/mcp").post(Assistant, co_admin::mcp::post).otherwise(co_admin::mcp::not_allowed).done())
+        .service(r("/tools/execute").post(Assistant, assistant::execute::execute).done())
+        .service(r("/capabilities").get(Assistant, assistant::capabilities::capabilities).done())
+        .service(r("/mcp").post(Assistant, assistant::mcp::post).otherwise(assistant::mcp::not_allowed).done())
 }
 
 /// wms as the OAuth authorization server of MCP clients (`docs/oauth.md`). Public: the

@@ -47,7 +47,7 @@ pub struct AppState {
     /// Credentials, the rate limit, sign-in and API key management.
     pub auth: crate::authentication::AuthState,
     /// The assistant's tools (execute, capabilities, MCP).
-    pub co_admin: crate::handlers::co_admin::CoAdminState,
+    pub assistant: crate::handlers::assistant::AssistantState,
     /// The settings web app: sessions, analytics data and cookie settings.
     pub pages: crate::pages::PagesState,
     /// wms as the OAuth authorization server of MCP clients, and the members' connected apps.

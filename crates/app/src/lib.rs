@@ -1,8 +1,8 @@
 #![doc = include_str!("../README.md")]
 
+pub mod assistant;
 pub mod auth_state;
 pub mod cli;
-pub mod co_admin;
 pub mod commands;
 pub mod config;
 pub mod connectors;

@@ -196,7 +196,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             store: Arc::new(adapters_postgres::events::PgEventStore::new(db.clone())),
             clock: Arc::new(crate::platform::SystemClock),
         }),
-        co_admin: crate::co_admin::state(settings, &reads),
+        assistant: crate::assistant::state(settings, &reads),
         oauth: Arc::new(domain::oauth::OAuthService {
             store: Arc::new(adapters_postgres::oauth::PgOAuthStore::new(db.clone())),
             clock: Arc::new(crate::platform::SystemClock),
@@ -205,7 +205,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         callbacks: Arc::new(domain::connectors::CallbackService::new(
             Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
             cipher,
-            Arc::new(adapters_http::handlers::platform_webhooks::work::OffThreadCallbackWork::default()),
+            Arc::new(adapters_http::handlers::callbacks::work::OffThreadCallbackWork::default()),
             Arc::new(adapters_postgres::connectors::PgCallbackThrottle::new(db.clone())),
             Arc::new(crate::platform::SystemClock),
         )),

@@ -2,9 +2,10 @@
 
 pub mod ai_agents;
 pub mod api_keys;
+pub mod assistant;
 pub mod audit_events;
+pub mod callbacks;
 pub mod channels;
-pub mod co_admin;
 pub mod contacts;
 pub mod events;
 pub mod fallback;
@@ -14,7 +15,6 @@ pub mod labels;
 pub mod login_tokens;
 pub mod messages;
 pub mod oauth;
-pub mod platform_webhooks;
 pub mod query;
 pub mod secret_scanning;
 pub mod teams;

@@ -9,7 +9,7 @@ use actix_web::web;
 
 use super::session::FLASH_COOKIE;
 use super::PageError;
-use crate::handlers::co_admin::origin_of;
+use crate::handlers::assistant::origin_of;
 use crate::state::AppState;
 
 /// Only this server: no script, style, font, image or frame from anywhere else can load, which

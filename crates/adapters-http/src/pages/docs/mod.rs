@@ -32,7 +32,7 @@ pub async fn index(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpR
     // A malformed query string is read as no query: this is a public page, not an API.
     let q = serde_urlencoded::from_str::<SearchQuery>(req.query_string()).unwrap_or_default().q;
     let q = q.map(|q| q.trim().to_owned()).filter(|q| !q.is_empty());
-    let assistant = &state.co_admin.assistant;
+    let assistant = &state.assistant.tools;
     let library = assistant.library();
     let results = match (&q, assistant.docs_search()) {
         (Some(q), Some(search)) => {
@@ -70,7 +70,7 @@ pub async fn index(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpR
 /// # Errors
 /// Never; an unknown slug is a 404 page.
 pub async fn page(slug: web::Path<String>, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
-    let library = state.co_admin.assistant.library();
+    let library = state.assistant.tools.library();
     let Some(page) = library.get(&slug) else {
         let words = slug.replace(['-', '_'], " ");
         let body = html! {

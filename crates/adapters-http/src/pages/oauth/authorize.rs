@@ -20,7 +20,7 @@ use super::super::layout::bare;
 use super::super::session::CSRF_FIELD;
 use super::super::PageError;
 use crate::audit_context::RequestMeta;
-use crate::handlers::co_admin::origin_of;
+use crate::handlers::assistant::origin_of;
 use crate::handlers::oauth::issuer;
 use crate::session_cookie::SESSION_COOKIE;
 use crate::state::AppState;

@@ -6,7 +6,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
-use super::CoAdminState;
+use super::AssistantState;
 use crate::authentication::assistant::AssistantCaller;
 use crate::error::ApiError;
 use crate::mcp::{handle, supports, Reply};
@@ -25,7 +25,7 @@ pub async fn post(
     // MCP transport security: a web page must not reach the endpoint through the user's browser
     // (DNS rebinding). Clients that are not browsers send no Origin.
     if let Some(origin) = req.headers().get(header::ORIGIN) {
-        if !origin_allowed(&state.co_admin, origin) {
+        if !origin_allowed(&state.assistant, origin) {
             return Err(ApiError::Forbidden("this Origin may not call the MCP endpoint".into()));
         }
     }
@@ -38,7 +38,7 @@ pub async fn post(
             })));
         }
     }
-    Ok(match handle(&state.co_admin.assistant, &caller, &body).await {
+    Ok(match handle(&state.assistant.tools, &caller, &body).await {
         Reply::Json(v) => HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(v),
         Reply::Accepted => HttpResponse::build(StatusCode::ACCEPTED).finish(),
         Reply::BadRequest(v) => HttpResponse::BadRequest().json(v),
@@ -56,9 +56,9 @@ pub async fn not_allowed() -> HttpResponse {
 }
 
 /// The service's own public origin, or any loopback origin (a local client or inspector).
-fn origin_allowed(co_admin: &CoAdminState, origin: &HeaderValue) -> bool {
+fn origin_allowed(assistant: &AssistantState, origin: &HeaderValue) -> bool {
     let Some(origin) = origin.to_str().ok().and_then(super::origin_of) else { return false };
-    if co_admin.allowed_origins.contains(&origin) {
+    if assistant.allowed_origins.contains(&origin) {
         return true;
     }
     let host = url::Url::parse(&origin).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default();
@@ -78,7 +78,7 @@ mod tests {
             std::sync::Arc::new(clock),
             domain::assistant::AssistantSettings::default(),
         );
-        let state = CoAdminState::new(assistant, Some("https://WMS.example.com/"));
+        let state = AssistantState::new(assistant, Some("https://WMS.example.com/"));
         let ok = |o: &'static str| origin_allowed(&state, &HeaderValue::from_static(o));
         assert!(ok("https://wms.example.com"));
         assert!(ok("http://localhost:6274"));

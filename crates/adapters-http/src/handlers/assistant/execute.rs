@@ -33,7 +33,7 @@ pub async fn execute(
     body: StrictJson<ExecuteBody>,
 ) -> Result<HttpResponse, ApiError> {
     let ExecuteBody { tool, arguments } = body.0;
-    let result = state.co_admin.assistant.execute_as(&caller, &tool, &arguments).await?;
+    let result = state.assistant.tools.execute_as(&caller, &tool, &arguments).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .json(json!({ "tool": tool, "result": result })))

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use adapters_http::handlers::co_admin::CoAdminState;
+use adapters_http::handlers::assistant::AssistantState;
 use adapters_postgres::assistant::PgLiveData;
 use adapters_postgres::Db;
 use domain::assistant::{Assistant, AssistantSettings};
@@ -12,7 +12,7 @@ use crate::config::Settings;
 use crate::platform::SystemClock;
 
 /// The tools and the MCP origin check of the settings.
-pub fn state(settings: &Settings, db: &Db) -> CoAdminState {
+pub fn state(settings: &Settings, db: &Db) -> AssistantState {
     let assistant = Assistant::new(
         Arc::new(PgLiveData::new(db.clone())),
         Arc::new(SystemClock),
@@ -20,5 +20,5 @@ pub fn state(settings: &Settings, db: &Db) -> CoAdminState {
     )
     .with_docs(Arc::new(crate::docs_search::search_service(settings, db)))
     .with_library(crate::docs_search::library());
-    CoAdminState::new(assistant, settings.http.public_url.as_deref())
+    AssistantState::new(assistant, settings.http.public_url.as_deref())
 }

@@ -13,25 +13,25 @@ use domain::assistant::Assistant;
 
 /// What the assistant's handlers share.
 #[derive(Clone)]
-pub struct CoAdminState {
+pub struct AssistantState {
     /// The tools.
-    pub assistant: Arc<Assistant>,
+    pub tools: Arc<Assistant>,
     /// Browser origins allowed to call the MCP endpoint besides loopback ones (the service's own
     /// public origin, `https://wms.example.com`), lowercase, without a trailing slash.
     pub allowed_origins: Vec<String>,
 }
 
-impl std::fmt::Debug for CoAdminState {
+impl std::fmt::Debug for AssistantState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CoAdminState").field("allowed_origins", &self.allowed_origins).finish_non_exhaustive()
+        f.debug_struct("AssistantState").field("allowed_origins", &self.allowed_origins).finish_non_exhaustive()
     }
 }
 
-impl CoAdminState {
+impl AssistantState {
     /// The tools, with the origin of `public_url` (if configured) allowed for MCP.
     pub fn new(assistant: Assistant, public_url: Option<&str>) -> Self {
         let allowed_origins = public_url.and_then(origin_of).into_iter().collect();
-        Self { assistant: Arc::new(assistant), allowed_origins }
+        Self { tools: Arc::new(assistant), allowed_origins }
     }
 }
 
