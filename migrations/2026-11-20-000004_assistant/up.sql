@@ -29,11 +29,77 @@ CREATE TABLE message_daily_stats (
     FOREIGN KEY (workspace_id, channel_id) REFERENCES channels (workspace_id, id) ON DELETE CASCADE
 );
 
---! include functions/message_daily_stats_on_insert.sql sha256:bb99fc481689305d
+-- The version of message_daily_stats_on_insert() this migration created (the live one: crates/adapters-postgres/sql/functions/message_daily_stats_on_insert.sql).
+-- Applies the rows of one statement. The transition tables hold every row the statement touched,
+-- so a bulk insert of a million messages costs one aggregate, not a million upserts. Keys are
+-- written in order so that concurrent transactions lock rollup rows in the same order.
+CREATE OR REPLACE FUNCTION message_daily_stats_on_insert() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO message_daily_stats AS s (workspace_id, channel_id, day, slot, sent, delivered, read, failed)
+    SELECT n.workspace_id, n.channel_id, (n.created_at AT TIME ZONE w.time_zone)::date, (n.id % 8)::smallint,
+           count(*) FILTER (WHERE n.status IN ('sent', 'delivered', 'read')),
+           count(*) FILTER (WHERE n.status IN ('delivered', 'read')),
+           count(*) FILTER (WHERE n.status = 'read'),
+           count(*) FILTER (WHERE n.status = 'failed')
+    FROM new_rows n JOIN workspaces w ON w.id = n.workspace_id
+    WHERE n.direction = 'outbound' AND n.status <> 'queued'
+    GROUP BY 1, 2, 3, 4
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (workspace_id, channel_id, day, slot) DO UPDATE
+        SET sent = s.sent + excluded.sent, delivered = s.delivered + excluded.delivered,
+            read = s.read + excluded.read, failed = s.failed + excluded.failed;
+    RETURN NULL;
+END $$;
 
---! include functions/message_daily_stats_on_update.sql sha256:a618ec56a7d4b303
+-- The version of message_daily_stats_on_update() this migration created (the live one: crates/adapters-postgres/sql/functions/message_daily_stats_on_update.sql).
+-- An update is the new rows' contribution minus the old rows'; rows whose status, channel, day
+-- and direction did not change cancel out and write nothing.
+CREATE OR REPLACE FUNCTION message_daily_stats_on_update() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO message_daily_stats AS s (workspace_id, channel_id, day, slot, sent, delivered, read, failed)
+    SELECT d.workspace_id, d.channel_id, (d.created_at AT TIME ZONE w.time_zone)::date AS day, (d.id % 8)::smallint,
+           sum(d.sign * (d.status IN ('sent', 'delivered', 'read'))::int),
+           sum(d.sign * (d.status IN ('delivered', 'read'))::int),
+           sum(d.sign * (d.status = 'read')::int),
+           sum(d.sign * (d.status = 'failed')::int)
+    FROM (SELECT id, workspace_id, channel_id, created_at, status, 1 AS sign FROM new_rows WHERE direction = 'outbound'
+          UNION ALL
+          SELECT id, workspace_id, channel_id, created_at, status, -1 FROM old_rows WHERE direction = 'outbound') d
+    JOIN workspaces w ON w.id = d.workspace_id
+    GROUP BY 1, 2, 3, 4
+    HAVING sum(d.sign * (d.status IN ('sent', 'delivered', 'read'))::int) <> 0
+        OR sum(d.sign * (d.status IN ('delivered', 'read'))::int) <> 0
+        OR sum(d.sign * (d.status = 'read')::int) <> 0
+        OR sum(d.sign * (d.status = 'failed')::int) <> 0
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (workspace_id, channel_id, day, slot) DO UPDATE
+        SET sent = s.sent + excluded.sent, delivered = s.delivered + excluded.delivered,
+            read = s.read + excluded.read, failed = s.failed + excluded.failed;
+    RETURN NULL;
+END $$;
 
---! include functions/message_daily_stats_on_delete.sql sha256:52796048c8d78384
+-- The version of message_daily_stats_on_delete() this migration created (the live one: crates/adapters-postgres/sql/functions/message_daily_stats_on_delete.sql).
+-- Deletes only subtract from existing rows: when a channel or workspace is deleted, its rollup
+-- rows are already gone through the cascade and there is nothing to correct.
+CREATE OR REPLACE FUNCTION message_daily_stats_on_delete() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE message_daily_stats s
+    SET sent = s.sent - o.sent, delivered = s.delivered - o.delivered, read = s.read - o.read, failed = s.failed - o.failed
+    FROM (SELECT r.workspace_id, r.channel_id, (r.created_at AT TIME ZONE w.time_zone)::date AS day,
+                 (r.id % 8)::smallint AS slot,
+                 count(*) FILTER (WHERE r.status IN ('sent', 'delivered', 'read')) AS sent,
+                 count(*) FILTER (WHERE r.status IN ('delivered', 'read')) AS delivered,
+                 count(*) FILTER (WHERE r.status = 'read') AS read,
+                 count(*) FILTER (WHERE r.status = 'failed') AS failed
+          FROM old_rows r JOIN workspaces w ON w.id = r.workspace_id
+          WHERE r.direction = 'outbound' AND r.status <> 'queued'
+          GROUP BY 1, 2, 3, 4) o
+    WHERE s.workspace_id = o.workspace_id AND s.channel_id = o.channel_id AND s.day = o.day AND s.slot = o.slot;
+    RETURN NULL;
+END $$;
 
 CREATE TRIGGER messages_daily_stats_insert AFTER INSERT ON messages
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION message_daily_stats_on_insert();
@@ -42,7 +108,21 @@ CREATE TRIGGER messages_daily_stats_update AFTER UPDATE ON messages
 CREATE TRIGGER messages_daily_stats_delete AFTER DELETE ON messages
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION message_daily_stats_on_delete();
 
---! include functions/message_daily_stats_rebuild.sql sha256:f59e94b3e445e790
+-- The version of message_daily_stats_rebuild() this migration created (the live one: crates/adapters-postgres/sql/functions/message_daily_stats_rebuild.sql).
+-- Recomputes one workspace's rollup from its messages (after a time zone change, or by hand).
+CREATE OR REPLACE FUNCTION message_daily_stats_rebuild(ws bigint) RETURNS void
+LANGUAGE sql AS $$
+    DELETE FROM message_daily_stats WHERE workspace_id = ws;
+    INSERT INTO message_daily_stats (workspace_id, channel_id, day, slot, sent, delivered, read, failed)
+    SELECT m.workspace_id, m.channel_id, (m.created_at AT TIME ZONE w.time_zone)::date, (m.id % 8)::smallint,
+           count(*) FILTER (WHERE m.status IN ('sent', 'delivered', 'read')),
+           count(*) FILTER (WHERE m.status IN ('delivered', 'read')),
+           count(*) FILTER (WHERE m.status = 'read'),
+           count(*) FILTER (WHERE m.status = 'failed')
+    FROM messages m JOIN workspaces w ON w.id = m.workspace_id
+    WHERE m.workspace_id = ws AND m.direction = 'outbound' AND m.status <> 'queued'
+    GROUP BY 1, 2, 3, 4;
+$$;
 
 --! include functions/message_daily_stats_on_time_zone.sql sha256:ef8ca11c82193c6b
 

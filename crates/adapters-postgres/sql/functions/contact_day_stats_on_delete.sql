@@ -11,9 +11,9 @@ BEGIN
                  t.contact_id,
                  count(*) AS messages,
                  count(*) FILTER (WHERE r.direction = 'inbound') AS inbound,
-                 count(*) FILTER (WHERE r.direction = 'outbound' AND r.status IN ('sent', 'delivered', 'read')) AS sent,
-                 count(*) FILTER (WHERE r.direction = 'outbound' AND r.status IN ('delivered', 'read')) AS delivered,
-                 count(*) FILTER (WHERE r.direction = 'outbound' AND r.status = 'read') AS read,
+                 count(*) FILTER (WHERE r.direction = 'outbound' AND wms_message_reached(r.status, 'sent')) AS sent,
+                 count(*) FILTER (WHERE r.direction = 'outbound' AND wms_message_reached(r.status, 'delivered')) AS delivered,
+                 count(*) FILTER (WHERE r.direction = 'outbound' AND wms_message_reached(r.status, 'read')) AS read,
                  count(*) FILTER (WHERE r.direction = 'outbound' AND r.status = 'failed') AS failed
           FROM old_rows r
           JOIN workspaces w ON w.id = r.workspace_id

@@ -11,9 +11,9 @@ BEGIN
     SELECT n.workspace_id, n.channel_id, (n.created_at AT TIME ZONE w.time_zone)::date, t.contact_id,
            count(*),
            count(*) FILTER (WHERE n.direction = 'inbound'),
-           count(*) FILTER (WHERE n.direction = 'outbound' AND n.status IN ('sent', 'delivered', 'read')),
-           count(*) FILTER (WHERE n.direction = 'outbound' AND n.status IN ('delivered', 'read')),
-           count(*) FILTER (WHERE n.direction = 'outbound' AND n.status = 'read'),
+           count(*) FILTER (WHERE n.direction = 'outbound' AND wms_message_reached(n.status, 'sent')),
+           count(*) FILTER (WHERE n.direction = 'outbound' AND wms_message_reached(n.status, 'delivered')),
+           count(*) FILTER (WHERE n.direction = 'outbound' AND wms_message_reached(n.status, 'read')),
            count(*) FILTER (WHERE n.direction = 'outbound' AND n.status = 'failed')
     FROM new_rows n
     JOIN workspaces w ON w.id = n.workspace_id

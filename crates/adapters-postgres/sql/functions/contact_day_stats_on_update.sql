@@ -9,9 +9,9 @@ BEGIN
     SELECT d.workspace_id, d.channel_id, (d.created_at AT TIME ZONE w.time_zone)::date, t.contact_id,
            sum(d.sign),
            sum(d.sign * (d.direction = 'inbound')::int),
-           sum(d.sign * (d.direction = 'outbound' AND d.status IN ('sent', 'delivered', 'read'))::int),
-           sum(d.sign * (d.direction = 'outbound' AND d.status IN ('delivered', 'read'))::int),
-           sum(d.sign * (d.direction = 'outbound' AND d.status = 'read')::int),
+           sum(d.sign * (d.direction = 'outbound' AND wms_message_reached(d.status, 'sent'))::int),
+           sum(d.sign * (d.direction = 'outbound' AND wms_message_reached(d.status, 'delivered'))::int),
+           sum(d.sign * (d.direction = 'outbound' AND wms_message_reached(d.status, 'read'))::int),
            sum(d.sign * (d.direction = 'outbound' AND d.status = 'failed')::int)
     FROM (SELECT workspace_id, channel_id, thread_id, created_at, direction, status, 1 AS sign FROM new_rows
           UNION ALL
@@ -21,9 +21,9 @@ BEGIN
     GROUP BY 1, 2, 3, 4
     HAVING sum(d.sign) <> 0
         OR sum(d.sign * (d.direction = 'inbound')::int) <> 0
-        OR sum(d.sign * (d.direction = 'outbound' AND d.status IN ('sent', 'delivered', 'read'))::int) <> 0
-        OR sum(d.sign * (d.direction = 'outbound' AND d.status IN ('delivered', 'read'))::int) <> 0
-        OR sum(d.sign * (d.direction = 'outbound' AND d.status = 'read')::int) <> 0
+        OR sum(d.sign * (d.direction = 'outbound' AND wms_message_reached(d.status, 'sent'))::int) <> 0
+        OR sum(d.sign * (d.direction = 'outbound' AND wms_message_reached(d.status, 'delivered'))::int) <> 0
+        OR sum(d.sign * (d.direction = 'outbound' AND wms_message_reached(d.status, 'read'))::int) <> 0
         OR sum(d.sign * (d.direction = 'outbound' AND d.status = 'failed')::int) <> 0
     ORDER BY 1, 2, 3, 4
     ON CONFLICT (workspace_id, channel_id, day, contact_id) DO UPDATE

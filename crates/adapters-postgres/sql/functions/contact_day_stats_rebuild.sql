@@ -9,9 +9,9 @@ LANGUAGE sql AS $$
     SELECT m.workspace_id, m.channel_id, (m.created_at AT TIME ZONE w.time_zone)::date, t.contact_id,
            count(*),
            count(*) FILTER (WHERE m.direction = 'inbound'),
-           count(*) FILTER (WHERE m.direction = 'outbound' AND m.status IN ('sent', 'delivered', 'read')),
-           count(*) FILTER (WHERE m.direction = 'outbound' AND m.status IN ('delivered', 'read')),
-           count(*) FILTER (WHERE m.direction = 'outbound' AND m.status = 'read'),
+           count(*) FILTER (WHERE m.direction = 'outbound' AND wms_message_reached(m.status, 'sent')),
+           count(*) FILTER (WHERE m.direction = 'outbound' AND wms_message_reached(m.status, 'delivered')),
+           count(*) FILTER (WHERE m.direction = 'outbound' AND wms_message_reached(m.status, 'read')),
            count(*) FILTER (WHERE m.direction = 'outbound' AND m.status = 'failed')
     FROM messages m
     JOIN workspaces w ON w.id = m.workspace_id

@@ -8,9 +8,9 @@ BEGIN
     SET sent = s.sent - o.sent, delivered = s.delivered - o.delivered, read = s.read - o.read, failed = s.failed - o.failed
     FROM (SELECT r.workspace_id, r.channel_id, (r.created_at AT TIME ZONE w.time_zone)::date AS day,
                  (r.id % 8)::smallint AS slot,
-                 count(*) FILTER (WHERE r.status IN ('sent', 'delivered', 'read')) AS sent,
-                 count(*) FILTER (WHERE r.status IN ('delivered', 'read')) AS delivered,
-                 count(*) FILTER (WHERE r.status = 'read') AS read,
+                 count(*) FILTER (WHERE wms_message_reached(r.status, 'sent')) AS sent,
+                 count(*) FILTER (WHERE wms_message_reached(r.status, 'delivered')) AS delivered,
+                 count(*) FILTER (WHERE wms_message_reached(r.status, 'read')) AS read,
                  count(*) FILTER (WHERE r.status = 'failed') AS failed
           FROM old_rows r JOIN workspaces w ON w.id = r.workspace_id
           WHERE r.direction = 'outbound' AND r.status <> 'queued'

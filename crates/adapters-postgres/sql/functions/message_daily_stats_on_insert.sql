@@ -7,9 +7,9 @@ LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO message_daily_stats AS s (workspace_id, channel_id, day, slot, sent, delivered, read, failed)
     SELECT n.workspace_id, n.channel_id, (n.created_at AT TIME ZONE w.time_zone)::date, (n.id % 8)::smallint,
-           count(*) FILTER (WHERE n.status IN ('sent', 'delivered', 'read')),
-           count(*) FILTER (WHERE n.status IN ('delivered', 'read')),
-           count(*) FILTER (WHERE n.status = 'read'),
+           count(*) FILTER (WHERE wms_message_reached(n.status, 'sent')),
+           count(*) FILTER (WHERE wms_message_reached(n.status, 'delivered')),
+           count(*) FILTER (WHERE wms_message_reached(n.status, 'read')),
            count(*) FILTER (WHERE n.status = 'failed')
     FROM new_rows n JOIN workspaces w ON w.id = n.workspace_id
     WHERE n.direction = 'outbound' AND n.status <> 'queued'

@@ -6,18 +6,18 @@ LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO message_daily_stats AS s (workspace_id, channel_id, day, slot, sent, delivered, read, failed)
     SELECT d.workspace_id, d.channel_id, (d.created_at AT TIME ZONE w.time_zone)::date AS day, (d.id % 8)::smallint,
-           sum(d.sign * (d.status IN ('sent', 'delivered', 'read'))::int),
-           sum(d.sign * (d.status IN ('delivered', 'read'))::int),
-           sum(d.sign * (d.status = 'read')::int),
+           sum(d.sign * (wms_message_reached(d.status, 'sent'))::int),
+           sum(d.sign * (wms_message_reached(d.status, 'delivered'))::int),
+           sum(d.sign * (wms_message_reached(d.status, 'read'))::int),
            sum(d.sign * (d.status = 'failed')::int)
     FROM (SELECT id, workspace_id, channel_id, created_at, status, 1 AS sign FROM new_rows WHERE direction = 'outbound'
           UNION ALL
           SELECT id, workspace_id, channel_id, created_at, status, -1 FROM old_rows WHERE direction = 'outbound') d
     JOIN workspaces w ON w.id = d.workspace_id
     GROUP BY 1, 2, 3, 4
-    HAVING sum(d.sign * (d.status IN ('sent', 'delivered', 'read'))::int) <> 0
-        OR sum(d.sign * (d.status IN ('delivered', 'read'))::int) <> 0
-        OR sum(d.sign * (d.status = 'read')::int) <> 0
+    HAVING sum(d.sign * (wms_message_reached(d.status, 'sent'))::int) <> 0
+        OR sum(d.sign * (wms_message_reached(d.status, 'delivered'))::int) <> 0
+        OR sum(d.sign * (wms_message_reached(d.status, 'read'))::int) <> 0
         OR sum(d.sign * (d.status = 'failed')::int) <> 0
     ORDER BY 1, 2, 3, 4
     ON CONFLICT (workspace_id, channel_id, day, slot) DO UPDATE

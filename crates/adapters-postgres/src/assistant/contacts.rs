@@ -158,6 +158,7 @@ struct DayRow {
     billable_templates: i64,
 }
 
+// The funnel (delivered includes read) is `wms_message_reached`, as in the rollups.
 // $3/$4: the period's first and last local day; $5: the time zone. The bounds are instants, so
 // the index on (workspace_id, thread_id) narrows to the threads and the time test is a filter.
 const DAYS: &str = "
@@ -167,10 +168,10 @@ const DAYS: &str = "
            count(*) FILTER (WHERE m.sender_kind = 'human') AS outbound_human,
            count(*) FILTER (WHERE m.sender_kind = 'ai') AS outbound_ai,
            count(*) FILTER (WHERE m.sender_kind = 'template') AS template_sends,
-           count(*) FILTER (WHERE m.direction = 'outbound' AND m.status IN ('delivered', 'read')) AS delivered,
-           count(*) FILTER (WHERE m.direction = 'outbound' AND m.status = 'read') AS read,
+           count(*) FILTER (WHERE m.direction = 'outbound' AND wms_message_reached(m.status, 'delivered')) AS delivered,
+           count(*) FILTER (WHERE m.direction = 'outbound' AND wms_message_reached(m.status, 'read')) AS read,
            count(*) FILTER (WHERE m.direction = 'outbound' AND m.status = 'failed') AS failed,
-           count(*) FILTER (WHERE m.sender_kind = 'template' AND m.status IN ('sent', 'delivered', 'read')
+           count(*) FILTER (WHERE m.sender_kind = 'template' AND wms_message_reached(m.status, 'sent')
                               AND c.channel_type = 'whatsapp') AS billable_templates
     FROM messages m
     JOIN channels c ON c.workspace_id = m.workspace_id AND c.id = m.channel_id

@@ -1,0 +1,11 @@
+-- The delivery funnel ("delivered includes read") written once, in wms_message_reached(), which the
+-- rollups' triggers and rebuilds now count by: the same counts as before.
+--! include functions/wms_message_reached.sql sha256:de67cfb802734b1a
+--! include functions/message_daily_stats_on_insert.sql sha256:c7e0378d8ee64735
+--! include functions/message_daily_stats_on_update.sql sha256:17e3ff976ab34ac9
+--! include functions/message_daily_stats_on_delete.sql sha256:5784a996c1be1eca
+--! include functions/message_daily_stats_rebuild.sql sha256:2e1793e60c8ad7c9
+--! include functions/contact_day_stats_on_insert.sql sha256:e583bef7619402ee
+--! include functions/contact_day_stats_on_update.sql sha256:d843c0cd44436f5f
+--! include functions/contact_day_stats_on_delete.sql sha256:fc173053219eb329
+--! include functions/contact_day_stats_rebuild.sql sha256:e1ea458145fff8a7
