@@ -27,6 +27,7 @@ pub mod messages;
 pub mod migrate;
 pub mod oauth;
 pub mod pool;
+pub mod prepared;
 pub mod queue_stats;
 pub mod replica;
 pub mod schema;

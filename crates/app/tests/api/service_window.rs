@@ -419,3 +419,62 @@ async fn upgrading_gives_existing_threads_the_window_of_their_stored_inbound_mes
     let (status, _) = post(&app, &key, json!({"channel_id": ch, "content": "Welcome back", "thread_id": thread})).await;
     assert_eq!(status, 201);
 }
+
+#[tokio::test]
+async fn a_status_update_for_a_template_not_yet_synced_brings_it_from_meta_with_its_event() {
+    let graph = Graph::start();
+    graph.templates_reply(200, meta_templates());
+    let app = spawn(&graph).await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = whatsapp_with_waba(&app, &key, "pn-w10", "waba-10").await;
+    // Created at Meta since the last sync, and approved at once.
+    let mut listed = meta_templates();
+    listed["data"].as_array_mut().expect("data").push(json!({"name": "welcome_back", "language": "en_US",
+        "status": "APPROVED", "category": "UTILITY", "components": [{"type": "BODY", "text": "Welcome back, {{1}}!"}]}));
+    graph.templates_reply(200, listed);
+    let body = template_status_update("waba-10", "welcome_back", "APPROVED");
+    assert_eq!(callback(&app, "whatsapp", &body, None).await.status(), 200);
+    let (_, list) = app.get_json(&format!("/v1/channels/{ch}/templates"), &key).await;
+    let new = list["data"].as_array().expect("data").iter().find(|t| t["name"] == "welcome_back").cloned();
+    let new = new.expect("the new template is in the catalogue at once");
+    assert_eq!((new["status"].as_str(), new["parameters"].as_i64()), (Some("approved"), Some(1)));
+    let all = crate::events_helpers::feed(&app, &key).await;
+    let events: Vec<&Value> = all.iter().filter(|e| e["type"] == "template.status_updated").collect();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["data"]["name"], "welcome_back");
+    // And it can be sent right away.
+    let (status, m) = post(
+        &app,
+        &key,
+        json!({"channel_id": ch, "content": "Welcome back", "to": TO,
+        "template": {"name": "welcome_back", "language": "en_US", "parameters": ["Ana"]}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{m}");
+}
+
+#[tokio::test]
+async fn template_status_updates_share_the_bad_signature_budget_of_the_other_callbacks() {
+    let graph = Graph::start();
+    graph.templates_reply(200, meta_templates());
+    let app = spawn(&graph).await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = whatsapp_with_waba(&app, &key, "pn-w11", "waba-11").await;
+    let body = template_status_update("waba-11", "order_shipped", "PAUSED");
+    let forged = "sha256=".to_owned() + &"0".repeat(64);
+    for n in 0..20 {
+        assert_eq!(callback(&app, "whatsapp", &body, Some(forged.clone())).await.status(), 401, "forged #{n}");
+    }
+    // The 21st bad signature of the minute, and then even a good one, from the same address: 429.
+    let res = callback(&app, "whatsapp", &body, Some(forged)).await;
+    assert_eq!(res.status(), 429);
+    assert!(res.headers().contains_key("retry-after"));
+    assert_eq!(callback(&app, "whatsapp", &body, None).await.status(), 429);
+    let (_, list) = app.get_json(&format!("/v1/channels/{ch}/templates"), &key).await;
+    let shipped = list["data"].as_array().expect("data").iter().find(|t| t["name"] == "order_shipped").cloned();
+    assert_eq!(shipped.expect("template")["status"], "approved", "nothing applied");
+    // A body over 256 KiB is refused before anything is read.
+    let mut big = template_status_update("waba-11", "order_shipped", "PAUSED");
+    big["padding"] = json!("x".repeat(300 * 1024));
+    assert_eq!(callback(&app, "whatsapp", &big, None).await.status(), 413);
+}
