@@ -369,6 +369,8 @@ fn pages() -> actix_web::Scope<
                 .done(),
         )
         .service(r("/settings/workspace/members/{user_id}").post(P(A::MembersManage), members::change).done())
+        .service(r("/settings/workspace/teams").get(P(A::TeamsRead), crate::pages::teams::show).done())
+        .service(r("/settings/workspace/teams/{team_id}").post(P(A::TeamsWrite), crate::pages::teams::change).done())
         .service(r("/settings/workspace/audit-log").get(P(A::AuditRead), audit_log::show).done())
         .service(r("/settings/workspace/rest-api").get(P(A::RestReferenceRead), rest_api::show).done())
         .service(r("/settings/workspace/channels").get(P(A::ChannelsRead), crate::pages::channels::show).done())

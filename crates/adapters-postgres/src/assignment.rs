@@ -19,8 +19,8 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::members::Availability;
 use domain::teams::{
-    assign_waiting, place_new_thread, Assignment, AssignmentMode, AssignmentPolicy, Candidate, DefaultTeam, TeamFacts,
-    WAITING_BATCH,
+    assign_waiting, decide_reopen_capacity, place_new_thread, Assignment, AssignmentMode, AssignmentPolicy, Candidate,
+    DefaultTeam, ReopenFacts, TeamFacts, WAITING_BATCH,
 };
 use domain::threads::{decide_snooze_expiry, LifecycleTimers, StatusFacts, ThreadStatus};
 use domain::webhooks::EventType;
@@ -30,6 +30,7 @@ use time::OffsetDateTime;
 
 use crate::error::repo;
 use crate::pool::Db;
+use crate::prepared::Prepared;
 use crate::threads::{apply_status, load_many, thread_json};
 use crate::webhooks::outbox;
 
@@ -95,12 +96,14 @@ async fn lock_team(
     skip_locked: bool,
 ) -> QueryResult<Option<AssignmentPolicy>> {
     let skip = if skip_locked { " SKIP LOCKED" } else { "" };
-    let row: Option<PolicyRow> = diesel::sql_query(format!(
-        "SELECT id AS team_id, assignment_mode AS mode, assignment_capacity AS capacity
+    let row: Option<PolicyRow> = Prepared(
+        diesel::sql_query(format!(
+            "SELECT id AS team_id, assignment_mode AS mode, assignment_capacity AS capacity
          FROM teams WHERE workspace_id = $1 AND id = $2 FOR NO KEY UPDATE{skip}"
-    ))
-    .bind::<BigInt, _>(ws.0)
-    .bind::<BigInt, _>(team_id)
+        ))
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(team_id),
+    )
     .get_result(conn)
     .await
     .optional()?;
@@ -116,46 +119,52 @@ async fn team_facts(
     team_id: i64,
     policy: AssignmentPolicy,
 ) -> QueryResult<TeamFacts> {
-    let members: Vec<MemberRow> = diesel::sql_query(
-        "SELECT tm.user_id, wm.is_active, wm.availability, tm.last_assigned_at
+    let members: Vec<MemberRow> = Prepared(
+        diesel::sql_query(
+            "SELECT tm.user_id, wm.is_active, wm.availability, tm.last_assigned_at
          FROM team_members tm
          JOIN workspace_members wm ON wm.workspace_id = tm.workspace_id AND wm.user_id = tm.user_id
          WHERE tm.workspace_id = $1 AND tm.team_id = $2
          ORDER BY tm.user_id
          FOR NO KEY UPDATE OF wm",
+        )
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(team_id),
     )
-    .bind::<BigInt, _>(ws.0)
-    .bind::<BigInt, _>(team_id)
     .load(conn)
     .await?;
     let ids: Vec<i64> = members.iter().map(|m| m.user_id).collect();
     let loads: HashMap<i64, i64> = if ids.is_empty() {
         HashMap::new()
     } else {
-        diesel::sql_query(format!(
-            "SELECT assignee_user_id AS user_id, count(*) AS load FROM threads
+        Prepared(
+            diesel::sql_query(format!(
+                "SELECT assignee_user_id AS user_id, count(*) AS load FROM threads
              WHERE workspace_id = $1 AND assignee_user_id = ANY ($2) AND {}
              GROUP BY assignee_user_id",
-            load_statuses()
-        ))
-        .bind::<BigInt, _>(ws.0)
-        .bind::<Array<BigInt>, _>(&ids)
+                load_statuses()
+            ))
+            .bind::<BigInt, _>(ws.0)
+            .bind::<Array<BigInt>, _>(&ids),
+        )
         .load::<LoadRow>(conn)
         .await?
         .into_iter()
         .map(|r| (r.user_id, r.load))
         .collect()
     };
-    let waiting: Vec<IdRow> = diesel::sql_query(format!(
-        "SELECT id FROM threads
+    let waiting: Vec<IdRow> = Prepared(
+        diesel::sql_query(format!(
+            "SELECT id FROM threads
          WHERE team_id = $2 AND waiting_since IS NOT NULL AND workspace_id = $1 AND {}
          ORDER BY waiting_since, id LIMIT $3
          FOR UPDATE SKIP LOCKED",
-        load_statuses()
-    ))
-    .bind::<BigInt, _>(ws.0)
-    .bind::<BigInt, _>(team_id)
-    .bind::<BigInt, _>(WAITING_BATCH)
+            load_statuses()
+        ))
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(team_id)
+        .bind::<BigInt, _>(WAITING_BATCH),
+    )
     .load(conn)
     .await?;
     Ok(TeamFacts {
@@ -190,20 +199,6 @@ async fn apply_assignments(
     let users: Vec<i64> = assignments.iter().map(|a| a.user_id).collect();
     let reasons: Vec<&str> = assignments.iter().map(|a| a.reason.as_str()).collect();
     let ats: Vec<OffsetDateTime> = assignments.iter().map(|a| a.at).collect();
-    diesel::sql_query(
-        "UPDATE threads t SET assignee_type = 'user', assignee_user_id = v.user_id, assignee_team_id = NULL,
-                assignee_ai_agent_id = NULL, assigned_at = v.at, assignment_reason = v.reason,
-                waiting_since = NULL, updated_at = now()
-         FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[]) AS v (id, user_id, reason, at)
-         WHERE t.workspace_id = $1 AND t.id = v.id",
-    )
-    .bind::<BigInt, _>(ws.0)
-    .bind::<Array<BigInt>, _>(&threads)
-    .bind::<Array<BigInt>, _>(&users)
-    .bind::<Array<Text>, _>(&reasons)
-    .bind::<Array<Timestamptz>, _>(&ats)
-    .execute(conn)
-    .await?;
     // Each member's latest turn of this decision.
     let mut turns: HashMap<i64, OffsetDateTime> = HashMap::new();
     for a in assignments {
@@ -211,15 +206,29 @@ async fn apply_assignments(
         *t = (*t).max(a.at);
     }
     let (turn_users, turn_ats): (Vec<i64>, Vec<OffsetDateTime>) = turns.into_iter().unzip();
-    diesel::sql_query(
-        "UPDATE team_members tm SET last_assigned_at = v.at
-         FROM unnest($3::bigint[], $4::timestamptz[]) AS v (user_id, at)
-         WHERE tm.workspace_id = $1 AND tm.team_id = $2 AND tm.user_id = v.user_id",
+    // The threads and the members' turns in one statement (one round trip).
+    Prepared(
+        diesel::sql_query(
+            "WITH assigned AS (
+                 UPDATE threads t SET assignee_type = 'user', assignee_user_id = v.user_id, assignee_team_id = NULL,
+                        assignee_ai_agent_id = NULL, assigned_at = v.at, assignment_reason = v.reason,
+                        waiting_since = NULL, updated_at = now()
+                 FROM unnest($3::bigint[], $4::bigint[], $5::text[], $6::timestamptz[]) AS v (id, user_id, reason, at)
+                 WHERE t.workspace_id = $1 AND t.id = v.id
+             )
+             UPDATE team_members tm SET last_assigned_at = v.at
+             FROM unnest($7::bigint[], $8::timestamptz[]) AS v (user_id, at)
+             WHERE tm.workspace_id = $1 AND tm.team_id = $2 AND tm.user_id = v.user_id",
+        )
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(team_id)
+        .bind::<Array<BigInt>, _>(&threads)
+        .bind::<Array<BigInt>, _>(&users)
+        .bind::<Array<Text>, _>(&reasons)
+        .bind::<Array<Timestamptz>, _>(&ats)
+        .bind::<Array<BigInt>, _>(&turn_users)
+        .bind::<Array<Timestamptz>, _>(&turn_ats),
     )
-    .bind::<BigInt, _>(ws.0)
-    .bind::<BigInt, _>(team_id)
-    .bind::<Array<BigInt>, _>(&turn_users)
-    .bind::<Array<Timestamptz>, _>(&turn_ats)
     .execute(conn)
     .await?;
     let others: Vec<i64> = threads.iter().copied().filter(|t| !created.contains(t)).collect();
@@ -259,29 +268,33 @@ pub async fn place_new_threads(
     now: OffsetDateTime,
 ) -> QueryResult<bool> {
     // The channel's team, its row locked at once (the mode read is the one the decision uses).
-    let team: Option<PolicyRow> = diesel::sql_query(
-        "SELECT t.id AS team_id, t.assignment_mode AS mode, t.assignment_capacity AS capacity
+    let team: Option<PolicyRow> = Prepared(
+        diesel::sql_query(
+            "SELECT t.id AS team_id, t.assignment_mode AS mode, t.assignment_capacity AS capacity
          FROM channels c JOIN teams t ON t.workspace_id = c.workspace_id AND t.id = c.default_team_id
          WHERE c.workspace_id = $1 AND c.id = $2
          FOR NO KEY UPDATE OF t",
+        )
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(channel_id),
     )
-    .bind::<BigInt, _>(ws.0)
-    .bind::<BigInt, _>(channel_id)
     .get_result(conn)
     .await
     .optional()?;
     let default_team = team.as_ref().map(|t| DefaultTeam { team_id: t.team_id, mode: t.policy().mode });
     let Some(placement) = place_new_thread(default_team) else { return Ok(false) };
-    diesel::sql_query(
-        "UPDATE threads SET team_id = $2, assignee_type = 'team', assignee_team_id = $2,
+    Prepared(
+        diesel::sql_query(
+            "UPDATE threads SET team_id = $2, assignee_type = 'team', assignee_team_id = $2,
                 waiting_since = CASE WHEN $4 THEN $5 END
          WHERE workspace_id = $1 AND id = ANY ($3)",
+        )
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(placement.team_id)
+        .bind::<Array<BigInt>, _>(thread_ids)
+        .bind::<diesel::sql_types::Bool, _>(placement.waits)
+        .bind::<Timestamptz, _>(now),
     )
-    .bind::<BigInt, _>(ws.0)
-    .bind::<BigInt, _>(placement.team_id)
-    .bind::<Array<BigInt>, _>(thread_ids)
-    .bind::<diesel::sql_types::Bool, _>(placement.waits)
-    .bind::<Timestamptz, _>(now)
     .execute(conn)
     .await?;
     if placement.waits {
@@ -289,6 +302,64 @@ pub async fn place_new_threads(
         serve_locked(conn, ws, placement.team_id, policy, now, thread_ids).await?;
     }
     Ok(true)
+}
+
+#[derive(QueryableByName)]
+struct HolderRow {
+    #[diesel(sql_type = Nullable<Text>)]
+    assignee_type: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    assignee_user_id: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    team_id: Option<i64>,
+}
+
+/// A thread this transaction just made `open` from `snoozed` or `resolved` (its row locked by
+/// that change): the facts of [`decide_reopen_capacity`] (its team's row locked, then the team's
+/// members' rows in id order, as every assignment decision takes them), and, when its member is
+/// at the capacity, the thread goes back to its team's queue, which is served at once. Records
+/// `thread.assigned` once, with where the thread ended up.
+pub async fn check_reopened(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    thread_id: i64,
+    now: OffsetDateTime,
+) -> QueryResult<()> {
+    let row: HolderRow = Prepared(
+        diesel::sql_query(
+            "SELECT assignee_type, assignee_user_id, team_id FROM threads WHERE workspace_id = $1 AND id = $2",
+        )
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(thread_id),
+    )
+    .get_result(conn)
+    .await?;
+    let holder = row.assignee_user_id.filter(|_| row.assignee_type.as_deref() == Some("user"));
+    // Without a team or a member holding the thread there is nothing to count.
+    let (Some(team_id), Some(user_id)) = (row.team_id, holder) else { return Ok(()) };
+    let Some(policy) = lock_team(conn, ws, team_id, false).await? else { return Ok(()) };
+    let facts = team_facts(conn, ws, team_id, policy).await?;
+    // The member's load counts this thread already (it is open in this transaction).
+    let others = facts.members.iter().find(|m| m.user_id == user_id).map_or(0, |m| (m.load - 1).max(0));
+    let reopened = ReopenFacts { holder, team: Some((team_id, policy)), holder_load: others };
+    let Some(back) = decide_reopen_capacity(reopened) else { return Ok(()) };
+    Prepared(
+        diesel::sql_query(
+            "UPDATE threads SET assignee_type = 'team', assignee_team_id = $3, assignee_user_id = NULL,
+                    waiting_since = $4, updated_at = now()
+             WHERE workspace_id = $1 AND id = $2",
+        )
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(thread_id)
+        .bind::<BigInt, _>(back.team_id)
+        .bind::<Timestamptz, _>(now),
+    )
+    .execute(conn)
+    .await?;
+    // Served like a new thread: its own event is recorded below, once, with the outcome.
+    serve_locked(conn, ws, back.team_id, back.policy, now, &[thread_id]).await?;
+    let data: Vec<serde_json::Value> = load_many(conn, ws, &[thread_id]).await?.iter().map(thread_json).collect();
+    outbox::record_many(conn, ws, back.event(), &data).await
 }
 
 /// [`LifecycleTimers`] on PostgreSQL.
@@ -338,11 +409,11 @@ impl LifecycleTimers for PgLifecycleTimers {
         let n = conn
             .transaction::<usize, diesel::result::Error, _>(|conn| {
                 async move {
-                    let due: Vec<DueRow> = diesel::sql_query(SNOOZE_DUE_SQL)
-                        .bind::<Timestamptz, _>(now)
-                        .bind::<BigInt, _>(limit)
-                        .load(conn)
-                        .await?;
+                    let due: Vec<DueRow> = Prepared(
+                        diesel::sql_query(SNOOZE_DUE_SQL).bind::<Timestamptz, _>(now).bind::<BigInt, _>(limit),
+                    )
+                    .load(conn)
+                    .await?;
                     let mut opened = 0;
                     for row in due {
                         let facts =
@@ -353,6 +424,8 @@ impl LifecycleTimers for PgLifecycleTimers {
                         let thread = load_many(conn, ws, &[row.id]).await?;
                         let data: Vec<serde_json::Value> = thread.iter().map(thread_json).collect();
                         outbox::record_many(conn, ws, change.event(), &data).await?;
+                        // Back to `open`, it counts toward its member's load again.
+                        check_reopened(conn, ws, row.id, now).await?;
                         opened += 1;
                     }
                     Ok(opened)
@@ -369,11 +442,11 @@ impl LifecycleTimers for PgLifecycleTimers {
 
     async fn serve_waiting(&self, now: OffsetDateTime) -> Result<usize, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let queues: Vec<QueueRow> = diesel::sql_query(format!(
+        let queues: Vec<QueueRow> = Prepared(diesel::sql_query(format!(
             "SELECT DISTINCT workspace_id, team_id FROM threads
              WHERE waiting_since IS NOT NULL AND team_id IS NOT NULL AND {}",
             load_statuses()
-        ))
+        )))
         .load(&mut conn)
         .await
         .map_err(repo)?;

@@ -26,6 +26,7 @@ pub mod messages;
 pub mod migrate;
 pub mod oauth;
 pub mod pool;
+pub mod prepared;
 pub mod queue_stats;
 pub mod rate_limit;
 pub mod replica;

@@ -9,11 +9,10 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::common::page::{Page, PageRequest};
 use domain::teams::{
-    AssignmentMode, AssignmentPolicy, AssignmentReason, CreateTeamError, NewTeam, Team, TeamChange, TeamLookupError,
-    TeamRepository, UpdateTeamError,
+    decide_team_deletion, AssignmentMode, AssignmentPolicy, CreateTeamError, NewTeam, Team, TeamChange, TeamDeletion,
+    TeamLookupError, TeamRepository, TeamThread, UpdateTeamError,
 };
 use domain::threads::Assignee;
-use domain::webhooks::EventType;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -21,7 +20,7 @@ use time::OffsetDateTime;
 use crate::error::{repo, unique_violation};
 use crate::pool::Db;
 use crate::schema::{team_members, teams, threads, workspace_members};
-use crate::threads::{assignee_json, load_many, thread_json};
+use crate::threads::{load_many, thread_json};
 use crate::webhooks::outbox;
 
 /// The unique constraint on a team's name in its workspace.
@@ -111,6 +110,65 @@ async fn replace_members(conn: &mut AsyncPgConnection, ws: WorkspaceId, team: i6
         .map(|u| (team_members::workspace_id.eq(ws.0), team_members::team_id.eq(team), team_members::user_id.eq(*u)))
         .collect();
     diesel::insert_into(team_members::table).values(rows).execute(conn).await?;
+    Ok(())
+}
+
+/// A thread of a team being deleted: who holds it.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = threads)]
+struct TeamThreadRow {
+    id: i64,
+    assignee_type: Option<String>,
+    assignee_user_id: Option<i64>,
+    assignee_team_id: Option<i64>,
+    assignee_ai_agent_id: Option<i64>,
+}
+
+impl TeamThreadRow {
+    fn fact(&self) -> TeamThread {
+        let assignee = match self.assignee_type.as_deref() {
+            Some("user") => self.assignee_user_id.map(Assignee::User),
+            Some("team") => self.assignee_team_id.map(Assignee::Team),
+            Some("ai_agent") => self.assignee_ai_agent_id.map(Assignee::AiAgent),
+            _ => None,
+        };
+        TeamThread { thread_id: self.id, assignee }
+    }
+}
+
+/// Writes what [`decide_team_deletion`] decided: every thread leaves the team and its queue; those
+/// of the team itself become unassigned with the reason.
+async fn apply_team_deletion(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    deletion: &TeamDeletion,
+) -> QueryResult<()> {
+    let all: Vec<i64> = deletion.threads().collect();
+    if all.is_empty() {
+        return Ok(());
+    }
+    diesel::update(threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq_any(&all)))
+        .set((
+            threads::team_id.eq(None::<i64>),
+            threads::waiting_since.eq(None::<OffsetDateTime>),
+            threads::updated_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn)
+        .await?;
+    if !deletion.unassigned.is_empty() {
+        diesel::update(
+            threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::id.eq_any(&deletion.unassigned)),
+        )
+        .set((
+            threads::assignee_type.eq(None::<String>),
+            threads::assignee_team_id.eq(None::<i64>),
+            threads::assignment_reason.eq(deletion.reason.as_str()),
+            threads::assigned_at.eq(diesel::dsl::now),
+            threads::updated_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn)
+        .await?;
+    }
     Ok(())
 }
 
@@ -244,38 +302,26 @@ impl TeamRepository for PgTeamRepository {
             .transaction::<_, TxError<TeamLookupError>, _>(|conn| {
                 async move {
                     find(conn, ws, id, true).await?.ok_or(TxError::Refused(TeamLookupError::NotFound(id)))?;
-                    // Its threads become unassigned, as `PATCH … {"assignee": null}` would do, with
-                    // the same event; the foreign key alone would leave them `team` with no id.
-                    // Threads a member holds keep the member; the foreign key clears their team_id.
-                    let unassigned: Vec<i64> = diesel::update(
-                        threads::table.filter(threads::workspace_id.eq(ws.0)).filter(threads::assignee_team_id.eq(id)),
-                    )
-                    .set((
-                        threads::assignee_type.eq(None::<String>),
-                        threads::assignee_team_id.eq(None::<i64>),
-                        threads::team_id.eq(None::<i64>),
-                        threads::waiting_since.eq(None::<OffsetDateTime>),
-                        threads::assignment_reason.eq(AssignmentReason::TeamDeleted.as_str()),
-                        threads::assigned_at.eq(OffsetDateTime::now_utc()),
-                        threads::updated_at.eq(diesel::dsl::now),
-                    ))
-                    .returning(threads::id)
-                    .get_results(conn)
-                    .await?;
+                    // The facts: the team's threads and who holds them, locked (the foreign key
+                    // alone would leave those assigned to the team `team` with no id).
+                    let rows: Vec<TeamThreadRow> = threads::table
+                        .filter(threads::workspace_id.eq(ws.0))
+                        .filter(threads::team_id.eq(id).or(threads::assignee_team_id.eq(id)))
+                        .select(TeamThreadRow::as_select())
+                        .order(threads::id)
+                        .for_no_key_update()
+                        .load(conn)
+                        .await?;
+                    let facts: Vec<TeamThread> = rows.iter().map(TeamThreadRow::fact).collect();
+                    let deletion = decide_team_deletion(id, &facts);
+                    apply_team_deletion(conn, ws, &deletion).await?;
                     diesel::delete(teams::table.filter(teams::workspace_id.eq(ws.0)).filter(teams::id.eq(id)))
                         .execute(conn)
                         .await?;
-                    if !unassigned.is_empty() {
-                        let data: Vec<serde_json::Value> = load_many(conn, ws, &unassigned)
-                            .await?
-                            .iter()
-                            .map(|t| {
-                                let mut data = thread_json(t);
-                                data["previous_assignee"] = assignee_json(Some(Assignee::Team(id)));
-                                data
-                            })
-                            .collect();
-                        outbox::record_many(conn, ws, EventType::ThreadAssigned, &data).await?;
+                    if !deletion.unassigned.is_empty() {
+                        let data: Vec<serde_json::Value> =
+                            load_many(conn, ws, &deletion.unassigned).await?.iter().map(thread_json).collect();
+                        outbox::record_many(conn, ws, deletion.event(), &data).await?;
                     }
                     crate::audit::write(conn, &[audit], None).await?;
                     Ok(())

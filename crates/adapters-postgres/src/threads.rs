@@ -7,9 +7,9 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::common::page::{Page, PageRequest};
 use domain::teams::AssignmentReason;
 use domain::threads::{
-    decide_manual_assignment, decide_status, Assignee, AssigneeFilter, AssigneeRecord, LabelNames, ListThreadsError,
-    ManualAssignment, SetThreadLabelsError, StatusChange, StatusFacts, StatusReason, Thread, ThreadChange,
-    ThreadFilter, ThreadRecord, ThreadRepository, ThreadStatus, UpdateThreadError,
+    decide_manual_assignment, decide_status, Assignee, AssigneeFilter, LabelNames, ListThreadsError, ManualAssignment,
+    SetThreadLabelsError, StatusChange, StatusFacts, StatusReason, Thread, ThreadChange, ThreadFilter, ThreadRecord,
+    ThreadRepository, ThreadStatus, UpdateThreadError,
 };
 use domain::webhooks::EventType;
 use domain::workspace::WorkspaceId;
@@ -100,12 +100,6 @@ diesel::define_sql_function!(
 /// contract test compares the two).
 pub fn thread_json(t: &Thread) -> serde_json::Value {
     ThreadRecord::from(t.clone()).to_json()
-}
-
-pub(crate) fn assignee_json(a: Option<Assignee>) -> serde_json::Value {
-    a.map_or(serde_json::Value::Null, |a| {
-        serde_json::to_value(AssigneeRecord { kind: a.kind().to_owned(), id: a.id() }).unwrap_or_default()
-    })
 }
 
 /// The status facts of a loaded thread.

@@ -202,13 +202,16 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             clock: Arc::new(crate::platform::SystemClock),
             random: Arc::new(crate::platform::OsRandom),
         }),
-        callbacks: Arc::new(domain::connectors::CallbackService::new(
-            Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
-            cipher,
-            Arc::new(adapters_http::handlers::callbacks::work::OffThreadCallbackWork::default()),
-            Arc::new(adapters_postgres::connectors::PgCallbackThrottle::new(db.clone())),
-            Arc::new(crate::platform::SystemClock),
-        )),
+        callbacks: Arc::new(
+            domain::connectors::CallbackService::new(
+                Arc::new(adapters_postgres::connectors::PgConnectors::new(db.clone())),
+                cipher,
+                Arc::new(adapters_http::handlers::callbacks::work::OffThreadCallbackWork::default()),
+                Arc::new(adapters_postgres::connectors::PgCallbackThrottle::new(db.clone())),
+                Arc::new(crate::platform::SystemClock),
+            )
+            .with_templates(templates.clone()),
+        ),
         templates,
         secret_scanning: Arc::new(domain::secret_scanning::SecretScanningService::new(
             Arc::new(adapters_outbound::github_keys::GithubKeysClient::new(&settings.secret_scanning.github_keys_url)),

@@ -9,10 +9,11 @@ use domain::access::Action;
 use domain::workspace::PlanTier;
 
 /// The navigation: (path, label, what the policy must allow for the link to show).
-const NAV: [(&str, &str, Action); 8] = [
+const NAV: &[(&str, &str, Action)] = &[
     ("/settings/workspace/api-keys", "API Keys", Action::ApiKeysRead),
     ("/settings/integrations/webhooks", "Webhooks", Action::WebhooksRead),
     ("/settings/workspace/members", "Members", Action::MembersRead),
+    ("/settings/workspace/teams", "Teams", Action::TeamsRead),
     ("/settings/workspace/audit-log", "Audit log", Action::AuditRead),
     ("/settings/workspace/channels", "Channels", Action::ChannelsRead),
     ("/settings/workspace/rest-api", "REST API", Action::RestReferenceRead),
@@ -67,7 +68,7 @@ pub fn page(title: &str, current: &str, s: &Signed, body: Markup) -> Markup {
         nav aria-label="Settings" {
             ul {
                 // A link below the plan still shows: its page explains the plan.
-                @for (path, label, _) in NAV.into_iter().filter(|n| s.may_see(n.2)) {
+                @for (path, label, _) in NAV.iter().copied().filter(|n| s.may_see(n.2)) {
                     li {
                         @if path == current {
                             a href=(path) aria-current="page" { (label) }

@@ -27,6 +27,7 @@ pub mod oauth;
 pub mod password_reset;
 pub mod rest_api;
 pub mod session;
+pub mod teams;
 pub mod webhooks;
 
 use std::sync::Arc;

@@ -159,7 +159,7 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
             crate::assignment::place_new_threads(conn, ws, ch.channel_id.0, &[id], OffsetDateTime::now_utc()).await?;
             id
         }
-        ThreadStep::Bump { id, at, latest_inbound_at, reopens } => {
+        ThreadStep::Bump { id, at, latest_inbound_at, reopens, .. } => {
             diesel::sql_query(
                 "UPDATE threads SET unread_count = unread_count + 1, last_message_at = greatest(last_message_at, $2),
                         status = CASE WHEN $3 THEN 'open' ELSE status END,
@@ -180,6 +180,9 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
     if let Some(event) = plan.thread.event() {
         let data = thread_record(conn, ws, thread_id).await?;
         outbox::record(conn, ws, event, &data).await?;
+    }
+    if let ThreadStep::Bump { adds_load: true, .. } = plan.thread {
+        crate::assignment::check_reopened(conn, ws, thread_id, OffsetDateTime::now_utc()).await?;
     }
     let new = &plan.message;
     let row: (i64, OffsetDateTime) = diesel::insert_into(messages::table)

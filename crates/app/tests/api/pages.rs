@@ -9,6 +9,7 @@ use reqwest::StatusCode;
 use crate::helpers::{TestApp, TestWorkspace};
 
 mod content;
+mod teams;
 
 /// A signed-in browser, reduced to what the server sees.
 #[derive(Debug, Clone)]

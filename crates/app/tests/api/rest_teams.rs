@@ -126,25 +126,32 @@ async fn deleting_a_team_unassigns_its_threads_with_an_event() {
     assert_eq!(app.post_json("/v1/webhooks", &key, &hook).await.status(), 201);
     let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
     let t = thread(&app, &key, ch, "+14155550123").await;
-    let team: Value = app.post_json("/v1/teams", &key, &json!({"name": "Tier 2"})).await.json().await.expect("json");
+    let body = json!({"name": "Tier 2", "member_ids": [ws.admin_id]});
+    let team: Value = app.post_json("/v1/teams", &key, &body).await.json().await.expect("json");
     let assign = json!({"assignee": {"type": "team", "id": team["id"]}});
     let res = send(&app, Method::PATCH, &format!("/v1/threads/{t}"), &key, Some(assign.clone())).await;
     assert_eq!(res.status(), 200);
+    // A thread the team's round robin gave to its member: it keeps the member.
+    let team_path = format!("/v1/teams/{}", team["id"]);
+    let policy = json!({"assignment": {"mode": "round_robin", "capacity": null}});
+    assert_eq!(send(&app, Method::PATCH, &team_path, &key, Some(policy)).await.status(), 200);
+    let default_team = json!({"default_team_id": team["id"]});
+    assert_eq!(send(&app, Method::PATCH, &format!("/v1/channels/{ch}"), &key, Some(default_team)).await.status(), 200);
+    let held = crate::lifecycle::new_thread(&app, &key, ch, "+14155550124").await;
+    let (_, before) = app.get_json(&format!("/v1/threads/{held}"), &key).await;
+    assert_eq!((before["assignee"]["id"].clone(), before["team_id"].clone()), (json!(ws.admin_id), team["id"].clone()));
+    let events_before = assigned_events(&app, ws.id).await;
 
-    assert_eq!(send(&app, Method::DELETE, &format!("/v1/teams/{}", team["id"]), &key, None).await.status(), 204);
+    assert_eq!(send(&app, Method::DELETE, &team_path, &key, None).await.status(), 204);
     let (_, now) = app.get_json(&format!("/v1/threads/{t}"), &key).await;
     assert_eq!(now["assignee"], Value::Null);
-    let last = sql_json(
-        &app,
-        "SELECT (payload::jsonb -> 'data')::text AS j FROM webhook_events WHERE workspace_id = $1 \
-         AND event_type = 'thread.assigned' ORDER BY id DESC LIMIT 1",
-        ws.id,
-    )
-    .await;
-    assert_eq!(last["previous_assignee"], json!({"type": "team", "id": team["id"]}));
-    let mut data = last.clone();
-    data.as_object_mut().expect("object").remove("previous_assignee");
-    assert_eq!(data, now, "the event carries the thread as the API shows it");
+    assert_eq!((now["team_id"].clone(), now["assignment_reason"].clone()), (Value::Null, json!("team_deleted")));
+    let events = assigned_events(&app, ws.id).await;
+    assert_eq!(events.len(), events_before.len() + 1, "one thread.assigned, for the thread of the team itself");
+    assert_eq!(events.last(), Some(&now), "the event carries the thread as the API shows it, nothing more");
+    let (_, kept) = app.get_json(&format!("/v1/threads/{held}"), &key).await;
+    assert_eq!(kept["assignee"], before["assignee"], "the member keeps the thread");
+    assert_eq!((kept["team_id"].clone(), kept["assignment_reason"].clone()), (Value::Null, json!("round_robin")));
     // Assigning to the deleted team is refused like any unknown team.
     let p = problem(
         send(&app, Method::PATCH, &format!("/v1/threads/{t}"), &key, Some(assign)).await,
@@ -155,6 +162,18 @@ async fn deleting_a_team_unassigns_its_threads_with_an_event() {
     assert_eq!(error_fields(&p), ["assignee.id"]);
     let (status, members) = app.get_json(&format!("/v1/users/{}", ws.admin_id), &key).await;
     assert_eq!((status, members["active"].clone()), (200, json!(true)), "members stay when their team goes");
+}
+
+/// The `data` of the workspace's `thread.assigned` events, oldest first.
+async fn assigned_events(app: &TestApp, ws: i64) -> Vec<Value> {
+    let all = sql_json(
+        app,
+        "SELECT coalesce(json_agg(payload::jsonb -> 'data' ORDER BY id), '[]')::text AS j FROM webhook_events \
+         WHERE workspace_id = $1 AND event_type = 'thread.assigned'",
+        ws,
+    )
+    .await;
+    all.as_array().cloned().unwrap_or_default()
 }
 
 #[tokio::test]

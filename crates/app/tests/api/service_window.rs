@@ -39,7 +39,12 @@ async fn whatsapp_with_waba(app: &TestApp, key: &str, pn: &str, waba: &str) -> i
 }
 
 async fn messenger_channel(app: &TestApp, key: &str, page: &str) -> i64 {
-    let body = json!({"channel_type": "messenger", "display_name": "Page", "identifier": page, "credentials": {
+    meta_channel(app, key, "messenger", page).await
+}
+
+/// A Messenger or Instagram channel on the account `page`.
+async fn meta_channel(app: &TestApp, key: &str, channel_type: &str, page: &str) -> i64 {
+    let body = json!({"channel_type": channel_type, "display_name": "Page", "identifier": page, "credentials": {
         "page_id": page, "access_token": "page-token-123", "app_secret": "app-secret-for-tests"}});
     let res = app.post_json("/v1/channels", key, &body).await;
     assert_eq!(res.status(), 201);
@@ -418,4 +423,141 @@ async fn upgrading_gives_existing_threads_the_window_of_their_stored_inbound_mes
     assert_eq!(*window, json!({"open": true, "expires_at": rfc3339(wrote + time::Duration::hours(24))}));
     let (status, _) = post(&app, &key, json!({"channel_id": ch, "content": "Welcome back", "thread_id": thread})).await;
     assert_eq!(status, 201);
+}
+
+#[tokio::test]
+async fn a_status_update_for_a_template_not_yet_synced_brings_it_from_meta_with_its_event() {
+    let graph = Graph::start();
+    graph.templates_reply(200, meta_templates());
+    let app = spawn(&graph).await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = whatsapp_with_waba(&app, &key, "pn-w10", "waba-10").await;
+    // Created at Meta since the last sync, and approved at once.
+    let mut listed = meta_templates();
+    listed["data"].as_array_mut().expect("data").push(json!({"name": "welcome_back", "language": "en_US",
+        "status": "APPROVED", "category": "UTILITY", "components": [{"type": "BODY", "text": "Welcome back, {{1}}!"}]}));
+    graph.templates_reply(200, listed);
+    let body = template_status_update("waba-10", "welcome_back", "APPROVED");
+    assert_eq!(callback(&app, "whatsapp", &body, None).await.status(), 200);
+    let (_, list) = app.get_json(&format!("/v1/channels/{ch}/templates"), &key).await;
+    let new = list["data"].as_array().expect("data").iter().find(|t| t["name"] == "welcome_back").cloned();
+    let new = new.expect("the new template is in the catalogue at once");
+    assert_eq!((new["status"].as_str(), new["parameters"].as_i64()), (Some("approved"), Some(1)));
+    let all = crate::events_helpers::feed(&app, &key).await;
+    let events: Vec<&Value> = all.iter().filter(|e| e["type"] == "template.status_updated").collect();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["data"]["name"], "welcome_back");
+    // And it can be sent right away.
+    let (status, m) = post(
+        &app,
+        &key,
+        json!({"channel_id": ch, "content": "Welcome back", "to": TO,
+        "template": {"name": "welcome_back", "language": "en_US", "parameters": ["Ana"]}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{m}");
+}
+
+#[tokio::test]
+async fn template_status_updates_share_the_bad_signature_budget_of_the_other_callbacks() {
+    let graph = Graph::start();
+    graph.templates_reply(200, meta_templates());
+    let app = spawn(&graph).await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = whatsapp_with_waba(&app, &key, "pn-w11", "waba-11").await;
+    let body = template_status_update("waba-11", "order_shipped", "PAUSED");
+    let forged = "sha256=".to_owned() + &"0".repeat(64);
+    for n in 0..20 {
+        assert_eq!(callback(&app, "whatsapp", &body, Some(forged.clone())).await.status(), 401, "forged #{n}");
+    }
+    // The 21st bad signature of the minute, and then even a good one, from the same address: 429.
+    let res = callback(&app, "whatsapp", &body, Some(forged)).await;
+    assert_eq!(res.status(), 429);
+    assert!(res.headers().contains_key("retry-after"));
+    assert_eq!(callback(&app, "whatsapp", &body, None).await.status(), 429);
+    let (_, list) = app.get_json(&format!("/v1/channels/{ch}/templates"), &key).await;
+    let shipped = list["data"].as_array().expect("data").iter().find(|t| t["name"] == "order_shipped").cloned();
+    assert_eq!(shipped.expect("template")["status"], "approved", "nothing applied");
+    // A body over 256 KiB is refused before anything is read.
+    let mut big = template_status_update("waba-11", "order_shipped", "PAUSED");
+    big["padding"] = json!("x".repeat(300 * 1024));
+    assert_eq!(callback(&app, "whatsapp", &big, None).await.status(), 413);
+}
+
+#[tokio::test]
+async fn human_agent_may_answer_on_instagram_up_to_7_days_too() {
+    let graph = Graph::start();
+    let app = spawn(&graph).await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = meta_channel(&app, &key, "instagram", "ig-w12").await;
+    let wrote = time::OffsetDateTime::now_utc().replace_nanosecond(0).expect("ns") - time::Duration::days(6);
+    app.contact_wrote_at(ch, "igsid-1", wrote).await;
+    let (status, p) = post(&app, &key, json!({"channel_id": ch, "content": "Late", "to": "igsid-1"})).await;
+    assert_eq!((status, p["code"].as_str()), (422, Some("service_window_closed")));
+    assert_eq!(p["expires_at"], json!(rfc3339(wrote + time::Duration::days(1))));
+    let tagged = json!({"channel_id": ch, "content": "Late", "to": "igsid-1", "tag": "human_agent"});
+    let (status, m) = post(&app, &key, tagged).await;
+    assert_eq!(status, 201, "{m}");
+    dispatch(&app).await;
+    let sent = graph.seen_bodies();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        (sent[0]["messaging_type"].as_str(), sent[0]["tag"].as_str()),
+        (Some("MESSAGE_TAG"), Some("HUMAN_AGENT"))
+    );
+
+    let long_ago = wrote - time::Duration::days(2);
+    app.contact_wrote_at(ch, "igsid-2", long_ago).await;
+    let late = json!({"channel_id": ch, "content": "Too late", "to": "igsid-2", "tag": "human_agent"});
+    let (status, p) = post(&app, &key, late).await;
+    assert_eq!((status, p["code"].as_str()), (422, Some("service_window_closed")));
+    assert_eq!(p["expires_at"], json!(rfc3339(long_ago + time::Duration::days(7))));
+    dispatch(&app).await;
+    assert_eq!(graph.seen_bodies().len(), 1, "nothing more was sent");
+}
+
+#[tokio::test]
+async fn the_periodic_sync_loop_refreshes_catalogues_that_are_due() {
+    let graph = Graph::start();
+    graph.templates_reply(200, meta_templates());
+    let app = spawn(&graph).await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = whatsapp_with_waba(&app, &key, "pn-w13", "waba-13").await;
+    let path = format!("/v1/channels/{ch}/templates");
+    assert_eq!(app.get_json(&path, &key).await.1["data"].as_array().map(Vec::len), Some(3));
+    // At Meta, two templates were deleted; the catalogue was last synced over an hour ago.
+    graph.templates_reply(
+        200,
+        json!({"data": [{"name": "order_shipped", "language": "en_US", "status": "PAUSED",
+        "category": "UTILITY", "components": [{"type": "BODY", "text": "Hi {{1}}, order {{2}} shipped."}]}]}),
+    );
+    let mut conn = app.db.conn().await.expect("conn");
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query("UPDATE channels SET templates_synced_at = now() - interval '61 minutes' WHERE id = $1")
+            .bind::<diesel::sql_types::BigInt, _>(ch),
+        &mut conn,
+    )
+    .await
+    .expect("due");
+    let mut settings = app.settings.clone();
+    app::secrets::resolve_key(&mut settings, &app.db, false).await.expect("key");
+    settings.connectors.workers = 1;
+    settings.connectors.template_sync_minutes = 60;
+    let loops = app::connectors::start(&settings, &app.db).expect("loops");
+    let started = std::time::Instant::now();
+    let list = loop {
+        let (_, list) = app.get_json(&path, &key).await;
+        if list["data"].as_array().map(Vec::len) == Some(1) {
+            break list;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "not synced: {list}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    loops.stop(std::time::Duration::from_secs(2)).await;
+    assert_eq!(
+        (list["data"][0]["name"].as_str(), list["data"][0]["status"].as_str()),
+        (Some("order_shipped"), Some("paused"))
+    );
+    let fetched = graph.proof_paths().iter().filter(|p| *p == "/v21.0/waba-13/message_templates").count();
+    assert_eq!(fetched, 2, "once when the credentials were set, once by the loop");
 }

@@ -23,6 +23,8 @@ use time::{Duration, OffsetDateTime};
 
 use super::ports::{Applied, CallbackChannel, CallbackStore, CallbackThrottle, CallbackWork};
 use super::service::{open_credentials, verify_token_digest};
+use super::template_sync::TemplatesService;
+use super::templates::{ChangedTemplate, SyncTarget, TemplateStatusChange};
 use crate::auth::throttle::{ThrottlePolicy, ThrottleSubject};
 use crate::channels::{ChannelId, ChannelType};
 use crate::common::error::RepoError;
@@ -75,6 +77,8 @@ pub struct CallbackReport {
     pub applied: Vec<(ChannelId, Applied)>,
     /// Accounts named that are not connected, or whose channel's secret did not sign the body.
     pub skipped: Vec<String>,
+    /// Templates whose status a WhatsApp `message_template_status_update` changed.
+    pub templates: Vec<ChangedTemplate>,
 }
 
 /// A channel's app secret (if it has one) and the sealed credentials it was opened from.
@@ -103,6 +107,9 @@ pub struct CallbackService {
     work: Arc<dyn CallbackWork>,
     throttle: Arc<dyn CallbackThrottle>,
     clock: Arc<dyn Clock>,
+    /// The template catalogue, for WhatsApp's template status changes (named by WABA id, checked
+    /// against the app secrets of the channels holding those WABAs).
+    templates: Option<Arc<TemplatesService>>,
     /// Addresses found over budget, until their window ends: a flood is refused from memory,
     /// without a query per request. Never wrong for long: a window only ends.
     refused: Mutex<HashMap<ThrottleSubject, OffsetDateTime>>,
@@ -126,7 +133,23 @@ impl CallbackService {
         throttle: Arc<dyn CallbackThrottle>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        Self { store, cipher, work, throttle, clock, refused: Mutex::default(), opened: Mutex::default() }
+        Self {
+            store,
+            cipher,
+            work,
+            throttle,
+            clock,
+            templates: None,
+            refused: Mutex::default(),
+            opened: Mutex::default(),
+        }
+    }
+
+    /// The same, also applying WhatsApp's template status changes to `templates`.
+    #[must_use]
+    pub fn with_templates(mut self, templates: Arc<TemplatesService>) -> Self {
+        self.templates = Some(templates);
+        self
     }
 
     /// Whether `token` is the verify token of one of the platform's channels (the subscription
@@ -152,10 +175,11 @@ impl CallbackService {
         if matches!(verdict, Err(CallbackError::BadSignature)) {
             self.throttle.count_failure(&subject, now, CALLBACK_THROTTLE.window).await?;
         }
-        let (secret, entries, mut channels) = verdict?;
-        let mut report = CallbackReport { named: entries.len(), ..CallbackReport::default() };
-        if entries.len() > MAX_CALLBACK_ACCOUNTS {
-            return Err(CallbackError::TooManyAccounts { named: entries.len() });
+        let Checked { secret, entries, mut channels, templates } = verdict?;
+        let named = entries.len() + templates.len();
+        let mut report = CallbackReport { named, ..CallbackReport::default() };
+        if named > MAX_CALLBACK_ACCOUNTS {
+            return Err(CallbackError::TooManyAccounts { named });
         }
         for (account, events) in entries {
             // One tenant's app secret never vouches for another tenant's account.
@@ -165,6 +189,18 @@ impl CallbackService {
                     report.applied.push((channel.channel_id, applied));
                 }
                 None => report.skipped.push(account),
+            }
+        }
+        if let Some(service) = &self.templates {
+            for (waba, holders, changes) in templates {
+                // Only the channels whose own secret signed the body.
+                let signed: Vec<SyncTarget> =
+                    holders.into_iter().filter(|h| self.secret_of(h).is_some_and(|own| own == secret)).collect();
+                if signed.is_empty() {
+                    report.skipped.push(waba);
+                    continue;
+                }
+                report.templates.extend(service.apply_status_updates(&signed, &changes).await?);
             }
         }
         Ok(report)
@@ -198,8 +234,9 @@ impl CallbackService {
         }
     }
 
-    /// The secret that signed the body, the body's events by account and the named accounts'
-    /// channels with their secrets; [`CallbackError::BadSignature`] when no candidate signed it.
+    /// The secret that signed the body, the body's events by account, the named accounts'
+    /// channels, and WhatsApp's template status changes by WABA with the channels holding it;
+    /// [`CallbackError::BadSignature`] when no candidate signed it.
     async fn check(&self, callback: &ReceivedCallback<'_>) -> Result<Checked, CallbackError> {
         let mac = callback.signature.and_then(parse_signature).ok_or(CallbackError::BadSignature)?;
         let entries = self.work.accounts(callback.platform, callback.body.clone()).await;
@@ -211,13 +248,44 @@ impl CallbackService {
             self.store.channels_for_accounts(callback.platform, &first).await?
         };
         let channels: HashMap<String, CallbackChannel> = found.into_iter().map(|c| (c.account_id.clone(), c)).collect();
-        let candidates = self.candidate_secrets(&first, &channels);
+        let mut candidates = self.candidate_secrets(&first, &channels);
+        let templates = self.template_holders(callback).await?;
+        for holder in templates.iter().flat_map(|(_, holders, _)| holders) {
+            if candidates.len() == MAX_CANDIDATE_SECRETS {
+                break;
+            }
+            if let Some(secret) = self.secret_of(holder) {
+                if !candidates.contains(&secret) {
+                    candidates.push(secret);
+                }
+            }
+        }
         if candidates.is_empty() {
             return Err(CallbackError::BadSignature);
         }
         let signer = self.work.signer(callback.body.clone(), mac, candidates.clone()).await;
         let secret = signer.and_then(|i| candidates.get(i).cloned()).ok_or(CallbackError::BadSignature)?;
-        Ok((secret, entries, channels))
+        Ok(Checked { secret, entries, channels, templates })
+    }
+
+    /// WhatsApp's template status changes of the body (parsed off the request threads), each WABA
+    /// with the channels holding it; none for other platforms or without the catalogue.
+    async fn template_holders(&self, callback: &ReceivedCallback<'_>) -> Result<Vec<TemplateUpdates>, RepoError> {
+        let Some(service) = &self.templates else { return Ok(Vec::new()) };
+        if callback.platform != ChannelType::Whatsapp {
+            return Ok(Vec::new());
+        }
+        let mut updates = self.work.template_updates(callback.body.clone()).await;
+        updates.truncate(MAX_CALLBACK_ACCOUNTS + 1);
+        let wabas: Vec<String> = updates.iter().map(|(w, _)| w.clone()).collect();
+        let holders = service.holders_of(&wabas).await?;
+        Ok(updates
+            .into_iter()
+            .map(|(waba, changes)| {
+                let held = holders.iter().filter(|(w, _)| *w == waba).map(|(_, h)| h.clone()).collect();
+                (waba, held, changes)
+            })
+            .collect())
     }
 
     /// The distinct app secrets of the accounts `named`, in the order named, at most
@@ -239,28 +307,45 @@ impl CallbackService {
 
     /// The channel's app secret; `None` without one (such a channel accepts no callback).
     fn app_secret(&self, channel: &CallbackChannel) -> Option<Vec<u8>> {
+        self.opened_secret(channel.workspace_id, channel.channel_id, &channel.credentials_sealed)
+    }
+
+    /// The app secret of a channel holding a WABA.
+    fn secret_of(&self, holder: &SyncTarget) -> Option<Vec<u8>> {
+        self.opened_secret(holder.workspace_id, holder.channel_id, &holder.credentials_sealed)
+    }
+
+    fn opened_secret(&self, ws: crate::workspace::WorkspaceId, channel: ChannelId, sealed: &[u8]) -> Option<Vec<u8>> {
         let mut opened = self.opened.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((sealed, secret)) = opened.get(&channel.channel_id) {
-            if *sealed == channel.credentials_sealed {
+        if let Some((known, secret)) = opened.get(&channel) {
+            if known.as_slice() == sealed {
                 return secret.clone();
             }
         }
-        let place = SecretPlace::channel_credentials(channel.workspace_id.0, channel.channel_id.0);
-        let secret = open_credentials(self.cipher.as_ref(), &channel.credentials_sealed, &place)
+        let place = SecretPlace::channel_credentials(ws.0, channel.0);
+        let secret = open_credentials(self.cipher.as_ref(), sealed, &place)
             .ok()
             .and_then(|c| c.app_secret)
             .map(String::into_bytes);
         if opened.len() >= MAX_REMEMBERED {
             opened.clear();
         }
-        opened.insert(channel.channel_id, (channel.credentials_sealed.clone(), secret.clone()));
+        opened.insert(channel, (sealed.to_vec(), secret.clone()));
         secret
     }
 }
 
-/// What [`CallbackService::check`] proves: the signing secret, the events by account, and the
-/// named accounts' channels.
-type Checked = (Vec<u8>, Vec<(String, super::model::PlatformEvents)>, HashMap<String, CallbackChannel>);
+/// A WABA named by template status changes, the channels holding it, and the changes.
+type TemplateUpdates = (String, Vec<SyncTarget>, Vec<TemplateStatusChange>);
+
+/// What [`CallbackService::check`] proves: the signing secret, the events by account, the named
+/// accounts' channels, and the template status changes with the channels holding their WABAs.
+struct Checked {
+    secret: Vec<u8>,
+    entries: Vec<(String, super::model::PlatformEvents)>,
+    channels: HashMap<String, CallbackChannel>,
+    templates: Vec<TemplateUpdates>,
+}
 
 /// The MAC of `sha256=<64 hex digits>`.
 fn parse_signature(header: &str) -> Option<Vec<u8>> {

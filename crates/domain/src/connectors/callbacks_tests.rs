@@ -60,6 +60,10 @@ impl CallbackWork for Inline {
         self.hashed.fetch_add(secrets.len(), Ordering::SeqCst);
         signer_of(&secrets, &body, &mac)
     }
+
+    async fn template_updates(&self, _: Arc<[u8]>) -> Vec<(String, Vec<TemplateStatusChange>)> {
+        Vec::new()
+    }
 }
 
 /// Channels 1..=n on `pn-1`.. with secrets `app-1`..; `pn-9` has the secret of `pn-1`.

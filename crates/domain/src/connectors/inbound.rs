@@ -132,6 +132,9 @@ pub enum ThreadStep {
         /// The thread was pending, snoozed or resolved: it is open again, `status_reason`
         /// `contact_replied` (`thread.status_changed`).
         reopens: bool,
+        /// It was snoozed or resolved, so reopening adds to its member's load: the adapter checks
+        /// the member's capacity ([`crate::teams::decide_reopen_capacity`]).
+        adds_load: bool,
     },
 }
 
@@ -212,6 +215,7 @@ pub fn plan_inbound(channel_type: ChannelType, m: &InboundMessage, facts: &Inbou
             at: m.at,
             latest_inbound_at: latest_inbound(t.latest_inbound_at, m.at),
             reopens: reopens(&t.status),
+            adds_load: reopens(&t.status) && !ThreadStatus::stored(&t.status).counts_as_load(),
         },
         _ => ThreadStep::Create { at: m.at },
     };
@@ -285,7 +289,10 @@ mod tests {
         let plan = plan_inbound(ChannelType::Whatsapp, &message(Some("Ana")), &known(Some("Ana B."), Some("open")))
             .expect("a new message");
         assert_eq!(plan.contact, ContactStep::Touch { id: 7, name: Some("Ana".into()), at: AT, learns_name: false });
-        assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopens: false });
+        assert_eq!(
+            plan.thread,
+            ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopens: false, adds_load: false }
+        );
         assert_eq!(plan.events(), [EventType::MessageCreated]);
     }
 
@@ -322,7 +329,10 @@ mod tests {
     fn a_message_reopens_a_resolved_thread_with_status_changed() {
         let plan = plan_inbound(ChannelType::Whatsapp, &message(None), &known(Some("Ana"), Some("resolved")))
             .expect("a new message");
-        assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopens: true });
+        assert_eq!(
+            plan.thread,
+            ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopens: true, adds_load: true }
+        );
         assert_eq!(plan.events(), [EventType::ThreadStatusChanged, EventType::MessageCreated]);
     }
 
@@ -339,10 +349,12 @@ mod tests {
 
     #[test]
     fn a_message_reopens_pending_and_snoozed_threads_and_leaves_open_ones() {
-        for (status, reopens) in [("pending", true), ("snoozed", true), ("open", false)] {
+        for (status, reopens, adds_load) in [("pending", true, false), ("snoozed", true, true), ("open", false, false)]
+        {
             let plan = plan_inbound(ChannelType::Whatsapp, &message(None), &known(Some("Ana"), Some(status)))
                 .expect("a new message");
-            assert_eq!(plan.thread, ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopens }, "{status}");
+            let bump = ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopens, adds_load };
+            assert_eq!(plan.thread, bump, "{status}");
         }
     }
 

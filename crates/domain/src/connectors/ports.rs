@@ -161,6 +161,10 @@ pub trait CallbackWork: Send + Sync {
     /// The index of the first of `secrets` that signed `body` with `mac`
     /// ([`signer_of`](super::callbacks::signer_of)), if any.
     async fn signer(&self, body: Arc<[u8]>, mac: Vec<u8>, secrets: Vec<Vec<u8>>) -> Option<usize>;
+
+    /// WhatsApp's `message_template_status_update` changes of `body` by WABA id, each WABA once,
+    /// in the order first named (empty for anything else).
+    async fn template_updates(&self, body: Arc<[u8]>) -> Vec<(String, Vec<super::templates::TemplateStatusChange>)>;
 }
 
 /// Badly signed callbacks per client address, counted across every instance.

@@ -4,10 +4,6 @@
 
 use std::sync::Arc;
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
-
-use super::callbacks::MAX_CALLBACK_ACCOUNTS;
 use super::service::open_credentials;
 use super::templates::{
     ChangedTemplate, SyncTarget, TemplateSource, TemplateStatusChange, TemplateStore, WhatsappTemplate,
@@ -16,9 +12,6 @@ use crate::channels::ChannelId;
 use crate::common::error::RepoError;
 use crate::common::ports::{Clock, SecretCipher, SecretPlace};
 use crate::workspace::WorkspaceId;
-
-/// Most distinct app secrets one template callback is checked against.
-const MAX_CANDIDATE_SECRETS: usize = 4;
 
 /// Why a channel's templates could not be listed.
 #[derive(Debug, thiserror::Error)]
@@ -43,17 +36,6 @@ pub enum SyncTemplatesError {
     /// Meta could not be read (502).
     #[error("{0}")]
     Platform(String),
-    /// Infrastructure failure.
-    #[error(transparent)]
-    Unknown(#[from] RepoError),
-}
-
-/// Why a template status callback was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum TemplateCallbackError {
-    /// Not signed by the app secret of a channel holding a WABA the body names (401).
-    #[error("X-Hub-Signature-256 is missing or does not match")]
-    BadSignature,
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),
@@ -139,79 +121,70 @@ impl TemplatesService {
         Ok(())
     }
 
-    /// Meta's `message_template_status_update` callbacks: `updates` are the changes by WABA id
-    /// (each WABA once). The body must be signed with the app secret of a channel holding one of
-    /// those WABAs (at most four distinct secrets are tried); the changes apply to the channels
-    /// whose own secret signed it, each changed template emitting `template.status_updated`.
+    /// The WhatsApp channels holding each of `wabas` (with credentials), for the check of a
+    /// `message_template_status_update` callback's signature
+    /// ([`CallbackService`](super::CallbackService) verifies it with the other callbacks).
     ///
     /// # Errors
-    /// [`TemplateCallbackError`].
-    pub async fn receive_status_updates(
-        &self,
-        body: &[u8],
-        signature: Option<&str>,
-        updates: Vec<(String, Vec<TemplateStatusChange>)>,
-    ) -> Result<Vec<ChangedTemplate>, TemplateCallbackError> {
-        let mac = signature.and_then(parse_signature).ok_or(TemplateCallbackError::BadSignature)?;
-        let wabas: Vec<String> = updates.iter().take(MAX_CALLBACK_ACCOUNTS).map(|(w, _)| w.clone()).collect();
+    /// Infrastructure failures only.
+    pub async fn holders_of(&self, wabas: &[String]) -> Result<Vec<(String, SyncTarget)>, RepoError> {
         if wabas.is_empty() {
-            return Err(TemplateCallbackError::BadSignature);
+            return Ok(Vec::new());
         }
-        let all = self.store.channels_for_wabas(&wabas).await?;
-        let mut candidates: Vec<Vec<u8>> = Vec::new();
-        let mut by_waba: Vec<(Vec<SyncTarget>, Vec<TemplateStatusChange>)> = Vec::new();
-        let mut signed = false;
-        for (waba, changes) in updates.into_iter().take(MAX_CALLBACK_ACCOUNTS) {
-            let channels = all.iter().filter(|(w, _)| *w == waba).map(|(_, c)| c.clone());
-            let mut holders = Vec::new();
-            for c in channels {
-                let Some(secret) = self.app_secret(&c) else { continue };
-                if !candidates.contains(&secret) {
-                    if candidates.len() >= MAX_CANDIDATE_SECRETS {
-                        continue;
-                    }
-                    candidates.push(secret.clone());
-                }
-                if signed_with(&secret, body, &mac) {
-                    signed = true;
-                    holders.push(c);
-                }
-            }
-            by_waba.push((holders, changes));
-        }
-        if !signed {
-            return Err(TemplateCallbackError::BadSignature);
+        self.store.channels_for_wabas(wabas).await
+    }
+
+    /// Applies Meta's status changes to the templates of `holders` (channels whose app secret
+    /// signed the callback), each changed template emitting `template.status_updated`. A change
+    /// naming a template the channel's catalogue does not have yet (created at Meta since the last
+    /// sync) syncs that catalogue from Meta at once and then applies, so the new template appears
+    /// with its status and its event; if Meta cannot be read now, the periodic sync brings it.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    pub async fn apply_status_updates(
+        &self,
+        holders: &[SyncTarget],
+        changes: &[TemplateStatusChange],
+    ) -> Result<Vec<ChangedTemplate>, RepoError> {
+        if holders.is_empty() || changes.is_empty() {
+            return Ok(Vec::new());
         }
         let at = self.clock.now();
-        let mut changed = Vec::new();
-        for (holders, changes) in by_waba {
-            if !holders.is_empty() {
-                changed.extend(self.store.apply_status(&holders, &changes, at).await?);
+        let mut changed = self.store.apply_status(holders, changes, at).await?;
+        for holder in holders {
+            let unknown = unmatched(holder.channel_id, changes, &changed);
+            if unknown.is_empty() {
+                continue;
+            }
+            match self.sync_target(holder).await {
+                Ok(()) => changed.extend(self.store.apply_status(std::slice::from_ref(holder), &unknown, at).await?),
+                Err(SyncTemplatesError::Unknown(e)) => return Err(e),
+                // Meta unreachable or no WABA: the periodic sync brings the template later.
+                Err(_) => {}
             }
         }
         Ok(changed)
     }
-
-    fn app_secret(&self, c: &SyncTarget) -> Option<Vec<u8>> {
-        let place = SecretPlace::channel_credentials(c.workspace_id.0, c.channel_id.0);
-        open_credentials(self.cipher.as_ref(), &c.credentials_sealed, &place).ok()?.app_secret.map(String::into_bytes)
-    }
 }
 
-/// The MAC of `sha256=<64 hex digits>`.
-fn parse_signature(header: &str) -> Option<Vec<u8>> {
-    let hex = header.trim().strip_prefix("sha256=")?;
-    if hex.len() != 64 {
-        return None;
-    }
-    (0..64).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect()
-}
-
-fn signed_with(secret: &[u8], body: &[u8], mac: &[u8]) -> bool {
-    let Ok(mut m) = Hmac::<Sha256>::new_from_slice(secret) else { return false };
-    m.update(body);
-    // Constant time.
-    m.verify_slice(mac).is_ok()
+/// The changes that matched no template of `channel` (by name, and language when given).
+fn unmatched(
+    channel: ChannelId,
+    changes: &[TemplateStatusChange],
+    changed: &[ChangedTemplate],
+) -> Vec<TemplateStatusChange> {
+    changes
+        .iter()
+        .filter(|c| {
+            !changed.iter().any(|t| {
+                t.channel_id == channel
+                    && t.template.name == c.name
+                    && c.language.as_ref().is_none_or(|l| *l == t.template.language)
+            })
+        })
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]
@@ -235,56 +208,75 @@ mod tests {
         }
     }
 
-    fn service(store: MockTemplateStore) -> TemplatesService {
+    fn service_with(store: MockTemplateStore, source: MockTemplateSource) -> TemplatesService {
         let mut cipher = MockSecretCipher::new();
         cipher.expect_open().returning(|b, _| Ok(b.to_vec()));
         let mut clock = MockClock::new();
         clock.expect_now().returning(|| datetime!(2026-03-01 10:00:00 UTC));
-        TemplatesService::new(Arc::new(store), Arc::new(MockTemplateSource::new()), Arc::new(cipher), Arc::new(clock))
+        TemplatesService::new(Arc::new(store), Arc::new(source), Arc::new(cipher), Arc::new(clock))
     }
 
-    fn sign(secret: &str, body: &[u8]) -> String {
-        let mut m = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("key");
-        m.update(body);
-        format!("sha256={}", m.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect::<String>())
+    fn change(name: &str) -> TemplateStatusChange {
+        TemplateStatusChange {
+            name: name.into(),
+            language: Some("en_US".into()),
+            status: TemplateStatus::Approved,
+            reason: None,
+        }
     }
 
-    fn change() -> Vec<(String, Vec<TemplateStatusChange>)> {
-        vec![(
-            "waba-1".into(),
-            vec![TemplateStatusChange {
-                name: "order_update".into(),
-                language: Some("en_US".into()),
-                status: TemplateStatus::Paused,
-                reason: None,
-            }],
-        )]
+    fn changed(channel: i64, name: &str) -> ChangedTemplate {
+        ChangedTemplate {
+            workspace_id: WorkspaceId(channel),
+            channel_id: ChannelId(channel),
+            template: WhatsappTemplate {
+                name: name.into(),
+                language: "en_US".into(),
+                category: "UTILITY".into(),
+                status: TemplateStatus::Approved,
+                quality: None,
+                parameters: 0,
+                body: String::new(),
+                rejected_reason: None,
+                updated_at: datetime!(2026-03-01 10:00:00 UTC),
+            },
+        }
     }
 
     #[tokio::test]
-    async fn a_status_update_applies_only_to_channels_whose_secret_signed_it() {
+    async fn a_status_update_for_a_template_not_yet_synced_syncs_the_catalogue_then_applies() {
         let mut store = MockTemplateStore::new();
-        store
-            .expect_channels_for_wabas()
-            .returning(|_| Ok(vec![("waba-1".into(), target(1, "app-a")), ("waba-1".into(), target(2, "app-b"))]));
+        let mut seq = mockall::Sequence::new();
+        store.expect_apply_status().times(1).in_sequence(&mut seq).returning(|_, _, _| Ok(vec![changed(1, "known")]));
+        store.expect_replace().times(1).in_sequence(&mut seq).returning(|_, _, _| Ok(()));
         store
             .expect_apply_status()
-            .withf(|holders, _, _| holders.iter().map(|h| h.channel_id).collect::<Vec<_>>() == [ChannelId(1)])
+            .withf(|_, changes, _| changes.iter().map(|c| c.name.as_str()).collect::<Vec<_>>() == ["brand_new"])
             .times(1)
-            .returning(|_, _, _| Ok(Vec::new()));
-        let r = service(store).receive_status_updates(b"{}", Some(&sign("app-a", b"{}")), change()).await;
-        assert!(r.is_ok(), "{r:?}");
+            .in_sequence(&mut seq)
+            .returning(|_, _, _| Ok(vec![changed(1, "brand_new")]));
+        let mut source = MockTemplateSource::new();
+        source.expect_fetch().times(1).returning(|_| Ok(Vec::new()));
+        let s = service_with(store, source);
+        let got = s.apply_status_updates(&[target(1, "app-a")], &[change("known"), change("brand_new")]).await;
+        let names: Vec<String> = got.expect("applied").into_iter().map(|c| c.template.name).collect();
+        assert_eq!(names, ["known", "brand_new"]);
     }
 
     #[tokio::test]
-    async fn a_status_update_not_signed_by_a_holder_of_the_waba_is_refused() {
+    async fn known_templates_need_no_sync_and_meta_unreachable_leaves_the_rest_to_the_periodic_sync() {
         let mut store = MockTemplateStore::new();
-        store.expect_channels_for_wabas().returning(|_| Ok(vec![("waba-1".into(), target(1, "app-a"))]));
-        store.expect_apply_status().never();
-        let s = service(store);
-        for signature in [None, Some("sha256=00".to_owned()), Some(sign("forged", b"{}"))] {
-            let r = s.receive_status_updates(b"{}", signature.as_deref(), change()).await;
-            assert!(matches!(r, Err(TemplateCallbackError::BadSignature)), "{r:?}");
-        }
+        store.expect_apply_status().times(1).returning(|_, _, _| Ok(vec![changed(1, "known")]));
+        store.expect_replace().never();
+        let s = service_with(store, MockTemplateSource::new());
+        assert_eq!(s.apply_status_updates(&[target(1, "a")], &[change("known")]).await.expect("ok").len(), 1);
+
+        let mut store = MockTemplateStore::new();
+        store.expect_apply_status().times(1).returning(|_, _, _| Ok(Vec::new()));
+        store.expect_replace().never();
+        let mut source = MockTemplateSource::new();
+        source.expect_fetch().times(1).returning(|_| Err("unreachable".into()));
+        let s = service_with(store, source);
+        assert_eq!(s.apply_status_updates(&[target(1, "a")], &[change("new")]).await.expect("ok"), []);
     }
 }

@@ -214,6 +214,50 @@ pub fn assign_waiting(facts: &TeamFacts, now: OffsetDateTime) -> Vec<Assignment>
     out
 }
 
+/// A thread that a contact's message or its snooze's end just made `open` from `snoozed` or
+/// `resolved` (so it now counts toward its member's load), as the capacity check sees it (its team's row and its member's membership locked by the adapter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReopenFacts {
+    /// The member holding it, if a member does.
+    pub holder: Option<i64>,
+    /// Its team and the team's policy, if it has a team.
+    pub team: Option<(i64, AssignmentPolicy)>,
+    /// The member's other `open` and `pending` threads.
+    pub holder_load: i64,
+}
+
+/// A reopened thread going back to its team's queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReturnToTeam {
+    /// The team: the thread's assignee becomes `{"type": "team"}` and it waits, served at once
+    /// (or by the next pass) like any waiting thread; `thread.assigned` once, with where it went.
+    pub team_id: i64,
+    /// The team's policy, for serving its queue.
+    pub policy: AssignmentPolicy,
+}
+
+impl ReturnToTeam {
+    /// The event it emits.
+    pub fn event(&self) -> EventType {
+        EventType::ThreadAssigned
+    }
+}
+
+/// "No member ever exceeds the capacity" holds for reopened threads too: a thread that comes back
+/// to `open` from `snoozed` or `resolved` stays with its member while they have room under their
+/// team's capacity (the customer keeps their agent), and goes back to the team's queue when they
+/// are at it (someone with room answers, instead of the member being pushed over). Threads without
+/// a team, or whose team has no capacity, stay with their member.
+pub fn decide_reopen_capacity(facts: ReopenFacts) -> Option<ReturnToTeam> {
+    let (team_id, policy) = facts.team?;
+    let capacity = policy.capacity?;
+    facts.holder?;
+    if facts.holder_load < i64::from(capacity) {
+        return None;
+    }
+    Some(ReturnToTeam { team_id, policy })
+}
+
 /// How many of the team's waiting threads one decision reads: enough for a burst, bounded so a
 /// long queue costs one page per pass.
 pub const WAITING_BATCH: i64 = 200;
@@ -260,6 +304,24 @@ mod tests {
     #[test]
     fn manual_teams_assign_nothing() {
         assert!(assign_waiting(&facts(AssignmentMode::Manual, None, vec![member(1, true, 0, None)], 3), NOW).is_empty());
+    }
+
+    #[test]
+    fn a_reopened_thread_stays_with_its_member_unless_it_would_take_them_over_capacity() {
+        let policy = AssignmentPolicy { mode: AssignmentMode::Balanced, capacity: Some(3) };
+        let facts =
+            |load, team: Option<(i64, AssignmentPolicy)>| ReopenFacts { holder: Some(5), team, holder_load: load };
+        assert_eq!(decide_reopen_capacity(facts(2, Some((9, policy)))), None, "room for one more");
+        assert_eq!(
+            decide_reopen_capacity(facts(3, Some((9, policy)))),
+            Some(ReturnToTeam { team_id: 9, policy }),
+            "at capacity: back to the team"
+        );
+        assert_eq!(decide_reopen_capacity(facts(50, None)), None, "no team, no capacity");
+        let unlimited = AssignmentPolicy { capacity: None, ..policy };
+        assert_eq!(decide_reopen_capacity(facts(50, Some((9, unlimited)))), None);
+        let unheld = ReopenFacts { holder: None, ..facts(50, Some((9, policy))) };
+        assert_eq!(decide_reopen_capacity(unheld), None, "a thread no member holds");
     }
 
     #[test]

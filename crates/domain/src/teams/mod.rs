@@ -2,11 +2,13 @@
 //! resources").
 
 pub mod assignment;
+pub mod deletion;
 pub mod model;
 pub mod ports;
 pub mod service;
 
 pub use assignment::*;
+pub use deletion::*;
 pub use model::*;
 pub use ports::*;
 pub use service::*;

@@ -3,8 +3,6 @@
 use std::sync::Arc;
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::channels::ChannelType;
-use domain::connectors::template_sync::TemplateCallbackError;
 use domain::connectors::{CallbackError, ReceivedCallback};
 use futures_util::StreamExt;
 
@@ -38,26 +36,6 @@ pub async fn receive(
     let body = read_bounded(&req, payload).await?;
     let bytes = body.len();
     let signature = req.headers().get("x-hub-signature-256").and_then(|v| v.to_str().ok());
-    // WhatsApp template status changes name WhatsApp Business Accounts, not phone numbers: they
-    // are checked against the app secrets of the channels holding those WABAs. Only a body that
-    // mentions the field is parsed here, so other callbacks cost no parse on the HTTP worker.
-    if platform == ChannelType::Whatsapp && mentions(&body, b"message_template_status_update") {
-        let json = serde_json::from_slice::<serde_json::Value>(&body).ok();
-        let updates = json.as_ref().map(super::template_payload::template_updates).unwrap_or_default();
-        if let (Some(json), false) = (&json, updates.is_empty()) {
-            let changed =
-                state.templates.receive_status_updates(&body, signature, updates).await.map_err(|e| match e {
-                    TemplateCallbackError::BadSignature => ApiError::InvalidToken(e.to_string()),
-                    TemplateCallbackError::Unknown(e) => unavailable(e),
-                })?;
-            for c in &changed {
-                tracing::info!(channel_id = c.channel_id.0, template = %c.template.name, status = c.template.status.as_str(), "template status updated");
-            }
-            if super::payload::parse(platform, json).is_empty() {
-                return Ok(HttpResponse::Ok().content_type("text/plain; charset=utf-8").body("EVENT_RECEIVED"));
-            }
-        }
-    }
     let callback = ReceivedCallback { platform, body, signature, client: req.peer_addr().map(|a| a.ip()) };
     let report = state.callbacks.receive(callback).await.map_err(|e| match e {
         CallbackError::BadSignature => ApiError::InvalidToken(e.to_string()),
@@ -70,6 +48,9 @@ pub async fn receive(
     }
     for account in &report.skipped {
         tracing::warn!(platform = %platform, %account, "platform callback for an account not connected with this app secret; acknowledged");
+    }
+    for c in &report.templates {
+        tracing::info!(channel_id = c.channel_id.0, template = %c.template.name, status = c.template.status.as_str(), "template status updated");
     }
     for (channel_id, applied) in &report.applied {
         tracing::info!(platform = %platform, channel_id = channel_id.0, statuses = applied.statuses, inbound = applied.inbound, "platform callback applied");
@@ -98,11 +79,6 @@ async fn read_bounded(req: &HttpRequest, mut payload: web::Payload) -> Result<Ar
         body.extend_from_slice(&chunk);
     }
     Ok(body.into())
-}
-
-/// Whether `needle` occurs in `body`.
-fn mentions(body: &[u8], needle: &[u8]) -> bool {
-    body.windows(needle.len()).any(|w| w == needle)
 }
 
 fn unavailable(e: domain::RepoError) -> ApiError {

@@ -6,8 +6,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use domain::channels::ChannelType;
+use domain::connectors::templates::TemplateStatusChange;
 use domain::connectors::{signer_of, CallbackWork, PlatformEvents};
 use tokio::sync::Semaphore;
+
+/// The field of WhatsApp's template status changes.
+const FIELD: &[u8] = b"message_template_status_update";
 
 /// Parses and hashes callbacks off the request threads.
 #[derive(Debug, Clone)]
@@ -50,5 +54,18 @@ impl CallbackWork for OffThreadCallbackWork {
 
     async fn signer(&self, body: Arc<[u8]>, mac: Vec<u8>, secrets: Vec<Vec<u8>>) -> Option<usize> {
         self.run(None, move || signer_of(&secrets, &body, &mac)).await
+    }
+
+    async fn template_updates(&self, body: Arc<[u8]>) -> Vec<(String, Vec<TemplateStatusChange>)> {
+        // Only a body that mentions the field is parsed (again) for it.
+        self.run(Vec::new(), move || {
+            if !body.windows(FIELD.len()).any(|w| w == FIELD) {
+                return Vec::new();
+            }
+            serde_json::from_slice::<serde_json::Value>(&body)
+                .map(|json| super::template_payload::template_updates(&json))
+                .unwrap_or_default()
+        })
+        .await
     }
 }

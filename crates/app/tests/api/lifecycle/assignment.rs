@@ -302,3 +302,58 @@ pub(crate) async fn user_token(app: &TestApp, ws: i64, user: i64) -> String {
     .expect("token");
     token.secret
 }
+
+#[tokio::test]
+async fn a_reopened_thread_never_takes_its_member_over_capacity_it_waits_for_room() {
+    use crate::connectors::{callback, spawn, wa_inbound, whatsapp_channel, Graph};
+    let graph = Graph::start();
+    let app = spawn(&graph).await;
+    let (ws, key) = app.advanced_with_key().await;
+    let ch = whatsapp_channel(&app, &key, "pn-31").await;
+    let agent = add_agent(&app, ws.id).await;
+    let team = routed_team(&app, &key, ch, &[agent], "balanced", json!(1)).await;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let write = |from: &'static str, id: &'static str, at: i64| wa_inbound("pn-31", id, from, "hi", at);
+    assert_eq!(callback(&app, "whatsapp", &write("14155550123", "wamid.1", now), None).await.status(), 200);
+    let (_, list) = app.get_json("/v1/threads", &key).await;
+    let first = list["data"][0]["id"].as_i64().expect("thread");
+    let me = json!({"type": "user", "id": agent});
+    assert_eq!(thread(&app, &key, first).await["assignee"], me);
+    assert_eq!(patch(&app, &key, &format!("/v1/threads/{first}"), json!({"status": "resolved"})).await.status(), 200);
+    assert_eq!(callback(&app, "whatsapp", &write("14155550124", "wamid.2", now + 1), None).await.status(), 200);
+    let (_, list) = app.get_json("/v1/threads", &key).await;
+    let second =
+        list["data"].as_array().expect("data").iter().map(|t| t["id"].as_i64().expect("id")).max().expect("two");
+    assert_eq!(thread(&app, &key, second).await["assignee"], me, "the member has room for one");
+
+    // The first contact writes again: the member is at capacity, so the thread waits with the team.
+    assert_eq!(callback(&app, "whatsapp", &write("14155550123", "wamid.3", now + 2), None).await.status(), 200);
+    let t = thread(&app, &key, first).await;
+    assert_eq!((&t["status"], &t["assignee"]), (&json!("open"), &json!({"type": "team", "id": team})));
+    let events: Vec<(String, Value)> = thread_events(&app, first).await;
+    let tail: Vec<&str> = events.iter().rev().take(2).rev().map(|(ty, _)| ty.as_str()).collect();
+    assert_eq!(tail, ["thread.status_changed", "thread.assigned"]);
+    assert_eq!(events.last().map(|e| &e.1), Some(&t), "one event with where it went");
+
+    // The member snoozes the other thread: room again, and the queue is served.
+    let until = time::OffsetDateTime::now_utc() + time::Duration::hours(1);
+    let until = until.format(&time::format_description::well_known::Rfc3339).expect("time");
+    let snooze = json!({"status": "snoozed", "snoozed_until": until});
+    assert_eq!(patch(&app, &key, &format!("/v1/threads/{second}"), snooze).await.status(), 200);
+    assert_eq!(app::lifecycle::run_once(&app.db).await.expect("pass").assigned, 1);
+    assert_eq!(thread(&app, &key, first).await["assignee"], me);
+
+    // The snooze ends while the member is at capacity: that thread waits with the team in turn.
+    let mut conn = app.db.conn().await.expect("conn");
+    diesel::sql_query("UPDATE threads SET snoozed_until = now() - interval '1 second' WHERE id = $1")
+        .bind::<BigInt, _>(second)
+        .execute(&mut conn)
+        .await
+        .expect("due");
+    assert_eq!(app::lifecycle::run_once(&app.db).await.expect("pass").reopened, 1);
+    let t = thread(&app, &key, second).await;
+    assert_eq!((&t["status"], &t["assignee"]), (&json!("open"), &json!({"type": "team", "id": team})));
+    let open_with_member =
+        holders(&app, ws.id).await.iter().filter(|(_, w)| *w == format!("user:{agent}:open")).count();
+    assert_eq!(open_with_member, 1, "never over capacity");
+}

@@ -21,8 +21,8 @@ struct Id {
 }
 
 /// The statements of one placement on a balanced team: the channel's team (locked), the thread's
-/// placement, the members (locked), their loads, the waiting threads, the assignment, the turn.
-const STATEMENTS: usize = 7;
+/// placement, the members (locked), their loads, the waiting threads, the assignment with the turn (one statement).
+const STATEMENTS: usize = 6;
 
 #[tokio::test]
 #[ignore = "a benchmark: run it on purpose"]
@@ -111,17 +111,21 @@ async fn assignment_cost_per_new_thread() {
     report("assignment per new thread (wall)", spent);
     report(&format!("{STATEMENTS} empty round trips"), trips);
     report("assignment minus the round trips (PostgreSQL's work)", net);
-    // The server's own time for the reads of a placement (EXPLAIN ANALYZE: execution, planning).
+    // The server's own time for each statement of a placement (EXPLAIN ANALYZE: planning, execution).
     #[derive(QueryableByName)]
     struct Line {
         #[diesel(sql_type = diesel::sql_types::Text)]
         #[diesel(column_name = "QUERY PLAN")]
         line: String,
     }
+    let (mut unprepared, mut kept) = (0.0_f64, 0.0_f64);
     for sql in [
+        format!("SELECT t.id AS team_id, t.assignment_mode AS mode, t.assignment_capacity AS capacity
+                 FROM channels c JOIN teams t ON t.workspace_id = c.workspace_id AND t.id = c.default_team_id
+                 WHERE c.workspace_id = {} AND c.id = {ch} FOR NO KEY UPDATE OF t", ws.id),
         format!("SELECT tm.user_id, wm.is_active, wm.availability, tm.last_assigned_at FROM team_members tm
                  JOIN workspace_members wm ON wm.workspace_id = tm.workspace_id AND wm.user_id = tm.user_id
-                 WHERE tm.workspace_id = {} AND tm.team_id = {team} ORDER BY tm.user_id", ws.id),
+                 WHERE tm.workspace_id = {} AND tm.team_id = {team} ORDER BY tm.user_id FOR NO KEY UPDATE OF wm", ws.id),
         format!("SELECT assignee_user_id, count(*) FROM threads WHERE workspace_id = {} AND assignee_user_id = ANY (ARRAY[{}]::bigint[])
                  AND status IN ('open', 'pending') GROUP BY assignee_user_id", ws.id,
                  members.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")),
@@ -130,20 +134,42 @@ async fn assignment_cost_per_new_thread() {
         // The writes, on a thread made for the purpose (rolled back after).
         format!("UPDATE threads SET team_id = {team}, assignee_type = 'team', assignee_team_id = {team}, assignee_user_id = NULL, waiting_since = now()
                  WHERE workspace_id = {} AND id = (SELECT max(id) FROM threads)", ws.id),
-        format!("UPDATE threads t SET assignee_type = 'user', assignee_user_id = v.user_id, assignee_team_id = NULL,
-                        assignee_ai_agent_id = NULL, assigned_at = v.at, assignment_reason = v.reason, waiting_since = NULL,
-                        updated_at = now()
-                 FROM unnest(ARRAY[(SELECT max(id) FROM threads)], ARRAY[{}::bigint], ARRAY['balanced'], ARRAY[now()])
-                      AS v (id, user_id, reason, at)
-                 WHERE t.workspace_id = {} AND t.id = v.id", members[0], ws.id),
-        format!("UPDATE team_members tm SET last_assigned_at = v.at FROM unnest(ARRAY[{}::bigint], ARRAY[now()]) AS v (user_id, at)
-                 WHERE tm.workspace_id = {} AND tm.team_id = {team} AND tm.user_id = v.user_id", members[0], ws.id),
+        // The assignment and the member's turn: one statement.
+        format!("WITH assigned AS (
+                     UPDATE threads t SET assignee_type = 'user', assignee_user_id = v.user_id, assignee_team_id = NULL,
+                            assignee_ai_agent_id = NULL, assigned_at = v.at, assignment_reason = v.reason, waiting_since = NULL,
+                            updated_at = now()
+                     FROM unnest(ARRAY[(SELECT max(id) FROM threads)], ARRAY[{m}::bigint], ARRAY['balanced'], ARRAY[now()])
+                          AS v (id, user_id, reason, at)
+                     WHERE t.workspace_id = {w} AND t.id = v.id)
+                 UPDATE team_members tm SET last_assigned_at = v.at FROM unnest(ARRAY[{m}::bigint], ARRAY[now()]) AS v (user_id, at)
+                 WHERE tm.workspace_id = {w} AND tm.team_id = {team} AND tm.user_id = v.user_id", m = members[0], w = ws.id),
     ] {
+        // Planned on each call (as `diesel::sql_query` ran them), then prepared once and run again
+        // (as `adapters_postgres::prepared::Prepared` runs them: the connection keeps the plan).
         diesel::sql_query("BEGIN").execute(&mut conn).await.expect("begin");
         let plan: Vec<Line> = diesel::sql_query(format!("EXPLAIN (ANALYZE, BUFFERS) {sql}")).load(&mut conn).await.expect("explain");
-        diesel::sql_query("ROLLBACK").execute(&mut conn).await.expect("rollback");
-        for l in plan.iter().filter(|l| l.line.contains("Time") || l.line.contains("Trigger")) {
-            println!("  {}", l.line.trim());
+        diesel::sql_query(format!("PREPARE bench_stmt AS {sql}")).execute(&mut conn).await.expect("prepare");
+        for _ in 0..6 {
+            diesel::sql_query("EXECUTE bench_stmt").execute(&mut conn).await.expect("execute");
         }
+        let prepared: Vec<Line> =
+            diesel::sql_query("EXPLAIN (ANALYZE, BUFFERS) EXECUTE bench_stmt").load(&mut conn).await.expect("explain");
+        diesel::sql_query("ROLLBACK").execute(&mut conn).await.expect("rollback");
+        diesel::sql_query("DEALLOCATE ALL").execute(&mut conn).await.expect("deallocate");
+        let ms = |lines: &[Line], what: &str| -> f64 {
+            lines
+                .iter()
+                .find(|l| l.line.trim_start().starts_with(what))
+                .and_then(|l| l.line.split(':').nth(1))
+                .and_then(|v| v.trim().trim_end_matches(" ms").parse().ok())
+                .unwrap_or(0.0)
+        };
+        let (p1, e1) = (ms(&plan, "Planning Time"), ms(&plan, "Execution Time"));
+        let (p2, e2) = (ms(&prepared, "Planning Time"), ms(&prepared, "Execution Time"));
+        unprepared += p1 + e1;
+        kept += p2 + e2;
+        println!("  planned each call: planning {p1:.3} ms, execution {e1:.3} ms; prepared: planning {p2:.3} ms, execution {e2:.3} ms");
     }
+    println!("server time of the reads and writes above: {unprepared:.3} ms planned each call, {kept:.3} ms prepared");
 }
