@@ -385,6 +385,7 @@ diesel::table! {
         ordering -> Text,
         failed_in_a_row -> Int4,
         failing -> Bool,
+        headers_encrypted -> Nullable<Bytea>,
     }
 }
 

@@ -6,7 +6,7 @@ use diesel::sql_types::{BigInt, Bytea, Nullable, Text};
 use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use domain::common::ports::SecretPlace;
+use domain::common::ports::{SecretCipher, SecretPlace};
 
 use crate::pool::Db;
 
@@ -31,6 +31,7 @@ pub const SEALED_COLUMNS: &[SealedColumn] = &[
         column: "previous_secret_encrypted",
         place: SecretPlace::webhook_secret,
     },
+    SealedColumn { table: "webhook_destinations", column: "headers_encrypted", place: SecretPlace::webhook_headers },
 ];
 
 /// One stored sealed value.
@@ -45,6 +46,52 @@ pub struct SealedValue {
     /// The ciphertext.
     #[diesel(sql_type = Bytea)]
     pub sealed: Vec<u8>,
+}
+
+#[derive(QueryableByName)]
+struct PlainHeaders {
+    #[diesel(sql_type = BigInt)]
+    workspace_id: i64,
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Text)]
+    headers: String,
+}
+
+/// Seals the static header values still stored in the clear (`webhook_destinations.headers` of
+/// rows written before the values were sealed) and blanks them there; returns how many
+/// destinations it sealed. Run by `wms serve` at start and by `wms secrets rotate-key`: SQL does
+/// not know the key, so the migration that added `headers_encrypted` cannot. A row changed
+/// meanwhile is left as written (its headers were then sealed by the change).
+///
+/// # Errors
+/// On database failure (the rows written so far stay written; running again continues).
+pub async fn seal_plain_headers(db: &Db, cipher: &dyn SecretCipher) -> anyhow::Result<u64> {
+    let mut conn = db.conn().await?;
+    let rows: Vec<PlainHeaders> = diesel::sql_query(
+        "SELECT workspace_id, id, headers::text AS headers FROM webhook_destinations
+         WHERE EXISTS (SELECT 1 FROM jsonb_each_text(headers) h WHERE h.value <> '') ORDER BY id",
+    )
+    .load(&mut conn)
+    .await?;
+    let mut sealed = 0;
+    for row in rows {
+        let Ok(plain) = serde_json::from_str::<std::collections::BTreeMap<String, String>>(&row.headers) else {
+            continue;
+        };
+        let s = domain::webhooks::headers::seal(cipher, row.workspace_id, row.id, &plain);
+        sealed += diesel::sql_query(
+            "UPDATE webhook_destinations SET headers = $1::jsonb, headers_encrypted = $2
+             WHERE id = $3 AND headers = $4::jsonb",
+        )
+        .bind::<Text, _>(serde_json::to_string(&s.names)?)
+        .bind::<Nullable<Bytea>, _>(s.sealed)
+        .bind::<BigInt, _>(row.id)
+        .bind::<Text, _>(&row.headers)
+        .execute(&mut conn)
+        .await? as u64;
+    }
+    Ok(sealed)
 }
 
 #[derive(QueryableByName)]

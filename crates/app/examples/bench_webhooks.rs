@@ -5,8 +5,11 @@
 //!    time from the commit to the last arrival.
 //! 2. Latency: events are committed one per transaction at a steady 200 per second for one
 //!    destination; for each, the time from its commit to its arrival at the receiver.
+//! 3. Rate cap (with RATE_CAP_EVENTS > 0): a backlog committed at once for one destination with
+//!    `rate_limit_per_second: 50`, one instance; the rate at which it arrives, from its first
+//!    arrival and from 1 s after it (past the limiter's first burst).
 //!
-//! Usage: bench_webhooks WMS_BINARY [BACKLOG_EVENTS] [LATENCY_SECONDS]
+//! Usage: bench_webhooks WMS_BINARY [BACKLOG_EVENTS] [LATENCY_SECONDS] [RATE_CAP_EVENTS (default 0)]
 
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
@@ -28,6 +31,10 @@ type Arrivals = Arc<Mutex<HashMap<i64, Instant>>>;
 /// Requests received, and when the last one arrived.
 static REQUESTS: AtomicUsize = AtomicUsize::new(0);
 static LAST: Mutex<Option<Instant>> = Mutex::new(None);
+/// Arrival times at the rate-capped destination.
+static CAPPED: Mutex<Vec<Instant>> = Mutex::new(Vec::new());
+/// The cap the rate phase sets.
+const RATE_CAP: u32 = 50;
 
 async fn receive(req: HttpRequest, body: web::Bytes, arrivals: web::Data<Arrivals>) -> HttpResponse {
     let now = Instant::now();
@@ -37,6 +44,9 @@ async fn receive(req: HttpRequest, body: web::Bytes, arrivals: web::Data<Arrival
         {
             arrivals.lock().map(|mut a| *a.entry(seq).or_insert(now)).ok();
         }
+    }
+    if req.path() == "/capped" {
+        CAPPED.lock().map(|mut c| c.push(now)).ok();
     }
     if let Ok(mut l) = LAST.lock() {
         *l = Some(now);
@@ -85,6 +95,7 @@ async fn main() -> anyhow::Result<()> {
     let wms = args.get(1).cloned().unwrap_or_else(|| "target/release/wms".into());
     let backlog: i64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000);
     let latency_secs: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let capped_events: i64 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(0);
 
     let database = test_db::TestDatabase::new().await?;
     let mut settings = app::config::Settings::defaults()?;
@@ -197,7 +208,68 @@ async fn main() -> anyhow::Result<()> {
     for f in failures {
         println!("failed attempts: {} x {}", f.n, f.what);
     }
+    if capped_events > 0 {
+        let ws = workspaces.create(new_ws("Rate cap")).await?.workspace_id;
+        let input = DestinationInput {
+            url: format!("http://127.0.0.1:{port}/capped"),
+            platform: None,
+            events: vec!["message.created".into()],
+            active: Some(true),
+            controls: domain::webhooks::ControlsInput {
+                rate_limit_per_second: Some(Some(i64::from(RATE_CAP))),
+                ..Default::default()
+            },
+        };
+        service.create(ws, &domain::audit::AuditContext::cli(), input).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        rate_cap(&wms, &database.url, &key, &db, ws, capped_events).await?;
+    }
     Ok(())
+}
+
+/// Phase 3: the arrival rate of a backlog at a destination capped at [`RATE_CAP`] per second.
+async fn rate_cap(wms: &str, url: &str, key: &str, db: &Db, ws: WorkspaceId, events: i64) -> anyhow::Result<()> {
+    let mut child = serve(wms, url, key);
+    let arrived = capped_arrivals(db, ws, events).await;
+    stop(&mut child);
+    let got = arrived?;
+    let (Some(first), Some(last)) = (got.first().copied(), got.last().copied()) else {
+        anyhow::bail!("nothing arrived at the capped destination");
+    };
+    let rate = |from: Instant| {
+        let after: Vec<&Instant> = got.iter().filter(|t| **t >= from).collect();
+        let span = last.saturating_duration_since(from).as_secs_f64();
+        (after.len().saturating_sub(1)) as f64 / span.max(f64::EPSILON)
+    };
+    println!(
+        "rate cap {RATE_CAP}/s: {} of {events} events arrived over {:.1} s: {:.1}/s from the first, {:.1}/s from 1 s after it",
+        got.len(),
+        last.saturating_duration_since(first).as_secs_f64(),
+        rate(first),
+        rate(first + Duration::from_secs(1)),
+    );
+    Ok(())
+}
+
+/// Commits `events` at once and waits for them at the capped destination; their arrival times.
+async fn capped_arrivals(db: &Db, ws: WorkspaceId, events: i64) -> anyhow::Result<Vec<Instant>> {
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut conn = db.conn().await?;
+    conn.transaction::<_, diesel::result::Error, _>(|conn| {
+        async move {
+            for seq in 0..events {
+                outbox::record(conn, ws, EventType::MessageCreated, &json!({"seq": seq})).await?;
+            }
+            Ok(())
+        }
+        .scope_boxed()
+    })
+    .await?;
+    let n = usize::try_from(events)?;
+    let deadline = Instant::now() + Duration::from_secs(u64::try_from(events)? / u64::from(RATE_CAP) * 3 + 30);
+    while CAPPED.lock().map(|c| c.len()).unwrap_or(0) < n && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(CAPPED.lock().map(|c| c.clone()).unwrap_or_default())
 }
 
 /// Commits events one per transaction at 200/s and prints commit-to-arrival percentiles.

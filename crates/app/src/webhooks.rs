@@ -110,6 +110,18 @@ pub fn engine(settings: &Settings, db: &Db, clock: Arc<dyn Clock>) -> Arc<Delive
     })
 }
 
+/// Seals the static header values that rows written before they were sealed still hold in the
+/// clear (docs/secrets.md); `wms serve` runs it at start, before its workers. A failure is logged
+/// and leaves those values in the clear, where deliveries still read them.
+pub async fn seal_plain_headers(settings: &Settings, db: &Db) {
+    let cipher = crate::secrets::wired_cipher(settings);
+    match adapters_postgres::sealed::seal_plain_headers(db, cipher.as_ref()).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(destinations = n, "sealed the static headers stored in the clear"),
+        Err(e) => tracing::error!(error = format!("{e:#}"), "static headers stored in the clear were not sealed"),
+    }
+}
+
 /// The service behind `/v1/webhooks` and the settings API.
 pub fn service(settings: &Settings, db: &Db) -> Arc<WebhookService> {
     Arc::new(WebhookService {

@@ -52,6 +52,7 @@ pub(super) struct DestinationRow {
     headers: serde_json::Value,
     filter: Option<serde_json::Value>,
     ordering: String,
+    headers_encrypted: Option<Vec<u8>>,
 }
 
 /// The stored controls; a stored value that no longer parses reads as the default (the
@@ -81,6 +82,7 @@ impl From<DestinationRow> for WebhookDestination {
             created_at: r.created_at,
             updated_at: r.updated_at,
             controls,
+            headers_sealed: r.headers_encrypted,
         }
     }
 }
@@ -123,6 +125,7 @@ struct ChangeRow<'a> {
     rate_limit_per_second: Option<Option<i32>>,
     max_in_flight: Option<Option<i32>>,
     headers: Option<serde_json::Value>,
+    headers_encrypted: Option<Option<Vec<u8>>>,
     filter: Option<Option<serde_json::Value>>,
     ordering: Option<&'a str>,
 }
@@ -159,6 +162,7 @@ impl WebhookRepository for PgWebhookRepository {
                             webhook_destinations::max_in_flight
                                 .eq(new.controls.max_in_flight.and_then(|v| i32::try_from(v).ok())),
                             webhook_destinations::headers.eq(headers_json(&new.controls.headers)),
+                            webhook_destinations::headers_encrypted.eq(&new.headers_sealed),
                             webhook_destinations::filter.eq(filter_json(new.controls.filter.as_ref())),
                             webhook_destinations::ordering.eq(new.controls.ordering.as_str()),
                         ))
@@ -231,6 +235,7 @@ impl WebhookRepository for PgWebhookRepository {
                             .map(|v| v.and_then(|v| i32::try_from(v).ok())),
                         max_in_flight: change.max_in_flight.map(|v| v.and_then(|v| i32::try_from(v).ok())),
                         headers: change.headers.as_ref().map(headers_json),
+                        headers_encrypted: change.headers_sealed.clone(),
                         filter: change.filter.as_ref().map(|f| filter_json(f.as_ref())),
                         ordering: change.ordering.map(|o| o.as_str()),
                     };

@@ -73,12 +73,15 @@ pub(super) async fn rotate_key(mut settings: Settings, args: RotateKeyArgs) -> R
 /// # Errors
 /// On database failure (the batches written so far stay written; running again continues).
 pub async fn rotate(db: &adapters_postgres::Db, cipher: &XChaChaCipher, batch: i64) -> anyhow::Result<Rotation> {
+    // Static header values still in the clear (rows from before they were sealed) are sealed
+    // under the new key first.
+    let newly_sealed = sealed::seal_plain_headers(db, cipher).await?;
     let mut total = 0;
     for col in SEALED_COLUMNS {
         total += sealed::count(db, col).await?;
     }
     let bar = crate::progress::bar(total, "secrets");
-    let mut report = Rotation::default();
+    let mut report = Rotation { rotated: newly_sealed, ..Rotation::default() };
     for col in SEALED_COLUMNS {
         bar.set_message(col.table);
         let mut after = 0;

@@ -51,6 +51,7 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
         }
     }
     crate::secrets::resolve_key(&mut settings, &db, true).await?;
+    crate::webhooks::seal_plain_headers(&settings, &db).await;
     // The documentation the binary carries, in the background: serving does not wait for it.
     let (docs_settings, docs_db) = (settings.clone(), db.clone());
     tokio::spawn(async move {

@@ -222,3 +222,95 @@ async fn the_test_event_selector_sends_a_signed_sample_of_the_chosen_type() {
     assert_eq!(res.status(), 404);
     assert_eq!(receiver.received().len(), before);
 }
+
+/// Posts a form of owned values.
+async fn post_owned(
+    app: &TestApp,
+    b: &Browser,
+    path: &str,
+    fields: Vec<(&'static str, String)>,
+    token: bool,
+) -> reqwest::Response {
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    b.post(app, path, &fields, token).await
+}
+
+#[tokio::test]
+async fn the_edit_form_sets_the_delivery_controls_and_explains_bad_input() {
+    let app = TestApp::spawn_with(loopback).await;
+    let (ws, key) = app.advanced_with_key().await;
+    let b = sign_in(&app, &ws).await;
+    let ch = app.channel(&key, "whatsapp", "+14155550123", "active").await.to_string();
+    let (id, _) = destination(&app, &key, "http://127.0.0.1:9/h", &["message.created"]).await;
+    let detail = format!("{PATH}/{id}");
+    let page = b.get(&app, &detail).await.text().await.expect("html");
+    for field in
+        ["rate_limit_per_second", "max_in_flight", "headers", "filter_channel_ids", "filter_labels", "ordering"]
+    {
+        assert!(page.contains(&format!("name=\"{field}\"")), "the edit form has {field}");
+    }
+    let form = |rate: &'static str, headers: &'static str, channels: String| {
+        vec![
+            ("url", "http://127.0.0.1:9/h".to_owned()),
+            ("platform", "custom".to_owned()),
+            ("events", "message.created".to_owned()),
+            ("rate_limit_per_second", rate.to_owned()),
+            ("max_in_flight", "5".to_owned()),
+            ("headers", headers.to_owned()),
+            ("filter_channel_ids", channels),
+            ("filter_labels", "vip, urgent".to_owned()),
+            ("ordering", "per_thread".to_owned()),
+        ]
+    };
+    let post = |fields: Vec<(&'static str, String)>, token: bool| post_owned(&app, &b, &detail, fields, token);
+
+    // Without the anti-forgery token nothing changes.
+    assert_eq!(post(form("50", "X-Api-Key: k_page", ch.clone()), false).await.status(), 403);
+    // Bad input: 422, each error beside its field, what was typed kept, nothing saved.
+    for (fields, error_id, expected) in [
+        (form("0", "X-Api-Key: k_page", ch.clone()), "wh-rate-error", "The rate limit"),
+        (form("many", "X-Api-Key: k_page", ch.clone()), "wh-rate-error", "whole number"),
+        (form("50", "Host: evil.example", ch.clone()), "wh-headers-error", "Headers:"),
+        (form("50", "just-a-value", ch.clone()), "wh-headers-error", "Name: value"),
+        (
+            form("50", "X-Api-Key: k_page", "999999".to_owned()),
+            "wh-filter-channels-error",
+            "not a channel of this workspace",
+        ),
+    ] {
+        let res = post(fields.clone(), true).await;
+        assert_eq!(res.status(), 422, "{fields:?}");
+        let html = res.text().await.expect("html");
+        let at = html.find(&format!("id=\"{error_id}\"")).unwrap_or_else(|| panic!("{error_id} for {fields:?}"));
+        assert!(html[at..].split("</p>").next().is_some_and(|e| e.contains(expected)), "{fields:?}: {}", &html[at..]);
+        let typed = &fields[3].1;
+        assert!(html.contains(&format!("value=\"{typed}\"")), "what was typed stays: {typed}");
+        let (_, got) = app.get_json(&format!("/v1/webhooks/{id}"), &key).await;
+        assert_eq!((&got["rate_limit_per_second"], &got["headers"]), (&json!(null), &json!({})), "nothing saved");
+    }
+
+    // Good input: saved, answered by the API, and shown again in the form.
+    let res = post(form("50", "X-Api-Key: k_page\nX-Tenant: t1", ch.clone()), true).await;
+    assert_eq!(res.status(), 303);
+    let (_, got) = app.get_json(&format!("/v1/webhooks/{id}"), &key).await;
+    assert_eq!(got["rate_limit_per_second"], 50);
+    assert_eq!(got["max_in_flight"], 5);
+    assert_eq!(got["headers"], json!({"x-api-key": "k_page", "x-tenant": "t1"}));
+    assert_eq!(got["filter"], json!({"channel_ids": [ch.parse::<i64>().expect("id")], "labels": ["vip", "urgent"]}));
+    assert_eq!(got["ordering"], "per_thread");
+    let page = b.get(&app, &detail).await.text().await.expect("html");
+    assert!(page.contains("x-api-key: k_page"), "the headers are in the form");
+    assert!(page.contains("value=\"50\""), "the rate limit is in the form");
+    assert!(page.contains("<option value=\"per_thread\" selected>"), "the ordering is selected");
+
+    // Blank caps and filter clear them.
+    let mut clear = form("", "", String::new());
+    clear[4].1 = String::new();
+    clear[7].1 = String::new();
+    assert_eq!(post(clear, true).await.status(), 303);
+    let (_, got) = app.get_json(&format!("/v1/webhooks/{id}"), &key).await;
+    assert_eq!(
+        (&got["rate_limit_per_second"], &got["max_in_flight"], &got["headers"], &got["filter"]),
+        (&json!(null), &json!(null), &json!({}), &json!(null))
+    );
+}

@@ -409,3 +409,113 @@ async fn failing_recovered_and_disabled_reach_another_destination_and_the_admins
     }
     sink.stop().await;
 }
+
+/// `(headers::text, headers_encrypted)` of destination `id`, as stored.
+async fn stored_headers(app: &TestApp, id: i64) -> (String, Option<Vec<u8>>) {
+    use diesel::sql_types::{BigInt, Bytea, Nullable, Text};
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Text)]
+        headers: String,
+        #[diesel(sql_type = Nullable<Bytea>)]
+        sealed: Option<Vec<u8>>,
+    }
+    let mut conn = app.db.conn().await.expect("conn");
+    let row: Row = diesel::sql_query(
+        "SELECT headers::text AS headers, headers_encrypted AS sealed FROM webhook_destinations WHERE id = $1",
+    )
+    .bind::<BigInt, _>(id)
+    .get_result(&mut conn)
+    .await
+    .expect("row");
+    (row.headers, row.sealed)
+}
+
+/// Whether `needle` appears in any stored audit record or event of the database.
+async fn in_audit_or_events(app: &TestApp, needle: &str) -> bool {
+    crate::credentials::sql_bool(
+        app,
+        &format!(
+            "SELECT EXISTS (SELECT 1 FROM audit_events WHERE details::text LIKE '%{needle}%')
+                 OR EXISTS (SELECT 1 FROM webhook_events WHERE payload LIKE '%{needle}%') AS b"
+        ),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn static_header_values_are_sealed_at_rest_and_kept_out_of_audit_records_and_events() {
+    let app = TestApp::spawn_with(loopback).await;
+    let receiver = Receiver::start().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let body = json!({"url": receiver.url("/h"), "events": ["contact.created", "webhook.failing"],
+                      "headers": {"X-Api-Key": "k_sealed_1"}});
+    let res = app.post_json("/v1/webhooks", &key, &body).await;
+    assert_eq!(res.status(), 201);
+    let id = res.json::<Value>().await.expect("json")["id"].as_i64().expect("id");
+    let (clear, sealed) = stored_headers(&app, id).await;
+    assert_eq!(serde_json::from_str::<Value>(&clear).expect("json"), json!({"x-api-key": ""}), "names only");
+    let sealed = sealed.expect("sealed values");
+    assert!(!sealed.windows(10).any(|w| w == b"k_sealed_1"), "the value is not in the clear");
+
+    let res = patch(&app, &key, id, &json!({"headers": {"X-Api-Key": "k_sealed_2"}})).await;
+    assert_eq!(res.json::<Value>().await.expect("json")["headers"], json!({"x-api-key": "k_sealed_2"}));
+    let (_, resealed) = stored_headers(&app, id).await;
+    assert_ne!(resealed.as_deref(), Some(&sealed[..]), "a change seals the new value");
+    emit(&app, ws.id, EventType::ContactCreated, json!({"id": 1})).await;
+    let w = workers(&app);
+    let got = receiver.wait_for(1, Duration::from_secs(10)).await;
+    w.stop(Duration::from_secs(5)).await;
+    assert_eq!(got[0].header("x-api-key"), "k_sealed_2", "the sealed value is sent");
+    assert!(!in_audit_or_events(&app, "k_sealed_").await, "no header value in audit records or events");
+    // Sealed for its row: copied onto another destination, it does not open there.
+    let (other, _) = destination(&app, &key, &receiver.url("/other"), &["contact.created"]).await;
+    crate::credentials::sql(
+        &app,
+        &format!(
+            "UPDATE webhook_destinations SET headers = '{{\"x-api-key\": \"\"}}', headers_encrypted = \
+             (SELECT headers_encrypted FROM webhook_destinations WHERE id = {id}) WHERE id = {other}"
+        ),
+    )
+    .await;
+    let (_, moved) = app.get_json(&format!("/v1/webhooks/{other}"), &key).await;
+    assert_eq!(moved["headers"], json!({"x-api-key": ""}), "a value that does not open is not shown");
+}
+
+#[tokio::test]
+async fn header_values_stored_in_the_clear_before_the_upgrade_are_sealed_at_start_and_still_sent() {
+    let app = TestApp::spawn_with(loopback).await;
+    let receiver = Receiver::start().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let (id, _) = destination(&app, &key, &receiver.url("/h"), &["contact.created"]).await;
+    // The row as the release before left it: the values in the clear, nothing sealed.
+    crate::credentials::sql(
+        &app,
+        &format!(
+            "UPDATE webhook_destinations SET headers = '{{\"x-api-key\": \"k_old\"}}', headers_encrypted = NULL \
+             WHERE id = {id}"
+        ),
+    )
+    .await;
+    // Before the first start of the new release seals them, deliveries still carry them.
+    emit(&app, ws.id, EventType::ContactCreated, json!({"id": 1})).await;
+    let w = workers(&app);
+    let got = receiver.wait_for(1, Duration::from_secs(10)).await;
+    w.stop(Duration::from_secs(5)).await;
+    assert_eq!(got[0].header("x-api-key"), "k_old");
+
+    // What `wms serve` does at start, twice (the second finds nothing to do).
+    app::webhooks::seal_plain_headers(&app.settings, &app.db).await;
+    app::webhooks::seal_plain_headers(&app.settings, &app.db).await;
+    let (clear, sealed) = stored_headers(&app, id).await;
+    assert_eq!(serde_json::from_str::<Value>(&clear).expect("json"), json!({"x-api-key": ""}));
+    assert!(sealed.is_some(), "sealed");
+    let (_, got) = app.get_json(&format!("/v1/webhooks/{id}"), &key).await;
+    assert_eq!(got["headers"], json!({"x-api-key": "k_old"}));
+    emit(&app, ws.id, EventType::ContactCreated, json!({"id": 2})).await;
+    let w = workers(&app);
+    let got = receiver.wait_for(2, Duration::from_secs(10)).await;
+    w.stop(Duration::from_secs(5)).await;
+    assert_eq!(got[1].header("x-api-key"), "k_old", "the sealed value is sent");
+}

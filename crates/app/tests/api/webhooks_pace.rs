@@ -21,6 +21,8 @@ struct Run {
     attempts_after_5s: usize,
     refused_after_5s: usize,
     max_pace: i64,
+    /// The most requests the receiver had at once (refused ones included) from 5 s in.
+    peak_after_5s: usize,
 }
 
 async fn narrow_receiver(instances: usize, limit: usize, per_second: usize, seconds: usize) -> Run {
@@ -50,6 +52,9 @@ async fn narrow_receiver(instances: usize, limit: usize, per_second: usize, seco
         emit(&app, ws.id, EventType::MessageCreated, json!({"id": i})).await;
         let due = started + Duration::from_secs_f64((i + 1) as f64 / per_second as f64);
         tokio::time::sleep_until(due.into()).await;
+        if i + 1 == 5 * per_second {
+            receiver.reset_max_concurrent();
+        }
         if i % per_second == 0 {
             let stats = app.get_json(&format!("/v1/webhooks/{id}/stats"), &key).await.1;
             max_pace = max_pace.max(stats["pace"]["max_in_flight"].as_i64().unwrap_or(0));
@@ -71,9 +76,10 @@ async fn narrow_receiver(instances: usize, limit: usize, per_second: usize, seco
     let first = got.first().map_or(started, |r| r.at);
     let settled: Vec<_> = got.iter().filter(|r| r.at >= first + Duration::from_secs(5)).collect();
     let refused = settled.iter().filter(|r| r.status == 429).count();
+    let peak_after_5s = receiver.max_concurrent();
     let (_, failed) = app.get_json(&format!("/v1/webhooks/{id}/stats"), &key).await;
     assert_eq!(failed["exhausted"], 0, "no event given up: {failed}");
-    Run { events, delivered, attempts_after_5s: settled.len(), refused_after_5s: refused, max_pace }
+    Run { events, delivered, attempts_after_5s: settled.len(), refused_after_5s: refused, max_pace, peak_after_5s }
 }
 
 #[tokio::test]
@@ -87,8 +93,16 @@ async fn a_receiver_taking_8_at_a_time_gets_every_event_with_under_5_percent_ref
 
 #[tokio::test]
 async fn two_instances_delivering_to_one_narrow_receiver_stay_within_it() {
-    let run = narrow_receiver(2, 4, 50, 8).await;
+    let limit = 4;
+    let run = narrow_receiver(2, limit, 50, 8).await;
     assert_eq!(run.delivered, run.events, "every event arrived");
     let share = run.refused_after_5s as f64 / run.attempts_after_5s.max(1) as f64;
     assert!(share < 0.05, "{} of {} attempts refused after 5 s", run.refused_after_5s, run.attempts_after_5s);
+    // The shared pace probes one above the receiver's capacity and halves on its 429
+    // (docs/webhooks.md, "Delivery pace"): two instances together are one sender, never two.
+    assert!(
+        run.peak_after_5s <= limit + 1,
+        "the two instances had {} requests at the receiver at once (it takes {limit})",
+        run.peak_after_5s
+    );
 }

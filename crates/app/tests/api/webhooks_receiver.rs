@@ -128,6 +128,12 @@ impl Receiver {
         self.max_in_flight.load(Ordering::SeqCst)
     }
 
+    /// Forgets the peak so far: [`Receiver::max_concurrent`] then counts from the requests being
+    /// answered now.
+    pub fn reset_max_concurrent(&self) {
+        self.max_in_flight.store(self.in_flight.load(Ordering::SeqCst), Ordering::SeqCst);
+    }
+
     /// Waits until at least `n` requests arrived (or panics after `patience`).
     pub async fn wait_for(&self, n: usize, patience: Duration) -> Vec<Received> {
         let deadline = Instant::now() + patience;

@@ -68,6 +68,12 @@ impl SecretPlace {
         Self { table: "webhook_destinations", field: "secret", workspace_id, row_id: destination_id }
     }
 
+    /// A webhook destination's static header values, sealed together as one JSON object
+    /// (`webhook_destinations.headers_encrypted`).
+    pub const fn webhook_headers(workspace_id: i64, destination_id: i64) -> Self {
+        Self { table: "webhook_destinations", field: "headers", workspace_id, row_id: destination_id }
+    }
+
     /// The associated data: `table:field:workspace_id:row_id`.
     pub fn associated_data(&self) -> String {
         format!("{}:{}:{}:{}", self.table, self.field, self.workspace_id, self.row_id)

@@ -83,7 +83,14 @@ impl DeliveryEngine {
                 ("content-type", "application/json".to_owned()),
                 ("user-agent", USER_AGENT.to_owned()),
             ],
-            static_headers: claim.headers.clone(),
+            static_headers: match &claim.headers_sealed {
+                Some(sealed) => {
+                    super::headers::open(self.cipher.as_ref(), claim.workspace_id.0, claim.destination_id.0, sealed)?
+                        .into_iter()
+                        .collect()
+                }
+                None => claim.headers.clone(),
+            },
             body: claim.payload.clone(),
         })
     }
@@ -193,6 +200,7 @@ mod tests {
             trigger: AttemptTrigger::Scheduled,
             retries_on_failure: true,
             headers: Vec::new(),
+            headers_sealed: None,
         }
     }
 

@@ -4,6 +4,7 @@
 pub mod controls;
 pub mod delivery;
 pub mod event_type;
+pub mod headers;
 pub mod health;
 pub mod limiter;
 pub mod model;

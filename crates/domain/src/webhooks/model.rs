@@ -155,8 +155,11 @@ pub struct WebhookDestination {
     pub created_at: OffsetDateTime,
     /// Last change.
     pub updated_at: OffsetDateTime,
-    /// The integrator's caps, headers, filter and ordering.
+    /// The integrator's caps, headers, filter and ordering. As stored, `headers` holds the names
+    /// with blank values; the service fills the values from `headers_sealed` for its answers.
     pub controls: super::controls::DestinationControls,
+    /// The static header values, sealed ([`super::headers`]); `None` without headers.
+    pub headers_sealed: Option<Vec<u8>>,
 }
 
 /// Where a delivery stands.

@@ -80,6 +80,7 @@ mod tests {
             created_at: at,
             updated_at: at,
             controls: Default::default(),
+            headers_sealed: None,
         };
         let admins: Vec<Email> =
             ["a@example.com", "b@example.com"].iter().filter_map(|e| Email::new("email", e).ok()).collect();

@@ -118,6 +118,7 @@ mod tests {
             created_at: at,
             updated_at: at,
             controls: Default::default(),
+            headers_sealed: None,
         };
         assert_eq!(
             WebhookRecord::from(d).to_json(),

@@ -8,7 +8,7 @@ use domain::workspace::WorkspaceId;
 use serde::Deserialize;
 
 use super::view::{detail_page, DetailView};
-use super::{destination, page_error, workspace, DestinationForm, PATH};
+use super::{destination, page_error, workspace, ControlsForm, DestinationForm, PATH};
 use crate::pages::session::Signed;
 use crate::pages::PageError;
 use crate::state::AppState;
@@ -44,7 +44,13 @@ pub async fn show(
 
 /// The edit form's values of a destination.
 pub fn form_of(d: &WebhookDestination) -> DestinationForm {
-    DestinationForm { url: d.url.clone(), platform: d.platform.clone(), events: d.events.clone(), active: d.active }
+    DestinationForm {
+        url: d.url.clone(),
+        platform: d.platform.clone(),
+        events: d.events.clone(),
+        active: d.active,
+        controls: ControlsForm::of(&d.controls),
+    }
 }
 
 /// Fills the delivery log of `v`.

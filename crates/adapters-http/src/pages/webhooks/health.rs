@@ -60,7 +60,7 @@ pub fn health_section(d: &WebhookDestination, stats: Option<&DestinationStats>) 
                     @if c.headers.is_empty() { "none" } @else { span.mono { (c.headers.keys().cloned().collect::<Vec<_>>().join(", ")) } }
                 }
             }
-            p.muted { "Set them with " code { "PATCH /v1/webhooks/" (d.id.0) } " (see the API reference)." }
+            p.muted { "Change them in " a href="#edit-title" { "Edit" } " below, or with " code { "PATCH /v1/webhooks/" (d.id.0) } "." }
         }
     }
 }

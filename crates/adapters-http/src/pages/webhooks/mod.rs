@@ -15,6 +15,7 @@ pub mod test;
 pub mod update;
 pub mod view;
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -22,7 +23,9 @@ use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
 use domain::audit::AuditContext;
-use domain::webhooks::DestinationId;
+use domain::common::error::FieldError;
+use domain::webhooks::controls::{DestinationControls, EventFilter};
+use domain::webhooks::{ControlsInput, DestinationId};
 use domain::workspace::{PlanTier, WorkspaceId};
 use serde::Deserialize;
 
@@ -141,6 +144,8 @@ pub struct DestinationForm {
     pub events: Vec<String>,
     /// Whether "active" is ticked.
     pub active: bool,
+    /// The delivery controls typed (the edit form only).
+    pub controls: ControlsForm,
 }
 
 impl DestinationForm {
@@ -151,7 +156,126 @@ impl DestinationForm {
             platform: form.text("platform"),
             events: form.all("events"),
             active: form.get("active").is_some(),
+            controls: ControlsForm::read(form),
         }
+    }
+}
+
+/// The delivery controls as typed: each field `None` when the form did not have it (the create
+/// form, or a form of an older page), so that submitting it leaves that control as it is.
+#[derive(Debug, Clone, Default)]
+pub struct ControlsForm {
+    /// `rate_limit_per_second`; blank: no cap.
+    pub rate_limit_per_second: Option<String>,
+    /// `max_in_flight`; blank: no cap.
+    pub max_in_flight: Option<String>,
+    /// One `Name: value` per line.
+    pub headers: Option<String>,
+    /// Channel ids, separated by commas or spaces.
+    pub filter_channel_ids: Option<String>,
+    /// Label names, separated by commas.
+    pub filter_labels: Option<String>,
+    /// `none` or `per_thread`.
+    pub ordering: Option<String>,
+}
+
+impl ControlsForm {
+    /// Reads the controls of a submitted form.
+    pub fn read(form: &FormData) -> Self {
+        let field = |name: &str| form.get(name).map(str::to_owned);
+        Self {
+            rate_limit_per_second: field("rate_limit_per_second"),
+            max_in_flight: field("max_in_flight"),
+            headers: field("headers"),
+            filter_channel_ids: field("filter_channel_ids"),
+            filter_labels: field("filter_labels"),
+            ordering: field("ordering"),
+        }
+    }
+
+    /// The form of a destination's current controls.
+    pub fn of(c: &DestinationControls) -> Self {
+        let filter = c.filter.clone().unwrap_or_default();
+        Self {
+            rate_limit_per_second: Some(c.rate_limit_per_second.map(|v| v.to_string()).unwrap_or_default()),
+            max_in_flight: Some(c.max_in_flight.map(|v| v.to_string()).unwrap_or_default()),
+            headers: Some(c.headers.iter().map(|(k, v)| format!("{k}: {v}\n")).collect()),
+            filter_channel_ids: Some(filter.channel_ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")),
+            filter_labels: Some(filter.labels.join(", ")),
+            ordering: Some(c.ordering.as_str().to_owned()),
+        }
+    }
+
+    /// The controls to change, or the fields that are not even well formed (the service checks
+    /// the rest, with the same messages as the API).
+    ///
+    /// # Errors
+    /// [`domain::ValidationErrors`] naming each control that does not parse.
+    pub fn input(&self) -> Result<ControlsInput, domain::ValidationErrors> {
+        let mut errors = Vec::new();
+        let mut cap = |field: &'static str, raw: &Option<String>| -> Option<Option<i64>> {
+            let raw = raw.as_deref()?.trim();
+            if raw.is_empty() {
+                return Some(None);
+            }
+            match raw.parse::<i64>() {
+                Ok(v) => Some(Some(v)),
+                Err(_) => {
+                    errors.push(FieldError::new(field, "must be a whole number, or blank for no cap"));
+                    None
+                }
+            }
+        };
+        let rate_limit_per_second = cap("rate_limit_per_second", &self.rate_limit_per_second);
+        let max_in_flight = cap("max_in_flight", &self.max_in_flight);
+        let mut headers = None;
+        if let Some(text) = &self.headers {
+            let mut map = BTreeMap::new();
+            for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                match line.split_once(':') {
+                    Some((name, value)) => {
+                        map.insert(name.trim().to_owned(), value.trim().to_owned());
+                    }
+                    // The line is not repeated: it may be a value typed without its name.
+                    None => errors.push(FieldError::new("headers", "each line must be `Name: value`")),
+                }
+            }
+            headers = Some(map);
+        }
+        let mut filter = None;
+        if self.filter_channel_ids.is_some() || self.filter_labels.is_some() {
+            let mut channel_ids = Vec::new();
+            for raw in self.filter_channel_ids.as_deref().unwrap_or("").split([',', ' ']).filter(|s| !s.is_empty()) {
+                match raw.parse::<i64>() {
+                    Ok(id) => channel_ids.push(id),
+                    Err(_) => errors.push(FieldError::new("filter", format!("`{raw}` is not a channel id"))),
+                }
+            }
+            let labels: Vec<String> = self
+                .filter_labels
+                .as_deref()
+                .unwrap_or("")
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect();
+            filter = Some(if channel_ids.is_empty() && labels.is_empty() {
+                None
+            } else {
+                Some(EventFilter { channel_ids, labels })
+            });
+        }
+        if !errors.is_empty() {
+            return Err(domain::ValidationErrors(errors));
+        }
+        Ok(ControlsInput {
+            rate_limit_per_second,
+            max_in_flight,
+            headers,
+            filter,
+            ordering: self.ordering.as_deref().map(|o| o.trim().to_owned()),
+        })
     }
 }
 
@@ -164,6 +288,16 @@ pub struct FormErrors {
     pub platform: Option<String>,
     /// Beside the events.
     pub events: Option<String>,
+    /// Beside the rate limit.
+    pub rate_limit_per_second: Option<String>,
+    /// Beside the in-flight cap.
+    pub max_in_flight: Option<String>,
+    /// Beside the static headers.
+    pub headers: Option<String>,
+    /// Beside the filter.
+    pub filter: Option<String>,
+    /// Beside the ordering.
+    pub ordering: Option<String>,
 }
 
 impl FormErrors {
@@ -171,12 +305,15 @@ impl FormErrors {
     pub fn from_validation(v: domain::ValidationErrors) -> Self {
         let mut e = FormErrors::default();
         for f in v.0 {
-            let slot = if f.field.starts_with("events") {
-                &mut e.events
-            } else if f.field == "platform" {
-                &mut e.platform
-            } else {
-                &mut e.url
+            let slot = match f.field.as_str() {
+                events if events.starts_with("events") => &mut e.events,
+                "platform" => &mut e.platform,
+                "rate_limit_per_second" => &mut e.rate_limit_per_second,
+                "max_in_flight" => &mut e.max_in_flight,
+                "headers" => &mut e.headers,
+                "filter" => &mut e.filter,
+                "ordering" => &mut e.ordering,
+                _ => &mut e.url,
             };
             let text = format!("{} {}.", label(&f.field), f.message);
             *slot = Some(match slot.take() {
@@ -189,11 +326,14 @@ impl FormErrors {
 }
 
 fn label(field: &str) -> &'static str {
-    if field.starts_with("events") {
-        "Events:"
-    } else if field == "platform" {
-        "The platform"
-    } else {
-        "The URL"
+    match field {
+        events if events.starts_with("events") => "Events:",
+        "platform" => "The platform",
+        "rate_limit_per_second" => "The rate limit",
+        "max_in_flight" => "The in-flight cap",
+        "headers" => "Headers:",
+        "filter" => "Filter:",
+        "ordering" => "The ordering",
+        _ => "The URL",
     }
 }

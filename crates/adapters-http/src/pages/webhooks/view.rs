@@ -6,7 +6,7 @@ use actix_web::HttpResponse;
 use domain::webhooks::{Delivery, EventType, WebhookDestination};
 use maud::{html, Markup};
 
-use super::{detail_path, DestinationForm, FormErrors, PATH, WEBHOOK_PLAN};
+use super::{detail_path, ControlsForm, DestinationForm, FormErrors, PATH, WEBHOOK_PLAN};
 use crate::pages::layout::{
     confirm_dialog, confirm_link, copy_button, csrf, field_error, invalid, page, plan_required, time, time_or,
 };
@@ -60,8 +60,68 @@ pub fn destination_form(
                 div.field {
                     label.inline { input type="checkbox" name="active" value="true" checked[f.active]; "Active: send events to it right away" }
                 }
+            } @else {
+                (controls_fields(&f.controls, e))
             }
             button type="submit" { (submit) }
+        }
+    }
+}
+
+/// One text input of the controls, with its hint and error.
+fn control_input(id: &str, name: &str, label: &str, value: Option<&str>, hint: &str, error: Option<&str>) -> Markup {
+    html! {
+        div.field {
+            label for=(id) { (label) }
+            input id=(id) type="text" name=(name) value=(value.unwrap_or_default())
+                aria-invalid=[invalid(error)]
+                aria-describedby={ (id) "-hint" @if error.is_some() { " " (id) "-error" } };
+            p.hint id={ (id) "-hint" } { (hint) }
+            (field_error(id, error))
+        }
+    }
+}
+
+/// The delivery controls of the edit form (`docs/webhooks.md`, "Destination controls").
+fn controls_fields(c: &ControlsForm, e: &FormErrors) -> Markup {
+    let ordering = c.ordering.as_deref().unwrap_or("none");
+    html! {
+        fieldset #controls-form {
+            legend { "Delivery controls" }
+            div.row {
+                (control_input("wh-rate", "rate_limit_per_second", "Rate limit (per second)", c.rate_limit_per_second.as_deref(),
+                    "1 to 1000. Blank: wms adapts its pace to the endpoint.", e.rate_limit_per_second.as_deref()))
+                (control_input("wh-in-flight", "max_in_flight", "At most in flight at once", c.max_in_flight.as_deref(),
+                    "1 to 100. Blank: wms adapts its pace to the endpoint.", e.max_in_flight.as_deref()))
+            }
+            div.field {
+                label for="wh-headers" { "Static headers" }
+                textarea #wh-headers name="headers" rows="3" spellcheck="false" autocomplete="off"
+                    aria-invalid=[invalid(e.headers.as_deref())]
+                    aria-describedby={ "wh-headers-hint" @if e.headers.is_some() { " wh-headers-error" } } {
+                    (c.headers.as_deref().unwrap_or_default())
+                }
+                p.hint #wh-headers-hint {
+                    "Up to 10, one " code { "Name: value" } " per line, sent with every delivery (for example an API "
+                    "gateway's key). Stored encrypted. " code { "webhook-*" } ", " code { "content-type" } ", "
+                    code { "content-length" } " and " code { "host" } " are wms's own."
+                }
+                (field_error("wh-headers", e.headers.as_deref()))
+            }
+            div.row {
+                (control_input("wh-filter-channels", "filter_channel_ids", "Only these channels", c.filter_channel_ids.as_deref(),
+                    "Channel ids, separated by commas. Blank: every channel.", e.filter.as_deref()))
+                (control_input("wh-filter-labels", "filter_labels", "Only threads with one of these labels", c.filter_labels.as_deref(),
+                    "Label names, separated by commas; a label created later counts too. Blank: no label needed.", None))
+            }
+            div.field {
+                label for="wh-ordering" { "Ordering" }
+                select #wh-ordering name="ordering" aria-invalid=[invalid(e.ordering.as_deref())] {
+                    option value="none" selected[ordering == "none"] { "None: as fast as the endpoint takes them" }
+                    option value="per_thread" selected[ordering == "per_thread"] { "Per conversation: each thread's events in order" }
+                }
+                (field_error("wh-ordering", e.ordering.as_deref()))
+            }
         }
     }
 }

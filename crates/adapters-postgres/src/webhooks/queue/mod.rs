@@ -73,6 +73,8 @@ struct ClaimRow {
     old_status: String,
     #[diesel(sql_type = Text)]
     headers: String,
+    #[diesel(sql_type = Nullable<diesel::sql_types::Bytea>)]
+    headers_sealed: Option<Vec<u8>>,
 }
 
 impl ClaimRow {
@@ -93,6 +95,7 @@ impl ClaimRow {
             headers: serde_json::from_str::<std::collections::BTreeMap<String, String>>(&self.headers)
                 .map(|h| h.into_iter().collect())
                 .unwrap_or_default(),
+            headers_sealed: self.headers_sealed,
         }
     }
 }
@@ -101,7 +104,7 @@ impl ClaimRow {
 const CLAIM_RETURNING: &str = "d.id, d.workspace_id, d.destination_id, d.attempt_count, w.url,
     w.secret_encrypted AS secret,
     CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_encrypted END AS previous_secret,
-    e.message_id, e.payload, w.headers::text AS headers";
+    e.message_id, e.payload, w.headers::text AS headers, w.headers_encrypted AS headers_sealed";
 
 fn ts(now: OffsetDateTime, d: Duration) -> OffsetDateTime {
     now + d
@@ -228,7 +231,8 @@ impl DeliveryQueue for PgDeliveryQueue {
                                 w.secret_encrypted AS secret,
                                 CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_encrypted END
                                   AS previous_secret,
-                                e.message_id, e.payload, 'pending' AS old_status, w.headers::text AS headers
+                                e.message_id, e.payload, 'pending' AS old_status, w.headers::text AS headers,
+                                w.headers_encrypted AS headers_sealed
                          FROM d, w, e",
                     )
                     .bind::<BigInt, _>(ws.0)

@@ -35,8 +35,10 @@ pub struct NewDestination {
     pub active: bool,
     /// The sealed `whsec_` secret.
     pub secret_sealed: Vec<u8>,
-    /// Caps, headers, filter and ordering, validated.
+    /// Caps, headers, filter and ordering, validated; `headers` holds the names with blank values.
     pub controls: DestinationControls,
+    /// The static header values, sealed ([`crate::webhooks::headers`]); `None` without headers.
+    pub headers_sealed: Option<Vec<u8>>,
 }
 
 /// A validated partial update; `None` leaves a member unchanged.
@@ -54,8 +56,11 @@ pub struct DestinationChange {
     pub rate_limit_per_second: Option<Option<u32>>,
     /// New in-flight cap (`Some(None)` clears it).
     pub max_in_flight: Option<Option<u32>>,
-    /// New static headers, replacing the old ones.
+    /// New static headers, replacing the old ones: their names with blank values (stored as
+    /// they are), the values being in `headers_sealed`.
     pub headers: Option<BTreeMap<String, String>>,
+    /// The new static header values, sealed (`Some(None)`: no headers); set with `headers`.
+    pub headers_sealed: Option<Option<Vec<u8>>>,
     /// New filter (`Some(None)` removes it).
     pub filter: Option<Option<EventFilter>>,
     /// New ordering.

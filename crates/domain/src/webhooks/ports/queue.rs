@@ -38,8 +38,11 @@ pub struct ClaimedDelivery {
     /// Whether a failure schedules the next retry (false for one-off manual and test attempts
     /// on deliveries that had finished).
     pub retries_on_failure: bool,
-    /// The destination's static headers.
+    /// The destination's static headers as stored in the clear: names with blank values, or the
+    /// values themselves on a row written before they were sealed and not yet sealed since.
     pub headers: Vec<(String, String)>,
+    /// The static header values, sealed; when present they are what is sent.
+    pub headers_sealed: Option<Vec<u8>>,
 }
 
 /// The per-destination limits that claiming enforces, across every instance.

@@ -145,6 +145,8 @@ impl WebhookService {
         };
         let secret = SigningSecret::generate(self.engine.random.as_ref());
         let id = self.repo.reserve_id().await?;
+        let headers = crate::webhooks::headers::seal(self.engine.cipher.as_ref(), ws.0, id.0, &controls.headers);
+        let controls = DestinationControls { headers: headers.names, ..controls };
         let new = NewDestination {
             id,
             url: url.as_str().to_owned(),
@@ -153,13 +155,14 @@ impl WebhookService {
             active: input.active.unwrap_or(true),
             secret_sealed: self.engine.cipher.seal(secret.expose().as_bytes(), &Self::secret_place(ws, id)),
             controls,
+            headers_sealed: headers.sealed,
         };
         // The audit log is kept for a year and read with `audit:read` alone: origin and path only.
         let details =
             json!({ "url": crate::webhooks::public_url(&new.url), "events": new.events, "active": new.active });
         let entry = Self::entry(ws, audit, None, AuditAction::WebhookCreated, details);
         let created = self.repo.insert(ws, &new, &entry).await?;
-        Ok((created, secret))
+        Ok((self.reveal(created), secret))
     }
 
     /// One page of destinations.
@@ -167,7 +170,7 @@ impl WebhookService {
     /// # Errors
     /// Infrastructure failures only.
     pub async fn list(&self, ws: WorkspaceId, page: PageRequest) -> Result<Page<WebhookDestination>, RepoError> {
-        self.repo.list(ws, page).await
+        Ok(self.repo.list(ws, page).await?.map(|d| self.reveal(d)))
     }
 
     /// One destination.
@@ -175,7 +178,7 @@ impl WebhookService {
     /// # Errors
     /// [`WebhookNotFound::NotFound`].
     pub async fn get(&self, ws: WorkspaceId, id: DestinationId) -> Result<WebhookDestination, WebhookNotFound> {
-        self.repo.find(ws, id).await?.ok_or(WebhookNotFound::NotFound)
+        self.repo.find(ws, id).await?.map(|d| self.reveal(d)).ok_or(WebhookNotFound::NotFound)
     }
 
     /// Applies a partial update.
@@ -205,6 +208,11 @@ impl WebhookService {
             }
         }
         errors.into_result()?;
+        if let Some(headers) = change.headers.take() {
+            let sealed = crate::webhooks::headers::seal(self.engine.cipher.as_ref(), ws.0, id.0, &headers);
+            change.headers = Some(sealed.names);
+            change.headers_sealed = Some(sealed.sealed);
+        }
         let now = self.engine.clock.now();
         let fields: Vec<&str> = [
             ("url", change.url.is_some()),
@@ -222,7 +230,8 @@ impl WebhookService {
         .collect();
         let details = json!({ "fields": fields, "active": change.active });
         let entry = Self::entry(ws, audit, Some(id), AuditAction::WebhookUpdated, details);
-        self.repo.update(ws, id, &change, now, &entry).await?.ok_or(UpdateWebhookError::NotFound)
+        let updated = self.repo.update(ws, id, &change, now, &entry).await?;
+        updated.map(|d| self.reveal(d)).ok_or(UpdateWebhookError::NotFound)
     }
 
     /// Deletes a destination and its delivery log.

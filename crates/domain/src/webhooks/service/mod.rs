@@ -24,7 +24,7 @@ pub use sends::{RedeliverError, SendTestError};
 pub use stats::DEFAULT_STATS_WINDOW;
 
 use super::delivery::DeliveryEngine;
-use super::model::DestinationId;
+use super::model::{DestinationId, WebhookDestination};
 use super::ports::{HostResolver, WebhookRepository};
 use super::ssrf::AddressPolicy;
 use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
@@ -66,6 +66,18 @@ impl WebhookService {
         details: serde_json::Value,
     ) -> AuditEntry {
         audit.entry(ws, action, AuditTarget::webhook(id.map(|i| i.0)), details)
+    }
+
+    /// `d` with its static header values opened, for answers to the workspace's webhook managers
+    /// (who may read the signing secret too). Values that no longer open (the key changed) stay
+    /// blank; the destination's deliveries then fail with a message saying to set them again.
+    fn reveal(&self, mut d: WebhookDestination) -> WebhookDestination {
+        if let Some(sealed) = &d.headers_sealed {
+            if let Ok(headers) = super::headers::open(self.engine.cipher.as_ref(), d.workspace_id.0, d.id.0, sealed) {
+                d.controls.headers = headers;
+            }
+        }
+        d
     }
 
     /// Where the secret of destination `id` is sealed (the cipher binds it to the row).

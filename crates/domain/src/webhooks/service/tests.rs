@@ -29,6 +29,7 @@ fn destination(url: &str) -> WebhookDestination {
         created_at: NOW,
         updated_at: NOW,
         controls: Default::default(),
+        headers_sealed: None,
     }
 }
 
