@@ -1,3 +1,7 @@
+DROP TRIGGER workspaces_country_day_stats_time_zone ON workspaces;
+DROP TRIGGER workspaces_country_day_stats_pause ON workspaces;
+DROP FUNCTION country_day_stats_on_time_zone();
+DROP FUNCTION country_day_stats_pause();
 DROP TRIGGER contacts_country_day_stats ON contacts;
 DROP TRIGGER contact_day_stats_country_delete ON contact_day_stats;
 DROP TRIGGER contact_day_stats_country_update ON contact_day_stats;

@@ -48,13 +48,17 @@ CREATE TABLE country_day_stats (
 
 --! include functions/country_day_stats_apply.sql sha256:7d39d2b0b322dab6
 
---! include functions/country_day_stats_on_insert.sql sha256:1b45a5e6ee374a20
+--! include functions/country_day_stats_on_insert.sql sha256:d64908e3e5913d14
 
---! include functions/country_day_stats_on_update.sql sha256:da1a0c0c685f3ab9
+--! include functions/country_day_stats_on_update.sql sha256:b1ba6f61e17cc7eb
 
---! include functions/country_day_stats_on_delete.sql sha256:98f4021f06b3adb1
+--! include functions/country_day_stats_on_delete.sql sha256:810539bc9cea45ef
 
 --! include functions/country_day_stats_on_country.sql sha256:9128be7ac0dc3309
+
+--! include functions/country_day_stats_pause.sql sha256:8b6f90dc2fcbd2ee
+
+--! include functions/country_day_stats_on_time_zone.sql sha256:04f8d2c2eb6c1ac7
 
 --! include functions/country_day_stats_rebuild.sql sha256:7b607fa046feed4a
 
@@ -68,6 +72,14 @@ CREATE TRIGGER contacts_country_day_stats AFTER UPDATE OF country ON contacts
     FOR EACH ROW
     WHEN (coalesce(upper(nullif(btrim(OLD.country), '')), '') IS DISTINCT FROM coalesce(upper(nullif(btrim(NEW.country), '')), ''))
     EXECUTE FUNCTION country_day_stats_on_country();
+-- A time zone change: `workspaces_contact_day_stats_time_zone` rebuilds the rollup (its name sorts
+-- before this one's), then the summary is rebuilt once; its row triggers pause in between.
+CREATE TRIGGER workspaces_country_day_stats_pause BEFORE UPDATE OF time_zone ON workspaces
+    FOR EACH ROW WHEN (OLD.time_zone IS DISTINCT FROM NEW.time_zone)
+    EXECUTE FUNCTION country_day_stats_pause();
+CREATE TRIGGER workspaces_country_day_stats_time_zone AFTER UPDATE OF time_zone ON workspaces
+    FOR EACH ROW WHEN (OLD.time_zone IS DISTINCT FROM NEW.time_zone)
+    EXECUTE FUNCTION country_day_stats_on_time_zone();
 
 -- Messages written before this migration.
 SELECT country_day_stats_rebuild(id) FROM workspaces;

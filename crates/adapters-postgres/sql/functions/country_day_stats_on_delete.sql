@@ -4,6 +4,10 @@
 CREATE OR REPLACE FUNCTION country_day_stats_on_delete() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- Paused while a time zone change rebuilds the rollup: the summary is rebuilt once after it.
+    IF current_setting('wms.country_day_stats_paused', true) = 'on' THEN
+        RETURN NULL;
+    END IF;
     PERFORM country_day_stats_apply(ARRAY(
         SELECT ROW(o.workspace_id, o.channel_id, o.day, o.contact_id, -o.messages, -o.inbound, -o.sent,
                    -o.delivered, -o.read, -o.failed)::contact_day_stats

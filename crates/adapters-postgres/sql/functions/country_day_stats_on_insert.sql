@@ -4,6 +4,10 @@
 CREATE OR REPLACE FUNCTION country_day_stats_on_insert() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- Paused while a time zone change rebuilds the rollup: the summary is rebuilt once after it.
+    IF current_setting('wms.country_day_stats_paused', true) = 'on' THEN
+        RETURN NULL;
+    END IF;
     PERFORM country_day_stats_apply(ARRAY(
         SELECT ROW(n.workspace_id, n.channel_id, n.day, n.contact_id, n.messages, n.inbound, n.sent,
                    n.delivered, n.read, n.failed)::contact_day_stats

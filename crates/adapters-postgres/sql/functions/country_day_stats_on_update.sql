@@ -3,6 +3,10 @@
 CREATE OR REPLACE FUNCTION country_day_stats_on_update() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- Paused while a time zone change rebuilds the rollup: the summary is rebuilt once after it.
+    IF current_setting('wms.country_day_stats_paused', true) = 'on' THEN
+        RETURN NULL;
+    END IF;
     PERFORM country_day_stats_apply(ARRAY(
         SELECT ROW(d.workspace_id, d.channel_id, d.day, d.contact_id, sum(d.messages)::int,
                    sum(d.inbound)::int, sum(d.sent)::int, sum(d.delivered)::int, sum(d.read)::int,
