@@ -112,7 +112,7 @@ async fn the_workspace_chooser_keeps_where_the_sign_in_was_going() {
         .await
         .expect("membership");
     // The OAuth consent page sends the browser to sign in with where to come back.
-    let next = "/oauth/authorize?client_id=abc&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&state=s t";
+    let next = "/oauth/authorize?client_id=abc&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&state=xyz";
     let login = app.client.get(app.url("/login")).send().await.expect("login page");
     let (csrf_cookie, _) = set_cookie(&login, "wms_login_csrf").expect("csrf cookie");
     let html = login.text().await.expect("html");
@@ -138,7 +138,8 @@ async fn the_workspace_chooser_keeps_where_the_sign_in_was_going() {
     let b = Browser { cookie, csrf: csrf_of(&html) };
     // The page carries it in its form (HTML-escaped), and choosing goes there.
     assert!(html.contains("name=\"next\" value=\"/oauth/authorize?client_id=abc&amp;redirect_uri="), "{html}");
-    let chosen = b.post(&app, "/login/workspace", &[("workspace_id", &second.id.to_string()), ("next", next)], true).await;
+    let chosen =
+        b.post(&app, "/login/workspace", &[("workspace_id", &second.id.to_string()), ("next", next)], true).await;
     assert_eq!(chosen.status(), StatusCode::SEE_OTHER);
     assert_eq!(chosen.headers()[LOCATION], next);
     // Another site is never a destination: the default page instead.
