@@ -526,6 +526,33 @@ diesel::table! {
     }
 }
 
+// The top-countries summary (migration 2026-11-27-000601_country_day_stats), kept by triggers.
+diesel::table! {
+    contact_activity (contact_id, scope_id) {
+        contact_id -> Int8,
+        scope_id -> Int8,
+        workspace_id -> Int8,
+        country -> Text,
+        last_day -> Nullable<Date>,
+    }
+}
+
+diesel::table! {
+    country_day_stats (workspace_id, scope_id, day, country, slot) {
+        workspace_id -> Int8,
+        scope_id -> Int8,
+        day -> Date,
+        country -> Text,
+        slot -> Int2,
+        contacts -> Int4,
+        inbound -> Int4,
+        sent -> Int4,
+        delivered -> Int4,
+        read -> Int4,
+        failed -> Int4,
+    }
+}
+
 // Service window and WhatsApp templates (migrations 2026-11-26-0008nn).
 diesel::table! {
     whatsapp_templates (workspace_id, channel_id, name, language) {

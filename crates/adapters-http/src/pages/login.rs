@@ -144,7 +144,7 @@ pub async fn submit(req: HttpRequest, state: web::Data<AppState>, form: FormData
     let mut retry = None;
     let status = match state.pages.sessions.sign_in(auth.login_ports(), &auth.login, attempt).await {
         Ok(done) => {
-            let target = if done.workspace_id.is_some() { next } else { "/login/workspace".to_owned() };
+            let target = if done.workspace_id.is_some() { next } else { chooser(&next) };
             let ttl = done.expires_at - auth.clock.now();
             return Ok(HttpResponse::SeeOther()
                 .insert_header((header::LOCATION, target))
@@ -191,6 +191,19 @@ fn wait_text(secs: u64) -> String {
     }
 }
 
+/// The workspace chooser, keeping where to go once a workspace is chosen (an OAuth consent page,
+/// say) when that is not the default.
+fn chooser(next: &str) -> String {
+    if next == HOME {
+        "/login/workspace".to_owned()
+    } else {
+        format!(
+            "/login/workspace?next={}",
+            percent_encoding::utf8_percent_encode(next, percent_encoding::NON_ALPHANUMERIC)
+        )
+    }
+}
+
 fn see_other(location: &str) -> HttpResponse {
     HttpResponse::SeeOther().insert_header((header::LOCATION, location.to_owned())).finish()
 }
@@ -199,11 +212,16 @@ fn see_other(location: &str) -> HttpResponse {
 ///
 /// # Errors
 /// Infrastructure failures.
-pub async fn choose(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
+pub async fn choose(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    q: web::Query<NextQuery>,
+) -> Result<HttpResponse, PageError> {
+    let next = safe_next(q.next.as_deref());
     let Some(c) = req.cookie(SESSION_COOKIE) else { return Ok(see_other("/login")) };
     let choices = match state.pages.sessions.state(c.value()).await? {
         SessionState::SignedOut => return Ok(see_other("/login")),
-        SessionState::InWorkspace { .. } => return Ok(see_other(HOME)),
+        SessionState::InWorkspace { .. } => return Ok(see_other(&next)),
         SessionState::ChoosingWorkspace { choices, .. } => choices,
     };
     let csrf = SessionSecret::parse(c.value()).map(|s| s.csrf_token()).unwrap_or_default();
@@ -212,6 +230,7 @@ pub async fn choose(req: HttpRequest, state: web::Data<AppState>) -> Result<Http
         p.lead { "You are a member of several workspaces. A session works in one of them; sign in again to switch." }
         form.card method="post" action="/login/workspace" {
             input type="hidden" name=(CSRF_FIELD) value=(csrf);
+            input type="hidden" name="next" value=(next);
             fieldset {
                 legend { "Workspace" }
                 @for (i, w) in choices.iter().enumerate() {
@@ -245,9 +264,10 @@ pub async fn chosen(req: HttpRequest, state: web::Data<AppState>, form: FormData
         return Err(PageError::Csrf);
     }
     let ws = form.get("workspace_id").and_then(|v| v.trim().parse::<i64>().ok()).map(WorkspaceId);
-    let Some(ws) = ws else { return Ok(see_other("/login/workspace")) };
+    let next = safe_next(form.get("next"));
+    let Some(ws) = ws else { return Ok(see_other(&chooser(&next))) };
     match state.pages.sessions.choose_workspace(c.value(), ws).await {
-        Ok(()) => Ok(see_other(HOME)),
+        Ok(()) => Ok(see_other(&next)),
         Err(ChooseWorkspaceError::SignedOut) => Ok(see_other("/login")),
         Err(ChooseWorkspaceError::Invalid(v)) => {
             Err(PageError::Forbidden(v.0.first().map(|f| f.message.clone()).unwrap_or_default()))

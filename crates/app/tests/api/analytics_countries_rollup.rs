@@ -1,6 +1,8 @@
-//! The top-countries export reads the `contact_day_stats` rollup: its figures equal a direct
-//! computation over the messages, on a filled workspace, after the changes that move them (status
-//! updates, a contact's country, new messages, the time zone), and after the migration's backfill.
+//! The top-countries export reads the `country_day_stats` summary (or, when a contact was active
+//! after the period, the `contact_day_stats` rollup): its figures equal a direct computation over
+//! the messages, on a filled workspace, after the changes that move them (status updates, deletes,
+//! a contact's country, contacts deleted, new messages, the time zone), after the migrations'
+//! backfills, and on a database filled before the summary's migration.
 
 use adapters_postgres::analytics::PgCountryStats;
 use diesel::sql_types::{Array, BigInt, Date as SqlDate, Nullable, Text};
@@ -97,6 +99,20 @@ async fn run(app: &TestApp, sql: &str) {
     diesel::sql_query(sql).execute(&mut conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
+/// Whether a contact of the workspace was active after today (then the export reads the rows of
+/// each contact and day instead of the summary).
+async fn active_after_today(app: &TestApp, ws: i64) -> bool {
+    !ids(
+        app,
+        &format!(
+            "SELECT 1::bigint AS id FROM country_day_stats s JOIN workspaces w ON w.id = s.workspace_id
+             WHERE s.workspace_id = {ws} AND s.contacts > 0 AND s.day > (now() AT TIME ZONE w.time_zone)::date"
+        ),
+    )
+    .await
+    .is_empty()
+}
+
 /// Every selection the export offers (all WhatsApp channels, or each channel; 7, 30 and 90 days)
 /// gives the direct computation's figures.
 async fn assert_exact(app: &TestApp, ws: i64, what: &str) {
@@ -131,6 +147,7 @@ async fn the_rollup_gives_exactly_the_figures_of_the_messages_through_every_chan
     let app = TestApp::spawn().await;
     let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
     let ws = app::commands::seed_demo(&app.db, cipher.as_ref(), None).await.expect("seed").workspace_id;
+    assert!(!active_after_today(&app, ws).await, "the demo's messages are all in the past: the summary is read");
     assert_exact(&app, ws, "seeded").await;
 
     // Statuses move on (a campaign's callbacks), messages are deleted.
@@ -153,6 +170,22 @@ async fn the_rollup_gives_exactly_the_figures_of_the_messages_through_every_chan
     .await;
     assert_exact(&app, ws, "countries").await;
 
+    // Every message of some contacts goes, then a few contacts with all they had.
+    run(
+        &app,
+        &format!(
+            "DELETE FROM messages WHERE workspace_id = {ws}
+         AND thread_id IN (SELECT id FROM threads WHERE contact_id IN
+                           (SELECT id FROM contacts WHERE workspace_id = {ws} ORDER BY id DESC LIMIT 5))"
+        ),
+    )
+    .await;
+    run(&app, &format!(
+        "DELETE FROM contacts WHERE id IN (SELECT id FROM contacts WHERE workspace_id = {ws} ORDER BY id DESC LIMIT 3 OFFSET 5)"
+    ))
+    .await;
+    assert_exact(&app, ws, "contacts emptied and deleted").await;
+
     // New messages, some right now and some around midnight in the workspace's time zone, then
     // the time zone changes (every day moves).
     run(
@@ -172,19 +205,83 @@ async fn the_rollup_gives_exactly_the_figures_of_the_messages_through_every_chan
     run(&app, &format!("UPDATE workspaces SET time_zone = 'Pacific/Kiritimati' WHERE id = {ws}")).await;
     assert_exact(&app, ws, "time zone").await;
 
-    // The migration's backfill (what it runs for every workspace) gives the same rows.
-    run(&app, "TRUNCATE contact_day_stats").await;
+    // The migrations' backfills (what they run for every workspace) give the same figures: the
+    // rollup's through the summary's triggers, then the summary's own.
+    run(&app, "TRUNCATE contact_day_stats, country_day_stats, contact_activity").await;
     run(&app, "SELECT contact_day_stats_rebuild(id) FROM workspaces").await;
-    assert_exact(&app, ws, "backfilled").await;
+    assert_exact(&app, ws, "rollup backfilled").await;
+    run(&app, "TRUNCATE country_day_stats, contact_activity").await;
+    run(&app, "SELECT country_day_stats_rebuild(id) FROM workspaces").await;
+    assert_exact(&app, ws, "summary backfilled").await;
+
+    // A message dated tomorrow: its contact's latest day is after every period, so the export
+    // reads the rows of each contact and day, and stays exact.
+    run(
+        &app,
+        &format!(
+            "INSERT INTO messages (workspace_id, thread_id, channel_id, direction, sender_kind, content, status, created_at)
+             SELECT workspace_id, thread_id, channel_id, 'inbound', 'contact', 'tomorrow', 'delivered', now() + interval '1 day 2 hours'
+             FROM messages WHERE workspace_id = {ws} ORDER BY id LIMIT 1"
+        ),
+    )
+    .await;
+    assert!(active_after_today(&app, ws).await);
+    assert_exact(&app, ws, "a message dated tomorrow").await;
 }
 
 #[tokio::test]
-async fn the_top_countries_csv_is_served_from_the_rollup() {
+async fn the_summary_migration_fills_it_from_a_workspace_filled_before_it() {
+    let app = TestApp::spawn().await;
+    let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
+    let ws = app::commands::seed_demo(&app.db, cipher.as_ref(), None).await.expect("seed").workspace_id;
+    // Back to the schema before the summary (reverting whatever came after it too), where the
+    // workspace goes on changing: statuses, countries, new messages.
+    let url = app.database.url.clone();
+    let mut reverted = Vec::new();
+    loop {
+        let version = adapters_postgres::migrate::revert_last(&url).await.expect("revert");
+        let done = version.replace('-', "").starts_with("20261127000601");
+        reverted.push(version);
+        if done {
+            break;
+        }
+        assert!(reverted.len() < 50, "the summary's migration was never reverted: {reverted:?}");
+    }
+    run(
+        &app,
+        &format!(
+            "UPDATE messages SET status = 'read' WHERE workspace_id = {ws} AND direction = 'outbound' AND id % 4 = 0"
+        ),
+    )
+    .await;
+    run(
+        &app,
+        &format!(
+            "UPDATE contacts SET country = CASE WHEN id % 2 = 0 THEN NULL ELSE 'NZ' END
+         WHERE id IN (SELECT id FROM contacts WHERE workspace_id = {ws} ORDER BY id LIMIT 20)"
+        ),
+    )
+    .await;
+    run(&app, &format!(
+        "INSERT INTO messages (workspace_id, thread_id, channel_id, direction, sender_kind, content, status, created_at)
+         SELECT workspace_id, thread_id, channel_id, 'inbound', 'contact', 'before the summary', 'delivered', now() - interval '3 hours'
+         FROM messages WHERE workspace_id = {ws} AND id % 9 = 0"
+    ))
+    .await;
+
+    adapters_postgres::migrate::run_pending(&url).await.expect("migrate again");
+    assert!(!active_after_today(&app, ws).await);
+    assert_exact(&app, ws, "filled before the summary's migration").await;
+}
+
+#[tokio::test]
+async fn the_top_countries_csv_is_served_from_the_summary() {
     let app = TestApp::spawn().await;
     let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
     let creds = app::commands::seed_demo(&app.db, cipher.as_ref(), None).await.expect("seed");
-    // With the rollup emptied, the export says nothing: it does not read the messages.
-    run(&app, "TRUNCATE contact_day_stats").await;
+    // With the summary emptied, the export says nothing: it reads neither the messages nor the
+    // rows of each contact and day.
+    run(&app, "TRUNCATE country_day_stats, contact_activity").await;
     let stats = PgCountryStats::new(app.db.clone());
     let t = stats
         .top_countries(WorkspaceId(creds.workspace_id), None, 90, OffsetDateTime::now_utc())

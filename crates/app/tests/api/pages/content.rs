@@ -99,6 +99,64 @@ async fn a_member_of_several_workspaces_picks_one() {
 }
 
 #[tokio::test]
+async fn the_workspace_chooser_keeps_where_the_sign_in_was_going() {
+    use diesel_async::RunQueryDsl;
+    let app = TestApp::spawn().await;
+    let first = app.create_workspace(PlanTier::Advanced).await;
+    let second = app.create_workspace(PlanTier::Growth).await;
+    let mut conn = app.db.conn().await.expect("conn");
+    diesel::sql_query("INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'admin')")
+        .bind::<diesel::sql_types::BigInt, _>(second.id)
+        .bind::<diesel::sql_types::BigInt, _>(first.admin_id)
+        .execute(&mut conn)
+        .await
+        .expect("membership");
+    // The OAuth consent page sends the browser to sign in with where to come back.
+    let next = "/oauth/authorize?client_id=abc&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&state=xyz";
+    let login = app.client.get(app.url("/login")).send().await.expect("login page");
+    let (csrf_cookie, _) = set_cookie(&login, "wms_login_csrf").expect("csrf cookie");
+    let html = login.text().await.expect("html");
+    let res = app
+        .client
+        .post(app.url("/login"))
+        .header(COOKIE, &csrf_cookie)
+        .form(&[
+            ("csrf_token", csrf_of(&html).as_str()),
+            ("email", first.admin_email.as_str()),
+            ("password", first.admin_password.as_str()),
+            ("next", next),
+        ])
+        .send()
+        .await
+        .expect("sign in");
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let to_chooser = res.headers()[LOCATION].to_str().expect("location").to_owned();
+    assert!(to_chooser.starts_with("/login/workspace?next=%2Foauth%2Fauthorize%3F"), "{to_chooser}");
+    let (cookie, _) = set_cookie(&res, "wms_session").expect("cookie");
+    let picker = app.client.get(app.url(&to_chooser)).header(COOKIE, &cookie).send().await.expect("page");
+    let html = picker.text().await.expect("html");
+    let b = Browser { cookie, csrf: csrf_of(&html) };
+    // The page carries it in its form (HTML-escaped), and choosing goes there.
+    assert!(html.contains("name=\"next\" value=\"/oauth/authorize?client_id=abc&amp;redirect_uri="), "{html}");
+    let chosen =
+        b.post(&app, "/login/workspace", &[("workspace_id", &second.id.to_string()), ("next", next)], true).await;
+    assert_eq!(chosen.status(), StatusCode::SEE_OTHER);
+    assert_eq!(chosen.headers()[LOCATION], next);
+    // Another site is never a destination: the default page instead.
+    let again = submit_login(&app, &first.admin_email, &first.admin_password).await;
+    assert_eq!(again.headers()[LOCATION], "/login/workspace", "the default needs no query");
+    let (cookie, _) = set_cookie(&again, "wms_session").expect("cookie");
+    let picker = app.client.get(app.url("/login/workspace?next=//evil.example/x")).header(COOKIE, &cookie).send().await;
+    let html = picker.expect("page").text().await.expect("html");
+    assert!(html.contains("name=\"next\" value=\"/settings/workspace/api-keys\""), "{html}");
+    let b = Browser { cookie, csrf: csrf_of(&html) };
+    let off = b
+        .post(&app, "/login/workspace", &[("workspace_id", &first.id.to_string()), ("next", "//evil.example/x")], true)
+        .await;
+    assert_eq!(off.headers()[LOCATION], "/settings/workspace/api-keys");
+}
+
+#[tokio::test]
 async fn pages_load_nothing_from_other_hosts_and_forbid_it() {
     let app = TestApp::spawn().await;
     let ws = app.create_workspace(PlanTier::Advanced).await;

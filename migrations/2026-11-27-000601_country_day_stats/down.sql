@@ -1,0 +1,16 @@
+DROP TRIGGER workspaces_country_day_stats_time_zone ON workspaces;
+DROP TRIGGER workspaces_country_day_stats_pause ON workspaces;
+DROP FUNCTION country_day_stats_on_time_zone();
+DROP FUNCTION country_day_stats_pause();
+DROP TRIGGER contacts_country_day_stats ON contacts;
+DROP TRIGGER contact_day_stats_country_delete ON contact_day_stats;
+DROP TRIGGER contact_day_stats_country_update ON contact_day_stats;
+DROP TRIGGER contact_day_stats_country_insert ON contact_day_stats;
+DROP FUNCTION country_day_stats_rebuild(bigint);
+DROP FUNCTION country_day_stats_on_country();
+DROP FUNCTION country_day_stats_on_delete();
+DROP FUNCTION country_day_stats_on_update();
+DROP FUNCTION country_day_stats_on_insert();
+DROP FUNCTION country_day_stats_apply(contact_day_stats[]);
+DROP TABLE country_day_stats;
+DROP TABLE contact_activity;
