@@ -22,6 +22,7 @@ pub mod oauth;
 pub mod rate_limit;
 pub mod secret_scanning;
 pub mod sessions;
+pub mod sla;
 pub mod teams;
 pub mod threads;
 pub mod users;

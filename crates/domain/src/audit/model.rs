@@ -78,6 +78,9 @@ actions! {
     OAuthGranted => "oauth.granted",
     OAuthRevoked => "oauth.revoked",
     ContactErased => "contact.erased",
+    SlaPolicyCreated => "sla_policy.created",
+    SlaPolicyUpdated => "sla_policy.updated",
+    SlaPolicyDeleted => "sla_policy.deleted",
 }
 
 impl fmt::Display for AuditAction {
@@ -240,6 +243,10 @@ impl AuditTarget {
     /// A team.
     pub fn team(id: Option<i64>) -> Self {
         Self { kind: "team", id }
+    }
+    /// An SLA policy.
+    pub fn sla_policy(id: Option<i64>) -> Self {
+        Self { kind: "sla_policy", id }
     }
     /// An app's OAuth grant.
     pub fn oauth_grant(id: Option<i64>) -> Self {
