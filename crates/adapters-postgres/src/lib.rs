@@ -34,6 +34,7 @@ pub mod sealed;
 pub mod seed;
 pub mod service_keys;
 pub mod sessions;
+pub mod sla;
 pub mod teams;
 pub mod templates;
 pub mod threads;

@@ -18,6 +18,7 @@ use time::OffsetDateTime;
 
 use super::clock::{Hours, WallClock};
 use super::policy::{policy_for, SlaPolicy, SlaTarget, SlaTargets};
+use crate::messaging::Sender;
 use crate::threads::ThreadStatus;
 use crate::webhooks::EventType;
 
@@ -179,6 +180,12 @@ impl SlaDecision {
     }
 }
 
+/// Whether an outbound message by `sender` is a response: a member's or an AI agent's. A send by
+/// an API key on its own behalf is an automation (a notification, a template), never a response.
+pub fn counts_as_response(sender: Sender) -> bool {
+    matches!(sender, Sender::User(_) | Sender::AiAgent(_))
+}
+
 /// Whether the clock stands still in `status`.
 pub fn stops_clock(status: ThreadStatus) -> bool {
     matches!(status, ThreadStatus::Snoozed | ThreadStatus::Pending)
@@ -229,6 +236,47 @@ pub fn start_cycle(
     };
     let breached = sla.settle(business, now);
     SlaDecision::of(Some(sla), breached)
+}
+
+/// What the storage read for an inbound message.
+#[derive(Debug, Clone)]
+pub struct InboundSlaFacts<'a> {
+    /// The thread's status before the message; `None` for a thread the message creates.
+    pub status_before: Option<ThreadStatus>,
+    /// Whether the thread had an inbound message before this one.
+    pub had_inbound: bool,
+    /// The message's platform time.
+    pub at: OffsetDateTime,
+    /// The thread (read when a cycle starts).
+    pub thread: SlaThreadFacts,
+    /// The workspace's policies (read when a cycle starts).
+    pub policies: &'a [SlaPolicy],
+}
+
+/// An inbound message: a cycle starts ([`starts_cycle`], [`start_cycle`]), or the running SLA
+/// hears of the contact's message after the reopening it caused (a `pending` or `snoozed`
+/// thread opens: the clock runs again).
+pub fn decide_inbound(
+    current: Option<&ThreadSla>,
+    facts: &InboundSlaFacts<'_>,
+    business: &dyn Hours,
+    now: OffsetDateTime,
+) -> SlaDecision {
+    let before = facts.status_before.unwrap_or(ThreadStatus::Open);
+    if facts.status_before.is_none() || starts_cycle(before, facts.had_inbound) {
+        return start_cycle(facts.policies, &facts.thread, facts.at, business, now);
+    }
+    let Some(current) = current else { return SlaDecision::of(None, Vec::new()) };
+    let mut breached = Vec::new();
+    let mut sla = current.clone();
+    if before != ThreadStatus::Open {
+        let reopened = decide_sla(&sla, SlaFact::StatusChanged { from: before, to: ThreadStatus::Open }, business, now);
+        breached.extend(reopened.breached);
+        sla = reopened.sla.unwrap_or(sla);
+    }
+    let heard = decide_sla(&sla, SlaFact::ContactMessage { at: facts.at }, business, now);
+    breached.extend(heard.breached);
+    SlaDecision::of(heard.sla, breached)
 }
 
 /// What happened to a thread that has an SLA (a cycle's start is [`start_cycle`]).
