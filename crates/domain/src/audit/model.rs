@@ -78,6 +78,7 @@ actions! {
     OAuthGranted => "oauth.granted",
     OAuthRevoked => "oauth.revoked",
     ContactErased => "contact.erased",
+    BusinessHoursUpdated => "business_hours.updated",
 }
 
 impl fmt::Display for AuditAction {
