@@ -8,6 +8,7 @@ pub mod api_keys;
 pub mod assistant;
 pub mod audit;
 pub mod auth;
+pub mod business_hours;
 pub mod channels;
 pub mod common;
 pub mod connectors;

@@ -78,6 +78,7 @@ actions! {
     OAuthGranted => "oauth.granted",
     OAuthRevoked => "oauth.revoked",
     ContactErased => "contact.erased",
+    BusinessHoursUpdated => "business_hours.updated",
     SlaPolicyCreated => "sla_policy.created",
     SlaPolicyUpdated => "sla_policy.updated",
     SlaPolicyDeleted => "sla_policy.deleted",
