@@ -177,6 +177,18 @@ fn v1() -> actix_web::Scope<
                 .done(),
         )
         .service(
+            r("/sla-policies")
+                .get(Rest(A::SlaPoliciesManage), handlers::sla_policies::list::list)
+                .post(Rest(A::SlaPoliciesManage), handlers::sla_policies::create::create)
+                .done(),
+        )
+        .service(
+            r("/sla-policies/{policy_id}")
+                .patch(Rest(A::SlaPoliciesManage), handlers::sla_policies::update::update)
+                .delete(Rest(A::SlaPoliciesManage), handlers::sla_policies::delete::delete)
+                .done(),
+        )
+        .service(
             r("/teams")
                 .get(Rest(A::TeamsRead), teams::list::list)
                 .post(Rest(A::TeamsWrite), teams::create::create)

@@ -36,6 +36,8 @@ pub struct AppState {
     pub threads: Arc<domain::threads::ThreadsService>,
     /// Labels.
     pub labels: Arc<domain::labels::LabelsService>,
+    /// SLA policies.
+    pub sla_policies: Arc<domain::sla::SlaPoliciesService>,
     /// Teams and their members.
     pub teams: Arc<domain::teams::TeamsService>,
     /// AI agents (read-only).

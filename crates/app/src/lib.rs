@@ -10,6 +10,7 @@ pub mod dev_db;
 pub mod docs_search;
 pub mod key_notices;
 pub mod lifecycle;
+pub mod sla;
 pub mod mail;
 pub mod pages;
 pub mod platform;

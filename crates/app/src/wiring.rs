@@ -178,6 +178,9 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         labels: Arc::new(domain::labels::LabelsService::new(Arc::new(
             adapters_postgres::labels::PgLabelRepository::new(db.clone()),
         ))),
+        sla_policies: Arc::new(domain::sla::SlaPoliciesService::new(Arc::new(
+            adapters_postgres::sla::PgSlaPolicyRepository::new(db.clone()),
+        ))),
         teams: Arc::new(domain::teams::TeamsService::new(Arc::new(adapters_postgres::teams::PgTeamRepository::new(
             db.clone(),
         )))),

@@ -17,6 +17,7 @@ pub mod oauth;
 pub mod platform_webhooks;
 pub mod query;
 pub mod secret_scanning;
+pub mod sla_policies;
 pub mod teams;
 pub mod threads;
 pub mod users;
@@ -73,6 +74,7 @@ mod tests {
             "ContactList",
             "LabelList",
             "MessageList",
+            "SlaPolicyList",
             "TeamList",
             "ThreadList",
             "UserList",

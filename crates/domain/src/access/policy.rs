@@ -176,6 +176,8 @@ pub enum Action {
     BusinessHoursRead,
     /// Set the workspace's business hours.
     BusinessHoursWrite,
+    /// List, create, change and delete SLA policies.
+    SlaPoliciesManage,
     /// The conversation reports (API, CSV, page).
     ReportsRead,
 }
@@ -225,6 +227,7 @@ impl Action {
         Action::ConnectedApps,
         Action::BusinessHoursRead,
         Action::BusinessHoursWrite,
+        Action::SlaPoliciesManage,
         Action::ReportsRead,
     ];
 
@@ -263,6 +266,8 @@ impl Action {
             Action::AnalyticsRead | Action::RestReferenceRead | Action::ConnectedApps => (None, true, Free),
             Action::BusinessHoursRead => (Some(Scope::SettingsRead), true, Free),
             Action::BusinessHoursWrite => (Some(Scope::SettingsWrite), false, Free),
+            // docs/contract.md, "SLA policies": reading them too is for admins or `settings:write`.
+            Action::SlaPoliciesManage => (Some(Scope::SettingsWrite), false, Free),
             Action::ReportsRead => (Some(Scope::ReportsRead), false, Free),
         };
         Rule { scope, agents, plan }
@@ -302,6 +307,7 @@ impl Action {
             Action::ConnectedApps => "connected_apps.manage",
             Action::BusinessHoursRead => "business_hours.read",
             Action::BusinessHoursWrite => "business_hours.write",
+            Action::SlaPoliciesManage => "sla_policies.manage",
             Action::ReportsRead => "reports.read",
         }
     }
@@ -340,6 +346,7 @@ impl Action {
             Action::ConnectedApps => "list and revoke one's own apps connected over OAuth",
             Action::BusinessHoursRead => "read the workspace's business hours",
             Action::BusinessHoursWrite => "set the workspace's business hours",
+            Action::SlaPoliciesManage => "list, create, change and delete SLA policies",
             Action::ReportsRead => "conversation reports: JSON, CSV and the reports page",
         }
     }
