@@ -65,6 +65,7 @@ mod secret_scanning;
 mod secrets_rotation;
 mod seed;
 mod service_window;
+mod sla;
 mod sql_functions;
 mod webhook_url_redaction;
 mod webhooks_api;
