@@ -425,3 +425,13 @@ impl From<GetChannelError> for ApiError {
         }
     }
 }
+
+impl From<domain::business_hours::SetBusinessHoursError> for ApiError {
+    fn from(e: domain::business_hours::SetBusinessHoursError) -> Self {
+        use domain::business_hours::SetBusinessHoursError as E;
+        match e {
+            E::Invalid(v) => ApiError::Validation(v),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}

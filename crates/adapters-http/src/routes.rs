@@ -201,6 +201,12 @@ fn v1() -> actix_web::Scope<
                 .delete(Rest(A::TeamsWrite), teams::delete::delete)
                 .done(),
         )
+        .service(
+            r("/business-hours")
+                .get(Rest(A::BusinessHoursRead), handlers::business_hours::get::get)
+                .put(Rest(A::BusinessHoursWrite), handlers::business_hours::put::put)
+                .done(),
+        )
         .service(r("/ai-agents").get(Rest(A::AiAgentsRead), ai_agents::list::list).done())
         .service(r("/ai-agents/{agent_id}").get(Rest(A::AiAgentsRead), ai_agents::get::get).done())
         .service(

@@ -7,6 +7,7 @@ pub mod api_keys;
 pub mod assignment;
 pub mod assistant;
 pub mod audit;
+pub mod business_hours;
 pub mod channels;
 pub mod coalesce;
 pub mod connectors;

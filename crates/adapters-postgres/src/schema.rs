@@ -665,6 +665,15 @@ diesel::table! {
 diesel::joinable!(password_resets -> users (user_id));
 diesel::allow_tables_to_appear_in_same_query!(password_resets, users);
 
+// Business hours (migration 2026-11-27-000101_business_hours).
+diesel::table! {
+    business_hours (workspace_id) {
+        workspace_id -> Int8,
+        record -> Jsonb,
+        updated_at -> Timestamptz,
+    }
+}
+
 diesel::table! {
     sla_policies (id) {
         id -> Int8,

@@ -184,6 +184,9 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         teams: Arc::new(domain::teams::TeamsService::new(Arc::new(adapters_postgres::teams::PgTeamRepository::new(
             db.clone(),
         )))),
+        business_hours: Arc::new(domain::business_hours::BusinessHoursService::new(Arc::new(
+            adapters_postgres::business_hours::PgBusinessHours::new(db.clone()),
+        ))),
         ai_agents: Arc::new(domain::ai_agents::AiAgentsService::new(Arc::new(
             adapters_postgres::ai_agents::PgAiAgentRepository::new(db.clone()),
         ))),

@@ -3,6 +3,7 @@
 pub mod ai_agents;
 pub mod api_keys;
 pub mod audit_events;
+pub mod business_hours;
 pub mod channels;
 pub mod co_admin;
 pub mod contacts;

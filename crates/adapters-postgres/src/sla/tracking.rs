@@ -89,12 +89,17 @@ async fn lock(conn: &mut AsyncPgConnection, ws: WorkspaceId, ids: &[i64]) -> Que
     Ok(rows.into_iter().map(|r| (r.thread_id, ThreadSla::from(r))).collect())
 }
 
-/// How the workspace counts business hours (every hour when it has none set).
-pub(crate) async fn business_hours(
-    _conn: &mut AsyncPgConnection,
-    _ws: WorkspaceId,
+/// How the workspace counts business hours (every hour when it has none set), read in the
+/// transaction only when `needed` (an SLA that counts business hours, or a cycle's start).
+async fn business_hours(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    needed: bool,
 ) -> QueryResult<Box<dyn Hours + Send + Sync>> {
-    Ok(Box::new(WallClock))
+    if !needed {
+        return Ok(Box::new(WallClock));
+    }
+    Ok(Box::new(crate::business_hours::load(conn, ws).await?))
 }
 
 /// Writes what the domain decided for `thread_id` (nothing when nothing changed).
@@ -186,7 +191,8 @@ pub(crate) async fn on_inbound(
     } else {
         (Vec::new(), SlaThreadFacts { channel_id: 0, labels: Vec::new() })
     };
-    let hours = business_hours(conn, ws).await?;
+    let needed = starts || current.as_ref().is_some_and(|s| s.business_hours);
+    let hours = business_hours(conn, ws, needed).await?;
     let facts = InboundSlaFacts { status_before, had_inbound, at, thread, policies: &policies };
     let decision = decide_inbound(current.as_ref(), &facts, hours.as_ref(), now);
     store(conn, ws, thread_id, current.as_ref(), &decision).await?;
@@ -207,7 +213,7 @@ pub(crate) async fn on_responses(
     if current.is_empty() {
         return Ok(Breaches::default());
     }
-    let hours = business_hours(conn, ws).await?;
+    let hours = business_hours(conn, ws, current.values().any(|s| s.business_hours)).await?;
     let mut breaches = Breaches::default();
     for id in ids {
         let Some(before) = current.get(&id) else { continue };
@@ -229,7 +235,7 @@ pub(crate) async fn on_status(
     let Some(before) = lock(conn, ws, &[thread_id]).await?.remove(&thread_id) else {
         return Ok(Breaches::default());
     };
-    let hours = business_hours(conn, ws).await?;
+    let hours = business_hours(conn, ws, before.business_hours).await?;
     let decision = decide_sla(&before, SlaFact::StatusChanged { from, to }, hours.as_ref(), OffsetDateTime::now_utc());
     store(conn, ws, thread_id, Some(&before), &decision).await?;
     Ok(Breaches::of(thread_id, &decision))
@@ -245,7 +251,7 @@ pub(crate) async fn on_tick(
     let Some(before) = slas_of(conn, ws, &[thread_id]).await?.remove(&thread_id) else {
         return Ok(Breaches::default());
     };
-    let hours = business_hours(conn, ws).await?;
+    let hours = business_hours(conn, ws, before.business_hours).await?;
     let decision = decide_sla(&before, SlaFact::Tick, hours.as_ref(), now);
     store(conn, ws, thread_id, Some(&before), &decision).await?;
     if !decision.changes(Some(&before)) {

@@ -19,6 +19,7 @@ mod assistant_overview;
 mod assistant_plan;
 mod audit;
 mod auth;
+mod business_hours;
 mod cli;
 mod cli_secrets_env;
 mod connectors;

@@ -118,3 +118,30 @@ async fn a_first_response_in_time_is_a_hit() {
     let sla = thread(&app, &key, id).await["sla"].clone();
     assert_eq!((&sla["status"], &sla["breaches"]), (&json!("hit"), &json!([])));
 }
+
+#[tokio::test]
+async fn a_business_hours_policy_counts_only_the_workspaces_business_hours() {
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
+    let other = app.channel(&key, "whatsapp", "+14155550102", "active").await;
+    // Open only tomorrow (UTC), 09:00 to 17:00: everything before is outside business hours.
+    let tomorrow = (time::OffsetDateTime::now_utc() + Duration::days(1)).date();
+    let day = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"][usize::from(tomorrow.weekday().number_days_from_monday())];
+    let hours = json!({"timezone": "UTC", "days": {day: [["09:00", "17:00"]]}});
+    let res = app.authed(reqwest::Method::PUT, "/v1/business-hours", &key).json(&hours).send().await.expect("request");
+    assert_eq!(res.status(), 200, "{:?}", res.text().await);
+    policy(&app, &key, json!({"name": "Office", "first_response_seconds": 3600, "resolution_seconds": 36000,
+                              "business_hours": true, "channel_ids": [ch]}))
+    .await;
+    policy(&app, &key, json!({"name": "Wall", "first_response_seconds": 3600})).await;
+    let wrote = ago(60);
+    let id = contact_thread(&app, &key, ch, "+14155550123", wrote).await;
+    let sla = thread(&app, &key, id).await["sla"].clone();
+    let opens = tomorrow.with_hms(9, 0, 0).expect("time").assume_utc();
+    assert_eq!(at(&sla["first_response_due_at"]), opens + Duration::hours(1));
+    // Ten business hours: tomorrow's eight, then two more a week later.
+    assert_eq!(at(&sla["resolution_due_at"]), opens + Duration::days(7) + Duration::hours(2));
+    let wall = contact_thread(&app, &key, other, "+14155550124", wrote).await;
+    assert_eq!(at(&thread(&app, &key, wall).await["sla"]["first_response_due_at"]), wrote + Duration::hours(1));
+}
