@@ -334,7 +334,8 @@ pub(super) async fn insert_group(
         }
         let events: Vec<serde_json::Value> = stored.iter().map(message_json).collect();
         outbox::record_many(conn, ws, EventType::MessageCreated, &events).await?;
-        let responded: Vec<i64> = stored.iter().filter(|m| domain::sla::counts_as_response(m.sender)).map(|m| m.thread_id.0).collect();
+        let responded: Vec<i64> =
+            stored.iter().filter(|m| domain::sla::counts_as_response(m.sender)).map(|m| m.thread_id.0).collect();
         if !responded.is_empty() {
             let at = stored.iter().map(|m| m.created_at).max().unwrap_or_else(OffsetDateTime::now_utc);
             let breaches = crate::sla::tracking::on_responses(conn, ws, &responded, at).await?;

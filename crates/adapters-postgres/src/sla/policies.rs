@@ -106,10 +106,8 @@ async fn check_names(
         .select(labels::name)
         .load(conn)
         .await?;
-    let spelled: Vec<String> = names
-        .iter()
-        .filter_map(|n| existing.iter().find(|e| e.to_lowercase() == n.to_lowercase()).cloned())
-        .collect();
+    let spelled: Vec<String> =
+        names.iter().filter_map(|n| existing.iter().find(|e| e.to_lowercase() == n.to_lowercase()).cloned()).collect();
     Ok((
         Unknown {
             channels: channel_ids.iter().copied().filter(|c| !found.contains(c)).collect(),
@@ -205,7 +203,8 @@ impl SlaPolicyRepository for PgSlaPolicyRepository {
         let (change, audit) = (change.clone(), audit.clone());
         conn.transaction::<_, TxError<UpdateSlaPolicyError>, _>(|conn| {
             async move {
-                let target = sla_policies::table.filter(sla_policies::workspace_id.eq(ws.0)).filter(sla_policies::id.eq(id));
+                let target =
+                    sla_policies::table.filter(sla_policies::workspace_id.eq(ws.0)).filter(sla_policies::id.eq(id));
                 let before: SlaPolicy = target
                     .select(PolicyRow::as_select())
                     .for_update()

@@ -113,7 +113,8 @@ async fn store(
     if !decision.changes(before) {
         return Ok(());
     }
-    let target = thread_slas::table.filter(thread_slas::workspace_id.eq(ws.0)).filter(thread_slas::thread_id.eq(thread_id));
+    let target =
+        thread_slas::table.filter(thread_slas::workspace_id.eq(ws.0)).filter(thread_slas::thread_id.eq(thread_id));
     let Some(s) = &decision.sla else {
         diesel::delete(target).execute(conn).await?;
         return Ok(());
@@ -181,7 +182,8 @@ pub(crate) async fn on_inbound(
 ) -> QueryResult<Breaches> {
     let now = OffsetDateTime::now_utc();
     let current = lock(conn, ws, &[thread_id]).await?.remove(&thread_id);
-    let starts = domain::sla::starts_cycle(status_before.unwrap_or(ThreadStatus::Open), had_inbound && status_before.is_some());
+    let starts =
+        domain::sla::starts_cycle(status_before.unwrap_or(ThreadStatus::Open), had_inbound && status_before.is_some());
     if !starts && current.is_none() {
         return Ok(Breaches::default());
     }

@@ -40,7 +40,8 @@ pub(crate) async fn thread(app: &TestApp, key: &str, id: i64) -> Value {
 
 /// A reply on thread `id` by member `user` (through a key naming the sender).
 pub(crate) async fn reply(app: &TestApp, key: &str, channel: i64, id: i64, user: i64) {
-    let body = json!({"channel_id": channel, "thread_id": id, "content": "On it", "sender": {"type": "user", "id": user}});
+    let body =
+        json!({"channel_id": channel, "thread_id": id, "content": "On it", "sender": {"type": "user", "id": user}});
     let res = app.post_json("/v1/messages", key, &body).await;
     assert_eq!(res.status(), 201, "{:?}", res.text().await);
 }

@@ -145,7 +145,8 @@ mod tests {
     #[tokio::test]
     async fn invalid_input_never_reaches_the_storage() {
         let service = SlaPoliciesService::new(Arc::new(MockSlaPolicyRepository::new()));
-        let input = SlaPolicyInput { name: "Gold".into(), first_response_seconds: Some(0), ..SlaPolicyInput::default() };
+        let input =
+            SlaPolicyInput { name: "Gold".into(), first_response_seconds: Some(0), ..SlaPolicyInput::default() };
         let e = service.create(WorkspaceId(1), &AuditContext::cli(), input).await;
         assert!(matches!(e, Err(CreateSlaPolicyError::Invalid(v)) if v.0[0].field == "first_response_seconds"));
         let e = service.update(WorkspaceId(1), &AuditContext::cli(), 3, SlaPolicyChangeInput::default()).await;

@@ -79,9 +79,7 @@ impl ThreadSla {
             return SlaStatus::Missed;
         }
         let met = |t: SlaTarget| {
-            self.targets.of(t).is_none()
-                || self.resolved
-                || (t == SlaTarget::FirstResponse && self.responded)
+            self.targets.of(t).is_none() || self.resolved || (t == SlaTarget::FirstResponse && self.responded)
         };
         if SlaTarget::ALL.into_iter().all(met) {
             SlaStatus::Hit

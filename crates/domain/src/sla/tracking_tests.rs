@@ -198,14 +198,11 @@ fn an_inbound_message_starts_a_cycle_or_reopens_and_is_heard() {
     assert!(decide_inbound(None, &facts(Some(Open), false, T0), &WallClock, T0).sla.is_some());
     assert_eq!(decide_inbound(None, &facts(Some(Open), true, T0), &WallClock, T0).sla, None, "no cycle, no SLA");
     let replied = at(&new, SlaFact::Response, T0 + secs(10)).sla.expect("sla");
-    let snoozed =
-        at(&replied, SlaFact::StatusChanged { from: Open, to: Snoozed }, T0 + secs(20)).sla.expect("sla");
-    let heard =
-        decide_inbound(Some(&snoozed), &facts(Some(Snoozed), true, T0 + secs(50)), &WallClock, T0 + secs(50));
+    let snoozed = at(&replied, SlaFact::StatusChanged { from: Open, to: Snoozed }, T0 + secs(20)).sla.expect("sla");
+    let heard = decide_inbound(Some(&snoozed), &facts(Some(Snoozed), true, T0 + secs(50)), &WallClock, T0 + secs(50));
     let heard = heard.sla.expect("sla");
     assert_eq!((heard.stopped_since, heard.next_response_due_at), (None, Some(T0 + secs(80))));
-    let resolved =
-        at(&heard, SlaFact::StatusChanged { from: Open, to: Resolved }, T0 + secs(60)).sla.expect("sla");
+    let resolved = at(&heard, SlaFact::StatusChanged { from: Open, to: Resolved }, T0 + secs(60)).sla.expect("sla");
     let again = decide_inbound(Some(&resolved), &facts(Some(Resolved), true, T0 + secs(90)), &WallClock, T0 + secs(90));
     let again = again.sla.expect("a new cycle");
     assert_eq!((again.cycle_started_at, again.responded, again.breaches.len()), (T0 + secs(90), false, 0));

@@ -28,14 +28,26 @@ async fn sla_policies_are_created_listed_changed_and_deleted_with_audit_records(
         (&gold["first_response_seconds"], &gold["next_response_seconds"], &gold["resolution_seconds"]),
         (&json!(3600), &Value::Null, &json!(86400))
     );
-    assert_eq!((&gold["business_hours"], &gold["channel_ids"], &gold["labels"]), (&json!(true), &json!([ch]), &json!(["VIP"])));
+    assert_eq!(
+        (&gold["business_hours"], &gold["channel_ids"], &gold["labels"]),
+        (&json!(true), &json!([ch]), &json!(["VIP"]))
+    );
     let fields: Vec<&str> = gold.as_object().expect("object").keys().map(String::as_str).collect();
     let mut fields = fields;
     fields.sort_unstable();
     assert_eq!(
         fields,
-        ["business_hours", "channel_ids", "created_at", "first_response_seconds", "id", "labels", "name",
-         "next_response_seconds", "resolution_seconds"]
+        [
+            "business_hours",
+            "channel_ids",
+            "created_at",
+            "first_response_seconds",
+            "id",
+            "labels",
+            "name",
+            "next_response_seconds",
+            "resolution_seconds"
+        ]
     );
     let basic = policy(&app, &key, json!({"name": "Basic", "next_response_seconds": 600})).await;
     let (status, list) = app.get_json("/v1/sla-policies", &key).await;
@@ -43,14 +55,19 @@ async fn sla_policies_are_created_listed_changed_and_deleted_with_audit_records(
     let ids: Vec<&Value> = list["data"].as_array().expect("data").iter().map(|p| &p["id"]).collect();
     assert_eq!(ids, [&gold["id"], &basic["id"]], "by id");
     let id = gold["id"].as_i64().expect("id");
-    let res = patch(&app, &key, id, json!({"first_response_seconds": null, "next_response_seconds": 120, "labels": []})).await;
+    let res =
+        patch(&app, &key, id, json!({"first_response_seconds": null, "next_response_seconds": 120, "labels": []}))
+            .await;
     assert_eq!(res.status(), 200);
     let changed: Value = res.json().await.expect("json");
     assert_eq!(
         (&changed["first_response_seconds"], &changed["next_response_seconds"], &changed["labels"], &changed["name"]),
         (&Value::Null, &json!(120), &json!([]), &json!("Gold"))
     );
-    assert_eq!(app.authed(Method::DELETE, &format!("/v1/sla-policies/{id}"), &key).send().await.expect("req").status(), 204);
+    assert_eq!(
+        app.authed(Method::DELETE, &format!("/v1/sla-policies/{id}"), &key).send().await.expect("req").status(),
+        204
+    );
     assert_eq!(app.get_json("/v1/sla-policies", &key).await.1["data"].as_array().map(Vec::len), Some(1));
     for action in ["sla_policy.created", "sla_policy.updated", "sla_policy.deleted"] {
         let (_, audit) = app.get_json(&format!("/v1/audit-events?action={action}"), &key).await;
@@ -82,7 +99,8 @@ async fn bad_sla_policies_are_refused_naming_the_field() {
     assert_eq!(app.get_json("/v1/sla-policies", &key).await.1["data"], json!([]), "nothing was created");
     let mine = policy(&app, &key, json!({"name": "Mine", "first_response_seconds": 60})).await;
     let id = mine["id"].as_i64().expect("id");
-    let p = problem(patch(&app, &key, id, json!({"first_response_seconds": null})).await, 422, "validation_failed").await;
+    let p =
+        problem(patch(&app, &key, id, json!({"first_response_seconds": null})).await, 422, "validation_failed").await;
     assert_eq!(error_fields(&p), ["first_response_seconds"], "a policy keeps a target");
     let p = problem(patch(&app, &key, id, json!({})).await, 422, "validation_failed").await;
     assert_eq!(error_fields(&p), ["body"]);
@@ -91,7 +109,11 @@ async fn bad_sla_policies_are_refused_naming_the_field() {
     problem(patch(&app, &other_key, id, json!({"name": "Theirs"})).await, 404, "not_found").await;
     let gone = app.authed(Method::DELETE, &format!("/v1/sla-policies/{id}"), &other_key).send().await.expect("req");
     problem(gone, 404, "not_found").await;
-    assert_eq!(app.get_json("/v1/sla-policies", &other_key).await.1["data"], json!([]), "another workspace's are unseen");
+    assert_eq!(
+        app.get_json("/v1/sla-policies", &other_key).await.1["data"],
+        json!([]),
+        "another workspace's are unseen"
+    );
 }
 
 #[tokio::test]

@@ -23,7 +23,10 @@ async fn a_cycle_takes_the_first_matching_policy_and_counts_from_the_contacts_me
     assert_eq!(sla["policy_id"], applies["id"]);
     assert_eq!(at(&sla["first_response_due_at"]), wrote + Duration::hours(1));
     assert_eq!(at(&sla["resolution_due_at"]), wrote + Duration::days(1));
-    assert_eq!((&sla["next_response_due_at"], &sla["status"], &sla["breaches"]), (&Value::Null, &json!("active"), &json!([])));
+    assert_eq!(
+        (&sla["next_response_due_at"], &sla["status"], &sla["breaches"]),
+        (&Value::Null, &json!("active"), &json!([]))
+    );
     // A reply by a member meets the first response; the resolution still runs.
     reply(&app, &key, ch, id, ws.admin_id).await;
     assert_eq!(thread(&app, &key, id).await["sla"]["status"], "active");
@@ -127,12 +130,17 @@ async fn a_business_hours_policy_counts_only_the_workspaces_business_hours() {
     let other = app.channel(&key, "whatsapp", "+14155550102", "active").await;
     // Open only tomorrow (UTC), 09:00 to 17:00: everything before is outside business hours.
     let tomorrow = (time::OffsetDateTime::now_utc() + Duration::days(1)).date();
-    let day = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"][usize::from(tomorrow.weekday().number_days_from_monday())];
+    let day =
+        ["mon", "tue", "wed", "thu", "fri", "sat", "sun"][usize::from(tomorrow.weekday().number_days_from_monday())];
     let hours = json!({"timezone": "UTC", "days": {day: [["09:00", "17:00"]]}});
     let res = app.authed(reqwest::Method::PUT, "/v1/business-hours", &key).json(&hours).send().await.expect("request");
     assert_eq!(res.status(), 200, "{:?}", res.text().await);
-    policy(&app, &key, json!({"name": "Office", "first_response_seconds": 3600, "resolution_seconds": 36000,
-                              "business_hours": true, "channel_ids": [ch]}))
+    policy(
+        &app,
+        &key,
+        json!({"name": "Office", "first_response_seconds": 3600, "resolution_seconds": 36000,
+                              "business_hours": true, "channel_ids": [ch]}),
+    )
     .await;
     policy(&app, &key, json!({"name": "Wall", "first_response_seconds": 3600})).await;
     let wrote = ago(60);
