@@ -13,6 +13,7 @@ use time::{Duration, OffsetDateTime};
 use crate::helpers::TestApp;
 
 mod breach;
+mod migration;
 mod policies;
 mod tracking;
 
