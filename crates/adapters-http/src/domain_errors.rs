@@ -284,6 +284,41 @@ impl From<domain::labels::DeleteLabelError> for ApiError {
     }
 }
 
+impl From<domain::sla::CreateSlaPolicyError> for ApiError {
+    fn from(e: domain::sla::CreateSlaPolicyError) -> Self {
+        use domain::sla::CreateSlaPolicyError as E;
+        match e {
+            E::Invalid(v) => ApiError::Validation(v),
+            E::UnknownChannels(_) => ApiError::field("channel_ids", e.to_string()),
+            E::UnknownLabels(_) => ApiError::field("labels", e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::sla::UpdateSlaPolicyError> for ApiError {
+    fn from(e: domain::sla::UpdateSlaPolicyError) -> Self {
+        use domain::sla::UpdateSlaPolicyError as E;
+        match e {
+            E::Invalid(v) => ApiError::Validation(v),
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::UnknownChannels(_) => ApiError::field("channel_ids", e.to_string()),
+            E::UnknownLabels(_) => ApiError::field("labels", e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::sla::DeleteSlaPolicyError> for ApiError {
+    fn from(e: domain::sla::DeleteSlaPolicyError) -> Self {
+        use domain::sla::DeleteSlaPolicyError as E;
+        match e {
+            E::NotFound(_) => ApiError::NotFound(e.to_string()),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}
+
 impl From<domain::teams::CreateTeamError> for ApiError {
     fn from(e: domain::teams::CreateTeamError) -> Self {
         use domain::teams::CreateTeamError as E;
@@ -431,6 +466,16 @@ impl From<GetChannelError> for ApiError {
         match e {
             GetChannelError::NotFound(_) => ApiError::NotFound(e.to_string()),
             GetChannelError::Unknown(e) => e.into(),
+        }
+    }
+}
+
+impl From<domain::business_hours::SetBusinessHoursError> for ApiError {
+    fn from(e: domain::business_hours::SetBusinessHoursError) -> Self {
+        use domain::business_hours::SetBusinessHoursError as E;
+        match e {
+            E::Invalid(v) => ApiError::Validation(v),
+            E::Unknown(e) => e.into(),
         }
     }
 }

@@ -25,7 +25,8 @@ pub fn data_component(event: EventType) -> Option<&'static str> {
         EventType::ThreadCreated
         | EventType::ThreadStatusChanged
         | EventType::ThreadAssigned
-        | EventType::ThreadLabelsChanged => Some("ThreadRecord"),
+        | EventType::ThreadLabelsChanged
+        | EventType::SlaBreached => Some("ThreadRecord"),
         EventType::ContactCreated | EventType::ContactUpdated => Some("Contact"),
         EventType::ChannelCreated | EventType::ChannelUpdated => Some("ChannelRecord"),
         EventType::WebhookDisabled | EventType::WebhookFailing | EventType::WebhookRecovered => Some("WebhookRecord"),
@@ -159,6 +160,7 @@ pub fn sample_data(event: EventType, destination: DestinationId, now: OffsetDate
                 open: true,
                 expires_at: Some(now + time::Duration::hours(23)),
             },
+            sla: None,
         })
     };
     let contact = |name: Option<&str>| {
@@ -200,6 +202,17 @@ pub fn sample_data(event: EventType, destination: DestinationId, now: OffsetDate
         EventType::ThreadStatusChanged => thread("resolved", None),
         EventType::ThreadAssigned => thread("open", Some(AssigneeRecord { kind: "user".to_owned(), id: 3 })),
         EventType::ThreadLabelsChanged => thread("open", None),
+        EventType::SlaBreached => thread("open", None).map(|mut t| {
+            t["sla"] = json!({
+                "policy_id": 2,
+                "first_response_due_at": "2026-11-26T09:30:00Z",
+                "next_response_due_at": null,
+                "resolution_due_at": "2026-11-27T09:00:00Z",
+                "status": "missed",
+                "breaches": ["first_response"]
+            });
+            t
+        }),
         EventType::ContactCreated => contact(None),
         EventType::ContactUpdated => contact(Some("Lena Fischer")),
         EventType::ContactDeleted => Ok(json!({"id": 5_310})),

@@ -177,6 +177,18 @@ fn v1() -> actix_web::Scope<
                 .done(),
         )
         .service(
+            r("/sla-policies")
+                .get(Rest(A::SlaPoliciesManage), handlers::sla_policies::list::list)
+                .post(Rest(A::SlaPoliciesManage), handlers::sla_policies::create::create)
+                .done(),
+        )
+        .service(
+            r("/sla-policies/{policy_id}")
+                .patch(Rest(A::SlaPoliciesManage), handlers::sla_policies::update::update)
+                .delete(Rest(A::SlaPoliciesManage), handlers::sla_policies::delete::delete)
+                .done(),
+        )
+        .service(
             r("/teams")
                 .get(Rest(A::TeamsRead), teams::list::list)
                 .post(Rest(A::TeamsWrite), teams::create::create)
@@ -187,6 +199,12 @@ fn v1() -> actix_web::Scope<
                 .get(Rest(A::TeamsRead), teams::get::get)
                 .patch(Rest(A::TeamsWrite), teams::update::update)
                 .delete(Rest(A::TeamsWrite), teams::delete::delete)
+                .done(),
+        )
+        .service(
+            r("/business-hours")
+                .get(Rest(A::BusinessHoursRead), handlers::business_hours::get::get)
+                .put(Rest(A::BusinessHoursWrite), handlers::business_hours::put::put)
                 .done(),
         )
         .service(r("/ai-agents").get(Rest(A::AiAgentsRead), ai_agents::list::list).done())

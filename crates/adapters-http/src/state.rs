@@ -36,8 +36,12 @@ pub struct AppState {
     pub threads: Arc<domain::threads::ThreadsService>,
     /// Labels.
     pub labels: Arc<domain::labels::LabelsService>,
+    /// SLA policies.
+    pub sla_policies: Arc<domain::sla::SlaPoliciesService>,
     /// Teams and their members.
     pub teams: Arc<domain::teams::TeamsService>,
+    /// Business hours: read and set.
+    pub business_hours: Arc<domain::business_hours::BusinessHoursService>,
     /// AI agents (read-only).
     pub ai_agents: Arc<domain::ai_agents::AiAgentsService>,
     /// Webhook destinations, their secrets, the delivery log, manual and test deliveries.

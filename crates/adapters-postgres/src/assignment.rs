@@ -421,11 +421,14 @@ impl LifecycleTimers for PgLifecycleTimers {
                         let Some(change) = decide_snooze_expiry(facts, now) else { continue };
                         let ws = WorkspaceId(row.workspace_id);
                         apply_status(conn, ws, row.id, &change).await?;
+                        let breaches =
+                            crate::sla::tracking::on_status(conn, ws, row.id, facts.status, change.status).await?;
                         let thread = load_many(conn, ws, &[row.id]).await?;
                         let data: Vec<serde_json::Value> = thread.iter().map(thread_json).collect();
                         outbox::record_many(conn, ws, change.event(), &data).await?;
                         // Back to `open`, it counts toward its member's load again.
                         check_reopened(conn, ws, row.id, now).await?;
+                        crate::sla::tracking::announce(conn, ws, breaches).await?;
                         opened += 1;
                     }
                     Ok(opened)

@@ -692,3 +692,49 @@ diesel::table! {
 }
 diesel::joinable!(password_resets -> users (user_id));
 diesel::allow_tables_to_appear_in_same_query!(password_resets, users);
+
+// Business hours (migration 2026-11-27-000101_business_hours).
+diesel::table! {
+    business_hours (workspace_id) {
+        workspace_id -> Int8,
+        record -> Jsonb,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    sla_policies (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        name -> Text,
+        first_response_seconds -> Nullable<Int8>,
+        next_response_seconds -> Nullable<Int8>,
+        resolution_seconds -> Nullable<Int8>,
+        business_hours -> Bool,
+        channel_ids -> Array<Int8>,
+        labels -> Array<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    thread_slas (workspace_id, thread_id) {
+        workspace_id -> Int8,
+        thread_id -> Int8,
+        policy_id -> Nullable<Int8>,
+        first_response_seconds -> Nullable<Int8>,
+        next_response_seconds -> Nullable<Int8>,
+        resolution_seconds -> Nullable<Int8>,
+        business_hours -> Bool,
+        cycle_started_at -> Timestamptz,
+        first_response_due_at -> Nullable<Timestamptz>,
+        next_response_due_at -> Nullable<Timestamptz>,
+        resolution_due_at -> Nullable<Timestamptz>,
+        responded -> Bool,
+        resolved -> Bool,
+        stopped_since -> Nullable<Timestamptz>,
+        breaches -> Array<Text>,
+        check_at -> Nullable<Timestamptz>,
+        updated_at -> Timestamptz,
+    }
+}

@@ -87,6 +87,7 @@ impl From<ThreadRow> for Thread {
             assigned_at: r.assigned_at,
             assignment_reason: r.assignment_reason.as_deref().and_then(AssignmentReason::stored),
             latest_inbound_at: r.latest_inbound_at,
+            sla: None,
         }
     }
 }
@@ -254,6 +255,13 @@ impl ThreadRepository for PgThreadRepository {
                     if let Some(assignment) = &assignment {
                         apply_manual_assignment(conn, ws, id, assignment, now).await?;
                     }
+                    let breaches = match &status {
+                        Some(change) => {
+                            let from = ThreadStatus::stored(&before.status);
+                            crate::sla::tracking::on_status(conn, ws, id, from, change.status).await?
+                        }
+                        None => crate::sla::tracking::Breaches::default(),
+                    };
                     let after = load(conn, ws, id, false).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))?;
                     // docs/contract.md, "Events as a contract": `data` is exactly the Thread record.
                     let data = thread_json(&after);
@@ -263,6 +271,7 @@ impl ThreadRepository for PgThreadRepository {
                     if let Some(assignment) = assignment {
                         outbox::record(conn, ws, assignment.event(), &data).await?;
                     }
+                    crate::sla::tracking::announce(conn, ws, breaches).await?;
                     Ok(after)
                 }
                 .scope_boxed()
@@ -348,8 +357,10 @@ impl ThreadRepository for PgThreadRepository {
         let page = Page::from_rows(rows.into_iter().map(Thread::from).collect(), page, |t| t.id);
         let ids: Vec<i64> = page.data.iter().map(|t| t.id).collect();
         let mut names = labels_of(&mut conn, ws, &ids).await.map_err(repo)?;
+        let mut slas = crate::sla::tracking::slas_of(&mut conn, ws, &ids).await.map_err(repo)?;
         Ok(page.map(|mut t| {
             t.labels = names.remove(&t.id).unwrap_or_default();
+            t.sla = slas.remove(&t.id);
             t
         }))
     }

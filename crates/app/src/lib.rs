@@ -17,6 +17,7 @@ pub mod progress;
 pub mod prometheus;
 pub mod retention;
 pub mod secrets;
+pub mod sla;
 pub mod telemetry;
 pub mod webhooks;
 pub mod wiring;

@@ -178,9 +178,15 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         labels: Arc::new(domain::labels::LabelsService::new(Arc::new(
             adapters_postgres::labels::PgLabelRepository::new(db.clone()),
         ))),
+        sla_policies: Arc::new(domain::sla::SlaPoliciesService::new(Arc::new(
+            adapters_postgres::sla::PgSlaPolicyRepository::new(db.clone()),
+        ))),
         teams: Arc::new(domain::teams::TeamsService::new(Arc::new(adapters_postgres::teams::PgTeamRepository::new(
             db.clone(),
         )))),
+        business_hours: Arc::new(domain::business_hours::BusinessHoursService::new(Arc::new(
+            adapters_postgres::business_hours::PgBusinessHours::new(db.clone()),
+        ))),
         ai_agents: Arc::new(domain::ai_agents::AiAgentsService::new(Arc::new(
             adapters_postgres::ai_agents::PgAiAgentRepository::new(db.clone()),
         ))),

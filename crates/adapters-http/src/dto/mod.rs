@@ -12,6 +12,7 @@ mod ai_agents;
 mod api_keys;
 mod events;
 mod labels;
+mod sla_policies;
 mod teams;
 mod webhooks;
 
@@ -19,6 +20,7 @@ pub use ai_agents::{AiAgentList, AiAgentRecord};
 pub use api_keys::{ApiKeyRecord, KeyChange};
 pub use events::{EventList, EventRecord, EventTypeList, EventTypeRecord};
 pub use labels::{LabelList, LabelRecord};
+pub use sla_policies::{SlaPolicyList, SlaPolicyRecord};
 pub use teams::{TeamList, TeamRecord};
 pub use webhooks::{AttemptRecord, DeliveryList, DeliveryRecord, SecretRecord, WebhookList};
 

@@ -4,6 +4,7 @@ pub mod ai_agents;
 pub mod api_keys;
 pub mod assistant;
 pub mod audit_events;
+pub mod business_hours;
 pub mod callbacks;
 pub mod channels;
 pub mod contacts;
@@ -17,6 +18,7 @@ pub mod messages;
 pub mod oauth;
 pub mod query;
 pub mod secret_scanning;
+pub mod sla_policies;
 pub mod teams;
 pub mod threads;
 pub mod users;
@@ -73,6 +75,7 @@ mod tests {
             "ContactList",
             "LabelList",
             "MessageList",
+            "SlaPolicyList",
             "TeamList",
             "ThreadList",
             "UserList",

@@ -11,6 +11,7 @@ use domain::connectors::inbound::{
 };
 use domain::connectors::{CallbackChannel, InboundMessage};
 use domain::messaging::{Direction, Message, MessageId, MessageStatus, Sender, ThreadId};
+use domain::threads::ThreadStatus;
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
@@ -37,7 +38,7 @@ pub(super) async fn apply_inbound(
     for _ in 0..2 {
         let facts = read_facts(conn, ch, address, m).await?;
         let Some(plan) = plan_inbound(channel_type, m, &facts) else { return Ok(false) };
-        if execute(conn, ch, &plan).await? {
+        if execute(conn, ch, &plan, facts.thread.as_ref()).await? {
             return Ok(true);
         }
     }
@@ -93,7 +94,12 @@ async fn read_facts(
 
 /// Writes the plan. `false` when the contact to create was created meanwhile by a concurrent
 /// transaction (nothing written then).
-async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &InboundPlan) -> diesel::QueryResult<bool> {
+async fn execute(
+    conn: &mut AsyncPgConnection,
+    ch: &CallbackChannel,
+    plan: &InboundPlan,
+    known: Option<&KnownThread>,
+) -> diesel::QueryResult<bool> {
     let ws = ch.workspace_id;
     let contact_id = match &plan.contact {
         ContactStep::Create { column, address, name, at } => {
@@ -177,6 +183,13 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
             id
         }
     };
+    // The SLA before the thread's event, which then carries it.
+    let (status_before, had_inbound) = match (&plan.thread, known) {
+        (ThreadStep::Bump { .. }, Some(k)) => (Some(ThreadStatus::stored(&k.status)), k.latest_inbound_at.is_some()),
+        _ => (None, false),
+    };
+    let breaches =
+        crate::sla::tracking::on_inbound(conn, ws, thread_id, status_before, had_inbound, plan.message.at).await?;
     if let Some(event) = plan.thread.event() {
         let data = thread_record(conn, ws, thread_id).await?;
         outbox::record(conn, ws, event, &data).await?;
@@ -215,6 +228,7 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
         sender: Sender::Contact(contact_id),
     };
     outbox::record(conn, ws, new.event(), &message_json(&message)).await?;
+    crate::sla::tracking::announce(conn, ws, breaches).await?;
     Ok(true)
 }
 

@@ -80,6 +80,11 @@ pub(super) async fn insert_one(
                     .await?;
                 }
                 outbox::record(conn, ws, EventType::MessageCreated, &message_json(&message)).await?;
+                if domain::sla::counts_as_response(message.sender) {
+                    let breaches =
+                        crate::sla::tracking::on_responses(conn, ws, &[thread_id], message.created_at).await?;
+                    crate::sla::tracking::announce(conn, ws, breaches).await?;
+                }
                 Ok(Stored { message, replayed: false })
             }
             .scope_boxed()
@@ -329,6 +334,13 @@ pub(super) async fn insert_group(
         }
         let events: Vec<serde_json::Value> = stored.iter().map(message_json).collect();
         outbox::record_many(conn, ws, EventType::MessageCreated, &events).await?;
+        let responded: Vec<i64> =
+            stored.iter().filter(|m| domain::sla::counts_as_response(m.sender)).map(|m| m.thread_id.0).collect();
+        if !responded.is_empty() {
+            let at = stored.iter().map(|m| m.created_at).max().unwrap_or_else(OffsetDateTime::now_utc);
+            let breaches = crate::sla::tracking::on_responses(conn, ws, &responded, at).await?;
+            crate::sla::tracking::announce(conn, ws, breaches).await?;
+        }
         for (&(i, _), message) in pending.iter().zip(stored) {
             outcomes[i] = Some(Outcome::Done(Ok(Stored { message, replayed: false })));
         }

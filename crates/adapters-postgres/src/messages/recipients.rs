@@ -406,6 +406,8 @@ fn created_records(channel_id: ChannelId, created: &[NewThread]) -> Vec<serde_js
                 assigned_at: None,
                 assignment_reason: None,
                 latest_inbound_at: None,
+                // A thread created by a send has no cycle yet: only a contact's message starts one.
+                sla: None,
             })
         })
         .collect()

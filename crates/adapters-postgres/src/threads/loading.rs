@@ -21,6 +21,7 @@ pub(crate) async fn load(
     let row = if lock { q.for_update().first(conn).await.optional()? } else { q.first(conn).await.optional()? };
     let Some(mut thread) = row.map(Thread::from) else { return Ok(None) };
     thread.labels = labels_of(conn, ws, &[id]).await?.remove(&id).unwrap_or_default();
+    thread.sla = crate::sla::tracking::slas_of(conn, ws, &[id]).await?.remove(&id);
     Ok(Some(thread))
 }
 
@@ -38,11 +39,13 @@ pub(crate) async fn load_many(
         .load(conn)
         .await?;
     let mut names = labels_of(conn, ws, ids).await?;
+    let mut slas = crate::sla::tracking::slas_of(conn, ws, ids).await?;
     Ok(rows
         .into_iter()
         .map(|r| {
             let mut t = Thread::from(r);
             t.labels = names.remove(&t.id).unwrap_or_default();
+            t.sla = slas.remove(&t.id);
             t
         })
         .collect())

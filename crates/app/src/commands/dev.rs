@@ -102,12 +102,14 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     let workers = crate::webhooks::start(settings, crate::webhooks::engine(settings, &db, clock.clone()));
     let dispatchers = crate::connectors::start(settings, &db)?;
     let lifecycle = crate::lifecycle::start(&db);
+    let sla_timer = crate::sla::start(&db);
     let mail = crate::mail::start(settings, &db, clock.clone(), crate::mail::Delivery::Dev)?;
     let key_notices = crate::key_notices::start(settings, &db, clock.clone());
     let audit_pruner = crate::retention::start(settings, &db, clock);
     let result = server.await.context("server failed");
     audit_pruner.abort();
     lifecycle.abort();
+    sla_timer.abort();
     key_notices.abort();
     let grace = Duration::from_secs(settings.http.shutdown_timeout_secs);
     tokio::join!(workers.stop(grace), dispatchers.stop(grace), mail.stop(grace));

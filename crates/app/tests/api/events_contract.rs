@@ -137,6 +137,19 @@ async fn every_event_type_matches_its_schema_and_the_rest_record_from_every_code
     let labelled = same_as_rest(&app, &key, "thread.labels_changed", &format!("/v1/threads/{thread}")).await;
     assert_eq!(labelled["data"]["labels"], json!(["vip"]));
 
+    // Callback: under an SLA policy, a contact's message dated two minutes ago is already past
+    // its first response target: `sla.breached` at once, with the thread.
+    let sla = crate::sla::policy(&app, &key, json!({"name": "Minute", "first_response_seconds": 60})).await;
+    callback(&app, "whatsapp", &wa_inbound("pn-contract", "wamid.in3", "14155550177", "Anyone?", now - 120), None)
+        .await;
+    let late = last(&app, &key, "sla.breached").await;
+    let late_thread = late["data"]["id"].as_i64().expect("thread id");
+    let breached = same_as_rest(&app, &key, "sla.breached", &format!("/v1/threads/{late_thread}")).await;
+    assert_eq!(breached["data"]["sla"]["breaches"], json!(["first_response"]));
+    let res =
+        app.authed(Method::DELETE, &format!("/v1/sla-policies/{}", sla["id"]), &key).send().await.expect("request");
+    assert_eq!(res.status(), 204);
+
     // REST: a contact created through the API, then erased: `contact.deleted` carries the id only.
     let res = app.post_json("/v1/contacts", &key, &json!({"name": "Eve Adams", "email": "eve@example.com"})).await;
     assert_eq!(res.status(), 201);

@@ -172,6 +172,14 @@ pub enum Action {
     RestReferenceRead,
     /// List and revoke the apps one connected over OAuth (one's own grants, in every workspace).
     ConnectedApps,
+    /// Read the workspace's business hours.
+    BusinessHoursRead,
+    /// Set the workspace's business hours.
+    BusinessHoursWrite,
+    /// List, create, change and delete SLA policies.
+    SlaPoliciesManage,
+    /// The conversation reports (API, CSV, page).
+    ReportsRead,
 }
 
 /// One row of the policy table.
@@ -217,6 +225,10 @@ impl Action {
         Action::AnalyticsRead,
         Action::RestReferenceRead,
         Action::ConnectedApps,
+        Action::BusinessHoursRead,
+        Action::BusinessHoursWrite,
+        Action::SlaPoliciesManage,
+        Action::ReportsRead,
     ];
 
     /// THE policy table. `docs/contract.md`: agents read everything but webhooks, keys and the audit
@@ -252,6 +264,11 @@ impl Action {
             Action::ApiKeysCreate => (None, false, Advanced),
             Action::AssistantUse => (Some(Scope::AssistantRead), true, Free),
             Action::AnalyticsRead | Action::RestReferenceRead | Action::ConnectedApps => (None, true, Free),
+            Action::BusinessHoursRead => (Some(Scope::SettingsRead), true, Free),
+            Action::BusinessHoursWrite => (Some(Scope::SettingsWrite), false, Free),
+            // docs/contract.md, "SLA policies": reading them too is for admins or `settings:write`.
+            Action::SlaPoliciesManage => (Some(Scope::SettingsWrite), false, Free),
+            Action::ReportsRead => (Some(Scope::ReportsRead), false, Free),
         };
         Rule { scope, agents, plan }
     }
@@ -288,6 +305,10 @@ impl Action {
             Action::AnalyticsRead => "analytics.read",
             Action::RestReferenceRead => "rest_reference.read",
             Action::ConnectedApps => "connected_apps.manage",
+            Action::BusinessHoursRead => "business_hours.read",
+            Action::BusinessHoursWrite => "business_hours.write",
+            Action::SlaPoliciesManage => "sla_policies.manage",
+            Action::ReportsRead => "reports.read",
         }
     }
 
@@ -323,6 +344,10 @@ impl Action {
             Action::AnalyticsRead => "analytics pages and CSV exports",
             Action::RestReferenceRead => "the REST API reference page",
             Action::ConnectedApps => "list and revoke one's own apps connected over OAuth",
+            Action::BusinessHoursRead => "read the workspace's business hours",
+            Action::BusinessHoursWrite => "set the workspace's business hours",
+            Action::SlaPoliciesManage => "list, create, change and delete SLA policies",
+            Action::ReportsRead => "conversation reports: JSON, CSV and the reports page",
         }
     }
 }

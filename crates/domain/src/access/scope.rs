@@ -49,6 +49,12 @@ pub enum Scope {
     AssistantRead,
     /// Erase contacts (GDPR art. 17); not implied by `contacts:write`.
     ContactsErase,
+    /// Read workspace settings (business hours).
+    SettingsRead,
+    /// Change workspace settings (business hours).
+    SettingsWrite,
+    /// Read the conversation reports.
+    ReportsRead,
 }
 
 impl Scope {
@@ -74,6 +80,9 @@ impl Scope {
         Scope::AuditRead,
         Scope::AssistantRead,
         Scope::ContactsErase,
+        Scope::SettingsRead,
+        Scope::SettingsWrite,
+        Scope::ReportsRead,
     ];
 
     /// The wire name (`messages:read`).
@@ -99,6 +108,9 @@ impl Scope {
             Scope::AuditRead => "audit:read",
             Scope::AssistantRead => "assistant:read",
             Scope::ContactsErase => "contacts:erase",
+            Scope::SettingsRead => "settings:read",
+            Scope::SettingsWrite => "settings:write",
+            Scope::ReportsRead => "reports:read",
         }
     }
 
@@ -118,6 +130,7 @@ impl Scope {
             Scope::TeamsRead => Some(Scope::TeamsWrite),
             Scope::UsersRead => Some(Scope::UsersWrite),
             Scope::WebhooksRead => Some(Scope::WebhooksWrite),
+            Scope::SettingsRead => Some(Scope::SettingsWrite),
             _ => None,
         }
     }

@@ -89,6 +89,14 @@ pub enum AuditAction {
     OAuthRevoked,
     /// `contact.erased`
     ContactErased,
+    /// `business_hours.updated`
+    BusinessHoursUpdated,
+    /// `sla_policy.created`
+    SlaPolicyCreated,
+    /// `sla_policy.updated`
+    SlaPolicyUpdated,
+    /// `sla_policy.deleted`
+    SlaPolicyDeleted,
 }
 
 impl AuditAction {
@@ -128,6 +136,10 @@ impl AuditAction {
         AuditAction::OAuthGranted,
         AuditAction::OAuthRevoked,
         AuditAction::ContactErased,
+        AuditAction::BusinessHoursUpdated,
+        AuditAction::SlaPolicyCreated,
+        AuditAction::SlaPolicyUpdated,
+        AuditAction::SlaPolicyDeleted,
     ];
 
     /// The stable name (`api_key.created`).
@@ -167,6 +179,10 @@ impl AuditAction {
             AuditAction::OAuthGranted => "oauth.granted",
             AuditAction::OAuthRevoked => "oauth.revoked",
             AuditAction::ContactErased => "contact.erased",
+            AuditAction::BusinessHoursUpdated => "business_hours.updated",
+            AuditAction::SlaPolicyCreated => "sla_policy.created",
+            AuditAction::SlaPolicyUpdated => "sla_policy.updated",
+            AuditAction::SlaPolicyDeleted => "sla_policy.deleted",
         }
     }
 }
@@ -331,6 +347,10 @@ impl AuditTarget {
     /// A team.
     pub fn team(id: Option<i64>) -> Self {
         Self { kind: "team", id }
+    }
+    /// An SLA policy.
+    pub fn sla_policy(id: Option<i64>) -> Self {
+        Self { kind: "sla_policy", id }
     }
     /// An app's OAuth grant.
     pub fn oauth_grant(id: Option<i64>) -> Self {

@@ -87,6 +87,8 @@ pub struct Thread {
     pub assignment_reason: Option<AssignmentReason>,
     /// The platform time of the contact's latest inbound message (its service window).
     pub latest_inbound_at: Option<OffsetDateTime>,
+    /// Its SLA in the current cycle (none when no policy applied).
+    pub sla: Option<crate::sla::ThreadSla>,
 }
 
 /// A validated change; `None` keeps a field, `Some(None)` for the assignee unassigns.

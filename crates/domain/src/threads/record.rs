@@ -6,6 +6,7 @@ use time::OffsetDateTime;
 
 use super::Thread;
 use crate::messaging::window::ServiceWindow;
+use crate::sla::ThreadSlaRecord;
 
 /// Who handles a thread.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -82,6 +83,9 @@ pub struct ThreadRecord {
     /// Whether free text may be sent now (outside it: a WhatsApp template, or `human_agent` on
     /// Messenger and Instagram).
     pub service_window: ServiceWindowRecord,
+    /// Its SLA in the current cycle (`docs/contract.md`, "SLA policies"); null when no policy
+    /// applied at the cycle's start.
+    pub sla: Option<ThreadSlaRecord>,
 }
 
 impl From<Thread> for ThreadRecord {
@@ -107,6 +111,7 @@ impl From<Thread> for ThreadRecord {
                 let w = ServiceWindow::at(t.latest_inbound_at, OffsetDateTime::now_utc());
                 ServiceWindowRecord { open: w.open, expires_at: w.expires_at }
             },
+            sla: t.sla.as_ref().map(ThreadSlaRecord::from),
         }
     }
 }

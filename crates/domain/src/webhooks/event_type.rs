@@ -38,6 +38,8 @@ pub enum EventType {
     WebhookFailing,
     /// A failing destination delivered again (sent to the workspace's other destinations).
     WebhookRecovered,
+    /// A thread's SLA target was missed.
+    SlaBreached,
     /// Sent only on request to check an endpoint; not part of the catalog.
     WebhookTest,
 }
@@ -60,6 +62,7 @@ impl EventType {
         EventType::TemplateStatusUpdated,
         EventType::WebhookFailing,
         EventType::WebhookRecovered,
+        EventType::SlaBreached,
     ];
 
     /// The wire name (`message.created`).
@@ -80,6 +83,7 @@ impl EventType {
             EventType::TemplateStatusUpdated => "template.status_updated",
             EventType::WebhookFailing => "webhook.failing",
             EventType::WebhookRecovered => "webhook.recovered",
+            EventType::SlaBreached => "sla.breached",
             EventType::WebhookTest => "webhook.test",
         }
     }
@@ -117,6 +121,9 @@ impl EventType {
             }
             EventType::WebhookRecovered => {
                 "A failing webhook destination delivered again; sent to the workspace's other destinations. `data` is the destination, its URL without user-info, query or fragment."
+            }
+            EventType::SlaBreached => {
+                "A thread's SLA target (first response, next response or resolution) was missed; once per missed target. `data` is the Thread, its `sla.breaches` naming every target missed so far."
             }
             EventType::WebhookTest => "Sent on request to check an endpoint; never in the events feed.",
         }

@@ -28,7 +28,8 @@ impl EventSubjects {
             EventType::ThreadCreated
             | EventType::ThreadStatusChanged
             | EventType::ThreadAssigned
-            | EventType::ThreadLabelsChanged => Self { contact_id: id("contact_id"), thread_id: id("id") },
+            | EventType::ThreadLabelsChanged
+            | EventType::SlaBreached => Self { contact_id: id("contact_id"), thread_id: id("id") },
             EventType::ChannelCreated
             | EventType::ChannelUpdated
             | EventType::WebhookDisabled

@@ -1,0 +1,94 @@
+//! `/v1/business-hours` (docs/contract.md, "Conversation reports, business hours and SLAs"): none
+//! set reads as every hour counting; a record is validated field by field, stored, read back and
+//! audited; members read, admins and `settings:write` keys set.
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::assistant_helpers::sql_json;
+use crate::credentials::{add_member, admin_token, token_for};
+use crate::helpers::{error_fields, problem, TestApp};
+
+async fn put(app: &TestApp, key: &str, body: &Value) -> reqwest::Response {
+    app.authed(Method::PUT, "/v1/business-hours", key).json(body).send().await.expect("request")
+}
+
+fn office() -> Value {
+    json!({
+        "timezone": "Europe/Berlin",
+        "days": {"mon": [["09:00", "12:00"], ["13:00", "17:00"]], "fri": [["09:00", "15:00"]], "sat": []},
+        "holidays": ["2026-12-25"]
+    })
+}
+
+#[tokio::test]
+async fn business_hours_are_set_read_back_and_audited() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let (status, none) = app.get_json("/v1/business-hours", &key).await;
+    assert_eq!((status, none), (200, json!({"timezone": "UTC", "days": {}, "holidays": []})));
+
+    let admin = admin_token(&app, &ws).await;
+    let res = put(&app, &admin, &office()).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.json::<Value>().await.expect("json"), office());
+    let (status, read) = app.get_json("/v1/business-hours", &key).await;
+    assert_eq!((status, read), (200, office()));
+
+    let audit = sql_json(
+        &app,
+        "SELECT json_build_object('n', count(*), 'actor', max(actor_type), 'zone', max(details->>'timezone'))::text AS j
+         FROM audit_events WHERE workspace_id = $1 AND action = 'business_hours.updated'",
+        ws.id,
+    )
+    .await;
+    assert_eq!(audit, json!({"n": 1, "actor": "user", "zone": "Europe/Berlin"}));
+}
+
+#[tokio::test]
+async fn bad_business_hours_are_refused_naming_the_field() {
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let cases = [
+        (json!({"timezone": "Mars/Olympus", "days": {}}), vec!["timezone"]),
+        (json!({"timezone": "UTC", "days": {"mon": [["09:00", "12:00"], ["11:30", "14:00"]]}}), vec!["days"]),
+        (json!({"timezone": "UTC", "days": {"tue": [["18:00", "08:00"]]}}), vec!["days"]),
+        (json!({"timezone": "UTC", "days": {"someday": [["08:00", "09:00"]]}}), vec!["days"]),
+        (json!({"timezone": "UTC", "days": {"wed": [["8am", "9am"]]}}), vec!["days"]),
+        (json!({"timezone": "UTC", "holidays": ["2026-13-01"]}), vec!["holidays"]),
+        (
+            json!({"timezone": "Nowhere", "days": {"thu": [["10:00", "10:00"]]}, "holidays": ["soon"]}),
+            vec!["timezone", "days", "holidays"],
+        ),
+    ];
+    for (body, fields) in cases {
+        let body_problem = problem(put(&app, &key, &body).await, 422, "validation_failed").await;
+        assert_eq!(error_fields(&body_problem), fields, "{body}");
+    }
+    let (_, still) = app.get_json("/v1/business-hours", &key).await;
+    assert_eq!(still["days"], json!({}), "nothing was stored");
+}
+
+#[tokio::test]
+async fn members_read_business_hours_and_only_admins_and_settings_keys_set_them() {
+    let app = TestApp::spawn().await;
+    let (ws, _) = app.advanced_with_key().await;
+    let (email, password) = add_member(&app, ws.id, "agent").await;
+    let agent = token_for(&app, &email, &password, Some(ws.id)).await;
+    assert_eq!(app.get_json("/v1/business-hours", &agent).await.0, 200);
+    problem(put(&app, &agent, &office()).await, 403, "forbidden").await;
+
+    let reader = app.api_key_with_scopes(&ws, &["settings:read"]).await;
+    assert_eq!(app.get_json("/v1/business-hours", &reader).await.0, 200);
+    problem(put(&app, &reader, &office()).await, 403, "insufficient_scope").await;
+    let writer = app.api_key_with_scopes(&ws, &["settings:write"]).await;
+    assert_eq!(put(&app, &writer, &office()).await.status(), 200);
+    assert_eq!(app.get_json("/v1/business-hours", &writer).await.0, 200, "settings:write implies settings:read");
+    let other = app.api_key_with_scopes(&ws, &["threads:read"]).await;
+    problem(
+        app.authed(Method::GET, "/v1/business-hours", &other).send().await.expect("request"),
+        403,
+        "insufficient_scope",
+    )
+    .await;
+}

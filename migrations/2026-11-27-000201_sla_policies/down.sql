@@ -1,0 +1,2 @@
+DROP TABLE thread_slas;
+DROP TABLE sla_policies;
