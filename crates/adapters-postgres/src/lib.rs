@@ -30,6 +30,7 @@ pub mod oauth;
 pub mod pool;
 pub mod queue_stats;
 pub mod replica;
+pub mod reports;
 pub mod schema;
 pub mod sealed;
 pub mod seed;

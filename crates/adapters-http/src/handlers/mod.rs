@@ -17,6 +17,7 @@ pub mod messages;
 pub mod oauth;
 pub mod platform_webhooks;
 pub mod query;
+pub mod reports;
 pub mod secret_scanning;
 pub mod teams;
 pub mod threads;

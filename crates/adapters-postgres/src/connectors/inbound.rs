@@ -37,7 +37,9 @@ pub(super) async fn apply_inbound(
     for _ in 0..2 {
         let facts = read_facts(conn, ch, address, m).await?;
         let Some(plan) = plan_inbound(channel_type, m, &facts) else { return Ok(false) };
-        if execute(conn, ch, &plan).await? {
+        // A message to a resolved thread starts a new cycle of the conversation reports.
+        let was_resolved = facts.thread.as_ref().is_some_and(|t| t.status == "resolved");
+        if execute(conn, ch, &plan, was_resolved).await? {
             return Ok(true);
         }
     }
@@ -93,7 +95,12 @@ async fn read_facts(
 
 /// Writes the plan. `false` when the contact to create was created meanwhile by a concurrent
 /// transaction (nothing written then).
-async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &InboundPlan) -> diesel::QueryResult<bool> {
+async fn execute(
+    conn: &mut AsyncPgConnection,
+    ch: &CallbackChannel,
+    plan: &InboundPlan,
+    was_resolved: bool,
+) -> diesel::QueryResult<bool> {
     let ws = ch.workspace_id;
     let contact_id = match &plan.contact {
         ContactStep::Create { column, address, name, at } => {
@@ -212,6 +219,8 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
         sender: Sender::Contact(contact_id),
     };
     outbox::record(conn, ws, new.event(), &message_json(&message)).await?;
+    let event = domain::reports::ConversationEvent::Inbound { at: message.created_at, was_resolved };
+    crate::reports::record(conn, ws, thread_id, event).await?;
     Ok(true)
 }
 
