@@ -23,6 +23,11 @@ use crate::assistant::read_only;
 use crate::pool::Db;
 use crate::schema::{conversation_cycles, conversation_facts, threads};
 
+/// A thread's channel, team, assignee kind and assigned user.
+type ThreadColumns = (i64, Option<i64>, Option<String>, Option<i64>);
+/// A stored cycle: start, first responses (user, AI agent), the run awaiting a reply.
+type CycleColumns = (OffsetDateTime, Option<OffsetDateTime>, Option<OffsetDateTime>, Option<OffsetDateTime>);
+
 /// Stores what `event` adds to the reports of thread `thread_id`, in the caller's transaction
 /// (which has the thread row locked or just written).
 ///
@@ -34,7 +39,7 @@ pub async fn record(
     thread_id: i64,
     event: ConversationEvent,
 ) -> QueryResult<()> {
-    let thread: Option<(i64, Option<i64>, Option<String>, Option<i64>)> = threads::table
+    let thread: Option<ThreadColumns> = threads::table
         .filter(threads::workspace_id.eq(ws.0))
         .filter(threads::id.eq(thread_id))
         .select((threads::channel_id, threads::team_id, threads::assignee_type, threads::assignee_user_id))
@@ -46,19 +51,18 @@ pub async fn record(
         team_id,
         assignee_user_id: assignee_user_id.filter(|_| assignee_type.as_deref() == Some("user")),
     };
-    let cycle: Option<(OffsetDateTime, Option<OffsetDateTime>, Option<OffsetDateTime>, Option<OffsetDateTime>)> =
-        conversation_cycles::table
-            .filter(conversation_cycles::thread_id.eq(thread_id))
-            .select((
-                conversation_cycles::started_at,
-                conversation_cycles::first_response_at,
-                conversation_cycles::first_response_ai_at,
-                conversation_cycles::awaiting_since,
-            ))
-            .for_update()
-            .first(conn)
-            .await
-            .optional()?;
+    let cycle: Option<CycleColumns> = conversation_cycles::table
+        .filter(conversation_cycles::thread_id.eq(thread_id))
+        .select((
+            conversation_cycles::started_at,
+            conversation_cycles::first_response_at,
+            conversation_cycles::first_response_ai_at,
+            conversation_cycles::awaiting_since,
+        ))
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?;
     let before = cycle.map(|(started_at, first_response_at, first_response_ai_at, awaiting_since)| Cycle {
         started_at,
         first_response_at,

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use time::format_description::well_known::Rfc3339;
 use time::{Duration, OffsetDateTime};
 
-use crate::assistant_helpers::{exec, sql_json};
+use crate::assistant_helpers::sql_json;
 use crate::credentials::{add_member, token_for};
 use crate::helpers::{error_fields, problem, TestApp};
 
@@ -235,15 +235,15 @@ async fn figures_match_a_hand_computation_with_a_reopen_an_ai_reply_and_business
     assert_eq!(again["groups"][0]["reply"], g["reply"]);
 
     // A period that holds none of it: zeros and nulls.
-    let later = report(
-        &app,
-        &key,
-        &format!("since={}", urlencode(&(now + Duration::minutes(30)).format(&Rfc3339).expect("t"))),
-    )
-    .await;
+    let (from, to) = (now + Duration::minutes(30), now + Duration::hours(2));
+    let later_period = format!(
+        "since={}&until={}",
+        urlencode(&from.format(&Rfc3339).expect("since")),
+        urlencode(&to.format(&Rfc3339).expect("until"))
+    );
+    let later = report(&app, &key, &later_period).await;
     assert_eq!(later["groups"][0]["conversations"], 0);
     figure_eq(&later["groups"][0]["reply"], &figure(&[]), "empty");
-    let _ = exec;
 }
 
 fn urlencode(s: &str) -> String {
