@@ -479,3 +479,13 @@ impl From<domain::business_hours::SetBusinessHoursError> for ApiError {
         }
     }
 }
+
+impl From<domain::reports::ReportError> for ApiError {
+    fn from(e: domain::reports::ReportError) -> Self {
+        use domain::reports::ReportError as E;
+        match e {
+            E::Invalid(v) => ApiError::Validation(v),
+            E::Unknown(e) => e.into(),
+        }
+    }
+}

@@ -207,6 +207,10 @@ fn v1() -> actix_web::Scope<
                 .put(Rest(A::BusinessHoursWrite), handlers::business_hours::put::put)
                 .done(),
         )
+        .service(r("/reports/conversations").get(Rest(A::ReportsRead), handlers::reports::conversations::get).done())
+        .service(
+            r("/reports/conversations.csv").get(Rest(A::ReportsRead), handlers::reports::conversations_csv::get).done(),
+        )
         .service(r("/ai-agents").get(Rest(A::AiAgentsRead), ai_agents::list::list).done())
         .service(r("/ai-agents/{agent_id}").get(Rest(A::AiAgentsRead), ai_agents::get::get).done())
         .service(

@@ -42,6 +42,8 @@ pub struct AppState {
     pub teams: Arc<domain::teams::TeamsService>,
     /// Business hours: read and set.
     pub business_hours: Arc<domain::business_hours::BusinessHoursService>,
+    /// The conversation reports.
+    pub reports: Arc<domain::reports::ReportsService>,
     /// AI agents (read-only).
     pub ai_agents: Arc<domain::ai_agents::AiAgentsService>,
     /// Webhook destinations, their secrets, the delivery log, manual and test deliveries.

@@ -1,4 +1,6 @@
-//! A workspace's business hours: one row per workspace that has set them.
+//! A workspace's business hours: one row per workspace that has set them. Setting them also
+//! brings the stored business-time figures of the conversation reports in line
+//! ([`crate::reports::refigure_business_time`]), in the same transaction.
 
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -65,8 +67,7 @@ impl BusinessHoursRepo for PgBusinessHours {
     ) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let value = serde_json::to_value(record).map_err(repo)?;
-        let _ = hours;
-        let audit = audit.clone();
+        let (hours, audit) = (hours.clone(), audit.clone());
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
                 diesel::insert_into(business_hours::table)
@@ -76,6 +77,7 @@ impl BusinessHoursRepo for PgBusinessHours {
                     .set((business_hours::record.eq(&value), business_hours::updated_at.eq(diesel::dsl::now)))
                     .execute(conn)
                     .await?;
+                crate::reports::refigure_business_time(conn, ws, &hours).await?;
                 crate::audit::write(conn, &[audit], None).await?;
                 Ok(())
             }

@@ -31,6 +31,7 @@ pub mod prepared;
 pub mod queue_stats;
 pub mod rate_limit;
 pub mod replica;
+pub mod reports;
 pub mod schema;
 pub mod sealed;
 pub mod seed;

@@ -738,3 +738,31 @@ diesel::table! {
         updated_at -> Timestamptz,
     }
 }
+
+// The conversation reports' storage (migration 2026-11-27-000102_conversation_facts).
+diesel::table! {
+    conversation_cycles (thread_id) {
+        thread_id -> Int8,
+        workspace_id -> Int8,
+        started_at -> Timestamptz,
+        first_response_at -> Nullable<Timestamptz>,
+        first_response_ai_at -> Nullable<Timestamptz>,
+        awaiting_since -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    conversation_facts (id) {
+        id -> Int8,
+        workspace_id -> Int8,
+        thread_id -> Int8,
+        channel_id -> Int8,
+        kind -> Int2,
+        at -> Timestamptz,
+        started_at -> Nullable<Timestamptz>,
+        seconds -> Nullable<Int8>,
+        business_seconds -> Nullable<Int8>,
+        user_id -> Nullable<Int8>,
+        team_id -> Nullable<Int8>,
+    }
+}

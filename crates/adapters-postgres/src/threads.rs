@@ -124,6 +124,10 @@ pub(crate) async fn apply_status(
         ))
         .execute(conn)
         .await?;
+    if change.status == ThreadStatus::Resolved {
+        let at = OffsetDateTime::now_utc();
+        crate::reports::record(conn, ws, id, domain::reports::ConversationEvent::Resolved { at }).await?;
+    }
     Ok(())
 }
 

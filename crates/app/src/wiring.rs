@@ -187,6 +187,10 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         business_hours: Arc::new(domain::business_hours::BusinessHoursService::new(Arc::new(
             adapters_postgres::business_hours::PgBusinessHours::new(db.clone()),
         ))),
+        reports: Arc::new(domain::reports::ReportsService::new(
+            Arc::new(adapters_postgres::reports::PgReports::new(reads.clone())),
+            Arc::new(crate::platform::SystemClock),
+        )),
         ai_agents: Arc::new(domain::ai_agents::AiAgentsService::new(Arc::new(
             adapters_postgres::ai_agents::PgAiAgentRepository::new(db.clone()),
         ))),

@@ -21,6 +21,7 @@ pub mod members;
 pub mod messaging;
 pub mod oauth;
 pub mod rate_limit;
+pub mod reports;
 pub mod secret_scanning;
 pub mod sessions;
 pub mod sla;

@@ -17,6 +17,7 @@ pub mod login_tokens;
 pub mod messages;
 pub mod oauth;
 pub mod query;
+pub mod reports;
 pub mod secret_scanning;
 pub mod sla_policies;
 pub mod teams;

@@ -229,6 +229,10 @@ async fn execute(
     };
     outbox::record(conn, ws, new.event(), &message_json(&message)).await?;
     crate::sla::tracking::announce(conn, ws, breaches).await?;
+    // A message to a resolved thread starts a new cycle of the conversation reports.
+    let was_resolved = known.is_some_and(|t| t.status == "resolved");
+    let event = domain::reports::ConversationEvent::Inbound { at: message.created_at, was_resolved };
+    crate::reports::record(conn, ws, thread_id, event).await?;
     Ok(true)
 }
 

@@ -60,6 +60,7 @@ pub(super) async fn insert_one(
                     .get_result(conn)
                     .await?;
                 let message = row.into_domain().map_err(into_db)?;
+                crate::reports::record(conn, ws, thread_id, outbound_event(&message)).await?;
                 // A thread created just now already has this message's time (both are `now()`).
                 if !thread.created {
                     diesel::update(
@@ -332,6 +333,9 @@ pub(super) async fn insert_group(
             .execute(conn)
             .await?;
         }
+        for m in &stored {
+            crate::reports::record(conn, ws, m.thread_id.0, outbound_event(m)).await?;
+        }
         let events: Vec<serde_json::Value> = stored.iter().map(message_json).collect();
         outbox::record_many(conn, ws, EventType::MessageCreated, &events).await?;
         let responded: Vec<i64> =
@@ -346,4 +350,15 @@ pub(super) async fn insert_group(
         }
     }
     Ok(outcomes.into_iter().map(|o| o.unwrap_or(Outcome::Alone)).collect())
+}
+
+/// What an outbound message is to the conversation reports.
+fn outbound_event(m: &Message) -> domain::reports::ConversationEvent {
+    use domain::reports::Responder;
+    let by = match m.sender {
+        Sender::User(id) => Responder::User(id),
+        Sender::AiAgent(_) => Responder::AiAgent,
+        Sender::Contact(_) | Sender::ApiKey(_) => Responder::Other,
+    };
+    domain::reports::ConversationEvent::Outbound { at: m.created_at, by }
 }

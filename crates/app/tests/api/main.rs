@@ -52,6 +52,7 @@ mod password_reset;
 mod pool;
 mod rate_limit;
 mod replica;
+mod reports;
 mod request_log;
 mod rest_channels;
 mod rest_contacts;

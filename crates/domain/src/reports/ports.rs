@@ -1,0 +1,18 @@
+//! What the report reads.
+
+use async_trait::async_trait;
+
+use super::report::{ConversationReport, ReportQuery};
+use crate::common::error::RepoError;
+use crate::workspace::WorkspaceId;
+
+/// The stored conversation facts, aggregated.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait ConversationFacts: Send + Sync {
+    /// The report of `query` for `ws`.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn report(&self, ws: WorkspaceId, query: ReportQuery) -> Result<ConversationReport, RepoError>;
+}

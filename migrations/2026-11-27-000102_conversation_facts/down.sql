@@ -1,0 +1,2 @@
+DROP TABLE conversation_facts;
+DROP TABLE conversation_cycles;
