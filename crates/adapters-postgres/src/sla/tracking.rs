@@ -113,6 +113,9 @@ async fn store(
     if !decision.changes(before) {
         return Ok(());
     }
+    if let Some(hit) = decision.settled(before) {
+        crate::reports::record_sla_outcome(conn, ws, thread_id, OffsetDateTime::now_utc(), hit).await?;
+    }
     let target =
         thread_slas::table.filter(thread_slas::workspace_id.eq(ws.0)).filter(thread_slas::thread_id.eq(thread_id));
     let Some(s) = &decision.sla else {

@@ -173,6 +173,21 @@ impl SlaDecision {
         self.sla.as_ref() != before
     }
 
+    /// The outcome this decision settles for the conversation reports' `sla` figure: `Some(true)`
+    /// (hit) or `Some(false)` (missed) when the cycle's SLA leaves `active` with it, which happens
+    /// once per cycle; `None` otherwise.
+    pub fn settled(&self, before: Option<&ThreadSla>) -> Option<bool> {
+        let after = self.sla.as_ref()?;
+        let was = before
+            .filter(|b| b.cycle_started_at == after.cycle_started_at)
+            .map_or(SlaStatus::Active, ThreadSla::status);
+        match (was, after.status()) {
+            (SlaStatus::Active, SlaStatus::Hit) => Some(true),
+            (SlaStatus::Active, SlaStatus::Missed) => Some(false),
+            _ => None,
+        }
+    }
+
     fn of(sla: Option<ThreadSla>, breached: Vec<SlaTarget>) -> Self {
         Self { sla, breached }
     }

@@ -207,3 +207,19 @@ fn an_inbound_message_starts_a_cycle_or_reopens_and_is_heard() {
     let again = again.sla.expect("a new cycle");
     assert_eq!((again.cycle_started_at, again.responded, again.breaches.len()), (T0 + secs(90), false, 0));
 }
+
+#[test]
+fn a_cycle_settles_its_report_outcome_once_hit_or_missed() {
+    let sla = started(targets(Some(60), None, Some(120)), false);
+    let in_time = at(&sla, SlaFact::Tick, T0 + secs(59));
+    assert_eq!(in_time.settled(Some(&sla)), None, "still active");
+    let missed = at(&sla, SlaFact::Tick, T0 + secs(60));
+    assert_eq!(missed.settled(Some(&sla)), Some(false));
+    let after = missed.sla.clone().expect("sla");
+    let both = at(&after, SlaFact::Tick, T0 + secs(500));
+    assert_eq!(both.settled(Some(&after)), None, "a second breach settles nothing more");
+    let only_first = started(targets(Some(60), None, None), false);
+    let hit = at(&only_first, SlaFact::Response, T0 + secs(10));
+    assert_eq!(hit.settled(Some(&only_first)), Some(true));
+    assert_eq!(hit.settled(None), Some(true), "a cycle settled as it starts");
+}

@@ -153,3 +153,21 @@ async fn a_business_hours_policy_counts_only_the_workspaces_business_hours() {
     let wall = contact_thread(&app, &key, other, "+14155550124", wrote).await;
     assert_eq!(at(&thread(&app, &key, wall).await["sla"]["first_response_due_at"]), wrote + Duration::hours(1));
 }
+
+#[tokio::test]
+async fn the_conversation_report_counts_each_cycles_sla_once_as_hit_or_missed() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
+    policy(&app, &key, json!({"name": "Fast", "first_response_seconds": 600})).await;
+    let hit = contact_thread(&app, &key, ch, "+14155550123", ago(60)).await;
+    reply(&app, &key, ch, hit, ws.admin_id).await;
+    let missed = contact_thread(&app, &key, ch, "+14155550124", ago(900)).await;
+    reply(&app, &key, ch, missed, ws.admin_id).await;
+    assert_eq!(thread(&app, &key, hit).await["sla"]["status"], json!("hit"));
+    assert_eq!(thread(&app, &key, missed).await["sla"]["status"], json!("missed"));
+    let res = app.authed(reqwest::Method::GET, "/v1/reports/conversations", &key).send().await.expect("request");
+    assert_eq!(res.status(), 200);
+    let report: Value = res.json().await.expect("json");
+    assert_eq!(report["groups"][0]["sla"], json!({"hit": 1, "missed": 1}), "{report}");
+}
