@@ -23,14 +23,14 @@ use domain::teams::{
     WAITING_BATCH,
 };
 use domain::threads::{decide_snooze_expiry, LifecycleTimers, StatusFacts, ThreadStatus};
-use domain::webhooks::EventType;
+use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
 
 use crate::error::repo;
 use crate::pool::Db;
-use crate::threads::{apply_status, load_many, thread_json};
+use crate::threads::{apply_status, load_many};
 use crate::webhooks::outbox;
 
 /// `status IN (…)` of the statuses that count toward a member's load, as the domain defines
@@ -224,8 +224,9 @@ async fn apply_assignments(
     .await?;
     let others: Vec<i64> = threads.iter().copied().filter(|t| !created.contains(t)).collect();
     if !others.is_empty() {
-        let data: Vec<serde_json::Value> = load_many(conn, ws, &others).await?.iter().map(thread_json).collect();
-        outbox::record_many(conn, ws, EventType::ThreadAssigned, &data).await?;
+        let events: Vec<DomainEvent> =
+            load_many(conn, ws, &others).await?.into_iter().map(|t| DomainEvent::ThreadAssigned(t.into())).collect();
+        outbox::record(conn, ws, OffsetDateTime::now_utc(), &events).await?;
     }
     Ok(())
 }
@@ -351,8 +352,8 @@ impl LifecycleTimers for PgLifecycleTimers {
                         let ws = WorkspaceId(row.workspace_id);
                         apply_status(conn, ws, row.id, &change).await?;
                         let thread = load_many(conn, ws, &[row.id]).await?;
-                        let data: Vec<serde_json::Value> = thread.iter().map(thread_json).collect();
-                        outbox::record_many(conn, ws, change.event(), &data).await?;
+                        let events: Vec<DomainEvent> = thread.into_iter().map(|t| change.event(t.into())).collect();
+                        outbox::record(conn, ws, OffsetDateTime::now_utc(), &events).await?;
                         opened += 1;
                     }
                     Ok(opened)

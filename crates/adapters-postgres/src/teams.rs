@@ -12,8 +12,7 @@ use domain::teams::{
     AssignmentMode, AssignmentPolicy, AssignmentReason, CreateTeamError, NewTeam, Team, TeamChange, TeamLookupError,
     TeamRepository, UpdateTeamError,
 };
-use domain::threads::Assignee;
-use domain::webhooks::EventType;
+use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -21,7 +20,7 @@ use time::OffsetDateTime;
 use crate::error::{repo, unique_violation};
 use crate::pool::Db;
 use crate::schema::{team_members, teams, threads, workspace_members};
-use crate::threads::{assignee_json, load_many, thread_json};
+use crate::threads::load_many;
 use crate::webhooks::outbox;
 
 /// The unique constraint on a team's name in its workspace.
@@ -266,16 +265,14 @@ impl TeamRepository for PgTeamRepository {
                         .execute(conn)
                         .await?;
                     if !unassigned.is_empty() {
-                        let data: Vec<serde_json::Value> = load_many(conn, ws, &unassigned)
+                        // docs/contract.md: each thread's `thread.assigned` is its plain record,
+                        // unassigned with `assignment_reason` `team_deleted`.
+                        let events: Vec<DomainEvent> = load_many(conn, ws, &unassigned)
                             .await?
-                            .iter()
-                            .map(|t| {
-                                let mut data = thread_json(t);
-                                data["previous_assignee"] = assignee_json(Some(Assignee::Team(id)));
-                                data
-                            })
+                            .into_iter()
+                            .map(|t| DomainEvent::ThreadAssigned(t.into()))
                             .collect();
-                        outbox::record_many(conn, ws, EventType::ThreadAssigned, &data).await?;
+                        outbox::record(conn, ws, OffsetDateTime::now_utc(), &events).await?;
                     }
                     crate::audit::write(conn, &[audit], None).await?;
                     Ok(())

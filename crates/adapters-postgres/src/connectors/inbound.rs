@@ -11,10 +11,10 @@ use domain::connectors::inbound::{
 };
 use domain::connectors::{CallbackChannel, InboundMessage};
 use domain::messaging::{Direction, Message, MessageId, MessageStatus, Sender, ThreadId};
+use domain::threads::ThreadRecord;
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
-use crate::messages::message_json;
 use crate::schema::{contacts, messages, threads};
 use crate::webhooks::outbox;
 
@@ -138,8 +138,8 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
         }
     };
     if let Some(event) = plan.contact.event() {
-        let data = crate::contacts::record(conn, ws, contact_id).await?;
-        outbox::record(conn, ws, event, &data).await?;
+        let contact = crate::contacts::record(conn, ws, contact_id).await?;
+        outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event(contact)]).await?;
     }
     let thread_id = match plan.thread {
         ThreadStep::Create { at } => {
@@ -178,8 +178,8 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
         }
     };
     if let Some(event) = plan.thread.event() {
-        let data = thread_record(conn, ws, thread_id).await?;
-        outbox::record(conn, ws, event, &data).await?;
+        let thread = thread_record(conn, ws, thread_id).await?;
+        outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event(thread)]).await?;
     }
     let new = &plan.message;
     let row: (i64, OffsetDateTime) = diesel::insert_into(messages::table)
@@ -211,16 +211,12 @@ async fn execute(conn: &mut AsyncPgConnection, ch: &CallbackChannel, plan: &Inbo
         created_at: row.1,
         sender: Sender::Contact(contact_id),
     };
-    outbox::record(conn, ws, new.event(), &message_json(&message)).await?;
+    outbox::record(conn, ws, OffsetDateTime::now_utc(), &[new.event(message.into())]).await?;
     Ok(true)
 }
 
 /// The Thread record of `id` as it is now in this transaction (the `data` of `thread.*`).
-async fn thread_record(
-    conn: &mut AsyncPgConnection,
-    ws: WorkspaceId,
-    id: i64,
-) -> diesel::QueryResult<serde_json::Value> {
+async fn thread_record(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64) -> diesel::QueryResult<ThreadRecord> {
     let thread = crate::threads::load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)?;
-    Ok(crate::threads::thread_json(&thread))
+    Ok(thread.into())
 }

@@ -79,7 +79,8 @@ pub(super) async fn insert_one(
                     .execute(conn)
                     .await?;
                 }
-                outbox::record(conn, ws, EventType::MessageCreated, &message_json(&message)).await?;
+                let event = DomainEvent::MessageCreated(MessageRecord::from(message.clone()));
+                outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &[event]).await?;
                 Ok(Stored { message, replayed: false })
             }
             .scope_boxed()
@@ -327,8 +328,9 @@ pub(super) async fn insert_group(
             .execute(conn)
             .await?;
         }
-        let events: Vec<serde_json::Value> = stored.iter().map(message_json).collect();
-        outbox::record_many(conn, ws, EventType::MessageCreated, &events).await?;
+        let events: Vec<DomainEvent> =
+            stored.iter().map(|m| DomainEvent::MessageCreated(MessageRecord::from(m.clone()))).collect();
+        outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &events).await?;
         for (&(i, _), message) in pending.iter().zip(stored) {
             outcomes[i] = Some(Outcome::Done(Ok(Stored { message, replayed: false })));
         }
