@@ -1,38 +1,41 @@
 //! The event catalogue as a contract (issue 16): each event type's payload schema, published as
 //! the OpenAPI document's top-level `webhooks` and by `GET /v1/event-types`, and a realistic
-//! sample of each (typed test events). The `data` schemas are the REST records' own
-//! ([`crate::dto`]), and the samples are built from those types, so a field added to a record
-//! shows up in its events' schema and samples too.
+//! sample of each (typed test events). Both come from [`DomainEvent`]: a type's `data` schema is
+//! the component of the record its variant carries (the REST record of the resource), and its
+//! sample is that record ([`sample_event`]), so a field added to a record shows up in its
+//! events' schema and samples too.
+
+use std::borrow::Cow;
 
 use domain::webhooks::payload::test_data;
-use domain::webhooks::{DestinationId, EventType};
+use domain::webhooks::samples::sample_event;
+use domain::webhooks::{DestinationId, DomainEvent, EventRecord, EventType};
 use serde_json::{json, Value};
 use time::OffsetDateTime;
+use utoipa::ToSchema;
 
-use domain::contacts::Contact;
+/// The OpenAPI component name of `T`.
+fn component<T: ToSchema>(_: &T) -> Cow<'static, str> {
+    T::name()
+}
 
-use crate::dto::WebhookRecord;
-use crate::dto::{
-    AssigneeRecord, ChannelRecord, ChannelStatusDto, ChannelTypeDto, DirectionDto, MessageRecord, MessageStatusDto,
-    ThreadRecord,
-};
-
-/// The component schema of an event type's `data`; `None` for `webhook.test` and
-/// `contact.deleted` (inline).
-pub fn data_component(event: EventType) -> Option<&'static str> {
-    match event {
-        EventType::MessageCreated | EventType::MessageStatusUpdated => Some("MessageRecord"),
-        EventType::ThreadCreated
-        | EventType::ThreadStatusChanged
-        | EventType::ThreadAssigned
-        | EventType::ThreadLabelsChanged
-        | EventType::SlaBreached => Some("ThreadRecord"),
-        EventType::ContactCreated | EventType::ContactUpdated => Some("Contact"),
-        EventType::ChannelCreated | EventType::ChannelUpdated => Some("ChannelRecord"),
-        EventType::WebhookDisabled | EventType::WebhookFailing | EventType::WebhookRecovered => Some("WebhookRecord"),
-        EventType::TemplateStatusUpdated => Some("TemplateEventRecord"),
-        EventType::WebhookTest | EventType::ContactDeleted => None,
+/// The component schema of the record `event` carries.
+pub fn record_component(event: &DomainEvent) -> Cow<'static, str> {
+    match event.record() {
+        EventRecord::Message(r) => component(r),
+        EventRecord::Thread(r) => component(r),
+        EventRecord::Contact(r) => component(r),
+        EventRecord::ErasedContact(r) => component(r),
+        EventRecord::Channel(r) => component(r),
+        EventRecord::Webhook(r) => component(r),
+        EventRecord::Template(r) => component(r),
     }
+}
+
+/// The component schema of an event type's `data`; `None` for `webhook.test` (inline), which is
+/// no domain event.
+pub fn data_component(event: EventType) -> Option<Cow<'static, str>> {
+    sample_event(event, DestinationId(0), OffsetDateTime::UNIX_EPOCH).map(|e| record_component(&e))
 }
 
 /// Every type a delivery can carry: the catalogue, then `webhook.test`.
@@ -43,21 +46,14 @@ pub fn delivered_types() -> impl Iterator<Item = EventType> {
 /// The JSON Schema of an event's body `{"type","timestamp","workspace_id","data"}`, with `data`
 /// a reference into the OpenAPI document's components.
 pub fn payload_schema(event: EventType) -> Value {
-    let erased = json!({
-        "type": "object",
-        "description": "An erased contact: its id only",
-        "required": ["id"],
-        "additionalProperties": false,
-        "properties": {"id": {"type": "integer", "format": "int64", "description": "The erased contact"}}
-    });
+    let reference = |name: &str| json!({"$ref": format!("#/components/schemas/{name}")});
     let data = match data_component(event) {
         // Erasing a contact rewrites its earlier events to the id alone (docs/product/contacts.md),
         // so a stored or replayed `contact.created|updated` may carry that form.
         Some(name) if matches!(event, EventType::ContactCreated | EventType::ContactUpdated) => {
-            json!({"anyOf": [{"$ref": format!("#/components/schemas/{name}")}, erased]})
+            json!({"anyOf": [reference(&name), reference(&domain::contacts::ErasedContact::name())]})
         }
-        Some(name) => json!({"$ref": format!("#/components/schemas/{name}")}),
-        None if event == EventType::ContactDeleted => erased,
+        Some(name) => reference(&name),
         None => json!({
             "type": "object",
             "required": ["webhook_id", "message"],
@@ -124,147 +120,52 @@ pub fn inline_refs(schema: &Value, components: &Value) -> Value {
 
 /// A realistic `data` of `event`, as a test delivery to `destination` sends it.
 pub fn sample_data(event: EventType, destination: DestinationId, now: OffsetDateTime) -> Value {
-    let message = |direction, status, content: &str| {
-        serde_json::to_value(MessageRecord {
-            id: 48_213,
-            channel_id: 12,
-            thread_id: 9_771,
-            direction,
-            content: content.to_owned(),
-            status,
-            created_at: now,
-            sender: match direction {
-                DirectionDto::Inbound => domain::messaging::SenderRecord { kind: "contact", id: Some(5_310) },
-                DirectionDto::Outbound => domain::messaging::SenderRecord { kind: "user", id: Some(42) },
-            },
-        })
-    };
-    let thread = |status: &str, assignee: Option<AssigneeRecord>| {
-        serde_json::to_value(ThreadRecord {
-            id: 9_771,
-            channel_id: 12,
-            contact_id: 5_310,
-            status: status.to_owned(),
-            unread_count: 1,
-            assignee: assignee.clone(),
-            handover_status: None,
-            last_message_at: Some(now),
-            created_at: now,
-            labels: vec!["billing".to_owned()],
-            snoozed_until: None,
-            status_reason: (status != "open").then(|| "manual".to_owned()),
-            team_id: Some(3),
-            assigned_at: assignee.as_ref().map(|_| now),
-            assignment_reason: assignee.as_ref().map(|_| "balanced".to_owned()),
-            service_window: domain::threads::ServiceWindowRecord {
-                open: true,
-                expires_at: Some(now + time::Duration::hours(23)),
-            },
-            sla: None,
-        })
-    };
-    let contact = |name: Option<&str>| {
-        serde_json::to_value(Contact {
-            id: 5_310,
-            name: name.map(str::to_owned),
-            phone: Some("+4915112345678".to_owned()),
-            email: None,
-            country: Some("DE".to_owned()),
-            language: Some("de".to_owned()),
-            note: None,
-            created_at: now,
-            updated_at: now,
-            first_contacted_at: Some(now),
-            last_contacted_at: Some(now),
-        })
-    };
-    let channel = |status| {
-        serde_json::to_value(ChannelRecord {
-            id: 12,
-            channel_type: ChannelTypeDto::Whatsapp,
-            display_name: "Support DE".to_owned(),
-            identifier: "+4930123456789".to_owned(),
-            status,
-            created_at: now,
-            default_team_id: Some(3),
-        })
-    };
-    let value = match event {
-        EventType::MessageCreated => {
-            message(DirectionDto::Inbound, MessageStatusDto::Delivered, "Hi! Is my order #1042 on its way?")
+    sample_event(event, destination, now).map_or_else(|| test_data(destination), |e| e.data())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_types_data_schema_is_the_published_component_of_its_variants_record() {
+        let doc = crate::openapi::document();
+        let components = &doc["components"]["schemas"];
+        for &event in EventType::CATALOG {
+            let Some(sample) = sample_event(event, DestinationId(1), OffsetDateTime::UNIX_EPOCH) else {
+                panic!("{event} has no variant");
+            };
+            let name = record_component(&sample);
+            assert!(components.get(name.as_ref()).is_some(), "{name} is not a published component");
+            let data = &payload_schema(event)["properties"]["data"];
+            let reference = data.get("$ref").or_else(|| data["anyOf"][0].get("$ref"));
+            assert_eq!(reference, Some(&json!(format!("#/components/schemas/{name}"))), "{event}");
+            // Every member of the record is a property of its schema (a record with a flattened
+            // part lists its properties under `allOf`).
+            let schema = &components[name.as_ref()];
+            let parts: Vec<&Value> = schema["allOf"].as_array().map_or_else(|| vec![schema], |a| a.iter().collect());
+            let properties: Vec<&String> = parts
+                .iter()
+                .map(|p| {
+                    p.get("$ref")
+                        .and_then(Value::as_str)
+                        .map_or(*p, |r| &components[r.rsplit('/').next().unwrap_or_default()])
+                })
+                .filter_map(|p| p["properties"].as_object())
+                .flat_map(|p| p.keys())
+                .collect();
+            for member in sample.data().as_object().map(|o| o.keys().collect::<Vec<_>>()).unwrap_or_default() {
+                assert!(properties.contains(&member), "{event}: `{member}` is not in {name}");
+            }
         }
-        EventType::MessageStatusUpdated => message(
-            DirectionDto::Outbound,
-            MessageStatusDto::Read,
-            "Yes, it left our warehouse this morning. Tracking: 00340434161094042557",
-        ),
-        EventType::ThreadCreated => thread("open", None),
-        EventType::ThreadStatusChanged => thread("resolved", None),
-        EventType::ThreadAssigned => thread("open", Some(AssigneeRecord { kind: "user".to_owned(), id: 3 })),
-        EventType::ThreadLabelsChanged => thread("open", None),
-        EventType::SlaBreached => thread("open", None).map(|mut t| {
-            t["sla"] = json!({
-                "policy_id": 2,
-                "first_response_due_at": "2026-11-26T09:30:00Z",
-                "next_response_due_at": null,
-                "resolution_due_at": "2026-11-27T09:00:00Z",
-                "status": "missed",
-                "breaches": ["first_response"]
-            });
-            t
-        }),
-        EventType::ContactCreated => contact(None),
-        EventType::ContactUpdated => contact(Some("Lena Fischer")),
-        EventType::ContactDeleted => Ok(json!({"id": 5_310})),
-        EventType::ChannelCreated => channel(ChannelStatusDto::Active),
-        EventType::ChannelUpdated => channel(ChannelStatusDto::Disconnected),
-        EventType::TemplateStatusUpdated => serde_json::to_value(domain::connectors::templates::TemplateEventRecord {
-            channel_id: 12,
-            template: domain::connectors::templates::TemplateRecord {
-                name: "order_shipped".to_owned(),
-                language: "de".to_owned(),
-                category: "UTILITY".to_owned(),
-                status: "paused".to_owned(),
-                quality: Some("RED".to_owned()),
-                parameters: 2,
-                body: "Hallo {{1}}, Ihre Bestellung {{2}} ist unterwegs.".to_owned(),
-                rejected_reason: None,
-                updated_at: now,
-            },
-        }),
-        EventType::WebhookDisabled => serde_json::to_value(WebhookRecord {
-            id: destination.0,
-            url: "https://hooks.example.com/wms".to_owned(),
-            platform: "custom".to_owned(),
-            events: vec!["message.created".to_owned()],
-            active: false,
-            created_at: now,
-            updated_at: now,
-            disabled_reason: Some("every delivery failed for 5 days (since 2026-11-19T08:00:00Z)".to_owned()),
-            disabled_at: Some(now),
-            rate_limit_per_second: None,
-            max_in_flight: None,
-            headers: Default::default(),
-            filter: None,
-            ordering: Default::default(),
-        }),
-        EventType::WebhookFailing | EventType::WebhookRecovered => serde_json::to_value(WebhookRecord {
-            id: destination.0,
-            url: "https://hooks.example.com/wms".to_owned(),
-            platform: "custom".to_owned(),
-            events: vec!["message.created".to_owned()],
-            active: true,
-            created_at: now,
-            updated_at: now,
-            disabled_reason: None,
-            disabled_at: None,
-            rate_limit_per_second: Some(50),
-            max_in_flight: None,
-            headers: [("x-api-key".to_owned(), String::new())].into_iter().collect(),
-            filter: None,
-            ordering: domain::webhooks::controls::DeliveryOrdering::PerThread,
-        }),
-        EventType::WebhookTest => Ok(test_data(destination)),
-    };
-    value.unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn a_test_event_is_inline_and_every_other_type_names_a_record() {
+        assert_eq!(data_component(EventType::WebhookTest), None);
+        assert_eq!(data_component(EventType::ContactDeleted).as_deref(), Some("ErasedContact"));
+        assert_eq!(data_component(EventType::ThreadAssigned).as_deref(), Some("ThreadRecord"));
+        let sample = sample_data(EventType::WebhookTest, DestinationId(3), OffsetDateTime::UNIX_EPOCH);
+        assert_eq!(sample["webhook_id"], 3);
+    }
 }

@@ -94,6 +94,7 @@ use crate::handlers::{channels, messages, users, webhooks};
         crate::dto::ThreadRecord,
         crate::dto::ChannelRecord,
         domain::contacts::Contact,
+        domain::contacts::ErasedContact,
         crate::dto::WebhookRecord,
         domain::connectors::templates::TemplateEventRecord,
         domain::connectors::templates::TemplateRecord,

@@ -23,7 +23,7 @@ use domain::teams::{
     DefaultTeam, ReopenFacts, TeamFacts, WAITING_BATCH,
 };
 use domain::threads::{decide_snooze_expiry, LifecycleTimers, StatusFacts, ThreadStatus};
-use domain::webhooks::EventType;
+use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -31,7 +31,7 @@ use time::OffsetDateTime;
 use crate::error::repo;
 use crate::pool::Db;
 use crate::prepared::Prepared;
-use crate::threads::{apply_status, load_many, thread_json};
+use crate::threads::{apply_status, load_many};
 use crate::webhooks::outbox;
 
 /// `status IN (…)` of the statuses that count toward a member's load, as the domain defines
@@ -233,8 +233,9 @@ async fn apply_assignments(
     .await?;
     let others: Vec<i64> = threads.iter().copied().filter(|t| !created.contains(t)).collect();
     if !others.is_empty() {
-        let data: Vec<serde_json::Value> = load_many(conn, ws, &others).await?.iter().map(thread_json).collect();
-        outbox::record_many(conn, ws, EventType::ThreadAssigned, &data).await?;
+        let events: Vec<DomainEvent> =
+            load_many(conn, ws, &others).await?.into_iter().map(|t| DomainEvent::ThreadAssigned(t.into())).collect();
+        outbox::record(conn, ws, OffsetDateTime::now_utc(), &events).await?;
     }
     Ok(())
 }
@@ -358,8 +359,9 @@ pub async fn check_reopened(
     .await?;
     // Served like a new thread: its own event is recorded below, once, with the outcome.
     serve_locked(conn, ws, back.team_id, back.policy, now, &[thread_id]).await?;
-    let data: Vec<serde_json::Value> = load_many(conn, ws, &[thread_id]).await?.iter().map(thread_json).collect();
-    outbox::record_many(conn, ws, back.event(), &data).await
+    let events: Vec<DomainEvent> =
+        load_many(conn, ws, &[thread_id]).await?.into_iter().map(|t| back.event(t.into())).collect();
+    outbox::record(conn, ws, now, &events).await
 }
 
 /// [`LifecycleTimers`] on PostgreSQL.
@@ -424,8 +426,8 @@ impl LifecycleTimers for PgLifecycleTimers {
                         let breaches =
                             crate::sla::tracking::on_status(conn, ws, row.id, facts.status, change.status).await?;
                         let thread = load_many(conn, ws, &[row.id]).await?;
-                        let data: Vec<serde_json::Value> = thread.iter().map(thread_json).collect();
-                        outbox::record_many(conn, ws, change.event(), &data).await?;
+                        let events: Vec<DomainEvent> = thread.into_iter().map(|t| change.event(t.into())).collect();
+                        outbox::record(conn, ws, OffsetDateTime::now_utc(), &events).await?;
                         // Back to `open`, it counts toward its member's load again.
                         check_reopened(conn, ws, row.id, now).await?;
                         crate::sla::tracking::announce(conn, ws, breaches).await?;

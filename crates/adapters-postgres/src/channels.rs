@@ -19,7 +19,8 @@ use crate::error::{repo, unique_violation};
 use crate::pool::Db;
 use crate::schema::channels;
 use crate::webhooks::outbox;
-use domain::webhooks::EventType;
+use domain::channels::ChannelRecord;
+use domain::webhooks::DomainEvent;
 
 /// [`ChannelRepository`] on PostgreSQL. Identical concurrent listings, and concurrent reads of
 /// one channel (every send reads its channel), share one query ([`crate::coalesce`]).
@@ -126,11 +127,6 @@ impl ChannelRow {
     }
 }
 
-/// The event payload of a channel: the same record the API returns.
-pub fn channel_json(c: &Channel) -> serde_json::Value {
-    domain::channels::ChannelRecord::from(c.clone()).to_json()
-}
-
 enum TxError {
     Duplicate,
     NotFound,
@@ -196,7 +192,8 @@ impl ChannelRepository for PgChannelRepository {
                     let channel = row
                         .into_domain()
                         .map_err(|e| TxError::Db(diesel::result::Error::QueryBuilderError(e.0.into())))?;
-                    outbox::record(conn, ws, EventType::ChannelCreated, &channel_json(&channel)).await?;
+                    let event = DomainEvent::ChannelCreated(ChannelRecord::from(channel.clone()));
+                    outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
                     crate::audit::write(conn, std::slice::from_ref(audit), Some(channel.id.0)).await?;
                     Ok(channel)
                 }
@@ -283,7 +280,8 @@ impl ChannelRepository for PgChannelRepository {
                     let channel = row
                         .into_domain()
                         .map_err(|e| TxError::Db(diesel::result::Error::QueryBuilderError(e.0.into())))?;
-                    outbox::record(conn, ws, EventType::ChannelUpdated, &channel_json(&channel)).await?;
+                    let event = DomainEvent::ChannelUpdated(ChannelRecord::from(channel.clone()));
+                    outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
                     crate::audit::write(conn, audit, None).await?;
                     Ok(channel)
                 }

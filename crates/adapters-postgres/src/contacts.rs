@@ -10,7 +10,7 @@ use domain::contacts::{
     ChangeContactError, Contact, ContactChange, ContactField, ContactFilter, ContactRepository, EraseContactStoreError,
     InsertContactError, ListContactsStoreError, NewContact,
 };
-use domain::webhooks::EventType;
+use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -89,8 +89,8 @@ async fn load(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64, lock: bool
 ///
 /// # Errors
 /// `NotFound` when the contact is not a live contact of `ws`.
-pub async fn record(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64) -> QueryResult<serde_json::Value> {
-    Ok(load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)?.to_json())
+pub async fn record(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64) -> QueryResult<Contact> {
+    load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)
 }
 
 /// `%` and `_` are LIKE wildcards: a name prefix matches them literally.
@@ -266,7 +266,8 @@ impl ContactRepository for PgContactRepository {
                         .get_result(conn)
                         .await?;
                     let contact = Contact::from(row);
-                    outbox::record(conn, ws, EventType::ContactCreated, &contact.to_json()).await?;
+                    let event = DomainEvent::ContactCreated(contact.clone());
+                    outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
                     Ok(contact)
                 }
                 .scope_boxed()
@@ -311,7 +312,8 @@ impl ContactRepository for PgContactRepository {
                     .get_result(conn)
                     .await?;
                     let contact = Contact::from(row);
-                    outbox::record(conn, ws, EventType::ContactUpdated, &contact.to_json()).await?;
+                    let event = DomainEvent::ContactUpdated(contact.clone());
+                    outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
                     Ok(contact)
                 }
                 .scope_boxed()

@@ -13,6 +13,7 @@ use domain::teams::{
     TeamLookupError, TeamRepository, TeamThread, UpdateTeamError,
 };
 use domain::threads::Assignee;
+use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -20,7 +21,7 @@ use time::OffsetDateTime;
 use crate::error::{repo, unique_violation};
 use crate::pool::Db;
 use crate::schema::{team_members, teams, threads, workspace_members};
-use crate::threads::{load_many, thread_json};
+use crate::threads::load_many;
 use crate::webhooks::outbox;
 
 /// The unique constraint on a team's name in its workspace.
@@ -319,9 +320,14 @@ impl TeamRepository for PgTeamRepository {
                         .execute(conn)
                         .await?;
                     if !deletion.unassigned.is_empty() {
-                        let data: Vec<serde_json::Value> =
-                            load_many(conn, ws, &deletion.unassigned).await?.iter().map(thread_json).collect();
-                        outbox::record_many(conn, ws, deletion.event(), &data).await?;
+                        // docs/contract.md: each thread's `thread.assigned` is its plain record,
+                        // unassigned with `assignment_reason` `team_deleted`.
+                        let events: Vec<DomainEvent> = load_many(conn, ws, &deletion.unassigned)
+                            .await?
+                            .into_iter()
+                            .map(|t| deletion.event(t.into()))
+                            .collect();
+                        outbox::record(conn, ws, OffsetDateTime::now_utc(), &events).await?;
                     }
                     crate::audit::write(conn, &[audit], None).await?;
                     Ok(())

@@ -12,7 +12,7 @@ use domain::connectors::templates::{
     ChangedTemplate, SyncTarget, TemplateEventRecord, TemplateRecord, TemplateStatus, TemplateStatusChange,
     TemplateStore, WhatsappTemplate,
 };
-use domain::webhooks::EventType;
+use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -285,11 +285,11 @@ impl TemplateStore for PgTemplates {
                                 .await?;
                             for row in rows {
                                 let template = WhatsappTemplate::from(row);
-                                let data = TemplateEventRecord {
+                                let event = DomainEvent::TemplateStatusUpdated(TemplateEventRecord {
                                     channel_id: h.channel_id.0,
                                     template: TemplateRecord::from(template.clone()),
-                                };
-                                outbox::record(c, ws, EventType::TemplateStatusUpdated, &data.to_json()).await?;
+                                });
+                                outbox::record(c, ws, OffsetDateTime::now_utc(), &[event]).await?;
                                 changed.push(ChangedTemplate { workspace_id: ws, channel_id: h.channel_id, template });
                             }
                         }

@@ -11,7 +11,7 @@ use domain::threads::{
     SetThreadLabelsError, StatusChange, StatusFacts, StatusReason, Thread, ThreadChange, ThreadFilter, ThreadRecord,
     ThreadRepository, ThreadStatus, UpdateThreadError,
 };
-use domain::webhooks::EventType;
+use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -96,12 +96,6 @@ diesel::define_sql_function!(
     /// SQL `lower(text)`: label names are unique and matched ignoring case.
     fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text
 );
-
-/// The event payload of a thread: the record the API returns ([`ThreadRecord`]; the events
-/// contract test compares the two).
-pub fn thread_json(t: &Thread) -> serde_json::Value {
-    ThreadRecord::from(t.clone()).to_json()
-}
 
 /// The status facts of a loaded thread.
 pub(crate) fn status_facts(t: &Thread) -> StatusFacts {
@@ -268,13 +262,13 @@ impl ThreadRepository for PgThreadRepository {
                     };
                     let after = load(conn, ws, id, false).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))?;
                     // docs/contract.md, "Events as a contract": `data` is exactly the Thread record.
-                    let data = thread_json(&after);
-                    if let Some(status) = status {
-                        outbox::record(conn, ws, status.event(), &data).await?;
-                    }
-                    if let Some(assignment) = assignment {
-                        outbox::record(conn, ws, assignment.event(), &data).await?;
-                    }
+                    let record = ThreadRecord::from(after.clone());
+                    let events: Vec<DomainEvent> = status
+                        .map(|s| s.event(record.clone()))
+                        .into_iter()
+                        .chain(assignment.map(|a| a.event(record)))
+                        .collect();
+                    outbox::record(conn, ws, OffsetDateTime::now_utc(), &events).await?;
                     crate::sla::tracking::announce(conn, ws, breaches).await?;
                     Ok(after)
                 }
@@ -430,7 +424,8 @@ impl ThreadRepository for PgThreadRepository {
                         .execute(conn)
                         .await?;
                     let after = load(conn, ws, id, false).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))?;
-                    outbox::record(conn, ws, EventType::ThreadLabelsChanged, &thread_json(&after)).await?;
+                    let event = DomainEvent::ThreadLabelsChanged(after.clone().into());
+                    outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
                     Ok(after)
                 }
                 .scope_boxed()

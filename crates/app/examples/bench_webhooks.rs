@@ -22,9 +22,9 @@ use adapters_postgres::webhooks::outbox;
 use adapters_postgres::Db;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
-use domain::webhooks::{DestinationInput, EventType};
+use domain::webhooks::samples::sample_event;
+use domain::webhooks::{DestinationId, DestinationInput, DomainEvent, EventType};
 use domain::workspace::{CreateWorkspace, PlanTier, WorkspaceId};
-use serde_json::json;
 
 type Arrivals = Arc<Mutex<HashMap<i64, Instant>>>;
 
@@ -40,7 +40,7 @@ async fn receive(req: HttpRequest, body: web::Bytes, arrivals: web::Data<Arrival
     let now = Instant::now();
     if req.path() == "/latency" {
         if let Some(seq) =
-            serde_json::from_slice::<serde_json::Value>(&body).ok().and_then(|v| v["data"]["seq"].as_i64())
+            serde_json::from_slice::<serde_json::Value>(&body).ok().and_then(|v| v["data"]["id"].as_i64())
         {
             arrivals.lock().map(|mut a| *a.entry(seq).or_insert(now)).ok();
         }
@@ -164,7 +164,7 @@ async fn main() -> anyhow::Result<()> {
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
                 for seq in 0..backlog {
-                    outbox::record(conn, ws, EventType::MessageCreated, &json!({"seq": seq})).await?;
+                    outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &[message(seq)]).await?;
                 }
                 Ok(())
             }
@@ -257,7 +257,7 @@ async fn capped_arrivals(db: &Db, ws: WorkspaceId, events: i64) -> anyhow::Resul
     conn.transaction::<_, diesel::result::Error, _>(|conn| {
         async move {
             for seq in 0..events {
-                outbox::record(conn, ws, EventType::MessageCreated, &json!({"seq": seq})).await?;
+                outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &[message(seq)]).await?;
             }
             Ok(())
         }
@@ -285,7 +285,8 @@ async fn steady(db: &Db, ws: WorkspaceId, secs: u64, arrivals: &Arrivals) -> any
             tokio::time::sleep(wait).await;
         }
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
-            async move { outbox::record(conn, ws, EventType::MessageCreated, &json!({"seq": seq})).await }.scope_boxed()
+            async move { outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &[message(seq)]).await }
+                .scope_boxed()
         })
         .await?;
         commits.insert(seq, Instant::now());
@@ -309,4 +310,15 @@ async fn steady(db: &Db, ws: WorkspaceId, secs: u64, arrivals: &Arrivals) -> any
         lat.last().copied().unwrap_or(0.0)
     );
     Ok(())
+}
+
+/// A `message.created` whose message id is `seq` (how the receiver tells the events apart).
+fn message(seq: i64) -> DomainEvent {
+    let sample = sample_event(EventType::MessageCreated, DestinationId(0), time::OffsetDateTime::now_utc());
+    match sample {
+        Some(DomainEvent::MessageCreated(m)) => {
+            DomainEvent::MessageCreated(domain::messaging::MessageRecord { id: seq, ..m })
+        }
+        _ => unreachable!("the sample of message.created is a message"),
+    }
 }

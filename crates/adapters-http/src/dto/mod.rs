@@ -24,9 +24,9 @@ pub use sla_policies::{SlaPolicyList, SlaPolicyRecord};
 pub use teams::{TeamList, TeamRecord};
 pub use webhooks::{AttemptRecord, DeliveryList, DeliveryRecord, SecretRecord, WebhookList};
 
-pub use domain::channels::{ChannelRecord, ChannelStatusDto, ChannelTypeDto};
+pub use domain::channels::{ChannelRecord, ChannelStatus, ChannelType};
 use domain::members::MemberProfile;
-pub use domain::messaging::{DirectionDto, MessageRecord, MessageStatusDto};
+pub use domain::messaging::{Direction, MessageRecord, MessageStatus};
 pub use domain::threads::{AssigneeRecord, ThreadRecord};
 use domain::users::Role;
 pub use domain::webhooks::WebhookRecord;

@@ -11,11 +11,11 @@ use domain::connectors::inbound::{
 };
 use domain::connectors::{CallbackChannel, InboundMessage};
 use domain::messaging::{Direction, Message, MessageId, MessageStatus, Sender, ThreadId};
+use domain::threads::ThreadRecord;
 use domain::threads::ThreadStatus;
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
-use crate::messages::message_json;
 use crate::schema::{contacts, messages, threads};
 use crate::webhooks::outbox;
 
@@ -144,8 +144,8 @@ async fn execute(
         }
     };
     if let Some(event) = plan.contact.event() {
-        let data = crate::contacts::record(conn, ws, contact_id).await?;
-        outbox::record(conn, ws, event, &data).await?;
+        let contact = crate::contacts::record(conn, ws, contact_id).await?;
+        outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event(contact)]).await?;
     }
     let thread_id = match plan.thread {
         ThreadStep::Create { at } => {
@@ -191,8 +191,8 @@ async fn execute(
     let breaches =
         crate::sla::tracking::on_inbound(conn, ws, thread_id, status_before, had_inbound, plan.message.at).await?;
     if let Some(event) = plan.thread.event() {
-        let data = thread_record(conn, ws, thread_id).await?;
-        outbox::record(conn, ws, event, &data).await?;
+        let thread = thread_record(conn, ws, thread_id).await?;
+        outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event(thread)]).await?;
     }
     if let ThreadStep::Bump { adds_load: true, .. } = plan.thread {
         crate::assignment::check_reopened(conn, ws, thread_id, OffsetDateTime::now_utc()).await?;
@@ -227,21 +227,17 @@ async fn execute(
         created_at: row.1,
         sender: Sender::Contact(contact_id),
     };
-    outbox::record(conn, ws, new.event(), &message_json(&message)).await?;
-    crate::sla::tracking::announce(conn, ws, breaches).await?;
     // A message to a resolved thread starts a new cycle of the conversation reports.
     let was_resolved = known.is_some_and(|t| t.status == "resolved");
-    let event = domain::reports::ConversationEvent::Inbound { at: message.created_at, was_resolved };
-    crate::reports::record(conn, ws, thread_id, event).await?;
+    let report = domain::reports::ConversationEvent::Inbound { at: message.created_at, was_resolved };
+    outbox::record(conn, ws, OffsetDateTime::now_utc(), &[new.event(message.into())]).await?;
+    crate::sla::tracking::announce(conn, ws, breaches).await?;
+    crate::reports::record(conn, ws, thread_id, report).await?;
     Ok(true)
 }
 
 /// The Thread record of `id` as it is now in this transaction (the `data` of `thread.*`).
-async fn thread_record(
-    conn: &mut AsyncPgConnection,
-    ws: WorkspaceId,
-    id: i64,
-) -> diesel::QueryResult<serde_json::Value> {
+async fn thread_record(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64) -> diesel::QueryResult<ThreadRecord> {
     let thread = crate::threads::load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)?;
-    Ok(crate::threads::thread_json(&thread))
+    Ok(thread.into())
 }

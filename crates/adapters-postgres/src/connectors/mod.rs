@@ -14,13 +14,12 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::channels::{ChannelId, ChannelType};
 use domain::connectors::{Dispatch, DispatchQueue, OutboundContent, Template};
 use domain::messaging::{MessageId, MessageStatus};
-use domain::webhooks::EventType;
+use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
 
 use crate::error::repo;
-use crate::messages::message_json;
 use crate::pool::Db;
 use crate::schema::{channels, messages};
 use crate::webhooks::outbox;
@@ -164,7 +163,8 @@ pub(crate) async fn advance(
         sender: domain::messaging::Sender::stored(&row.7, row.8),
     };
     // docs/contract.md, "Events as a contract": `data` is exactly the Message record.
-    outbox::record(conn, ws, EventType::MessageStatusUpdated, &message_json(&m)).await?;
+    let event = DomainEvent::MessageStatusUpdated(m.into());
+    outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
     Ok(true)
 }
 

@@ -9,7 +9,6 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditContext;
 use domain::contacts::{plan_erasure, ErasedMessage, ErasureFacts, StoredEvent, ERASED_REASON};
 use domain::messaging::{Direction, MessageId, MessageStatus};
-use domain::webhooks::EventType;
 use domain::workspace::WorkspaceId;
 
 use super::TxError;
@@ -104,7 +103,7 @@ pub(super) async fn erase(
         ))
         .execute(conn)
         .await?;
-    outbox::record(conn, ws, EventType::ContactDeleted, &plan.deleted_event).await?;
+    outbox::record(conn, ws, time::OffsetDateTime::now_utc(), std::slice::from_ref(&plan.deleted_event)).await?;
     crate::audit::write(conn, std::slice::from_ref(&plan.audit), None).await?;
     Ok(())
 }

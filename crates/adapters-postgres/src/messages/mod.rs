@@ -23,10 +23,10 @@ use time::OffsetDateTime;
 use crate::error::repo;
 use crate::group_commit::{Commit, GroupCommit};
 use crate::pool::Db;
-use crate::rfc3339;
 use crate::schema::{ai_agents, channels, contacts, idempotency_keys, messages, threads, workspace_members};
 use crate::webhooks::outbox;
-use domain::webhooks::EventType;
+use domain::messaging::MessageRecord;
+use domain::webhooks::DomainEvent;
 use outbound::OutboundCommit;
 
 /// [`MessageRepository`] on PostgreSQL.
@@ -97,11 +97,6 @@ impl MessageRow {
             sender: Sender::stored(&self.sender_type, self.sender_id),
         })
     }
-}
-
-/// The event payload of a message: the same record the API returns.
-pub fn message_json(m: &Message) -> serde_json::Value {
-    domain::messaging::MessageRecord::from(m.clone()).to_json()
 }
 
 enum TxError {

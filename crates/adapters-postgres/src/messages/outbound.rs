@@ -80,7 +80,8 @@ pub(super) async fn insert_one(
                     .execute(conn)
                     .await?;
                 }
-                outbox::record(conn, ws, EventType::MessageCreated, &message_json(&message)).await?;
+                let event = DomainEvent::MessageCreated(MessageRecord::from(message.clone()));
+                outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &[event]).await?;
                 if domain::sla::counts_as_response(message.sender) {
                     let breaches =
                         crate::sla::tracking::on_responses(conn, ws, &[thread_id], message.created_at).await?;
@@ -336,8 +337,9 @@ pub(super) async fn insert_group(
         for m in &stored {
             crate::reports::record(conn, ws, m.thread_id.0, outbound_event(m)).await?;
         }
-        let events: Vec<serde_json::Value> = stored.iter().map(message_json).collect();
-        outbox::record_many(conn, ws, EventType::MessageCreated, &events).await?;
+        let events: Vec<DomainEvent> =
+            stored.iter().map(|m| DomainEvent::MessageCreated(MessageRecord::from(m.clone()))).collect();
+        outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &events).await?;
         let responded: Vec<i64> =
             stored.iter().filter(|m| domain::sla::counts_as_response(m.sender)).map(|m| m.thread_id.0).collect();
         if !responded.is_empty() {

@@ -61,8 +61,8 @@ pub(super) async fn contact_for_address(
         .await
         .optional()?;
         if let Some(c) = inserted {
-            let data = crate::contacts::record(conn, ws, c.id).await?;
-            outbox::record(conn, ws, EventType::ContactCreated, &data).await?;
+            let event = DomainEvent::ContactCreated(crate::contacts::record(conn, ws, c.id).await?);
+            outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &[event]).await?;
             return Ok(c.id);
         }
     }
@@ -149,8 +149,7 @@ pub(super) async fn thread_for_contact(
         .await?;
     crate::assignment::place_new_threads(conn, ws, channel_id.0, &[id], time::OffsetDateTime::now_utc()).await?;
     let thread = crate::threads::load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)?;
-    let data = crate::threads::thread_json(&thread);
-    outbox::record(conn, ws, EventType::ThreadCreated, &data).await?;
+    outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &[DomainEvent::ThreadCreated(thread.into())]).await?;
     Ok(SendThread { id, created: true, latest_inbound_at: None })
 }
 
@@ -251,18 +250,27 @@ pub(super) async fn contacts_for_addresses(
     .load(conn)
     .await?;
     inserted.sort_unstable_by_key(|c| c.id);
-    let events: Vec<serde_json::Value> = inserted
+    // The contacts as the insert wrote them (the same record `contact_for_address` reads back):
+    // both times are the transaction's `now()`, and a platform user id is no member of the record.
+    let events: Vec<DomainEvent> = inserted
         .iter()
         .map(|c| {
-            let (phone, platform_user_id) =
-                if by_phone { (Some(c.address.as_str()), None) } else { (None, Some(c.address.as_str())) };
-            serde_json::json!({
-                "id": c.id, "name": null, "phone": phone, "email": null, "platform_user_id": platform_user_id,
-                "created_at": rfc3339(c.created_at),
+            DomainEvent::ContactCreated(domain::contacts::Contact {
+                id: c.id,
+                name: None,
+                phone: by_phone.then(|| c.address.clone()),
+                email: None,
+                country: None,
+                language: None,
+                note: None,
+                created_at: c.created_at,
+                updated_at: c.created_at,
+                first_contacted_at: Some(c.created_at),
+                last_contacted_at: None,
             })
         })
         .collect();
-    outbox::record_many(conn, ws, EventType::ContactCreated, &events).await?;
+    outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &events).await?;
     found.extend(inserted.into_iter().map(|c| (c.address, c.id)));
     // Those another transaction created first: its commit was waited for, a new statement sees it.
     let raced: Vec<&str> = missing.into_iter().filter(|a| !found.contains_key(*a)).collect();
@@ -369,13 +377,14 @@ pub(super) async fn threads_for_contacts(
     let ids: Vec<i64> = created.iter().map(|t| t.id).collect();
     let placed =
         crate::assignment::place_new_threads(conn, ws, channel_id.0, &ids, time::OffsetDateTime::now_utc()).await?;
-    let events: Vec<serde_json::Value> = if placed {
+    let records: Vec<domain::threads::ThreadRecord> = if placed {
         // Placed with the channel's team: the records as they are now.
-        crate::threads::load_many(conn, ws, &ids).await?.iter().map(crate::threads::thread_json).collect()
+        crate::threads::load_many(conn, ws, &ids).await?.into_iter().map(Into::into).collect()
     } else {
         created_records(channel_id, &created)
     };
-    outbox::record_many(conn, ws, EventType::ThreadCreated, &events).await?;
+    let events: Vec<DomainEvent> = records.into_iter().map(DomainEvent::ThreadCreated).collect();
+    outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &events).await?;
     found.extend(
         created.into_iter().map(|t| (t.contact_id, SendThread { id: t.id, created: true, latest_inbound_at: None })),
     );
@@ -383,13 +392,13 @@ pub(super) async fn threads_for_contacts(
 }
 
 /// The records of threads just created unassigned, without reading them back.
-fn created_records(channel_id: ChannelId, created: &[NewThread]) -> Vec<serde_json::Value> {
+fn created_records(channel_id: ChannelId, created: &[NewThread]) -> Vec<domain::threads::ThreadRecord> {
     created
         .iter()
         .map(|t| {
             // The columns as `thread_for_contact` reads them back: `last_message_at` and
             // `created_at` are both the transaction's `now()`.
-            crate::threads::thread_json(&domain::threads::Thread {
+            domain::threads::ThreadRecord::from(domain::threads::Thread {
                 id: t.id,
                 channel_id: channel_id.0,
                 contact_id: t.contact_id,

@@ -13,7 +13,7 @@ use domain::sla::{
     ThreadSla, WallClock,
 };
 use domain::threads::ThreadStatus;
-use domain::webhooks::EventType;
+use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
@@ -167,7 +167,8 @@ pub(crate) async fn announce(conn: &mut AsyncPgConnection, ws: WorkspaceId, brea
     let n = breaches.0.len();
     for (thread_id, _) in breaches.0 {
         let thread = crate::threads::load(conn, ws, thread_id, false).await?.ok_or(diesel::result::Error::NotFound)?;
-        outbox::record(conn, ws, EventType::SlaBreached, &crate::threads::thread_json(&thread)).await?;
+        let event = DomainEvent::SlaBreached(thread.into());
+        outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
     }
     Ok(n)
 }

@@ -87,12 +87,6 @@ impl From<DestinationRow> for WebhookDestination {
     }
 }
 
-/// The destination record as the API returns it ([`domain::webhooks::WebhookRecord`]), its URL
-/// reduced to origin and path: the `data` of `webhook.disabled`.
-pub fn destination_json(d: &WebhookDestination) -> serde_json::Value {
-    domain::webhooks::WebhookRecord::from(d.clone()).event_data()
-}
-
 fn headers_json(h: &std::collections::BTreeMap<String, String>) -> serde_json::Value {
     serde_json::to_value(h).unwrap_or_else(|_| serde_json::json!({}))
 }

@@ -6,94 +6,56 @@
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::webhooks::controls::{ordering_key, scope_of, DeliveryOrdering, EventFilter, EventScope};
+use domain::webhooks::controls::{ordering_key, DeliveryOrdering, EventFilter, EventScope};
 use domain::webhooks::payload::envelope;
-use domain::webhooks::{DestinationId, EventSubjects, EventType};
+use domain::webhooks::{DomainEvent, EventSubjects};
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
-/// Records a webhook event **inside the caller's open transaction**.
+/// Records `events` **inside the caller's open transaction**, in order, each with `timestamp`
+/// `at`; the one way an event is written.
 ///
 /// Call it from the transaction that makes the change (`conn.transaction(|conn| …)`), after the
-/// change itself, with the event's `data` (for example the message or channel record exactly as
+/// change itself, with the events the domain decided on (their `data` is the record exactly as
 /// the REST API returns it):
 ///
 /// ```ignore
 /// conn.transaction(|conn| async move {
 ///     let channel = insert_channel(conn, ws, &new).await?;
-///     adapters_postgres::webhooks::outbox::record(conn, ws, EventType::ChannelCreated, &channel_json(&channel)).await?;
+///     let event = DomainEvent::ChannelCreated(ChannelRecord::from(channel.clone()));
+///     adapters_postgres::webhooks::outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
 ///     Ok(channel)
 /// }.scope_boxed()).await
 /// ```
 ///
-/// It writes the event (always: it is the workspace's events feed, `GET /v1/events`, and what
+/// It writes each event (always: it is the workspace's events feed, `GET /v1/events`, and what
 /// replays send again) and one pending delivery per destination of the workspace that is active
-/// and subscribes to `event`, on a plan with webhooks. Delivery starts when the transaction
-/// commits; a rollback discards the event with the change.
+/// and subscribes to its type, on a plan with webhooks, and is not the destination the event is
+/// about ([`DomainEvent::excluded_destination`]). Event ids follow the order of `events`, and so
+/// do their deliveries; a run of events of one type (a group commit's messages) is written by
+/// one statement. Delivery starts when the transaction commits; a rollback discards the events
+/// with the change.
 ///
 /// # Errors
 /// Database errors, which should fail (roll back) the caller's transaction.
 pub async fn record(
     conn: &mut AsyncPgConnection,
     workspace: WorkspaceId,
-    event: EventType,
-    data: &serde_json::Value,
-) -> diesel::QueryResult<()> {
-    record_at(conn, workspace, event, data, OffsetDateTime::now_utc()).await
-}
-
-/// [`record`] with the event's `timestamp` given (when the change carries its own time).
-///
-/// # Errors
-/// Database errors.
-pub async fn record_at(
-    conn: &mut AsyncPgConnection,
-    workspace: WorkspaceId,
-    event: EventType,
-    data: &serde_json::Value,
     at: OffsetDateTime,
+    events: &[DomainEvent],
 ) -> diesel::QueryResult<()> {
-    insert(conn, workspace, event, std::slice::from_ref(data), at, None).await
-}
-
-/// [`record_at`] for an event about destination `except`, which never receives it
-/// (`webhook.failing`, `webhook.recovered`).
-///
-/// # Errors
-/// Database errors.
-pub async fn record_except(
-    conn: &mut AsyncPgConnection,
-    workspace: WorkspaceId,
-    event: EventType,
-    data: &serde_json::Value,
-    at: OffsetDateTime,
-    except: DestinationId,
-) -> diesel::QueryResult<()> {
-    insert(conn, workspace, event, std::slice::from_ref(data), at, Some(except)).await
+    let same_statement = |a: &DomainEvent, b: &DomainEvent| {
+        a.event_type() == b.event_type() && a.excluded_destination() == b.excluded_destination()
+    };
+    for run in events.chunk_by(same_statement) {
+        insert(conn, workspace, run, at).await?;
+    }
+    Ok(())
 }
 
 /// The plans the access policy includes webhooks in; below them nothing is delivered.
 fn webhook_plans() -> Vec<&'static str> {
     domain::access::plans_including(domain::access::WEBHOOKS_PLAN).into_iter().map(|p| p.as_str()).collect()
-}
-
-/// [`record`] for several changes of one type at once (a group commit's messages): one
-/// statement for all of them, with the same result as calling [`record`] for each in order —
-/// one event per change, event ids in the order of `data`, each event's deliveries due in that
-/// order too.
-///
-/// # Errors
-/// Database errors, which should fail (roll back) the caller's transaction.
-pub async fn record_many(
-    conn: &mut AsyncPgConnection,
-    workspace: WorkspaceId,
-    event: EventType,
-    data: &[serde_json::Value],
-) -> diesel::QueryResult<()> {
-    if data.is_empty() {
-        return Ok(());
-    }
-    insert(conn, workspace, event, data, OffsetDateTime::now_utc(), None).await
 }
 
 /// A subscribed destination with a filter or per-thread ordering, paired with one new event: the
@@ -122,24 +84,25 @@ struct ThreadLabel {
     name: String,
 }
 
+/// Writes `events`, all of one type and excluded destination ([`record`]), in one statement.
 async fn insert(
     conn: &mut AsyncPgConnection,
     workspace: WorkspaceId,
-    event: EventType,
-    data: &[serde_json::Value],
+    events: &[DomainEvent],
     at: OffsetDateTime,
-    except: Option<DestinationId>,
 ) -> diesel::QueryResult<()> {
-    let payloads: Vec<String> = data.iter().map(|d| envelope(event, at, workspace, d)).collect();
+    let Some(first) = events.first() else { return Ok(()) };
+    let (event, except) = (first.event_type(), first.excluded_destination());
+    let payloads: Vec<String> = events.iter().map(|e| envelope(event, at, workspace, &e.data())).collect();
     // Each event's contact and thread are kept beside it, so that erasing a contact finds its
     // events by index.
-    let subjects: Vec<EventSubjects> = data.iter().map(|d| EventSubjects::of(event, d)).collect();
+    let subjects: Vec<EventSubjects> = events.iter().map(DomainEvent::subjects).collect();
     let contact_ids: Vec<Option<i64>> = subjects.iter().map(|s| s.contact_id).collect();
     let thread_ids: Vec<Option<i64>> = subjects.iter().map(|s| s.thread_id).collect();
     // The event is always kept (the workspace's feed and replays, issue 16). Deliveries go at
     // once to the active destinations that subscribe, on a plan with webhooks, and have neither
     // a filter nor an ordering; the others are returned (paired with each event) for the domain
-    // to decide. Event ids follow the order of `data`, and so do their deliveries.
+    // to decide. Event ids follow the order of `events`, and so do their deliveries.
     let controlled: Vec<Controlled> = diesel::sql_query(
         "WITH ev AS (
              INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, contact_id, thread_id)
@@ -178,7 +141,7 @@ async fn insert(
     if controlled.is_empty() {
         return Ok(());
     }
-    let scopes: Vec<EventScope> = data.iter().map(|d| scope_of(event, d)).collect();
+    let scopes: Vec<EventScope> = events.iter().map(DomainEvent::scope).collect();
     let scope = |ord: i64| usize::try_from(ord - 1).ok().and_then(|i| scopes.get(i).copied()).unwrap_or_default();
     let decided: Vec<(&Controlled, Option<EventFilter>, DeliveryOrdering)> = controlled
         .iter()

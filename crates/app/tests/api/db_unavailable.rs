@@ -165,8 +165,8 @@ async fn refused_connections_are_answered_503_in_time_and_everything_resumes_aft
     adapters_postgres::webhooks::outbox::record(
         &mut owner,
         WorkspaceId(c.ws),
-        EventType::MessageCreated,
-        &json!({"id": 0}),
+        time::OffsetDateTime::now_utc(),
+        &[crate::webhooks_delivery::event_of(EventType::MessageCreated, &json!({"id": 0}))],
     )
     .await
     .expect("event recorded by another program");
@@ -325,8 +325,8 @@ async fn with_max_connections_used_up_by_other_clients_requests_get_503_in_time_
     adapters_postgres::webhooks::outbox::record(
         &mut others[0],
         WorkspaceId(c.ws),
-        EventType::MessageCreated,
-        &json!({"id": 0}),
+        time::OffsetDateTime::now_utc(),
+        &[crate::webhooks_delivery::event_of(EventType::MessageCreated, &json!({"id": 0}))],
     )
     .await
     .expect("event recorded by another client");

@@ -9,8 +9,9 @@ use app::config::Settings;
 use diesel_async::RunQueryDsl;
 use domain::common::ports::Clock;
 use domain::webhooks::delivery::DeliveryEngine;
+use domain::webhooks::samples::sample_event;
 use domain::webhooks::signing::SigningSecret;
-use domain::webhooks::EventType;
+use domain::webhooks::{DestinationId, DomainEvent, EventType};
 use domain::workspace::WorkspaceId;
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -53,10 +54,48 @@ pub async fn destination(app: &TestApp, key: &str, url: &str, events: &[&str]) -
     (d["id"].as_i64().expect("id"), d["secret"].as_str().expect("secret").to_owned())
 }
 
-/// Records an event through the outbox, in its own transaction, as the code paths do.
+/// Records an event through the outbox, in its own transaction, as the code paths do: the sample
+/// event of type `event` ([`event_of`]).
 pub async fn emit(app: &TestApp, ws: i64, event: EventType, data: Value) {
     let mut conn = app.db.conn().await.expect("conn");
-    adapters_postgres::webhooks::outbox::record(&mut conn, WorkspaceId(ws), event, &data).await.expect("record");
+    let event = event_of(event, &data);
+    adapters_postgres::webhooks::outbox::record(&mut conn, WorkspaceId(ws), OffsetDateTime::now_utc(), &[event])
+        .await
+        .expect("record");
+}
+
+/// The sample event of type `event` with the members of `data` it names: `id` of every record,
+/// `channel_id` and `thread_id` of a message or thread, a message's `content`.
+pub fn event_of(event: EventType, data: &Value) -> DomainEvent {
+    let int = |k: &str| data.get(k).and_then(Value::as_i64);
+    let mut e = sample_event(event, DestinationId(0), OffsetDateTime::now_utc()).expect("a catalogue event");
+    match &mut e {
+        DomainEvent::MessageCreated(m) | DomainEvent::MessageStatusUpdated(m) => {
+            m.id = int("id").unwrap_or(m.id);
+            m.channel_id = int("channel_id").unwrap_or(m.channel_id);
+            m.thread_id = int("thread_id").unwrap_or(m.thread_id);
+            if let Some(content) = data.get("content").and_then(Value::as_str) {
+                content.clone_into(&mut m.content);
+            }
+        }
+        DomainEvent::ThreadCreated(t)
+        | DomainEvent::ThreadStatusChanged(t)
+        | DomainEvent::ThreadAssigned(t)
+        | DomainEvent::ThreadLabelsChanged(t)
+        | DomainEvent::SlaBreached(t) => {
+            t.id = int("id").unwrap_or(t.id);
+            t.channel_id = int("channel_id").unwrap_or(t.channel_id);
+            t.contact_id = int("contact_id").unwrap_or(t.contact_id);
+        }
+        DomainEvent::ContactCreated(c) | DomainEvent::ContactUpdated(c) => c.id = int("id").unwrap_or(c.id),
+        DomainEvent::ContactDeleted(c) => c.id = int("id").unwrap_or(c.id),
+        DomainEvent::ChannelCreated(c) | DomainEvent::ChannelUpdated(c) => c.id = int("id").unwrap_or(c.id),
+        DomainEvent::WebhookDisabled(w) | DomainEvent::WebhookFailing(w) | DomainEvent::WebhookRecovered(w) => {
+            w.id = int("id").unwrap_or(w.id);
+        }
+        DomainEvent::TemplateStatusUpdated(t) => t.channel_id = int("channel_id").unwrap_or(t.channel_id),
+    }
+    e
 }
 
 async fn deliveries(app: &TestApp, key: &str, id: i64) -> Vec<Value> {

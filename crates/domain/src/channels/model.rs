@@ -23,6 +23,7 @@ impl fmt::Display for ChannelId {
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ChannelType {
     /// WhatsApp Business (Cloud API); identified by a phone number.
@@ -86,6 +87,7 @@ impl FromStr for ChannelType {
 
 /// A channel's connection status; `active` means connected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ChannelStatus {
     /// Connected: messages flow.

@@ -7,9 +7,12 @@ use time::OffsetDateTime;
 
 use super::InboundMessage;
 use crate::channels::ChannelType;
+use crate::contacts::Contact;
 use crate::messaging::window::latest_inbound;
+use crate::messaging::MessageRecord;
+use crate::threads::ThreadRecord;
 use crate::threads::{decide_contact_reply, StatusFacts, ThreadStatus};
-use crate::webhooks::EventType;
+use crate::webhooks::DomainEvent;
 
 /// A contact the adapter found for the sender's address (its row locked until commit, which
 /// serialises concurrent messages of one sender).
@@ -101,11 +104,11 @@ pub enum ContactStep {
 }
 
 impl ContactStep {
-    /// The event recorded after the step.
-    pub fn event(&self) -> Option<EventType> {
+    /// The event recorded after the step, made of the contact's record as the step left it.
+    pub fn event(&self) -> Option<fn(Contact) -> DomainEvent> {
         match self {
-            Self::Create { .. } => Some(EventType::ContactCreated),
-            Self::Touch { learns_name: true, .. } => Some(EventType::ContactUpdated),
+            Self::Create { .. } => Some(DomainEvent::ContactCreated),
+            Self::Touch { learns_name: true, .. } => Some(DomainEvent::ContactUpdated),
             Self::Touch { .. } => None,
         }
     }
@@ -139,11 +142,11 @@ pub enum ThreadStep {
 }
 
 impl ThreadStep {
-    /// The event recorded after the step.
-    pub fn event(&self) -> Option<EventType> {
+    /// The event recorded after the step, made of the thread's record as the step left it.
+    pub fn event(&self) -> Option<fn(ThreadRecord) -> DomainEvent> {
         match self {
-            Self::Create { .. } => Some(EventType::ThreadCreated),
-            Self::Bump { reopens: true, .. } => Some(EventType::ThreadStatusChanged),
+            Self::Create { .. } => Some(DomainEvent::ThreadCreated),
+            Self::Bump { reopens: true, .. } => Some(DomainEvent::ThreadStatusChanged),
             Self::Bump { .. } => None,
         }
     }
@@ -161,9 +164,9 @@ pub struct NewInboundMessage {
 }
 
 impl NewInboundMessage {
-    /// The event recorded once it is stored.
-    pub fn event(&self) -> EventType {
-        EventType::MessageCreated
+    /// The event recorded once it is stored, with the stored message's record.
+    pub fn event(&self, message: MessageRecord) -> DomainEvent {
+        DomainEvent::MessageCreated(message)
     }
 }
 
@@ -177,13 +180,6 @@ pub struct InboundPlan {
     pub thread: ThreadStep,
     /// The message.
     pub message: NewInboundMessage,
-}
-
-impl InboundPlan {
-    /// Every event the plan emits, in the order they are recorded.
-    pub fn events(&self) -> Vec<EventType> {
-        self.contact.event().into_iter().chain(self.thread.event()).chain([self.message.event()]).collect()
-    }
 }
 
 /// Decides what an inbound message changes. `None` for a platform message id already stored (a
@@ -233,7 +229,36 @@ fn reopens(status: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::webhooks::samples::sample_event;
+    use crate::webhooks::{DestinationId, EventType};
     use time::macros::datetime;
+
+    impl InboundPlan {
+        /// The types of the events the plan emits, in the order they are recorded.
+        fn events(&self) -> Vec<EventType> {
+            let sample = |e| sample_event(e, DestinationId(1), AT);
+            let (
+                Some(DomainEvent::ContactCreated(contact)),
+                Some(DomainEvent::ThreadCreated(thread)),
+                Some(DomainEvent::MessageCreated(message)),
+            ) = (
+                sample(EventType::ContactCreated),
+                sample(EventType::ThreadCreated),
+                sample(EventType::MessageCreated),
+            )
+            else {
+                return Vec::new();
+            };
+            self.contact
+                .event()
+                .map(|e| e(contact))
+                .into_iter()
+                .chain(self.thread.event().map(|e| e(thread)))
+                .chain([self.message.event(message)])
+                .map(|e| e.event_type())
+                .collect()
+        }
+    }
 
     const AT: OffsetDateTime = datetime!(2026-03-01 10:00:00 UTC);
 

@@ -9,9 +9,10 @@
 
 use serde_json::{json, Value};
 
+use super::ErasedContact;
 use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
 use crate::messaging::{Direction, MessageId, MessageStatus};
-use crate::webhooks::{EventSubjects, EventType};
+use crate::webhooks::{DomainEvent, EventSubjects, EventType};
 use crate::workspace::WorkspaceId;
 
 /// The `failure_reason` of an outbound message that was still queued when its contact was erased.
@@ -71,8 +72,8 @@ pub struct ErasurePlan {
     pub forget_answers_to: Vec<i64>,
     /// `contact.erased`, with the number of messages cleared and nothing of the person.
     pub audit: AuditEntry,
-    /// The `data` of `contact.deleted`: the id only.
-    pub deleted_event: Value,
+    /// `contact.deleted`: the id only.
+    pub deleted_event: DomainEvent,
 }
 
 /// Decides what erasing `facts.contact_id` changes.
@@ -107,7 +108,7 @@ pub fn plan_erasure(facts: &ErasureFacts, audit: &AuditContext) -> ErasurePlan {
         scrubbed_events,
         forget_answers_to,
         audit,
-        deleted_event: json!({ "id": facts.contact_id }),
+        deleted_event: DomainEvent::ContactDeleted(ErasedContact { id: facts.contact_id }),
     }
 }
 

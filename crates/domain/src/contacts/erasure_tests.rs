@@ -69,7 +69,7 @@ fn the_audit_record_counts_the_messages_and_holds_nothing_of_the_person() {
     assert_eq!(plan.audit.action, AuditAction::ContactErased);
     assert_eq!(plan.audit.target, Some(AuditTarget::contact(Some(7))));
     assert_eq!(plan.audit.details, json!({"messages_cleared": 1}));
-    assert_eq!(plan.deleted_event, json!({"id": 7}));
+    assert_eq!(plan.deleted_event.data(), json!({"id": 7}));
 }
 
 #[test]

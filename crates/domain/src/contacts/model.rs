@@ -242,3 +242,12 @@ mod tests {
         assert!(CountryCode::new("country", "BRA").is_err());
     }
 }
+
+/// An erased contact: the `data` of `contact.deleted`, its id and nothing of the person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ErasedContact {
+    /// The erased contact.
+    pub id: i64,
+}

@@ -16,7 +16,9 @@ pub struct MessageId(pub i64);
 pub struct ThreadId(pub i64);
 
 /// Which way a message went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// From the contact.
     Inbound,
@@ -46,7 +48,9 @@ impl FromStr for Direction {
 }
 
 /// Delivery status. The order is the order of progress; `failed` is terminal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
 pub enum MessageStatus {
     /// Accepted, waiting to be sent.
     Queued,

@@ -1,6 +1,6 @@
 //! The message record: what the REST API returns and the `data` of the `message.*` events
 //! (docs/contract.md, "Events as a contract"), serialised from this one type so the two cannot drift.
-//! The wire enums are the OpenAPI schemas of the same names.
+//! Its enums are the domain's own ([`Direction`], [`MessageStatus`]), which are the wire names.
 
 use time::OffsetDateTime;
 
@@ -25,78 +25,8 @@ impl From<Sender> for SenderRecord {
     }
 }
 
-/// Which way a message went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum DirectionDto {
-    /// From the contact.
-    Inbound,
-    /// To the contact.
-    Outbound,
-}
-
-impl From<Direction> for DirectionDto {
-    fn from(d: Direction) -> Self {
-        match d {
-            Direction::Inbound => Self::Inbound,
-            Direction::Outbound => Self::Outbound,
-        }
-    }
-}
-
-impl From<DirectionDto> for Direction {
-    fn from(d: DirectionDto) -> Self {
-        match d {
-            DirectionDto::Inbound => Self::Inbound,
-            DirectionDto::Outbound => Self::Outbound,
-        }
-    }
-}
-
-/// Delivery status of a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum MessageStatusDto {
-    /// Accepted, waiting to be sent.
-    Queued,
-    /// Handed to the platform.
-    Sent,
-    /// Reached the contact's device.
-    Delivered,
-    /// Read by the contact.
-    Read,
-    /// Not delivered.
-    Failed,
-}
-
-impl From<MessageStatus> for MessageStatusDto {
-    fn from(s: MessageStatus) -> Self {
-        match s {
-            MessageStatus::Queued => Self::Queued,
-            MessageStatus::Sent => Self::Sent,
-            MessageStatus::Delivered => Self::Delivered,
-            MessageStatus::Read => Self::Read,
-            MessageStatus::Failed => Self::Failed,
-        }
-    }
-}
-
-impl From<MessageStatusDto> for MessageStatus {
-    fn from(s: MessageStatusDto) -> Self {
-        match s {
-            MessageStatusDto::Queued => Self::Queued,
-            MessageStatusDto::Sent => Self::Sent,
-            MessageStatusDto::Delivered => Self::Delivered,
-            MessageStatusDto::Read => Self::Read,
-            MessageStatusDto::Failed => Self::Failed,
-        }
-    }
-}
-
 /// A message.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MessageRecord {
     /// Id.
@@ -106,12 +36,12 @@ pub struct MessageRecord {
     /// Its thread (conversation).
     pub thread_id: i64,
     /// Which way.
-    pub direction: DirectionDto,
+    pub direction: Direction,
     /// The text; `""` once the person it was exchanged with has been erased
     /// (`DELETE /v1/contacts/{contact_id}`).
     pub content: String,
     /// Delivery status.
-    pub status: MessageStatusDto,
+    pub status: MessageStatus,
     /// Creation time (RFC 3339, UTC).
     #[serde(with = "time::serde::rfc3339")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
@@ -126,9 +56,9 @@ impl From<Message> for MessageRecord {
             id: m.id.0,
             channel_id: m.channel_id.0,
             thread_id: m.thread_id.0,
-            direction: m.direction.into(),
+            direction: m.direction,
             content: m.content,
-            status: m.status.into(),
+            status: m.status,
             created_at: m.created_at,
             sender: m.sender.into(),
         }

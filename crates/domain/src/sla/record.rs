@@ -5,7 +5,7 @@ use time::OffsetDateTime;
 use super::tracking::ThreadSla;
 
 /// A thread's SLA in its current cycle.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ThreadSlaRecord {
     /// The policy that applied at the cycle's start; null once that policy is deleted (its

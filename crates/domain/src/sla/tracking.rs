@@ -19,8 +19,9 @@ use time::OffsetDateTime;
 use super::clock::{Hours, WallClock};
 use super::policy::{policy_for, SlaPolicy, SlaTarget, SlaTargets};
 use crate::messaging::Sender;
+use crate::threads::ThreadRecord;
 use crate::threads::ThreadStatus;
-use crate::webhooks::EventType;
+use crate::webhooks::DomainEvent;
 
 /// Where an SLA stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,8 +165,8 @@ pub struct SlaDecision {
 
 impl SlaDecision {
     /// The event each breach emits.
-    pub fn event(&self) -> EventType {
-        EventType::SlaBreached
+    pub fn event(&self, thread: ThreadRecord) -> DomainEvent {
+        DomainEvent::SlaBreached(thread)
     }
 
     /// Whether anything differs from `before` (nothing to write otherwise).

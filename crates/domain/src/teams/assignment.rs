@@ -7,7 +7,8 @@
 use time::{Duration, OffsetDateTime};
 
 use crate::common::error::{FieldError, ValidationErrors};
-use crate::webhooks::EventType;
+use crate::threads::ThreadRecord;
+use crate::webhooks::DomainEvent;
 
 /// How a team hands out its threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -180,9 +181,9 @@ pub struct Assignment {
 }
 
 impl Assignment {
-    /// The event it emits (when the thread is not new).
-    pub fn event(&self) -> EventType {
-        EventType::ThreadAssigned
+    /// The event it emits (when the thread is not new), with the thread's record once assigned.
+    pub fn event(&self, thread: ThreadRecord) -> DomainEvent {
+        DomainEvent::ThreadAssigned(thread)
     }
 }
 
@@ -237,9 +238,9 @@ pub struct ReturnToTeam {
 }
 
 impl ReturnToTeam {
-    /// The event it emits.
-    pub fn event(&self) -> EventType {
-        EventType::ThreadAssigned
+    /// The event it emits, with the thread's record once served.
+    pub fn event(&self, thread: ThreadRecord) -> DomainEvent {
+        DomainEvent::ThreadAssigned(thread)
     }
 }
 

@@ -4,7 +4,8 @@
 
 use super::assignment::AssignmentReason;
 use crate::threads::Assignee;
-use crate::webhooks::EventType;
+use crate::threads::ThreadRecord;
+use crate::webhooks::DomainEvent;
 
 /// A thread of the team (its `team_id`, or the team as its assignee), as the deletion sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,9 +31,9 @@ pub struct TeamDeletion {
 }
 
 impl TeamDeletion {
-    /// The event each unassigned thread emits.
-    pub fn event(&self) -> EventType {
-        EventType::ThreadAssigned
+    /// The event each unassigned thread emits: its plain record, unassigned.
+    pub fn event(&self, thread: ThreadRecord) -> DomainEvent {
+        DomainEvent::ThreadAssigned(thread)
     }
 
     /// Every thread the deletion writes.
@@ -71,7 +72,6 @@ mod tests {
         assert_eq!(d.unassigned, [1, 4]);
         assert_eq!(d.released, [2, 3, 5]);
         assert_eq!(d.reason, AssignmentReason::TeamDeleted);
-        assert_eq!(d.event(), EventType::ThreadAssigned);
         assert_eq!(d.threads().count(), 5);
     }
 

@@ -6,9 +6,10 @@
 use time::{Duration, OffsetDateTime};
 
 use super::model::Assignee;
+use super::record::ThreadRecord;
 use crate::common::error::{FieldError, ValidationErrors};
 use crate::teams::AssignmentReason;
-use crate::webhooks::EventType;
+use crate::webhooks::DomainEvent;
 
 /// The longest snooze with a time.
 pub const MAX_SNOOZE: Duration = Duration::days(365);
@@ -166,9 +167,9 @@ pub struct StatusChange {
 }
 
 impl StatusChange {
-    /// The event the change emits.
-    pub fn event(&self) -> EventType {
-        EventType::ThreadStatusChanged
+    /// The event the change emits, with the thread's record once changed.
+    pub fn event(&self, thread: ThreadRecord) -> DomainEvent {
+        DomainEvent::ThreadStatusChanged(thread)
     }
 }
 
@@ -214,9 +215,9 @@ pub struct ManualAssignment {
 }
 
 impl ManualAssignment {
-    /// The event it emits.
-    pub fn event(&self) -> EventType {
-        EventType::ThreadAssigned
+    /// The event it emits, with the thread's record once assigned.
+    pub fn event(&self, thread: ThreadRecord) -> DomainEvent {
+        DomainEvent::ThreadAssigned(thread)
     }
 }
 
@@ -235,6 +236,8 @@ pub fn decide_manual_assignment(current: Option<Assignee>, wanted: Option<Assign
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::webhooks::samples::sample_thread;
+    use crate::webhooks::EventType;
     use time::macros::datetime;
 
     const NOW: OffsetDateTime = datetime!(2026-11-26 12:00:00 UTC);
@@ -280,7 +283,10 @@ mod tests {
         let later =
             StatusRequest { status: ThreadStatus::Snoozed, snoozed_until: Some(datetime!(2026-11-28 00:00 UTC)) };
         let change = decide_status(snoozed, later).expect("a change");
-        assert_eq!((change.reason, change.event()), (StatusReason::Manual, EventType::ThreadStatusChanged));
+        assert_eq!(
+            (change.reason, change.event(sample_thread()).event_type()),
+            (StatusReason::Manual, EventType::ThreadStatusChanged)
+        );
     }
 
     #[test]
@@ -313,7 +319,7 @@ mod tests {
         let to_user = decide_manual_assignment(Some(Assignee::Team(4)), Some(Assignee::User(2))).expect("change");
         assert_eq!((to_user.assignee, to_user.team_id), (Some(Assignee::User(2)), None));
         assert_eq!(
-            decide_manual_assignment(Some(Assignee::User(2)), None).map(|a| a.event()),
+            decide_manual_assignment(Some(Assignee::User(2)), None).map(|a| a.event(sample_thread()).event_type()),
             Some(EventType::ThreadAssigned)
         );
     }

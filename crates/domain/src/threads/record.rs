@@ -9,7 +9,7 @@ use crate::messaging::window::ServiceWindow;
 use crate::sla::ThreadSlaRecord;
 
 /// Who handles a thread.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AssigneeRecord {
@@ -23,7 +23,7 @@ pub struct AssigneeRecord {
 
 /// The customer-service window of a thread: free text may be sent while it is open, until 24
 /// hours after the contact's latest message (platform time).
-#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ServiceWindowRecord {
     /// Free text may be sent now.
@@ -35,7 +35,7 @@ pub struct ServiceWindowRecord {
 }
 
 /// A thread (conversation).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ThreadRecord {
     /// Id.

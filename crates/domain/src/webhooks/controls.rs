@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::event_type::EventType;
 use crate::common::error::{FieldError, ValidationErrors};
 
 /// The most static headers a destination may have.
@@ -170,29 +169,14 @@ pub fn event_filter(raw: EventFilter) -> Result<Option<EventFilter>, ValidationE
     Ok((!f.is_empty()).then_some(f))
 }
 
-/// Where an event happened, read from its `data` (the REST record of its resource).
+/// Where an event happened ([`super::DomainEvent::scope`]): what a destination's filter and
+/// per-thread ordering look at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EventScope {
     /// Its channel (a channel event's own id).
     pub channel_id: Option<i64>,
     /// Its thread (a message's thread, a thread event's own id).
     pub thread_id: Option<i64>,
-}
-
-/// The channel and thread of an event of type `event` with `data`.
-pub fn scope_of(event: EventType, data: &serde_json::Value) -> EventScope {
-    let int = |k: &str| data.get(k).and_then(serde_json::Value::as_i64);
-    match event {
-        EventType::MessageCreated | EventType::MessageStatusUpdated => {
-            EventScope { channel_id: int("channel_id"), thread_id: int("thread_id") }
-        }
-        EventType::ThreadCreated
-        | EventType::ThreadStatusChanged
-        | EventType::ThreadAssigned
-        | EventType::ThreadLabelsChanged => EventScope { channel_id: int("channel_id"), thread_id: int("id") },
-        EventType::ChannelCreated | EventType::ChannelUpdated => EventScope { channel_id: int("id"), thread_id: None },
-        _ => EventScope::default(),
-    }
 }
 
 impl EventFilter {
@@ -221,7 +205,6 @@ pub fn ordering_key(ordering: DeliveryOrdering, scope: EventScope) -> Option<i64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn headers(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
@@ -255,22 +238,22 @@ mod tests {
     #[test]
     fn the_filter_needs_each_non_empty_list_to_match() {
         let f = EventFilter { channel_ids: vec![3], labels: vec!["vip".into()] };
-        let msg = scope_of(EventType::MessageCreated, &json!({"channel_id": 3, "thread_id": 9}));
+        let msg = EventScope { channel_id: Some(3), thread_id: Some(9) };
         assert!(f.matches(msg, &["vip".into()]));
         assert!(!f.matches(msg, &["other".into()]));
-        let other_channel = scope_of(EventType::MessageCreated, &json!({"channel_id": 4, "thread_id": 9}));
+        let other_channel = EventScope { channel_id: Some(4), thread_id: Some(9) };
         assert!(!f.matches(other_channel, &["vip".into()]));
         let channels_only = EventFilter { channel_ids: vec![3], labels: vec![] };
-        assert!(channels_only.matches(scope_of(EventType::ChannelUpdated, &json!({"id": 3})), &[]));
+        assert!(channels_only.matches(EventScope { channel_id: Some(3), thread_id: None }, &[]));
         let labels_only = EventFilter { channel_ids: vec![], labels: vec!["vip".into()] };
-        assert!(!labels_only.matches(scope_of(EventType::ContactCreated, &json!({"id": 3})), &["vip".into()]));
+        assert!(!labels_only.matches(EventScope::default(), &["vip".into()]));
     }
 
     #[test]
     fn empty_filters_are_none_and_ordering_keys_are_threads() {
         assert_eq!(event_filter(EventFilter::default()).ok(), Some(None));
         assert!(event_filter(EventFilter { channel_ids: vec![0], labels: vec![] }).is_err());
-        let scope = scope_of(EventType::ThreadAssigned, &json!({"id": 7, "channel_id": 1}));
+        let scope = EventScope { channel_id: Some(1), thread_id: Some(7) };
         assert_eq!(ordering_key(DeliveryOrdering::PerThread, scope), Some(7));
         assert_eq!(ordering_key(DeliveryOrdering::None, scope), None);
         assert_eq!(DeliveryOrdering::parse("per_thread"), Ok(DeliveryOrdering::PerThread));

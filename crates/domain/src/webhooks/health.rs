@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use time::OffsetDateTime;
 
-use super::{AttemptRecord, DestinationEffect};
+use super::{AttemptRecord, DestinationEffect, DomainEvent, WebhookRecord};
 
 /// A destination whose last attempts in the batch failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +99,17 @@ pub enum HealthEvent {
     Failing,
     /// Succeeded again after failing (`webhook.recovered`).
     Recovered,
+}
+
+impl HealthEvent {
+    /// The event recorded, about the destination's record (sent to its workspace's other
+    /// destinations).
+    pub fn event(self, destination: WebhookRecord) -> DomainEvent {
+        match self {
+            Self::Failing => DomainEvent::WebhookFailing(destination),
+            Self::Recovered => DomainEvent::WebhookRecovered(destination),
+        }
+    }
 }
 
 /// One destination's run of failures after a batch, and the events it emits, in order.

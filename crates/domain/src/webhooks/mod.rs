@@ -3,6 +3,7 @@
 
 pub mod controls;
 pub mod delivery;
+pub mod event;
 pub mod event_type;
 pub mod headers;
 pub mod health;
@@ -15,12 +16,14 @@ pub mod ports;
 pub mod public_url;
 pub mod record;
 pub mod retry;
+pub mod samples;
 pub mod service;
 pub mod signing;
 pub mod ssrf;
 pub mod stats;
 pub mod subjects;
 
+pub use event::{DomainEvent, EventRecord};
 pub use event_type::*;
 pub use model::*;
 pub use ports::*;

@@ -10,7 +10,7 @@ use super::controls::{DeliveryOrdering, EventFilter};
 use super::model::WebhookDestination;
 
 /// A webhook destination (`docs/contract.md`).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookRecord {
     /// Its id.

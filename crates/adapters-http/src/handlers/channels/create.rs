@@ -5,7 +5,7 @@ use domain::channels::ChannelInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::dto::{ChannelRecord, ChannelStatusDto, ChannelTypeDto, CredentialsBody};
+use crate::dto::{ChannelRecord, ChannelStatus, ChannelType, CredentialsBody};
 use crate::error::ApiError;
 use crate::handlers::created;
 use crate::handlers::input::{NewInput, RequestBody};
@@ -17,7 +17,7 @@ use crate::state::AppState;
 pub struct CreateChannelBody {
     /// `whatsapp`, `messenger` or `instagram`. (Parsed as text so that every invalid field of a
     /// request is reported together.)
-    #[schema(value_type = ChannelTypeDto, example = "whatsapp")]
+    #[schema(value_type = ChannelType, example = "whatsapp")]
     channel_type: String,
     /// Name shown to the team, 1 to 100 characters.
     #[schema(min_length = 1, max_length = 100, example = "Support (US)")]
@@ -26,7 +26,7 @@ pub struct CreateChannelBody {
     #[schema(min_length = 1, max_length = 64, example = "+14155550101")]
     identifier: String,
     /// `active` (default), `pending` or `disconnected`.
-    #[schema(value_type = Option<ChannelStatusDto>, example = "active")]
+    #[schema(value_type = Option<ChannelStatus>, example = "active")]
     status: Option<String>,
     /// Platform credentials for sending and receiving (write-only, stored encrypted).
     credentials: Option<CredentialsBody>,

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::authentication::V1Caller;
-use crate::dto::{ChannelList, ChannelRecord, ChannelStatusDto, ChannelTypeDto};
+use crate::dto::{ChannelList, ChannelRecord, ChannelStatus, ChannelType};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;
@@ -19,9 +19,9 @@ use crate::strict::StrictQuery;
 #[into_params(parameter_in = Query)]
 pub struct ListChannelsQuery {
     /// Only channels of this platform.
-    channel_type: Option<ChannelTypeDto>,
+    channel_type: Option<ChannelType>,
     /// Only channels with this status.
-    status: Option<ChannelStatusDto>,
+    status: Option<ChannelStatus>,
     /// Page size, 1 to 100.
     #[param(minimum = 1, maximum = 100, default = 25)]
     limit: Option<i64>,
@@ -44,7 +44,7 @@ pub async fn list(
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<ListChannelsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let filter = ChannelFilter { channel_type: q.channel_type.map(Into::into), status: q.status.map(Into::into) };
+    let filter = ChannelFilter { channel_type: q.channel_type, status: q.status };
     // The cursor is bound to the filter set.
     let page = PageRequest::for_filters(q.limit, q.cursor.as_deref(), filter.cursor_key().as_str())
         .map_err(|e| ApiError::Validation(ValidationErrors(e)))?;

@@ -5,7 +5,7 @@ use domain::channels::{ChannelChangeInput, ChannelId};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::dto::{ChannelRecord, ChannelStatusDto, CredentialsBody};
+use crate::dto::{ChannelRecord, ChannelStatus, CredentialsBody};
 use crate::error::ApiError;
 use crate::handlers::input::{present, ChangeInput, RequestBody};
 use crate::state::AppState;
@@ -18,7 +18,7 @@ pub struct UpdateChannelBody {
     #[schema(min_length = 1, max_length = 100)]
     display_name: Option<String>,
     /// `active`, `pending` or `disconnected`.
-    #[schema(value_type = Option<ChannelStatusDto>)]
+    #[schema(value_type = Option<ChannelStatus>)]
     status: Option<String>,
     /// New platform credentials (replace the old ones whole; write-only).
     credentials: Option<CredentialsBody>,

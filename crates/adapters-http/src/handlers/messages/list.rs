@@ -7,7 +7,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::authentication::V1Caller;
-use crate::dto::{DirectionDto, MessageList, MessageRecord, MessageStatusDto};
+use crate::dto::{Direction, MessageList, MessageRecord, MessageStatus};
 use crate::error::ApiError;
 use crate::handlers::query::QueryProblems;
 use crate::state::AppState;
@@ -23,9 +23,9 @@ pub struct ListMessagesQuery {
     /// Only messages of this thread.
     thread_id: Option<i64>,
     /// Only messages with this status.
-    status: Option<MessageStatusDto>,
+    status: Option<MessageStatus>,
     /// Only messages in this direction.
-    direction: Option<DirectionDto>,
+    direction: Option<Direction>,
     /// Only messages created at or after this time (RFC 3339).
     #[param(format = DateTime)]
     since: Option<String>,
@@ -62,8 +62,8 @@ pub async fn list(
     let filter = MessageFilter {
         channel_id: q.channel_id.map(ChannelId),
         thread_id: q.thread_id.map(ThreadId),
-        status: q.status.map(Into::into),
-        direction: q.direction.map(Into::into),
+        status: q.status,
+        direction: q.direction,
         since,
         until,
     };

@@ -12,7 +12,7 @@ use domain::webhooks::health::{streaks, verdicts, HealthEvent, Streak};
 use domain::webhooks::notices::{admin_mails, HealthNotice};
 use domain::webhooks::pace::{Pace, PaceBounds};
 use domain::webhooks::retry::should_deactivate;
-use domain::webhooks::{AttemptRecord, EventType, WebhookDestination};
+use domain::webhooks::{AttemptRecord, DomainEvent, WebhookDestination, WebhookRecord};
 use time::OffsetDateTime;
 
 use super::pause_pending;
@@ -193,8 +193,8 @@ pub(super) async fn record_tx(
         let disabled: Vec<i64> = disabled.into_iter().map(|d| d.id).collect();
         for d in destinations::load_many(conn, &disabled).await? {
             let at = d.disabled_at.unwrap_or(latest);
-            let data = destinations::destination_json(&d);
-            outbox::record_at(conn, d.workspace_id, EventType::WebhookDisabled, &data, at).await?;
+            let event = DomainEvent::WebhookDisabled(WebhookRecord::from(d.clone()));
+            outbox::record(conn, d.workspace_id, at, &[event]).await?;
             let reason = d.disabled_reason.clone().unwrap_or_default();
             notices.push((d, HealthNotice::Disabled { reason }));
         }
@@ -269,15 +269,15 @@ async fn apply_streaks(
     }
     let latest = records.iter().map(|r| r.attempted_at).max().unwrap_or_else(OffsetDateTime::now_utc);
     for d in destinations::load_many(conn, &emitting).await? {
-        let data = destinations::destination_json(&d);
-        for event in changes.iter().filter(|c| c.id == d.id.0).flat_map(|c| c.events.iter()) {
-            let event = match event {
-                HealthEvent::Failing => EventType::WebhookFailing,
-                HealthEvent::Recovered => EventType::WebhookRecovered,
-            };
-            tracing::info!(destination_id = d.id.0, event = event.as_str(), "webhook destination health changed");
-            outbox::record_except(conn, d.workspace_id, event, &data, latest, d.id).await?;
-            if event == EventType::WebhookFailing {
+        for health in changes.iter().filter(|c| c.id == d.id.0).flat_map(|c| c.events.iter()) {
+            let event = health.event(WebhookRecord::from(d.clone()));
+            tracing::info!(
+                destination_id = d.id.0,
+                event = event.event_type().as_str(),
+                "webhook destination health changed"
+            );
+            outbox::record(conn, d.workspace_id, latest, &[event]).await?;
+            if *health == HealthEvent::Failing {
                 notices.push((d.clone(), HealthNotice::Failing));
             }
         }
