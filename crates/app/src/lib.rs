@@ -19,6 +19,7 @@ pub mod retention;
 pub mod secrets;
 pub mod sla;
 pub mod telemetry;
+pub mod timer_loop;
 pub mod webhooks;
 pub mod wiring;
 

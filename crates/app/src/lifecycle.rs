@@ -35,23 +35,18 @@ pub async fn run_once(db: &Db) -> Result<LifecyclePass, RepoError> {
 /// Starts the loop; abort the handle to stop it (a pass cut short commits nothing it had not
 /// committed: each change is its own transaction).
 pub fn start(db: &Db) -> JoinHandle<()> {
-    let service = service(db);
-    tokio::spawn(async move {
-        let mut wait = EVERY;
-        loop {
-            tokio::time::sleep(wait).await;
-            match service.run_once().await {
-                Ok(pass) => {
-                    wait = EVERY;
-                    if pass != LifecyclePass::default() {
-                        tracing::debug!(reopened = pass.reopened, assigned = pass.assigned, "lifecycle pass");
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = format!("{:#}", e.0), "lifecycle timers cannot reach the database");
-                    wait = (wait * 2).min(Duration::from_secs(10));
-                }
+    let service = Arc::new(service(db));
+    crate::timer_loop::spawn(
+        EVERY,
+        "lifecycle",
+        move || {
+            let service = Arc::clone(&service);
+            async move { service.run_once().await }
+        },
+        |pass| {
+            if pass != LifecyclePass::default() {
+                tracing::debug!(reopened = pass.reopened, assigned = pass.assigned, "lifecycle pass");
             }
-        }
-    })
+        },
+    )
 }

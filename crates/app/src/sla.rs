@@ -35,23 +35,18 @@ pub async fn run_once(db: &Db) -> Result<usize, RepoError> {
 /// Starts the loop; abort the handle to stop it (each batch is its own transaction, so a pass cut
 /// short commits nothing half-way).
 pub fn start(db: &Db) -> JoinHandle<()> {
-    let service = service(db);
-    tokio::spawn(async move {
-        let mut wait = EVERY;
-        loop {
-            tokio::time::sleep(wait).await;
-            match service.run_once().await {
-                Ok(settled) => {
-                    wait = EVERY;
-                    if settled > 0 {
-                        tracing::debug!(settled, "SLA breach pass");
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = format!("{:#}", e.0), "the SLA breach timer cannot reach the database");
-                    wait = (wait * 2).min(Duration::from_secs(10));
-                }
+    let service = Arc::new(service(db));
+    crate::timer_loop::spawn(
+        EVERY,
+        "sla_breaches",
+        move || {
+            let service = Arc::clone(&service);
+            async move { service.run_once().await }
+        },
+        |settled| {
+            if settled > 0 {
+                tracing::debug!(settled, "SLA breach pass");
             }
-        }
-    })
+        },
+    )
 }
