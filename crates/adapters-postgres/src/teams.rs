@@ -79,6 +79,19 @@ async fn with_members(conn: &mut AsyncPgConnection, ws: WorkspaceId, rows: Vec<T
         .collect())
 }
 
+/// The threads of team `id` (its own or waiting in its queue) and who holds them, locked in id
+/// order.
+async fn team_threads(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64) -> QueryResult<Vec<TeamThreadRow>> {
+    threads::table
+        .filter(threads::workspace_id.eq(ws.0))
+        .filter(threads::team_id.eq(id).or(threads::assignee_team_id.eq(id)))
+        .select(TeamThreadRow::as_select())
+        .order(threads::id)
+        .for_no_key_update()
+        .load(conn)
+        .await
+}
+
 async fn find(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64, lock: bool) -> QueryResult<Option<Team>> {
     let q = teams::table.filter(teams::workspace_id.eq(ws.0)).filter(teams::id.eq(id)).select(TeamRow::as_select());
     let row = if lock { q.for_update().first(conn).await.optional()? } else { q.first(conn).await.optional()? };
@@ -302,17 +315,16 @@ impl TeamRepository for PgTeamRepository {
         let result = conn
             .transaction::<_, TxError<TeamLookupError>, _>(|conn| {
                 async move {
+                    // Lock order: threads, then the team, as every assignment takes them (a
+                    // reopen locks its thread, then its team). Taking the team first would let a
+                    // reopen hold a thread this deletion waits for while waiting for the team.
+                    team_threads(conn, ws, id).await?;
                     find(conn, ws, id, true).await?.ok_or(TxError::Refused(TeamLookupError::NotFound(id)))?;
                     // The facts: the team's threads and who holds them, locked (the foreign key
-                    // alone would leave those assigned to the team `team` with no id).
-                    let rows: Vec<TeamThreadRow> = threads::table
-                        .filter(threads::workspace_id.eq(ws.0))
-                        .filter(threads::team_id.eq(id).or(threads::assignee_team_id.eq(id)))
-                        .select(TeamThreadRow::as_select())
-                        .order(threads::id)
-                        .for_no_key_update()
-                        .load(conn)
-                        .await?;
+                    // alone would leave those assigned to the team `team` with no id). Read again
+                    // under the team's lock: a thread assigned to it meanwhile is among them now,
+                    // and no other can join until this commits.
+                    let rows = team_threads(conn, ws, id).await?;
                     let facts: Vec<TeamThread> = rows.iter().map(TeamThreadRow::fact).collect();
                     let deletion = decide_team_deletion(id, &facts);
                     apply_team_deletion(conn, ws, &deletion).await?;

@@ -96,6 +96,8 @@ pub fn members_service(settings: &Settings, db: &Db) -> domain::members::Members
         Arc::new(crate::platform::OsRandom),
         Arc::new(crate::platform::SystemClock),
         crate::mail::site_url(settings),
+        Arc::new(adapters_postgres::credentials::PgLoginThrottle::new(db.clone())),
+        domain::auth::ThrottlePolicy::default(),
     )
 }
 

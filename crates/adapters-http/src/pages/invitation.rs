@@ -13,6 +13,7 @@ use maud::{html, Markup};
 
 use super::form::FormData;
 use super::layout::{bare, field_error, invalid};
+use super::login::wait_text;
 use super::session::session_cookie;
 use super::PageError;
 use crate::session_cookie::SESSION_COOKIE;
@@ -118,7 +119,8 @@ pub async fn accept(
 ) -> Result<HttpResponse, PageError> {
     let password = form_data.get("password").unwrap_or("");
     let me = signed_in(&req, &state).await?;
-    match state.members.accept_invitation(&token, password, me).await {
+    let client = req.peer_addr().map(|a| a.ip());
+    match state.members.accept_invitation(&token, password, me, client).await {
         Ok(accepted) => {
             let context = meta.anonymous();
             let done =
@@ -131,16 +133,30 @@ pub async fn accept(
         }
         Err(AcceptInvitationError::Invalid) => Ok(invalid_link()),
         Err(AcceptInvitationError::OtherAccount) => Ok(other_account()),
-        Err(e @ (AcceptInvitationError::Password(_) | AcceptInvitationError::WrongPassword)) => {
+        Err(
+            e @ (AcceptInvitationError::Password(_)
+            | AcceptInvitationError::WrongPassword
+            | AcceptInvitationError::Throttled { .. }),
+        ) => {
             let Some(view) = state.members.invitation(&token).await? else { return Ok(invalid_link()) };
-            let (status, message) = match e {
+            let (status, message, retry) = match e {
                 AcceptInvitationError::Password(v) => (
                     StatusCode::UNPROCESSABLE_ENTITY,
                     v.0.first().map_or_else(String::new, |f| format!("Choose another password: {}.", f.message)),
+                    None,
                 ),
-                _ => (StatusCode::UNAUTHORIZED, "That is not the password of this account.".to_owned()),
+                AcceptInvitationError::Throttled { retry_after_secs } => (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!("Too many failed sign-ins. Wait {} before trying again.", wait_text(retry_after_secs)),
+                    Some(retry_after_secs),
+                ),
+                _ => (StatusCode::UNAUTHORIZED, "That is not the password of this account.".to_owned(), None),
             };
-            Ok(page(status, form(&token, &view, me.is_some(), Some(&message))))
+            let mut res = page(status, form(&token, &view, me.is_some(), Some(&message)));
+            if let Some(secs) = retry {
+                res.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
+            }
+            Ok(res)
         }
         Err(AcceptInvitationError::Unknown(e)) => Err(e.into()),
     }

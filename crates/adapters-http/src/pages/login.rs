@@ -184,7 +184,8 @@ pub async fn submit(req: HttpRequest, state: web::Data<AppState>, form: FormData
     Ok(res)
 }
 
-fn wait_text(secs: u64) -> String {
+/// "12 seconds", "3 minutes": how long a throttled visitor waits, in words.
+pub(super) fn wait_text(secs: u64) -> String {
     match secs {
         0..=59 => format!("{secs} seconds"),
         _ => format!("{} minutes", secs.div_ceil(60)),

@@ -209,6 +209,60 @@ async fn an_invited_account_with_a_password_must_sign_in_to_accept_and_another_a
     assert_eq!(login(&app, &other.admin_email, &other.admin_password, Some(other.id)).await.status(), 200);
 }
 
+/// The invitation page checks the account's password, so it counts against the sign-in throttle
+/// (5 wrong passwords per address and client network): without it, anyone holding the link could
+/// guess the password there at the hashing rate, past the sign-in form's limit.
+#[tokio::test]
+async fn wrong_passwords_on_an_invitation_page_are_throttled_with_the_sign_in_form() {
+    let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let other = app.create_workspace(PlanTier::Advanced).await;
+    let admin = admin_token(&app, &ws).await;
+    let res = app.post_json("/v1/users", &admin, &json!({"email": other.admin_email, "role": "agent"})).await;
+    assert_eq!(res.status(), 201);
+    let token = sink.token_for(&other.admin_email, "invitations", 0).await;
+    let attempt = |password: &'static str| {
+        app.client.post(app.url(&format!("/invitations/{token}"))).form(&[("password", password)]).send()
+    };
+    // Two wrong sign-ins on the form and three on the page use up the address's five.
+    for _ in 0..2 {
+        assert_eq!(login(&app, &other.admin_email, "not the password", None).await.status(), 401);
+    }
+    for _ in 0..3 {
+        assert_eq!(attempt("not the password").await.expect("request").status(), 401);
+    }
+    let throttled = attempt("still not it").await.expect("request");
+    assert_eq!(throttled.status(), 429);
+    let retry: u64 = throttled
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After");
+    assert!(retry > 0 && retry <= 15 * 60, "{retry}");
+    assert!(throttled.text().await.expect("body").contains("Too many failed sign-ins"));
+    // Even the right password waits now, on the page and on the form: the budget is one.
+    let right = app
+        .client
+        .post(app.url(&format!("/invitations/{token}")))
+        .form(&[("password", other.admin_password.as_str())])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(right.status(), 429);
+    problem(login(&app, &other.admin_email, &other.admin_password, None).await, 429, "rate_limited").await;
+    assert!(
+        sql_bool(
+            &app,
+            &format!(
+                "(SELECT status FROM workspace_members WHERE workspace_id = {} AND user_id = {}) = 'invited'",
+                ws.id, other.admin_id
+            )
+        )
+        .await
+    );
+}
+
 #[tokio::test]
 async fn an_old_scheme_pending_invitation_is_voided_by_the_upgrade_and_can_be_sent_again() {
     // Rows as the previous release left them: an account without a password, its membership

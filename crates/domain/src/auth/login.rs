@@ -10,7 +10,7 @@ use super::ports::{
     CredentialCheck, CredentialStore, LoginThrottleStore, LoginUser, Membership, NewUserToken, Requirements,
     UserDirectory,
 };
-use super::throttle::{ThrottlePolicy, ThrottleSubject};
+use super::throttle::{PasswordAttempt, ThrottlePolicy};
 use super::token::{NewToken, TokenKind};
 use super::verify::{admitted, presented_token, AuthenticateError};
 use crate::audit::{ActorType, AuditAction, AuditActor, AuditContext, AuditEntry, AuditRepository, AuditTarget};
@@ -169,11 +169,8 @@ pub async fn check_credentials(
 
     // Reserved before any hashing: the attempt counts as a failure until it proves otherwise, so
     // concurrent guesses cannot outrun the budget (spec "Abuse limits").
-    let pair = ThrottleSubject::email_from(&email, req.client);
-    let clients: Vec<ThrottleSubject> = req.client.map(ThrottleSubject::client).into_iter().collect();
-    let mut subjects = vec![pair.clone()];
-    subjects.extend(clients.iter().cloned());
-    if let Some(retry_after_secs) = ports.throttle.reserve(&subjects, ports.clock.now(), settings.throttle).await? {
+    let attempt = PasswordAttempt::new(&email, req.client);
+    if let Some(retry_after_secs) = attempt.reserve(ports.throttle, ports.clock.now(), settings.throttle).await? {
         return Err(LoginError::Throttled { retry_after_secs });
     }
 
@@ -190,7 +187,7 @@ pub async fn check_credentials(
         record_failure(ports, &req.context, &user, req.workspace_id).await?;
         return Err(LoginError::InvalidCredentials);
     }
-    ports.throttle.release(&pair, &clients).await?;
+    attempt.succeeded(ports.throttle).await?;
     Ok(user)
 }
 

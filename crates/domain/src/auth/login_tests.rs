@@ -6,7 +6,7 @@ use std::sync::Arc;
 use time::macros::datetime;
 
 use super::*;
-use crate::auth::{parse, Identity, MockCredentialStore, MockLoginThrottleStore, MockUserDirectory};
+use crate::auth::{parse, Identity, MockCredentialStore, MockLoginThrottleStore, MockUserDirectory, ThrottleSubject};
 use crate::common::ports::{MockClock, MockPasswordHasher, MockRandomSource};
 use crate::users::{Role, UserId};
 use crate::workspace::PlanTier;

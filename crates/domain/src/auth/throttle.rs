@@ -12,6 +12,9 @@ use std::net::IpAddr;
 
 use time::{Duration, OffsetDateTime};
 
+use super::ports::LoginThrottleStore;
+use crate::common::error::RepoError;
+
 use crate::users::Email;
 
 /// What is throttled: an e-mail address from one client network, or a client network.
@@ -61,6 +64,52 @@ impl ThrottleSubject {
 
     fn is_email(&self) -> bool {
         self.0.starts_with("email:")
+    }
+}
+
+/// One password attempt against the throttle: the e-mail from this client network and the
+/// network itself. Every place that checks a password (sign-in, the invitation page) reserves
+/// through it before hashing and gives the reservation back through it on success, so no form
+/// is a way around the sign-in budget.
+#[derive(Debug, Clone)]
+pub struct PasswordAttempt {
+    pair: ThrottleSubject,
+    clients: Vec<ThrottleSubject>,
+}
+
+impl PasswordAttempt {
+    /// An attempt at `email`'s password from `client`.
+    pub fn new(email: &Email, client: Option<IpAddr>) -> Self {
+        Self {
+            pair: ThrottleSubject::email_from(email, client),
+            clients: client.map(ThrottleSubject::client).into_iter().collect(),
+        }
+    }
+
+    /// Reserves the attempt (see [`LoginThrottleStore::reserve`]): `None` when it may go ahead,
+    /// else the seconds to wait.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    pub async fn reserve(
+        &self,
+        store: &dyn LoginThrottleStore,
+        now: OffsetDateTime,
+        policy: ThrottlePolicy,
+    ) -> Result<Option<u64>, RepoError> {
+        let mut subjects = Vec::with_capacity(1 + self.clients.len());
+        subjects.push(self.pair.clone());
+        subjects.extend(self.clients.iter().cloned());
+        store.reserve(&subjects, now, policy).await
+    }
+
+    /// The password was right: the e-mail's failures from this network are forgotten and the
+    /// network gets its reserved attempt back.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    pub async fn succeeded(&self, store: &dyn LoginThrottleStore) -> Result<(), RepoError> {
+        store.release(&self.pair, &self.clients).await
     }
 }
 

@@ -3,6 +3,7 @@
 //! allowed by the policy already; the rules that depend on the data are here, and where they need
 //! more rights they ask the same policy.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use time::{Duration, OffsetDateTime};
@@ -11,7 +12,7 @@ use super::model::{invitation_mail, MemberChange, MemberProfile};
 use super::ports::{AddMemberError, ChangeMemberError, MemberRepository, NewMember, PendingInvitation};
 use crate::access::{authorize, Action, Actor, Caller, Denied};
 use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
-use crate::auth::{NewToken, TokenDigest, TokenKind};
+use crate::auth::{LoginThrottleStore, NewToken, PasswordAttempt, ThrottlePolicy, TokenDigest, TokenKind};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
 use crate::common::ports::{Clock, PasswordHasher, RandomSource};
@@ -144,6 +145,13 @@ pub enum AcceptInvitationError {
     /// The chosen password is not acceptable.
     #[error(transparent)]
     Password(ValidationErrors),
+    /// Too many wrong passwords for this account from this client network, counted with the
+    /// sign-in form's (429): the page is no way around the sign-in throttle.
+    #[error("too many failed attempts; try again in {retry_after_secs} seconds")]
+    Throttled {
+        /// Seconds until the window ends.
+        retry_after_secs: u64,
+    },
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),
@@ -180,6 +188,8 @@ pub struct MembersService {
     random: Arc<dyn RandomSource>,
     clock: Arc<dyn Clock>,
     site: SiteUrl,
+    throttle: Arc<dyn LoginThrottleStore>,
+    throttle_policy: ThrottlePolicy,
 }
 
 impl std::fmt::Debug for MembersService {
@@ -189,15 +199,18 @@ impl std::fmt::Debug for MembersService {
 }
 
 impl MembersService {
-    /// The service over its ports.
+    /// The service over its ports. `throttle` and `throttle_policy` are the sign-in throttle's:
+    /// the invitation page's password checks count against the same budget.
     pub fn new(
         repo: Arc<dyn MemberRepository>,
         hasher: Arc<dyn PasswordHasher>,
         random: Arc<dyn RandomSource>,
         clock: Arc<dyn Clock>,
         site: SiteUrl,
+        throttle: Arc<dyn LoginThrottleStore>,
+        throttle_policy: ThrottlePolicy,
     ) -> Self {
-        Self { repo, hasher, random, clock, site }
+        Self { repo, hasher, random, clock, site, throttle, throttle_policy }
     }
 
     /// One page of the caller's workspace's members, oldest membership first.
@@ -364,7 +377,9 @@ impl MembersService {
     /// Accepts an invitation. An account without a password chooses one here (the link is the
     /// proof of the address); an account with a password is signed in as that account, in this
     /// browser (`signed_in`) or by its `password`: the link alone never signs anyone in and never
-    /// changes a password. A different signed-in account is refused.
+    /// changes a password. A different signed-in account is refused. A password check goes
+    /// through the sign-in throttle for the account's address from `client`, like the sign-in
+    /// form's.
     ///
     /// # Errors
     /// [`AcceptInvitationError`].
@@ -373,6 +388,7 @@ impl MembersService {
         token: &str,
         password: &str,
         signed_in: Option<UserId>,
+        client: Option<IpAddr>,
     ) -> Result<AcceptedInvitation, AcceptInvitationError> {
         let digest = invitation_digest(token).ok_or(AcceptInvitationError::Invalid)?;
         let facts = self.repo.invitation(&digest, self.clock.now()).await?.ok_or(AcceptInvitationError::Invalid)?;
@@ -387,6 +403,17 @@ impl MembersService {
             }
             Some(_) if signed_in == Some(facts.user_id) => None,
             Some(hash) => {
+                // Every stored address was valid when it was stored: one that no longer parses is a
+                // damaged row, not the visitor's mistake.
+                let email = Email::new("email", &facts.email).map_err(|e| {
+                    RepoError(anyhow::anyhow!("stored address of user {}: {}", facts.user_id.0, e.message))
+                })?;
+                let attempt = PasswordAttempt::new(&email, client);
+                if let Some(retry_after_secs) =
+                    attempt.reserve(self.throttle.as_ref(), self.clock.now(), self.throttle_policy).await?
+                {
+                    return Err(AcceptInvitationError::Throttled { retry_after_secs });
+                }
                 let ok = match Password::new("password", password) {
                     Ok(p) => self.hasher.verify(&p, hash).await,
                     Err(_) => false,
@@ -394,6 +421,7 @@ impl MembersService {
                 if !ok {
                     return Err(AcceptInvitationError::WrongPassword);
                 }
+                attempt.succeeded(self.throttle.as_ref()).await?;
                 None
             }
         };

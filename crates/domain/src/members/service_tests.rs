@@ -17,6 +17,8 @@ fn service(repo: MockMemberRepository) -> MembersService {
         Arc::new(random),
         Arc::new(clock),
         SiteUrl::new("https://wms.test"),
+        Arc::new(crate::auth::MockLoginThrottleStore::new()),
+        crate::auth::ThrottlePolicy::default(),
     )
 }
 
@@ -102,7 +104,7 @@ async fn bad_input_names_every_field_and_stores_nothing() {
 async fn a_made_up_invitation_costs_no_query() {
     let s = service(MockMemberRepository::new());
     assert!(matches!(
-        s.accept_invitation("wmsu_nope", "long enough password", None).await,
+        s.accept_invitation("wmsu_nope", "long enough password", None, None).await,
         Err(AcceptInvitationError::Invalid)
     ));
 }
