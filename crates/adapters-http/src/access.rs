@@ -233,6 +233,13 @@ pub fn document() -> String {
          demoted, deactivated or removed (409 `conflict`).\n\n## The policy table\n\n",
     );
     out.push_str(&domain::access::matrix());
+    out.push_str(
+        "\n## Assistant tools\n\nEvery tool needs `assistant.use`. A tool that shows data not every assistant caller \
+         may read needs that data's action too, decided the same way (an app connected over OAuth holds \
+         `assistant:read`, which covers every tool: the member's role decides). A caller refused a tool gets 403 \
+         from the execute endpoint and a result with `isError` over MCP.\n\n",
+    );
+    out.push_str(&domain::access::assistant_tools_matrix());
     out.push_str("\n## Every route\n\n| method | path | surface | action |\n|---|---|---|---|\n");
     for e in registered() {
         let action = e.access.action().map_or_else(|| "—".to_owned(), |a| format!("`{a}`"));

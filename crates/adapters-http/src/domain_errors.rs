@@ -178,6 +178,8 @@ impl From<domain::assistant::ToolError> for ApiError {
                 }
                 ApiError::Validation(v)
             }
+            // As the REST endpoint of the same data refuses: 403 `forbidden` or `insufficient_scope`.
+            ToolError::Denied(d) => d.into(),
             ToolError::Unavailable(m) => ApiError::ServiceUnavailable(m),
             ToolError::Unknown(e) => e.into(),
         }

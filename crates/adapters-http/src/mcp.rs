@@ -170,6 +170,7 @@ async fn call(assistant: &Assistant, caller: &Caller, params: &Value) -> Result<
         Err(e) => {
             let text = match &e {
                 ToolError::Invalid(v) => format!("Invalid arguments for {name}: {v}"),
+                ToolError::Denied(d) => format!("{name} is not allowed for this caller: {d}"),
                 ToolError::Unavailable(m) => format!("{name} is unavailable: {m}"),
                 ToolError::Unknown(cause) => {
                     tracing::error!(error = format!("{:#}", cause.0), tool = name, "MCP tool call failed");
@@ -284,7 +285,7 @@ mod tests {
     async fn tools_are_listed_with_safe_annotations() {
         let Reply::Json(v) = send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await else { panic!() };
         let tools = v["result"]["tools"].as_array().cloned().unwrap_or_default();
-        assert_eq!(tools.len(), 6);
+        assert_eq!(tools.len(), 7);
         for t in tools {
             assert_eq!(t["annotations"]["readOnlyHint"], true);
             assert_eq!(t["annotations"]["destructiveHint"], false);

@@ -140,6 +140,11 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
     let channels = Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone()));
     let auth = crate::pages::with_sessions(crate::auth_state::auth_state(settings, db), &pages);
     let templates = crate::connectors::templates(settings, db);
+    // One report service: the REST endpoints and the assistant's `get_conversation_report`.
+    let reports = Arc::new(domain::reports::ReportsService::new(
+        Arc::new(adapters_postgres::reports::PgReports::new(reads.clone())),
+        Arc::new(crate::platform::SystemClock),
+    ));
     AppState {
         health: Arc::new(DbHealth {
             db: db.clone(),
@@ -189,10 +194,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         business_hours: Arc::new(domain::business_hours::BusinessHoursService::new(Arc::new(
             adapters_postgres::business_hours::PgBusinessHours::new(db.clone()),
         ))),
-        reports: Arc::new(domain::reports::ReportsService::new(
-            Arc::new(adapters_postgres::reports::PgReports::new(reads.clone())),
-            Arc::new(crate::platform::SystemClock),
-        )),
+        reports: reports.clone(),
         ai_agents: Arc::new(domain::ai_agents::AiAgentsService::new(Arc::new(
             adapters_postgres::ai_agents::PgAiAgentRepository::new(db.clone()),
         ))),
@@ -208,7 +210,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             store: Arc::new(adapters_postgres::events::PgEventStore::new(db.clone())),
             clock: Arc::new(crate::platform::SystemClock),
         }),
-        assistant: crate::assistant::state(settings, &reads),
+        assistant: crate::assistant::state(settings, &reads, reports),
         oauth: Arc::new(domain::oauth::OAuthService {
             store: Arc::new(adapters_postgres::oauth::PgOAuthStore::new(db.clone())),
             clock: Arc::new(crate::platform::SystemClock),

@@ -184,10 +184,11 @@ async fn capabilities_manifest_describes_every_tool() {
             "list_webhooks",
             "get_channel_analytics",
             "get_contact_analytics",
-            "search_product_docs"
+            "search_product_docs",
+            "get_conversation_report"
         ]
     );
-    assert_eq!(m["live_data"], json!(names[..5]));
+    assert_eq!(m["live_data"], json!([&names[..5], &names[6..]].concat()));
     assert_eq!(m["product_docs"], json!(["search_product_docs"]));
     for t in m["tools"].as_array().cloned().unwrap_or_default() {
         let s = &t["input_schema"];

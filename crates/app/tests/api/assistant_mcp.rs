@@ -45,6 +45,10 @@ async fn python_sdk_lists_and_calls_every_tool() {
         .sql_json("SELECT min(id)::text AS j FROM channels WHERE workspace_id = $1 AND channel_type = 'whatsapp'")
         .await;
     let phone = demo.sql_json("SELECT to_json(min(phone))::text AS j FROM contacts WHERE workspace_id = $1").await;
+    // An explicit period, so that the call over MCP and the one through the execute endpoint ask
+    // for the same thing (without `until` the report ends at the moment of each call).
+    let today = time::OffsetDateTime::now_utc().date();
+    let (since, until) = (today - time::Duration::days(30), today + time::Duration::days(1));
     let calls = json!([
         ["get_workspace_overview", {}],
         ["list_channels", {"channel_type": "whatsapp"}],
@@ -52,8 +56,10 @@ async fn python_sdk_lists_and_calls_every_tool() {
         ["get_channel_analytics", {"channel_id": whatsapp, "range": "30d"}],
         ["get_contact_analytics", {"phone_number": phone, "range": "90d"}],
         ["search_product_docs", {"query": "rotate a webhook secret", "limit": 2}],
+        ["get_conversation_report", {"since": since.to_string(), "until": until.to_string(), "group_by": "agent"}],
         ["get_channel_analytics", {"range": "365d"}],
         ["get_channel_analytics", {"channel_id": 987654321}],
+        ["get_conversation_report", {"group_by": "inbox"}],
         ["get_contact_analytics", {"name": "Ana"}],
     ]);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/py/mcp_round_trip.py");
@@ -79,7 +85,7 @@ async fn python_sdk_lists_and_calls_every_tool() {
     // tools/list is the manifest's tools, schema for schema.
     let listed = report["tools"].as_array().cloned().unwrap_or_default();
     let manifest_tools = manifest["tools"].as_array().cloned().unwrap_or_default();
-    assert_eq!(listed.len(), 6);
+    assert_eq!(listed.len(), 7);
     assert_eq!(listed.len(), manifest_tools.len());
     for (l, m) in listed.iter().zip(&manifest_tools) {
         assert_eq!(l["name"], m["name"]);
@@ -94,7 +100,7 @@ async fn python_sdk_lists_and_calls_every_tool() {
 
     // tools/call: structured results equal the execute endpoint's, with a text copy.
     let results = report["calls"].as_array().cloned().unwrap_or_default();
-    for c in &results[..6] {
+    for c in &results[..7] {
         assert_eq!(c["is_error"], false, "{c}");
         let structured = c["structured"].clone();
         let text: Value = serde_json::from_str(c["text"].as_str().unwrap_or_default()).expect("text copy is the JSON");
@@ -133,12 +139,12 @@ async fn python_sdk_lists_and_calls_every_tool() {
     }
     assert_eq!(report["unknown_resource_error"], -32002);
     // Failures are results with isError, so the model can correct itself.
-    for c in &results[6..8] {
+    for (c, argument) in results[7..10].iter().zip(["range", "channel_id", "group_by"]) {
         assert_eq!(c["is_error"], true, "{c}");
-        assert!(c["text"].as_str().is_some_and(|t| t.contains("range") || t.contains("channel_id")), "{c}");
+        assert!(c["text"].as_str().is_some_and(|t| t.contains(argument)), "{c}");
     }
-    assert_eq!(results[8]["is_error"], false);
-    assert_eq!(results[8]["structured"]["contact"], Value::Null);
+    assert_eq!(results[10]["is_error"], false);
+    assert_eq!(results[10]["structured"]["contact"], Value::Null);
 }
 
 fn domain_versions() -> [&'static str; 3] {

@@ -263,6 +263,14 @@ async fn a_granted_token_lists_the_tools_of_its_workspace_and_is_stored_as_diges
     assert!(res.headers().get("ratelimit").is_some(), "{:?}", res.headers());
     let listed: Value = res.json().await.expect("json");
     assert!(listed["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{listed}");
+    // The grant is `assistant:read` only, yet the admin's app may run the admins' report tool:
+    // within the grant, the member's role decides (docs/access.md, "Assistant tools").
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "get_conversation_report", "arguments": {"group_by": "agent"}}});
+    let res = f.app.client.post(f.app.url(&mcp_path(f.ws.id))).bearer_auth(access).json(&call).send().await;
+    let called: Value = res.expect("request").json().await.expect("json");
+    assert_eq!(called["result"]["isError"], false, "{called}");
+    assert!(called["result"]["structuredContent"]["groups"].is_array(), "{called}");
     let caps = f
         .app
         .client

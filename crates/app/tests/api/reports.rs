@@ -2,14 +2,15 @@
 //! hours and SLAs"): conversations built with known times (inbound platform timestamps in the
 //! past, replies now) give the figures a hand computation gives: a reopen starts a new cycle, an
 //! AI reply is a first response of its own, business hours that exclude the window make every
-//! duration 0 (still counted), the CSV says what the JSON says; bad input and access.
+//! duration 0 (still counted), the CSV and the assistant's `get_conversation_report` (execute
+//! endpoint and MCP) say what the JSON says; bad input and access, on both.
 
 use reqwest::Method;
 use serde_json::{json, Value};
 use time::format_description::well_known::Rfc3339;
 use time::{Duration, OffsetDateTime};
 
-use crate::assistant_helpers::sql_json;
+use crate::assistant_helpers::{execute_path, sql_json};
 use crate::credentials::{add_member, token_for};
 use crate::helpers::{error_fields, problem, TestApp};
 
@@ -62,6 +63,45 @@ async fn csv(app: &TestApp, key: &str, query: &str) -> Vec<Vec<String>> {
     assert!(res.headers()["content-type"].to_str().expect("type").starts_with("text/csv"));
     let text = res.text().await.expect("text");
     text.split("\r\n").filter(|l| !l.is_empty()).map(|l| l.split(',').map(str::to_owned).collect()).collect()
+}
+
+/// The arguments of `get_conversation_report` that ask what the REST query
+/// `since=…&until=…&group_by=…&business_hours=…` asks.
+fn tool_arguments(since: &str, until: &str, group_by: &str, business_hours: bool) -> Value {
+    json!({"since": since, "until": until, "group_by": group_by, "business_hours": business_hours})
+}
+
+/// `get_conversation_report` through the execute endpoint.
+async fn tool(app: &TestApp, ws: i64, credential: &str, arguments: &Value) -> reqwest::Response {
+    app.authed(Method::POST, &execute_path(ws), credential)
+        .json(&json!({"tool": "get_conversation_report", "arguments": arguments}))
+        .send()
+        .await
+        .expect("execute")
+}
+
+async fn tool_result(app: &TestApp, ws: i64, credential: &str, arguments: &Value) -> Value {
+    let res = tool(app, ws, credential, arguments).await;
+    let status = res.status();
+    let body: Value = res.json().await.expect("json");
+    assert_eq!(status, 200, "{arguments}: {body}");
+    assert_eq!(body["tool"], "get_conversation_report");
+    body["result"].clone()
+}
+
+/// MCP `tools/call` of `get_conversation_report`: the JSON-RPC result.
+async fn mcp_call(app: &TestApp, ws: i64, credential: &str, arguments: &Value) -> Value {
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "get_conversation_report", "arguments": arguments}});
+    let res = app
+        .authed(Method::POST, &format!("/workspaces/{ws}/co-admin/mcp"), credential)
+        .json(&call)
+        .send()
+        .await
+        .expect("mcp");
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.expect("json");
+    body["result"].clone()
 }
 
 /// The CSV row of a JSON group, cell for cell.
@@ -197,9 +237,14 @@ async fn figures_match_a_hand_computation_with_a_reopen_an_ai_reply_and_business
     assert_eq!(channels["groups"][0]["key"], json!({"type": "channel", "id": ch, "name": "Test"}));
     assert_eq!(channels["groups"][0]["reply"], g["reply"]);
 
-    // CSV = JSON, for every grouping.
+    // CSV = JSON = the assistant's tool (execute endpoint and MCP), for every grouping.
     for grouping in ["none", "agent", "label", "channel", "team"] {
         let json_report = report(&app, &key, &format!("{period}&group_by={grouping}")).await;
+        let arguments = tool_arguments(&since, &until, grouping, false);
+        assert_eq!(tool_result(&app, ws.id, &key, &arguments).await, json_report, "{grouping}: tool");
+        let via_mcp = mcp_call(&app, ws.id, &key, &arguments).await;
+        assert_eq!(via_mcp["isError"], false, "{grouping}: {via_mcp}");
+        assert_eq!(via_mcp["structuredContent"], json_report, "{grouping}: MCP");
         let rows = csv(&app, &key, &format!("{period}&group_by={grouping}")).await;
         assert_eq!(rows[0].len(), 25, "{grouping} header");
         assert_eq!(rows[0][0], "key_type");
@@ -218,6 +263,7 @@ async fn figures_match_a_hand_computation_with_a_reopen_an_ai_reply_and_business
     let res = app.authed(Method::PUT, "/v1/business-hours", &key).json(&hours).send().await.expect("hours");
     assert_eq!(res.status(), 200);
     let business = report(&app, &key, &format!("{period}&business_hours=true")).await;
+    assert_eq!(tool_result(&app, ws.id, &key, &tool_arguments(&since, &until, "none", true)).await, business);
     let b = &business["groups"][0];
     assert_eq!(business["business_hours"], true);
     figure_eq(&b["first_response"], &figure(&[0, 0, 0]), "business first_response");
@@ -253,7 +299,7 @@ fn urlencode(s: &str) -> String {
 #[tokio::test]
 async fn bad_report_queries_are_refused_naming_the_field() {
     let app = TestApp::spawn().await;
-    let (_, key) = app.advanced_with_key().await;
+    let (ws, key) = app.advanced_with_key().await;
     for (query, field) in [
         ("since=2026-11-03&until=2026-11-02", "since"),
         ("since=yesterday", "since"),
@@ -269,6 +315,26 @@ async fn bad_report_queries_are_refused_naming_the_field() {
     }
     let res = app.authed(Method::GET, "/v1/reports/conversations?inbox=1", &key).send().await.expect("request");
     assert_eq!(res.status(), 422, "unknown parameters are refused");
+
+    // The assistant's tool refuses the same input, naming the argument: 422 from the execute
+    // endpoint, a result with `isError` over MCP (so a model can correct its call).
+    for (arguments, field) in [
+        (json!({"since": "2026-11-03", "until": "2026-11-02"}), "since"),
+        (json!({"since": "yesterday"}), "since"),
+        (json!({"until": "2026-02-30"}), "until"),
+        (json!({"since": "2024-01-01", "until": "2026-11-02"}), "since"),
+        (json!({"group_by": "inbox"}), "group_by"),
+        (json!({"business_hours": "sometimes"}), "business_hours"),
+        (json!({"inbox": 1}), "inbox"),
+    ] {
+        let body = problem(tool(&app, ws.id, &key, &arguments).await, 422, "validation_failed").await;
+        assert_eq!(error_fields(&body), [format!("arguments.{field}")], "{arguments}");
+        let via_mcp = mcp_call(&app, ws.id, &key, &arguments).await;
+        assert_eq!(via_mcp["isError"], true, "{arguments}: {via_mcp}");
+        assert!(via_mcp.get("structuredContent").is_none(), "{via_mcp}");
+        let text = via_mcp["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("get_conversation_report") && text.contains(field), "{arguments}: {text}");
+    }
 }
 
 #[tokio::test]
@@ -284,4 +350,38 @@ async fn reports_are_for_admins_and_reports_read_keys() {
     let other = app.api_key_with_scopes(&ws, &["threads:read"]).await;
     let res = app.authed(Method::GET, "/v1/reports/conversations.csv", &other).send().await.expect("request");
     problem(res, 403, "insufficient_scope").await;
+
+    // The assistant's tool follows the same rule, though agents and `assistant:read` keys may use
+    // the assistant's other tools: refused before its arguments are looked at.
+    let args = json!({"group_by": "team"});
+    let refused = problem(tool(&app, ws.id, &agent, &args).await, 403, "forbidden").await;
+    assert!(refused["detail"].as_str().is_some_and(|d| d.contains("admin")), "{refused}");
+    problem(tool(&app, ws.id, &agent, &json!({"group_by": "inbox"})).await, 403, "forbidden").await;
+    let assistant_only = app.api_key_with_scopes(&ws, &["assistant:read"]).await;
+    let res = tool(&app, ws.id, &assistant_only, &args).await;
+    let challenge = res.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    assert!(challenge.contains("scope=\"reports:read\""), "{challenge}");
+    problem(res, 403, "insufficient_scope").await;
+    let res = app
+        .authed(Method::POST, &execute_path(ws.id), &agent)
+        .json(&json!({"tool": "list_channels", "arguments": {}}))
+        .send()
+        .await
+        .expect("execute");
+    assert_eq!(res.status(), 200, "the agent keeps the other tools");
+    for (credential, why) in [(&agent, "admins"), (&assistant_only, "reports:read")] {
+        let via_mcp = mcp_call(&app, ws.id, credential, &args).await;
+        assert_eq!(via_mcp["isError"], true, "{via_mcp}");
+        assert!(via_mcp.get("structuredContent").is_none(), "{via_mcp}");
+        let text = via_mcp["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("not allowed") && text.contains(why), "{text}");
+    }
+    // Both scopes: the report; the REST answer and the tool's are one.
+    let both = app.api_key_with_scopes(&ws, &["assistant:read", "reports:read"]).await;
+    let period = tool_arguments("2026-10-01", "2026-11-01", "team", false);
+    let (status, rest) =
+        app.get_json("/v1/reports/conversations?since=2026-10-01&until=2026-11-01&group_by=team", &reader).await;
+    assert_eq!(status, 200);
+    assert_eq!(tool_result(&app, ws.id, &both, &period).await, rest);
+    assert_eq!(tool_result(&app, ws.id, &crate::credentials::admin_token(&app, &ws).await, &period).await, rest);
 }

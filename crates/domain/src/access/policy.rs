@@ -6,6 +6,7 @@
 use std::fmt;
 
 use super::scope::{Scope, ScopeSet};
+use crate::assistant::{ToolName, TOOLS};
 use crate::users::{Role, UserId};
 use crate::workspace::{PlanTier, WorkspaceId};
 
@@ -405,6 +406,41 @@ pub fn authorize(caller: &Caller, action: Action) -> Result<(), Denied> {
     }
 }
 
+/// What running the assistant tool `tool` needs besides [`Action::AssistantUse`]: the action of
+/// the data it shows, when not every assistant caller may read that data. The match has no
+/// catch-all, so a new tool cannot be added without deciding here who may run it.
+pub fn assistant_tool_action(tool: ToolName) -> Option<Action> {
+    match tool {
+        // Every assistant caller reads these. `list_webhooks` shows destination URLs whole only to
+        // callers allowed `webhooks.read` and without credentials to the others
+        // (`Assistant::execute_as`).
+        ToolName::GetWorkspaceOverview
+        | ToolName::ListChannels
+        | ToolName::ListWebhooks
+        | ToolName::GetChannelAnalytics
+        | ToolName::GetContactAnalytics
+        | ToolName::SearchProductDocs => None,
+        // The same figures as `GET /v1/reports/conversations`, so the same rule.
+        ToolName::GetConversationReport => Some(Action::ReportsRead),
+    }
+}
+
+/// Decides whether `caller`, already allowed [`Action::AssistantUse`], may run the assistant tool
+/// `tool`. An API key needs the tool's scope too, and a member the role. An app connected over
+/// OAuth holds `assistant:read`, the one scope such a grant can have, which covers every tool:
+/// within it the member's role decides, as when the member calls the tool themselves.
+///
+/// # Errors
+/// [`Denied`].
+pub fn authorize_tool(caller: &Caller, tool: ToolName) -> Result<(), Denied> {
+    let Some(action) = assistant_tool_action(tool) else { return Ok(()) };
+    let as_member = match caller.actor {
+        Actor::App { user_id, role, .. } => Caller { actor: Actor::Member { user_id, role }, ..*caller },
+        _ => *caller,
+    };
+    authorize(&as_member, action)
+}
+
 /// Whether a member with `role` may do what `rule` covers.
 fn role_allows(role: Role, rule: Rule) -> Result<(), Denied> {
     match role {
@@ -430,6 +466,17 @@ pub fn matrix() -> String {
         let scope = rule.scope.map_or_else(|| "— (people only)".to_owned(), |s| format!("`{s}`"));
         let agent = if rule.agents { "yes" } else { "no" };
         out.push_str(&format!("| `{action}` | {} | {scope} | yes | {agent} | {} |\n", action.description(), rule.plan));
+    }
+    out
+}
+
+/// The assistant's tools and what each needs besides `assistant.use`, as Markdown: `docs/access.md`
+/// embeds it.
+pub fn assistant_tools_matrix() -> String {
+    let mut out = String::from("| tool | also needs |\n|---|---|\n");
+    for t in &TOOLS {
+        let needs = assistant_tool_action(t.tool).map_or_else(|| "—".to_owned(), |a| format!("`{a}`"));
+        out.push_str(&format!("| `{}` | {needs} |\n", t.name));
     }
     out
 }

@@ -96,3 +96,28 @@ fn an_app_acts_within_the_grant_and_the_members_role() {
     let agent_wide = Caller { actor: Actor::App { user_id: UserId(2), role: Role::Agent, scopes: wide }, ..agent_app };
     assert!(matches!(authorize(&agent_wide, Action::AuditRead), Err(Denied::Forbidden(_))), "never more than the role");
 }
+
+#[test]
+fn the_conversation_report_tool_needs_what_the_rest_report_needs() {
+    let on = |actor| caller(PlanTier::Advanced, actor, Surface::Assistant);
+    let tool = ToolName::GetConversationReport;
+    assert_eq!(authorize_tool(&on(admin()), tool), Ok(()));
+    assert!(matches!(authorize_tool(&on(agent()), tool), Err(Denied::Forbidden(_))));
+    assert_eq!(
+        authorize_tool(&on(key(&[Scope::AssistantRead])), tool),
+        Err(Denied::InsufficientScope(Scope::ReportsRead))
+    );
+    assert_eq!(authorize_tool(&on(key(&[Scope::AssistantRead, Scope::ReportsRead])), tool), Ok(()));
+    // An OAuth grant is `assistant:read` only: the member's role decides.
+    let app = |role| Actor::App { user_id: UserId(3), role, scopes: ScopeSet::of([Scope::AssistantRead]) };
+    assert_eq!(authorize_tool(&on(app(Role::Admin)), tool), Ok(()));
+    assert!(matches!(authorize_tool(&on(app(Role::Agent)), tool), Err(Denied::Forbidden(_))));
+    // The other tools need nothing more than the assistant itself.
+    for t in &TOOLS {
+        if t.tool != tool {
+            assert_eq!(authorize_tool(&on(agent()), t.tool), Ok(()), "{}", t.name);
+            assert_eq!(authorize_tool(&on(key(&[Scope::AssistantRead])), t.tool), Ok(()), "{}", t.name);
+        }
+    }
+    assert!(assistant_tools_matrix().contains("| `get_conversation_report` | `reports.read` |"));
+}

@@ -66,6 +66,10 @@ const CAN: &[&str] = &[
     "Give insights on one customer found by e-mail or phone number: profile, threads, activity, estimated cost, \
      labels, support team and conversations, as aggregates and metadata (get_contact_analytics).",
     "Answer how-to, what-is and setup questions from the product documentation (search_product_docs).",
+    "Report how fast the team answers over a period: conversations, messages, resolutions, first response (members \
+     and AI agents apart), reply and resolution times as average, median and p90, and SLAs hit and missed, for the \
+     workspace or per member, team, label or channel, in wall-clock or business hours; for workspace admins \
+     (get_conversation_report).",
 ];
 
 const CANNOT: &[&str] = &[
@@ -92,6 +96,11 @@ const RULES: &[(&str, Option<&str>)] = &[
     ("The list of webhook destinations and which are active", Some("list_webhooks")),
     ("WhatsApp delivery, read and failure figures and rates", Some("get_channel_analytics")),
     ("A specific customer identified by e-mail or phone number", Some("get_contact_analytics")),
+    (
+        "Response, reply and resolution times, conversation volumes and SLAs over a period, per member, team, label \
+         or channel",
+        Some("get_conversation_report"),
+    ),
     ("Creating or editing webhooks or anything else", None),
 ];
 
@@ -121,6 +130,9 @@ fn prompt() -> String {
          nothing to divide by.\n\
          - Never claim to have changed anything, and never invent figures or pages the tools did not return. When \
          search_product_docs has no hits, say so and suggest the closest settings page or a rephrased question.\n\
+         - get_conversation_report is for workspace admins (and API keys with reports:read); when it is refused, \
+         say that a workspace admin can read the report, and do not estimate its figures from other tools. Its \
+         durations are seconds: give them in minutes or hours.\n\
          - There is no CSV export through the tools; exports are on /analytics.\n",
     );
     p
@@ -164,8 +176,8 @@ mod tests {
     #[test]
     fn every_tool_is_in_exactly_one_group_and_every_rule_names_a_tool() {
         let m = manifest();
-        assert_eq!(m.tools.len(), 6);
-        assert_eq!(m.live_data.len() + m.product_docs.len(), 6);
+        assert_eq!(m.tools.len(), 7);
+        assert_eq!(m.live_data.len() + m.product_docs.len(), 7);
         assert_eq!(m.product_docs, ["search_product_docs"]);
         for r in &m.guidance.rules {
             if let Some(t) = r.tool {

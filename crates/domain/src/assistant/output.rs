@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::model::{ChannelAnalytics, ChannelList, ContactAnalytics, WebhookList, WorkspaceOverview};
 use super::registry::ToolName;
 use crate::docs::SearchResult;
+use crate::reports::ConversationReport;
 
 /// The schema of `tool`'s result. With `compressed_overview` (`co_admin.compress_overview`), the
 /// overview's count sections may omit their zero counts, so their fields are not required there.
@@ -18,6 +19,7 @@ pub fn output_schema(tool: ToolName, compressed_overview: bool) -> Value {
         ToolName::GetChannelAnalytics => schema_of::<ChannelAnalytics>(),
         ToolName::GetContactAnalytics => schema_of::<ContactAnalytics>(),
         ToolName::SearchProductDocs => schema_of::<SearchResult>(),
+        ToolName::GetConversationReport => schema_of::<ConversationReport>(),
     };
     if tool == ToolName::GetWorkspaceOverview && compressed_overview {
         allow_compression(&mut schema);
@@ -77,6 +79,9 @@ mod tests {
         assert!(hit["required"].as_array().is_some_and(|r| r.contains(&json!("url"))), "{hit}");
         let report = &output_schema(ToolName::GetContactAnalytics, false)["$defs"]["ContactReport"];
         assert!(report["required"].as_array().is_some_and(|r| !r.contains(&json!("notes"))), "{report}");
+        let report = output_schema(ToolName::GetConversationReport, false);
+        let group = &report["$defs"]["ReportGroup"];
+        assert!(group["required"].as_array().is_some_and(|r| r.contains(&json!("first_response_ai"))), "{group}");
         let channels = output_schema(ToolName::GetChannelAnalytics, false);
         assert!(channels["anyOf"].as_array().is_some_and(|a| a.len() == 2), "{channels}");
     }

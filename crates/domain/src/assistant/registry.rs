@@ -8,6 +8,7 @@ use super::schema::{input_schema, validate, ArgKind, ArgSpec, ValidArgs};
 use crate::channels::{ChannelId, ChannelType};
 use crate::common::error::{FieldError, ValidationErrors};
 use crate::contacts::E164Phone;
+use crate::reports::{GroupBy, RawReportQuery};
 use crate::users::Email;
 
 /// Which kind of question a tool answers; an assistant backend routes on it (spec 2.10).
@@ -36,6 +37,8 @@ pub enum ToolName {
     GetContactAnalytics,
     /// Spec 2.9 (issue 7 builds the search behind it).
     SearchProductDocs,
+    /// The conversation report of `GET /v1/reports/conversations` (issue 32).
+    GetConversationReport,
 }
 
 impl ToolName {
@@ -90,7 +93,7 @@ pub const DOCS_LIMIT: (i64, i64, i64) = (1, 8, 5);
 const MAX_ID: i64 = 9_007_199_254_740_991;
 
 /// Every tool, in [`ToolName`] order.
-pub static TOOLS: [ToolSpec; 6] = [
+pub static TOOLS: [ToolSpec; 7] = [
     ToolSpec {
         tool: ToolName::GetWorkspaceOverview,
         name: "get_workspace_overview",
@@ -228,7 +231,54 @@ pub static TOOLS: [ToolSpec; 6] = [
             },
         ],
     },
+    ToolSpec {
+        tool: ToolName::GetConversationReport,
+        name: "get_conversation_report",
+        title: "Conversation report",
+        description: "How fast the team answers, for a period of up to 366 days: conversations started (a \
+            resolved thread that gets a new message counts again), incoming and outgoing messages, resolutions, \
+            first response time by members and, apart, by AI agents, reply time and resolution time (each as \
+            count, avg, median and p90 in seconds, null when count is 0), and SLAs hit and missed: the same \
+            figures as GET /v1/reports/conversations. \
+            group_by splits them per member (agent), team, label or channel; business_hours true counts only \
+            time inside the workspace's business hours. Only workspace admins (and API keys with reports:read) \
+            may read it: when it is refused, say so rather than estimating figures.",
+        group: ToolGroup::LiveData,
+        args: &[
+            ArgSpec {
+                name: "since",
+                description: "Start of the period, inclusive: an RFC 3339 instant (2026-11-01T00:00:00Z) or a \
+                    date YYYY-MM-DD (midnight UTC). Default: 30 days before until.",
+                kind: ArgKind::Text { max_chars: REPORT_INSTANT_CHARS, default: None },
+                required: false,
+            },
+            ArgSpec {
+                name: "until",
+                description: "End of the period, exclusive, after since: an RFC 3339 instant or a date YYYY-MM-DD \
+                    (midnight UTC). Default: now.",
+                kind: ArgKind::Text { max_chars: REPORT_INSTANT_CHARS, default: None },
+                required: false,
+            },
+            ArgSpec {
+                name: "group_by",
+                description: "none for one group, the whole workspace; agent for one group per member who \
+                    answered, team per thread team, label per label the threads carry now, channel per channel.",
+                kind: ArgKind::Choice { values: &GroupBy::NAMES, default: Some("none") },
+                required: false,
+            },
+            ArgSpec {
+                name: "business_hours",
+                description: "true to count only time inside the workspace's business hours.",
+                kind: ArgKind::Flag { default: false },
+                required: false,
+            },
+        ],
+    },
 ];
+
+/// The longest `since` or `until` of `get_conversation_report` (an RFC 3339 instant with
+/// nanoseconds and an offset has 35 characters).
+const REPORT_INSTANT_CHARS: usize = 40;
 
 /// A validated tool call, ready to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -263,6 +313,9 @@ pub enum ToolCall {
         /// At most this many hits.
         limit: u8,
     },
+    /// `get_conversation_report`: the query as the REST endpoint receives it, validated by the
+    /// reports service exactly as there (its period needs the clock).
+    ConversationReport(RawReportQuery),
 }
 
 /// The validated arguments of `get_contact_analytics`.
@@ -318,6 +371,12 @@ impl ToolCall {
                 let limit = a.integer("limit").unwrap_or(DOCS_LIMIT.2);
                 ToolCall::SearchProductDocs { query, limit: u8::try_from(limit).unwrap_or(5) }
             }
+            ToolName::GetConversationReport => ToolCall::ConversationReport(RawReportQuery {
+                since: a.text("since").map(str::to_owned),
+                until: a.text("until").map(str::to_owned),
+                group_by: a.text("group_by").map(str::to_owned),
+                business_hours: Some(a.flag("business_hours").to_string()),
+            }),
         })
     }
 }

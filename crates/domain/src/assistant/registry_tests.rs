@@ -65,3 +65,38 @@ fn docs_query_must_not_be_blank() {
         Some(ToolCall::SearchProductDocs { query: "webhooks".into(), limit: 5 })
     );
 }
+
+#[test]
+fn conversation_report_takes_the_rest_query() {
+    assert_eq!(
+        ToolCall::parse("get_conversation_report", &json!({})).ok(),
+        Some(ToolCall::ConversationReport(RawReportQuery {
+            since: None,
+            until: None,
+            group_by: Some("none".into()),
+            business_hours: Some("false".into()),
+        }))
+    );
+    let args = json!({"since": "2026-11-01", "until": "2026-11-02T06:00:00+01:00", "group_by": "label",
+        "business_hours": true});
+    assert_eq!(
+        ToolCall::parse("get_conversation_report", &args).ok(),
+        Some(ToolCall::ConversationReport(RawReportQuery {
+            since: Some("2026-11-01".into()),
+            until: Some("2026-11-02T06:00:00+01:00".into()),
+            group_by: Some("label".into()),
+            business_hours: Some("true".into()),
+        }))
+    );
+    for (bad, field) in [
+        (json!({"group_by": "inbox"}), "group_by"),
+        (json!({"business_hours": "yes"}), "business_hours"),
+        (json!({"since": 20261101}), "since"),
+        (json!({"until": "x".repeat(41)}), "until"),
+    ] {
+        let e = ToolCall::parse("get_conversation_report", &bad).err().unwrap_or_default();
+        assert_eq!(e.0.iter().map(|f| f.field.as_str()).collect::<Vec<_>>(), [field], "{bad}");
+    }
+    let description = ToolName::GetConversationReport.spec().description;
+    assert!(description.contains(&format!("{} days", crate::reports::MAX_PERIOD_DAYS)), "{description}");
+}

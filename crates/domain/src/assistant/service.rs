@@ -6,12 +6,13 @@ use serde_json::Value;
 
 use super::model::{ChannelList, ContactAnalytics, Lookup};
 use super::ports::{ChannelStatsError, ContactKey, LiveData};
-use super::registry::{ContactQuery, ToolCall};
+use super::registry::{ContactQuery, ToolCall, ToolName};
 use super::reports::{channel_analytics, contact_report};
-use crate::access::{authorize, Action, Caller, Denied};
+use crate::access::{authorize, authorize_tool, Action, Caller, Denied};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::ports::Clock;
 use crate::docs::{DocsLibrary, DocsSearch, SearchError};
+use crate::reports::{ReportError, ReportsService};
 use crate::workspace::WorkspaceId;
 
 /// The overview is compacted above this many bytes of JSON when compression is on (spec 8).
@@ -19,17 +20,21 @@ pub const OVERVIEW_COMPRESS_BYTES: usize = 2048;
 
 /// Why a tool call produced no result.
 ///
-/// One enum for all six tools, unlike the one-enum-per-operation rule elsewhere: the operation is
+/// One enum for all seven tools, unlike the one-enum-per-operation rule elsewhere: the operation is
 /// "run the tool named in the request" ([`Assistant::execute`], the MCP `tools/call`), whose tool
 /// is data, so no caller knows at compile time which tool it runs, and every tool can fail in each
-/// of these ways (an argument or id to correct, documentation search not configured for
-/// `search_product_docs`, storage).
+/// of these ways (an argument or id to correct, a caller the access policy refuses the tool, a
+/// search or report not configured, storage).
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     /// Unknown tool, unknown or invalid argument, or an id the workspace does not have: the caller
     /// (or the model) can correct it. Each problem is named.
     #[error(transparent)]
     Invalid(#[from] ValidationErrors),
+    /// The access policy does not let this caller run this tool ([`authorize_tool`]): the
+    /// conversation report is for admins and keys with `reports:read`.
+    #[error(transparent)]
+    Denied(#[from] Denied),
     /// The tool cannot run in this installation (documentation search not configured).
     #[error("{0}")]
     Unavailable(String),
@@ -50,6 +55,7 @@ pub struct AssistantSettings {
 pub struct Assistant {
     data: Arc<dyn LiveData>,
     docs: Option<Arc<dyn DocsSearch>>,
+    reports: Option<Arc<ReportsService>>,
     library: Arc<DocsLibrary>,
     clock: Arc<dyn Clock>,
     settings: AssistantSettings,
@@ -57,21 +63,34 @@ pub struct Assistant {
 
 impl std::fmt::Debug for Assistant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Assistant").field("settings", &self.settings).field("docs", &self.docs.is_some()).finish()
+        f.debug_struct("Assistant")
+            .field("settings", &self.settings)
+            .field("docs", &self.docs.is_some())
+            .field("reports", &self.reports.is_some())
+            .finish()
     }
 }
 
 impl Assistant {
-    /// The five live-data tools on `data`; `search_product_docs` answers "not configured" until
-    /// [`Assistant::with_docs`] registers a search.
+    /// The five live-data tools on `data`; `search_product_docs` and `get_conversation_report`
+    /// answer "not configured" until [`Assistant::with_docs`] and [`Assistant::with_reports`]
+    /// register the search and the reports.
     pub fn new(data: Arc<dyn LiveData>, clock: Arc<dyn Clock>, settings: AssistantSettings) -> Self {
-        Self { data, docs: None, library: Arc::default(), clock, settings }
+        Self { data, docs: None, reports: None, library: Arc::default(), clock, settings }
     }
 
     /// Registers the documentation search behind `search_product_docs`.
     #[must_use]
     pub fn with_docs(mut self, docs: Arc<dyn DocsSearch>) -> Self {
         self.docs = Some(docs);
+        self
+    }
+
+    /// Registers the conversation reports behind `get_conversation_report`: the same service as
+    /// `GET /v1/reports/conversations`, so the tool's figures are the endpoint's.
+    #[must_use]
+    pub fn with_reports(mut self, reports: Arc<ReportsService>) -> Self {
+        self.reports = Some(reports);
         self
     }
 
@@ -97,7 +116,8 @@ impl Assistant {
         self.settings
     }
 
-    /// Validates and runs the tool named `tool` for workspace `ws`; the result as JSON.
+    /// Validates and runs the tool named `tool` for workspace `ws`; the result as JSON. No caller
+    /// is checked: the endpoints use [`Assistant::execute_as`].
     ///
     /// # Errors
     /// [`ToolError::Invalid`] naming the tool or argument; [`ToolError::Unavailable`];
@@ -107,13 +127,18 @@ impl Assistant {
         self.run(ws, call).await
     }
 
-    /// [`Assistant::execute`] for `caller`: what the caller may not see is left out. Webhook
+    /// [`Assistant::execute`] for `caller`: a tool the policy does not let the caller run is
+    /// refused ([`authorize_tool`]) before its arguments are looked at, as a REST request is
+    /// refused before its query is, and what the caller may not see is left out. Webhook
     /// destination URLs can hold credentials (user-info, query tokens), so only callers the policy
     /// lets read webhooks see them whole; others get them without user-info, query and fragment.
     ///
     /// # Errors
-    /// As [`Assistant::execute`].
+    /// As [`Assistant::execute`], and [`ToolError::Denied`].
     pub async fn execute_as(&self, caller: &Caller, tool: &str, arguments: &Value) -> Result<Value, ToolError> {
+        if let Some(name) = ToolName::parse(tool) {
+            authorize_tool(caller, name)?;
+        }
         let call = ToolCall::parse(tool, arguments)?;
         if let ToolCall::ListWebhooks { active_only } = call {
             let mut list = self.data.webhooks(caller.workspace_id, active_only).await?;
@@ -169,6 +194,16 @@ impl Assistant {
                     SearchError::Unknown(e) => ToolError::Unknown(e),
                 })?;
                 to_json(&result)
+            }
+            ToolCall::ConversationReport(query) => {
+                let reports = self.reports.as_ref().ok_or_else(|| {
+                    ToolError::Unavailable("conversation reports are not configured on this installation".into())
+                })?;
+                let report = reports.conversations(ws, &query).await.map_err(|e| match e {
+                    ReportError::Invalid(v) => ToolError::Invalid(v),
+                    ReportError::Unknown(e) => ToolError::Unknown(e),
+                })?;
+                to_json(&report)
             }
         }
     }

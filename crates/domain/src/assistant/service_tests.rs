@@ -235,3 +235,71 @@ async fn list_channels_echoes_its_filter() -> Result<(), ToolError> {
     assert_eq!(v["channels"][0]["id"], 6);
     Ok(())
 }
+
+fn with_reports(facts: crate::reports::MockConversationFacts) -> Assistant {
+    assistant(MockLiveData::new(), false)
+        .with_reports(Arc::new(crate::reports::ReportsService::new(Arc::new(facts), clock())))
+}
+
+fn caller(actor: crate::access::Actor) -> Caller {
+    Caller {
+        workspace_id: WS,
+        plan: crate::workspace::PlanTier::Advanced,
+        actor,
+        surface: crate::access::Surface::Assistant,
+    }
+}
+
+#[tokio::test]
+async fn conversation_report_is_the_reports_service_answer() -> Result<(), ToolError> {
+    use crate::reports::{ConversationReport, GroupBy, ReportGroup, ReportQuery};
+    let mut facts = crate::reports::MockConversationFacts::new();
+    facts
+        .expect_report()
+        .withf(|ws, q| {
+            *ws == WS
+                && *q
+                    == ReportQuery {
+                        since: datetime!(2026-11-01 00:00 UTC),
+                        until: datetime!(2026-11-20 10:00 UTC),
+                        group_by: GroupBy::Team,
+                        business_hours: true,
+                    }
+        })
+        .times(1)
+        .returning(|_, q| {
+            Ok(ConversationReport {
+                since: q.since,
+                until: q.until,
+                business_hours: q.business_hours,
+                groups: vec![ReportGroup::empty(None)],
+            })
+        });
+    let admin =
+        caller(crate::access::Actor::Member { user_id: crate::users::UserId(1), role: crate::users::Role::Admin });
+    let args = json!({"since": "2026-11-01", "group_by": "team", "business_hours": true});
+    let v = with_reports(facts).execute_as(&admin, "get_conversation_report", &args).await?;
+    assert_eq!(v["since"], "2026-11-01T00:00:00Z");
+    assert_eq!(v["business_hours"], true);
+    assert_eq!(v["groups"][0]["first_response"], json!({"count": 0, "avg": null, "median": null, "p90": null}));
+    Ok(())
+}
+
+#[tokio::test]
+async fn conversation_report_refuses_a_bad_period_and_callers_the_policy_refuses() {
+    // The mock expects no call: nothing is read for a refused call.
+    let a = with_reports(crate::reports::MockConversationFacts::new());
+    let admin =
+        caller(crate::access::Actor::Member { user_id: crate::users::UserId(1), role: crate::users::Role::Admin });
+    let e =
+        a.execute_as(&admin, "get_conversation_report", &json!({"since": "2026-11-03", "until": "2026-11-02"})).await;
+    assert!(matches!(&e, Err(ToolError::Invalid(v)) if v.0[0].field == "since"), "{e:?}");
+    let e = a.execute_as(&admin, "get_conversation_report", &json!({"until": "soon"})).await;
+    assert!(matches!(&e, Err(ToolError::Invalid(v)) if v.0[0].field == "until"), "{e:?}");
+    let agent =
+        caller(crate::access::Actor::Member { user_id: crate::users::UserId(2), role: crate::users::Role::Agent });
+    let e = a.execute_as(&agent, "get_conversation_report", &json!({"group_by": "inbox"})).await;
+    assert!(matches!(e, Err(ToolError::Denied(crate::access::Denied::Forbidden(_)))), "{e:?}");
+    let e = assistant(MockLiveData::new(), false).execute_as(&admin, "get_conversation_report", &json!({})).await;
+    assert!(matches!(e, Err(ToolError::Unavailable(_))), "{e:?}");
+}

@@ -1,6 +1,7 @@
 //! The conversation report: its query, validated, and its record (docs/contract.md,
 //! "Conversation reports, business hours and SLAs").
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
@@ -32,6 +33,8 @@ pub enum GroupBy {
 impl GroupBy {
     /// Every grouping.
     pub const ALL: [GroupBy; 5] = [GroupBy::None, GroupBy::Agent, GroupBy::Team, GroupBy::Label, GroupBy::Channel];
+    /// Their wire names, in [`GroupBy::ALL`]'s order (the assistant tool's `group_by` choices).
+    pub const NAMES: [&'static str; 5] = ["none", "agent", "team", "label", "channel"];
 
     /// The wire name.
     pub fn as_str(self) -> &'static str {
@@ -129,7 +132,7 @@ fn instant(field: &str, raw: &str) -> Result<OffsetDateTime, FieldError> {
 }
 
 /// Count, average, median and p90 (nearest rank) of durations in seconds; `null`s without any.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default, JsonSchema)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DurationFigure {
     /// How many durations.
@@ -160,7 +163,7 @@ impl DurationFigure {
 }
 
 /// SLA outcomes of the period.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, JsonSchema)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SlaCounts {
     /// SLAs met.
@@ -170,7 +173,7 @@ pub struct SlaCounts {
 }
 
 /// What a group is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GroupKey {
     /// `user`, `team`, `label` or `channel`.
@@ -183,7 +186,7 @@ pub struct GroupKey {
 }
 
 /// The figures of one group.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ReportGroup {
     /// `null` for `group_by=none`.
@@ -227,16 +230,18 @@ impl ReportGroup {
 }
 
 /// `GET /v1/reports/conversations`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ConversationReport {
     /// Start, inclusive.
     #[serde(with = "time::serde::rfc3339")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    #[schemars(with = "String")]
     pub since: OffsetDateTime,
     /// End, exclusive.
     #[serde(with = "time::serde::rfc3339")]
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    #[schemars(with = "String")]
     pub until: OffsetDateTime,
     /// Whether only business time counts.
     pub business_hours: bool,
@@ -290,6 +295,11 @@ mod tests {
         assert_eq!(fields(raw(None, None, Some("inbox"), None)), ["group_by"]);
         assert_eq!(fields(raw(None, None, None, Some("yes"))), ["business_hours"]);
         assert_eq!(fields(raw(Some("2024-01-01"), None, None, None)), ["since"]);
+    }
+
+    #[test]
+    fn group_by_names_are_the_wire_names() {
+        assert_eq!(GroupBy::ALL.map(GroupBy::as_str), GroupBy::NAMES);
     }
 
     #[test]
