@@ -11,13 +11,14 @@ use std::process::Command;
 use crate::helpers::TestApp;
 use crate::webhooks_receiver::Receiver;
 
-fn root() -> PathBuf {
+/// The repository's root.
+pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The Python of the test virtualenv with Playwright, and Chromium at /usr/bin/chromium,
-/// installing either when missing.
-fn python() -> PathBuf {
+/// installing either when missing (the reports page's browser test too).
+pub fn python() -> PathBuf {
     let candidate =
         std::env::var_os("WMS_TEST_PYTHON").map(PathBuf::from).unwrap_or_else(|| root().join(".venv-tests/bin/python"));
     let ready = |p: &PathBuf| {
