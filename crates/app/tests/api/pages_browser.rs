@@ -11,14 +11,13 @@ use std::process::Command;
 use crate::helpers::TestApp;
 use crate::webhooks_receiver::Receiver;
 
-/// The repository's root.
-pub fn root() -> PathBuf {
+fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The Python of the test virtualenv with Playwright, and Chromium at /usr/bin/chromium,
-/// installing either when missing (the reports page's browser test too).
-pub fn python() -> PathBuf {
+/// installing either when missing.
+fn python() -> PathBuf {
     let candidate =
         std::env::var_os("WMS_TEST_PYTHON").map(PathBuf::from).unwrap_or_else(|| root().join(".venv-tests/bin/python"));
     let ready = |p: &PathBuf| {
@@ -33,6 +32,24 @@ pub fn python() -> PathBuf {
     let venv = root().join(".venv-tests/bin/python");
     assert!(ready(&venv), "Chromium or Playwright still missing after scripts/browser-deps");
     venv
+}
+
+/// Runs `crates/app/tests/py/<script>` with `env` and asserts it ended well (exit 0 and
+/// `{"ok": true}`); its output.
+pub async fn run_script(script: &str, env: &[(&str, String)]) -> String {
+    let mut cmd = tokio::process::Command::new(python());
+    cmd.arg(root().join("crates/app/tests/py").join(script)).envs(env.iter().map(|(k, v)| (k, v))).kill_on_drop(true);
+    let out = tokio::time::timeout(std::time::Duration::from_secs(240), cmd.output())
+        .await
+        .expect("the browser run took over 4 minutes")
+        .expect("run the browser script");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && stdout.contains("{\"ok\": true}"),
+        "browser run failed\n--- stdout\n{stdout}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,28 +71,18 @@ async fn settings_pages_work_in_headless_chromium() {
     } else {
         root().join("target/screenshots")
     };
-    let python = python();
-    let script = root().join("crates/app/tests/py/settings_browser.py");
-    let mut cmd = tokio::process::Command::new(python);
-    cmd.arg(script)
-        .env("WMS_BASE_URL", &app.address)
-        .env("WMS_EMAIL", creds.email.expect("email"))
-        .env("WMS_PASSWORD", creds.password.expect("password"))
-        .env("WMS_HOOK_URL", receiver.url("/wms-hook"))
-        .env("WMS_SCREENSHOTS", &shots)
-        .env("WMS_SMTP_PORT", smtp_port.to_string())
-        .kill_on_drop(true);
-    let out = tokio::time::timeout(std::time::Duration::from_secs(240), cmd.output())
-        .await
-        .expect("the browser run took over 4 minutes")
-        .expect("run the browser script");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "browser run failed\n--- stdout\n{stdout}\n--- stderr\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("{\"ok\": true}"), "{stdout}");
+    run_script(
+        "settings_browser.py",
+        &[
+            ("WMS_BASE_URL", app.address.clone()),
+            ("WMS_EMAIL", creds.email.expect("email")),
+            ("WMS_PASSWORD", creds.password.expect("password")),
+            ("WMS_HOOK_URL", receiver.url("/wms-hook")),
+            ("WMS_SCREENSHOTS", shots.display().to_string()),
+            ("WMS_SMTP_PORT", smtp_port.to_string()),
+        ],
+    )
+    .await;
     // The test event and its retry reached the receiver, signed.
     let received = receiver.received();
     assert!(received.len() >= 2, "deliveries received: {}", received.len());

@@ -61,6 +61,14 @@ async fn conversations_with_known_times(app: &TestApp) -> Built {
     Built { ws, key, human: [1, 1, 0, 1, 2, 0, 1], ai: [0, 0, 1, 0, 0, 0, 0] }
 }
 
+/// `GET /v1/reports/conversations.csv?{query}` as text.
+async fn rest_csv(app: &TestApp, key: &str, query: &str) -> String {
+    let res =
+        app.authed(Method::GET, &format!("/v1/reports/conversations.csv?{query}"), key).send().await.expect("csv");
+    assert_eq!(res.status(), 200);
+    res.text().await.expect("text")
+}
+
 fn escaped(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
@@ -147,15 +155,7 @@ async fn the_report_page_shows_the_reports_figures_the_distribution_another_grou
     assert_eq!(csv.status(), StatusCode::OK);
     assert!(csv.headers()[CONTENT_TYPE].to_str().expect("type").starts_with("text/csv"));
     assert!(csv.headers()["content-disposition"].to_str().expect("name").contains("wms-conversations-agent-"));
-    let rest_csv = app
-        .authed(Method::GET, "/v1/reports/conversations.csv?group_by=agent", &built.key)
-        .send()
-        .await
-        .expect("csv")
-        .text()
-        .await
-        .expect("text");
-    assert_eq!(csv.text().await.expect("text"), rest_csv);
+    assert_eq!(csv.text().await.expect("text"), rest_csv(&app, &built.key, "group_by=agent").await);
 }
 
 #[tokio::test]
@@ -214,14 +214,7 @@ async fn the_report_and_sla_pages_work_in_headless_chromium() {
     let built = conversations_with_known_times(&app).await;
     let res = app.post_json("/v1/labels", &built.key, &json!({"name": "vip"})).await;
     assert_eq!(res.status(), 201);
-    let agent_csv = app
-        .authed(Method::GET, "/v1/reports/conversations.csv?group_by=agent", &built.key)
-        .send()
-        .await
-        .expect("csv")
-        .text()
-        .await
-        .expect("text");
+    let agent_csv = rest_csv(&app, &built.key, "group_by=agent").await;
     let expected = json!({
         "conversations": 7,
         "human": built.human,
@@ -230,25 +223,18 @@ async fn the_report_and_sla_pages_work_in_headless_chromium() {
         "admin_id": built.ws.admin_id,
         "agent_csv": agent_csv,
     });
-    let root = crate::pages_browser::root();
-    let mut cmd = tokio::process::Command::new(crate::pages_browser::python());
-    cmd.arg(root.join("crates/app/tests/py/reports_browser.py"))
-        .env("WMS_BASE_URL", &app.address)
-        .env("WMS_EMAIL", &built.ws.admin_email)
-        .env("WMS_PASSWORD", &built.ws.admin_password)
-        .env("WMS_EXPECTED", expected.to_string())
-        .env("WMS_SCREENSHOTS", root.join("target/screenshots"))
-        .kill_on_drop(true);
-    let out = tokio::time::timeout(std::time::Duration::from_secs(240), cmd.output())
-        .await
-        .expect("the browser run took over 4 minutes")
-        .expect("run the browser script");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("{\"ok\": true}"),
-        "browser run failed\n--- stdout\n{stdout}\n--- stderr\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let shots = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/screenshots");
+    crate::pages_browser::run_script(
+        "reports_browser.py",
+        &[
+            ("WMS_BASE_URL", app.address.clone()),
+            ("WMS_EMAIL", built.ws.admin_email.clone()),
+            ("WMS_PASSWORD", built.ws.admin_password.clone()),
+            ("WMS_EXPECTED", expected.to_string()),
+            ("WMS_SCREENSHOTS", shots.display().to_string()),
+        ],
+    )
+    .await;
     // What the browser did went through the services: the policy it kept and the hours it saved.
     let (_, policies) = app.get_json("/v1/sla-policies", &built.key).await;
     let kept = &policies["data"].as_array().expect("policies")[..];
