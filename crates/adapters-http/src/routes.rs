@@ -349,7 +349,7 @@ fn pages() -> actix_web::Scope<
 > {
     use crate::pages::{
         analytics, api_keys as keys, assets, audit_log, invitation, login, logout, members, password_reset, rest_api,
-        webhooks as hooks,
+        sla_policies as sla, webhooks as hooks,
     };
     use Access::{Page as P, Public};
     let r = |path| res("", path);
@@ -396,6 +396,28 @@ fn pages() -> actix_web::Scope<
         .service(r("/settings/workspace/audit-log").get(P(A::AuditRead), audit_log::show).done())
         .service(r("/settings/workspace/rest-api").get(P(A::RestReferenceRead), rest_api::show).done())
         .service(r("/settings/workspace/channels").get(P(A::ChannelsRead), crate::pages::channels::show).done())
+        .service(
+            r("/settings/workspace/business-hours")
+                .get(P(A::BusinessHoursRead), crate::pages::business_hours::show)
+                .post(P(A::BusinessHoursWrite), crate::pages::business_hours::save)
+                .done(),
+        )
+        .service(
+            r("/settings/workspace/sla-policies")
+                .get(P(A::SlaPoliciesManage), sla::show)
+                .post(P(A::SlaPoliciesManage), sla::create)
+                .done(),
+        )
+        .service(r("/settings/workspace/sla-policies/{policy_id}").post(P(A::SlaPoliciesManage), sla::update).done())
+        .service(
+            r("/settings/workspace/sla-policies/{policy_id}/delete").post(P(A::SlaPoliciesManage), sla::delete).done(),
+        )
+        .service(r("/settings/workspace/reports").get(P(A::ReportsRead), crate::pages::reports::page::show).done())
+        .service(
+            r("/settings/workspace/reports/conversations.csv")
+                .get(P(A::ReportsRead), crate::pages::reports::export::csv)
+                .done(),
+        )
         .service(
             hook("").get(P(A::WebhooksRead), hooks::list::show).post(P(A::WebhooksWrite), hooks::create::create).done(),
         )

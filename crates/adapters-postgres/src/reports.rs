@@ -12,8 +12,8 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::business_hours::BusinessHours;
 use domain::reports::{
-    decide, ConversationEvent, ConversationFacts, ConversationReport, Cycle, DurationFigure, FactKind, GroupBy,
-    GroupKey, ReportGroup, ReportQuery, SlaCounts, ThreadAtEvent,
+    decide, ConversationEvent, ConversationFacts, ConversationReport, Cycle, DurationFigure, FactKind,
+    FirstResponseDurations, GroupBy, GroupKey, ReportGroup, ReportQuery, SlaCounts, ThreadAtEvent,
 };
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
@@ -202,6 +202,14 @@ struct FigureRow {
 }
 
 #[derive(QueryableByName)]
+struct DurationRow {
+    #[diesel(sql_type = SmallInt)]
+    kind: i16,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    v: Option<i64>,
+}
+
+#[derive(QueryableByName)]
 struct NameRow {
     #[diesel(sql_type = BigInt)]
     id: i64,
@@ -301,6 +309,40 @@ impl ConversationFacts for PgReports {
                     business_hours: query.business_hours,
                     groups: groups.into_values().collect(),
                 })
+            }
+            .scope_boxed()
+        })
+        .await
+    }
+
+    async fn first_response_durations(
+        &self,
+        ws: WorkspaceId,
+        query: ReportQuery,
+    ) -> Result<FirstResponseDurations, RepoError> {
+        read_only(&self.db, move |c| {
+            async move {
+                let rows: Vec<DurationRow> = diesel::sql_query(
+                    "SELECT f.kind, CASE WHEN $4 THEN f.business_seconds ELSE f.seconds END AS v
+                     FROM conversation_facts f
+                     WHERE f.workspace_id = $1 AND f.at >= $2 AND f.at < $3 AND f.kind = ANY($5)",
+                )
+                .bind::<BigInt, _>(ws.0)
+                .bind::<Timestamptz, _>(query.since)
+                .bind::<Timestamptz, _>(query.until)
+                .bind::<Bool, _>(query.business_hours)
+                .bind::<Array<SmallInt>, _>(vec![FactKind::FirstResponse.code(), FactKind::FirstResponseAi.code()])
+                .load(c)
+                .await?;
+                let mut out = FirstResponseDurations::default();
+                for r in rows {
+                    match (FactKind::from_code(r.kind), r.v) {
+                        (Some(FactKind::FirstResponse), Some(v)) => out.human.push(v),
+                        (Some(FactKind::FirstResponseAi), Some(v)) => out.ai.push(v),
+                        _ => {}
+                    }
+                }
+                Ok(out)
             }
             .scope_boxed()
         })

@@ -13,6 +13,7 @@ pub mod analytics;
 pub mod api_keys;
 pub mod assets;
 pub mod audit_log;
+pub mod business_hours;
 pub mod channels;
 pub mod docs;
 pub mod error;
@@ -25,8 +26,10 @@ pub mod logout;
 pub mod members;
 pub mod oauth;
 pub mod password_reset;
+pub mod reports;
 pub mod rest_api;
 pub mod session;
+pub mod sla_policies;
 pub mod teams;
 pub mod webhooks;
 

@@ -8,7 +8,9 @@ use reqwest::StatusCode;
 
 use crate::helpers::{TestApp, TestWorkspace};
 
+mod business_hours_sla;
 mod content;
+mod reports;
 mod teams;
 
 /// A signed-in browser, reduced to what the server sees.

@@ -34,6 +34,24 @@ fn python() -> PathBuf {
     venv
 }
 
+/// Runs `crates/app/tests/py/<script>` with `env` and asserts it ended well (exit 0 and
+/// `{"ok": true}`); its output.
+pub async fn run_script(script: &str, env: &[(&str, String)]) -> String {
+    let mut cmd = tokio::process::Command::new(python());
+    cmd.arg(root().join("crates/app/tests/py").join(script)).envs(env.iter().map(|(k, v)| (k, v))).kill_on_drop(true);
+    let out = tokio::time::timeout(std::time::Duration::from_secs(240), cmd.output())
+        .await
+        .expect("the browser run took over 4 minutes")
+        .expect("run the browser script");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && stdout.contains("{\"ok\": true}"),
+        "browser run failed\n--- stdout\n{stdout}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settings_pages_work_in_headless_chromium() {
     // The script runs the SMTP server (aiosmtpd) the invitation and reset e-mails go to.
@@ -53,28 +71,18 @@ async fn settings_pages_work_in_headless_chromium() {
     } else {
         root().join("target/screenshots")
     };
-    let python = python();
-    let script = root().join("crates/app/tests/py/settings_browser.py");
-    let mut cmd = tokio::process::Command::new(python);
-    cmd.arg(script)
-        .env("WMS_BASE_URL", &app.address)
-        .env("WMS_EMAIL", creds.email.expect("email"))
-        .env("WMS_PASSWORD", creds.password.expect("password"))
-        .env("WMS_HOOK_URL", receiver.url("/wms-hook"))
-        .env("WMS_SCREENSHOTS", &shots)
-        .env("WMS_SMTP_PORT", smtp_port.to_string())
-        .kill_on_drop(true);
-    let out = tokio::time::timeout(std::time::Duration::from_secs(240), cmd.output())
-        .await
-        .expect("the browser run took over 4 minutes")
-        .expect("run the browser script");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "browser run failed\n--- stdout\n{stdout}\n--- stderr\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("{\"ok\": true}"), "{stdout}");
+    run_script(
+        "settings_browser.py",
+        &[
+            ("WMS_BASE_URL", app.address.clone()),
+            ("WMS_EMAIL", creds.email.expect("email")),
+            ("WMS_PASSWORD", creds.password.expect("password")),
+            ("WMS_HOOK_URL", receiver.url("/wms-hook")),
+            ("WMS_SCREENSHOTS", shots.display().to_string()),
+            ("WMS_SMTP_PORT", smtp_port.to_string()),
+        ],
+    )
+    .await;
     // The test event and its retry reached the receiver, signed.
     let received = receiver.received();
     assert!(received.len() >= 2, "deliveries received: {}", received.len());

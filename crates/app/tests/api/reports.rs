@@ -42,7 +42,8 @@ fn figure_eq(got: &Value, want: &Value, what: &str) {
     }
 }
 
-async fn reply(app: &TestApp, key: &str, channel: i64, to: &str, sender: Value) -> OffsetDateTime {
+/// A reply to `to` by `sender` now; its `created_at`.
+pub async fn reply(app: &TestApp, key: &str, channel: i64, to: &str, sender: Value) -> OffsetDateTime {
     let body = json!({"channel_id": channel, "to": to, "content": "On it", "sender": sender});
     let res = app.post_json("/v1/messages", key, &body).await;
     assert_eq!(res.status(), 201, "reply");

@@ -1,12 +1,15 @@
 //! Conversation reports (docs/contract.md, "Conversation reports, business hours and SLAs"): the
-//! facts each event adds ([`facts::decide`]), the report's query and record, its CSV.
+//! facts each event adds ([`facts::decide`]), the report's query and record, its CSV, and the
+//! first response time distribution of its settings page ([`distribution`]).
 
 pub mod csv;
+pub mod distribution;
 pub mod facts;
 pub mod ports;
 pub mod report;
 pub mod service;
 
+pub use distribution::*;
 pub use facts::*;
 pub use ports::*;
 pub use report::*;

@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 
+use super::distribution::FirstResponseDurations;
 use super::report::{ConversationReport, ReportQuery};
 use crate::common::error::RepoError;
 use crate::workspace::WorkspaceId;
@@ -15,4 +16,16 @@ pub trait ConversationFacts: Send + Sync {
     /// # Errors
     /// Infrastructure failures only.
     async fn report(&self, ws: WorkspaceId, query: ReportQuery) -> Result<ConversationReport, RepoError>;
+
+    /// The first response durations (by members and by AI agents) that happened in the query's
+    /// period: business seconds when it counts only business hours, else wall seconds. The
+    /// grouping is ignored.
+    ///
+    /// # Errors
+    /// Infrastructure failures only.
+    async fn first_response_durations(
+        &self,
+        ws: WorkspaceId,
+        query: ReportQuery,
+    ) -> Result<FirstResponseDurations, RepoError>;
 }

@@ -20,8 +20,8 @@ const FAILED: &str = "#d9534f";
 const DELIVERY_RATE: &str = "#18794e";
 const READ_RATE: &str = "#c27c0e";
 
-/// A round upper bound for the left axis and its tick step.
-fn scale(max: i64) -> (f64, f64) {
+/// A round upper bound for the left axis and its tick step (the reports page's charts too).
+pub(crate) fn scale(max: i64) -> (f64, f64) {
     let max = max.max(1) as f64;
     let raw = max / 4.0;
     let mag = 10f64.powf(raw.log10().floor());
@@ -36,7 +36,7 @@ fn pct(r: Option<f64>) -> String {
 }
 
 /// A coordinate as the chart writes it: one decimal.
-fn at(v: f64) -> String {
+pub(crate) fn at(v: f64) -> String {
     format!("{v:.1}")
 }
 

@@ -12,7 +12,8 @@ use crate::pages::session::Signed;
 use crate::pages::PageError;
 use crate::state::AppState;
 
-fn file(name: String, body: String) -> HttpResponse {
+/// A CSV download named `name` (the reports page's export too).
+pub(crate) fn file(name: String, body: String) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/csv; charset=utf-8")
         .insert_header(CacheControl(vec![CacheDirective::Private, CacheDirective::NoStore]))
