@@ -19,6 +19,8 @@ use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
 
+pub mod backfill;
+
 use crate::assistant::read_only;
 use crate::pool::Db;
 use crate::schema::{conversation_cycles, conversation_facts, threads};

@@ -766,3 +766,14 @@ diesel::table! {
         team_id -> Nullable<Int8>,
     }
 }
+
+// Threads whose history awaits its replay into the reports (migration
+// 2026-11-28-000301_conversation_backfill).
+diesel::table! {
+    conversation_backfill (thread_id) {
+        thread_id -> Int8,
+        workspace_id -> Int8,
+        upto_message_id -> Int8,
+        noted_at -> Timestamptz,
+    }
+}

@@ -16,7 +16,7 @@ mod plan;
 /// What the generator is doing, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeedProgress {
-    /// A step began (`contacts`, `threads`, `messages`, `figures`).
+    /// A step began (`contacts`, `threads`, `messages`, `figures`, `statistics`, `reports`).
     Step(&'static str),
     /// Messages written so far in this run.
     Messages(u64),
@@ -107,6 +107,9 @@ pub async fn seed_workspace(
         let work = conn.transaction::<_, diesel::result::Error, _>(|c| {
             async move {
                 generate(c, ws, size, &password_hash, &destinations, seed, progress).await?;
+                // The generator writes messages, not the figures each would have added: its
+                // threads' histories are replayed into the reports as an upgrade's are.
+                crate::reports::backfill::note_workspace(c, WorkspaceId(ws)).await?;
                 diesel::sql_query(
                     "SELECT (SELECT count(*) FROM channels WHERE workspace_id = $1) AS channels,
                         (SELECT count(*) FROM contacts WHERE workspace_id = $1) AS contacts,
@@ -140,6 +143,9 @@ pub async fn seed_workspace(
     // it would sort a whole channel's messages to return 25 (half a second) instead of walking the
     // index (a fraction of a millisecond) until autovacuum catches up. Refresh them now.
     diesel::sql_query("ANALYZE messages, threads, contacts, thread_labels").execute(&mut conn).await?;
+    progress(SeedProgress::Step("reports"));
+    crate::reports::backfill::run(db, Some(WorkspaceId(ws))).await?;
+    diesel::sql_query("ANALYZE conversation_facts, conversation_cycles").execute(&mut conn).await?;
     Ok(report)
 }
 

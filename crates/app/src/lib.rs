@@ -15,6 +15,7 @@ pub mod pages;
 pub mod platform;
 pub mod progress;
 pub mod prometheus;
+pub mod report_backfill;
 pub mod retention;
 pub mod secrets;
 pub mod sla;

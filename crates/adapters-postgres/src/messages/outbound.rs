@@ -356,11 +356,5 @@ pub(super) async fn insert_group(
 
 /// What an outbound message is to the conversation reports.
 fn outbound_event(m: &Message) -> domain::reports::ConversationEvent {
-    use domain::reports::Responder;
-    let by = match m.sender {
-        Sender::User(id) => Responder::User(id),
-        Sender::AiAgent(_) => Responder::AiAgent,
-        Sender::Contact(_) | Sender::ApiKey(_) => Responder::Other,
-    };
-    domain::reports::ConversationEvent::Outbound { at: m.created_at, by }
+    domain::reports::ConversationEvent::Outbound { at: m.created_at, by: domain::reports::Responder::of(m.sender) }
 }

@@ -125,14 +125,20 @@ pub(super) async fn plan_threads(
     Ok(())
 }
 
-/// Writes the planned threads, figures included, in the order they started.
+/// Writes the planned threads, figures included, in the order they started, each with the team
+/// whose queue it came through.
 pub(super) async fn insert_threads(c: &mut AsyncPgConnection, ws: i64) -> diesel::QueryResult<usize> {
     diesel::sql_query(
         "INSERT INTO threads (id, workspace_id, contact_id, channel_id, status, unread_count, assignee_type, assignee_user_id,
-                              assignee_team_id, assignee_ai_agent_id, handover_status, last_message_at, created_at, updated_at)
+                              assignee_team_id, assignee_ai_agent_id, handover_status, last_message_at, created_at, updated_at,
+                              team_id)
          OVERRIDING SYSTEM VALUE
          SELECT id, $1, contact_id, channel_id, status, unread, assignee_type, assignee_user_id, assignee_team_id,
-                assignee_ai_agent_id, handover_status, last_at, created_at, coalesce(last_at, created_at)
+                assignee_ai_agent_id, handover_status, last_at, created_at, coalesce(last_at, created_at),
+                -- The team whose queue the thread came through: the assigned team, or for a person
+                -- one of the teams (the reports' team figures).
+                CASE WHEN assignee_type = 'team' THEN assignee_team_id
+                     WHEN assignee_type = 'user' THEN (SELECT id FROM s_teams WHERE s_teams.n = s_threads.n % (SELECT count(*) FROM s_teams)) END
          FROM s_threads ORDER BY n",
     )
     .bind::<BigInt, _>(ws)

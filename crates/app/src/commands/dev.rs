@@ -103,6 +103,7 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     let dispatchers = crate::connectors::start(settings, &db)?;
     let lifecycle = crate::lifecycle::start(&db);
     let sla_timer = crate::sla::start(&db);
+    let backfill = crate::report_backfill::start(&db);
     let mail = crate::mail::start(settings, &db, clock.clone(), crate::mail::Delivery::Dev)?;
     let key_notices = crate::key_notices::start(settings, &db, clock.clone());
     let audit_pruner = crate::retention::start(settings, &db, clock);
@@ -110,6 +111,7 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     audit_pruner.abort();
     lifecycle.abort();
     sla_timer.abort();
+    backfill.abort();
     key_notices.abort();
     let grace = Duration::from_secs(settings.http.shutdown_timeout_secs);
     tokio::join!(workers.stop(grace), dispatchers.stop(grace), mail.stop(grace));

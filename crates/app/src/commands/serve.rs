@@ -84,6 +84,7 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     let dispatchers = crate::connectors::start(&settings, &db)?;
     let lifecycle = crate::lifecycle::start(&db);
     let sla_timer = crate::sla::start(&db);
+    let backfill = crate::report_backfill::start(&db);
     let mail = crate::mail::start(&settings, &db, Arc::new(SystemClock), crate::mail::Delivery::Serve)?;
     let audit_pruner = crate::retention::start(&settings, &db, Arc::new(SystemClock));
     let key_notices = crate::key_notices::start(&settings, &db, Arc::new(SystemClock));
@@ -91,6 +92,7 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     audit_pruner.abort();
     lifecycle.abort();
     sla_timer.abort();
+    backfill.abort();
     key_notices.abort();
     if let Some(metrics) = metrics {
         metrics.stop(true).await;

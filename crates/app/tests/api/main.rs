@@ -53,6 +53,7 @@ mod pool;
 mod rate_limit;
 mod replica;
 mod reports;
+mod reports_backfill;
 mod request_log;
 mod rest_channels;
 mod rest_contacts;

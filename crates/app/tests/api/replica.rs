@@ -1,7 +1,7 @@
 //! The read replica (docs/contract.md, "Operations at scale"): a private primary and a streaming
 //! replica; the assistant's tools read from the replica while it keeps up, from the primary when it
 //! lags beyond the bound or is stopped, and from the replica again once it is back; `/readyz`
-//! reports it without failing on it.
+//! reports it without failing on it. The conversation report reads from the replica too.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -251,5 +251,34 @@ async fn statements_in_flight_on_a_replica_that_goes_away_answer_503_never_500()
         s.cluster.restart_replica().await.expect("restart the replica");
         s.wait_for_state("in_use").await;
         assert!(s.tool_channels().await.contains("page-crash"), "{mode}: the replica answers again");
+    }
+}
+
+/// The conversation report reads from the replica: with its replay paused (within the bound), a
+/// conversation started on the primary is not in the report; replay resumed, it is.
+#[tokio::test]
+async fn the_conversation_report_reads_from_the_replica() {
+    let s = setup().await;
+    s.wait_for_state("in_use").await;
+    let ch = s.app.channel(&s.key, "whatsapp", "+14155550100", "active").await;
+    let conversations = || async {
+        let (status, body) = s.app.get_json("/v1/reports/conversations", &s.key).await;
+        assert_eq!(status, 200, "{body}");
+        body["groups"][0]["conversations"].as_i64().expect("conversations")
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.tool_channels().await.contains("+14155550100") {
+        assert!(Instant::now() < deadline, "the replica never showed the channel");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    s.on_replica("SELECT pg_wal_replay_pause()").await;
+    s.app.contact_wrote(ch, "+4915100000001").await;
+    assert_eq!(conversations().await, 0, "the paused replica answered");
+    assert_eq!(s.replica_state().await, "in_use", "read within the bound");
+    s.on_replica("SELECT pg_wal_replay_resume()").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while conversations().await != 1 {
+        assert!(Instant::now() < deadline, "the replica never showed the conversation");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

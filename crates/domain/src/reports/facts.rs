@@ -6,6 +6,7 @@
 use time::OffsetDateTime;
 
 use crate::business_hours::BusinessHours;
+use crate::messaging::Sender;
 
 /// What a fact counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -97,6 +98,17 @@ pub enum Responder {
     AiAgent,
     /// Anyone else (an API key): counted as outgoing, never a response.
     Other,
+}
+
+impl Responder {
+    /// Who the sender of an outbound message is to the report.
+    pub fn of(sender: Sender) -> Self {
+        match sender {
+            Sender::User(id) => Responder::User(id),
+            Sender::AiAgent(_) => Responder::AiAgent,
+            Sender::Contact(_) | Sender::ApiKey(_) => Responder::Other,
+        }
+    }
 }
 
 /// Something that happened to a thread.
