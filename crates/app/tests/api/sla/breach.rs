@@ -70,14 +70,32 @@ async fn a_snoozed_thread_is_not_missed_while_its_clock_is_stopped() {
     let (_, key) = app.advanced_with_key().await;
     let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
     policy(&app, &key, json!({"name": "Hour", "first_response_seconds": 3600})).await;
-    let id = contact_thread(&app, &key, ch, "+14155550123", ago(3599)).await;
+    // 6 s left: room for a loaded machine between the message and the snooze.
+    let id = contact_thread(&app, &key, ch, "+14155550123", ago(3594)).await;
+    let due_before = at(&thread(&app, &key, id).await["sla"]["first_response_due_at"]);
     super::set_status(&app, &key, id, "snoozed").await;
+    let snoozed_at = time::OffsetDateTime::now_utc();
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(app::sla::run_once(&app.db).await.expect("pass"), 0);
     assert_eq!(thread(&app, &key, id).await["sla"]["status"], "active");
     super::set_status(&app, &key, id, "open").await;
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let reopened_at = time::OffsetDateTime::now_utc();
+    // The due time moved by the stopped time (at least the 1.5 s slept, at most snooze to reopen).
+    let due_after = at(&thread(&app, &key, id).await["sla"]["first_response_due_at"]);
+    let moved = due_after - due_before;
+    assert!(
+        moved >= time::Duration::milliseconds(1500) && moved <= reopened_at - snoozed_at + time::Duration::seconds(1),
+        "the due time moved by {moved}"
+    );
+    // Not missed before the moved due time; missed once it has passed.
+    if time::OffsetDateTime::now_utc() < due_after - time::Duration::milliseconds(300) {
+        assert_eq!(app::sla::run_once(&app.db).await.expect("pass"), 0, "missed before the moved due time");
+    }
+    let wait = due_after - time::OffsetDateTime::now_utc() + time::Duration::milliseconds(200);
+    if wait.is_positive() {
+        tokio::time::sleep(wait.unsigned_abs()).await;
+    }
     app::sla::run_once(&app.db).await.expect("pass");
-    assert_eq!(thread(&app, &key, id).await["sla"]["status"], "missed", "the second left runs out once open");
+    assert_eq!(thread(&app, &key, id).await["sla"]["status"], "missed", "the time left runs out once open");
     assert_eq!(breaches(&app, id).await.len(), 1);
 }
