@@ -12,10 +12,10 @@ use actix_web::body::BoxBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::{from_fn, Next};
 use actix_web::{HttpMessage, ResponseError, Route};
-use domain::access::{authorize, Action, Denied, Surface};
+use domain::access::{authorize, Action, Denied};
 
 use crate::authentication::admitted::Unconfirmed;
-use crate::authentication::{Member, V1Caller};
+use crate::authentication::Authenticated;
 use crate::error::ApiError;
 use crate::pages::session::{signed, Signed};
 use crate::pages::PageError;
@@ -121,20 +121,11 @@ async fn enforce(
     }
     let verdict = match access {
         Access::Public => Ok(()),
-        Access::Rest(action) => {
-            let caller = req.extensions().get::<V1Caller>().copied();
-            match caller {
-                Some(caller) => authorize(&caller.access(), action).map_err(ApiError::from),
-                None => Err(ApiError::Internal(anyhow::anyhow!("a /v1 route outside the authenticated scope"))),
-            }
-        }
-        Access::Settings(action) => {
-            let member = req.extensions().get::<Member>().copied();
-            match member {
-                Some(m) => authorize(&m.access(Surface::Settings), action).map_err(ApiError::from),
-                None => Err(ApiError::Internal(anyhow::anyhow!("a settings route outside the member scope"))),
-            }
-        }
+        // The scope's authentication (`/v1`, the settings API) left the caller.
+        Access::Rest(action) | Access::Settings(action) => match Authenticated::of(req.request()) {
+            Some(caller) => authorize(&caller, action).map_err(ApiError::from),
+            None => Err(ApiError::Internal(anyhow::anyhow!("a route outside its surface's authenticated scope"))),
+        },
         Access::Assistant => match crate::authentication::assistant::resolve_assistant_caller(req.request()).await {
             Ok(caller) => authorize(&caller, Action::AssistantUse).map_err(ApiError::from),
             Err(e) => Err(e),
@@ -161,7 +152,7 @@ async fn enforce_page(
     };
     // A page, its form actions and its CSV exports count in the member's hourly window like
     // their `/v1` requests (`docs/rate-limit.md`), with the same headers.
-    let counted = count_in_window(req.request(), s.member.workspace_id, s.member.user_id).await;
+    let counted = count_in_window(req.request(), s.caller.workspace_id, s.user_id).await;
     if let Err(e) = counted {
         let e = match e {
             ApiError::RateLimited { retry_after } => PageError::RateLimited { retry_after },
@@ -174,8 +165,7 @@ async fn enforce_page(
         add_rate_headers(&mut res);
         return Ok(res);
     }
-    let caller = s.access();
-    match authorize(&caller, action) {
+    match authorize(&s.caller, action) {
         Ok(()) => {}
         Err(Denied::PlanRequired { required, .. }) => s.plan_required = Some(required),
         Err(denied) => {

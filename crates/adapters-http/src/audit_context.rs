@@ -1,21 +1,18 @@
 //! Where a request came from, for the audit log: the client's address, its user agent and the
 //! request id ([`crate::middleware::request_id`]). Handlers of privileged writes take a
 //! [`RequestMeta`] and turn it into the domain's [`AuditContext`] with the acting credential, or
-//! take [`Acting`], which does both for a route served to API callers and members alike.
+//! take [`Acting`], which does both from the request's one caller.
 
-use std::future::{ready, Future, Ready};
-use std::marker::PhantomData;
-use std::pin::Pin;
+use std::future::{ready, Ready};
 
 use actix_web::dev::Payload;
 use actix_web::http::header::USER_AGENT;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
-use domain::access::Actor;
 use domain::audit::{AuditActor, AuditContext};
 use domain::auth::LoginRequest;
 use domain::workspace::WorkspaceId;
 
-use crate::authentication::{Member, V1Caller};
+use crate::authentication::Authenticated;
 use crate::error::ApiError;
 use crate::middleware::request_id::RequestId;
 
@@ -49,11 +46,6 @@ impl RequestMeta {
     pub fn anonymous(&self) -> AuditContext {
         self.context(AuditContext::system().actor)
     }
-
-    /// The context of a member acting.
-    pub fn member(&self, user_id: domain::users::UserId, role: domain::users::Role) -> AuditContext {
-        self.context(Actor::Member { user_id, role })
-    }
 }
 
 /// A sign-in attempt made through `req` (the login API, the sign-in page), from the connection's
@@ -82,59 +74,22 @@ impl FromRequest for RequestMeta {
     }
 }
 
-/// A caller acting in one workspace, whichever surface serves the route: [`V1Caller`] on `/v1`,
-/// [`Member`] on the settings API. A handler generic over it serves both surfaces (the webhooks'
-/// routes, registered once per surface by `routes.rs`).
-pub trait WorkspaceCaller: FromRequest<Error = ApiError> + 'static {
-    /// The workspace every query of the request is scoped to.
-    fn workspace(&self) -> WorkspaceId;
-    /// Who acts, for the audit log.
-    fn actor(&self) -> Actor;
-}
-
-impl WorkspaceCaller for V1Caller {
-    fn workspace(&self) -> WorkspaceId {
-        self.workspace_id
-    }
-
-    fn actor(&self) -> Actor {
-        self.principal.actor()
-    }
-}
-
-impl WorkspaceCaller for Member {
-    fn workspace(&self) -> WorkspaceId {
-        self.workspace_id
-    }
-
-    fn actor(&self) -> Actor {
-        Actor::Member { user_id: self.user_id, role: self.role }
-    }
-}
-
-/// The caller's workspace and the audit context of its privileged write.
+/// The caller's workspace and the audit context of its privileged write, on whichever surface
+/// serves the route (the webhooks' handlers serve `/v1` and the settings API alike).
 #[derive(Debug)]
-pub struct Acting<C> {
+pub struct Acting {
     /// The caller's workspace.
     pub workspace: WorkspaceId,
     /// Who asks, from where.
     pub audit: AuditContext,
-    caller: PhantomData<C>,
 }
 
-impl<C: WorkspaceCaller> FromRequest for Acting<C>
-where
-    C::Future: 'static,
-{
+impl FromRequest for Acting {
     type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+    type Future = Ready<Result<Self, ApiError>>;
 
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let meta = RequestMeta::of(req);
-        let caller = C::from_request(req, payload);
-        Box::pin(async move {
-            let caller = caller.await?;
-            Ok(Self { workspace: caller.workspace(), audit: meta.context(caller.actor()), caller: PhantomData })
-        })
+    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        let caller = Authenticated::required(req);
+        ready(caller.map(|c| Self { workspace: c.workspace_id, audit: RequestMeta::of(req).context(c.actor) }))
     }
 }

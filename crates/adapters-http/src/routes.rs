@@ -6,8 +6,6 @@ use actix_web::{FromRequest, Handler, Resource, Responder};
 use domain::access::Action as A;
 
 use crate::access::{guarded, Access};
-use crate::audit_context::WorkspaceCaller;
-use crate::authentication::{Member, V1Caller};
 use crate::extract::{json_config, path_config, query_config};
 use crate::handlers;
 use crate::handlers::{
@@ -226,7 +224,7 @@ fn v1() -> actix_web::Scope<
                 .delete(Rest(A::MembersManage), users::delete::delete)
                 .done(),
         )
-        .service(webhook_resources::<V1Caller>("/v1", Rest))
+        .service(webhook_resources("/v1", Rest))
         .service(r("/events").get(Rest(A::EventsRead), handlers::events::list::list).done())
         // The catalogue destinations subscribe to: read with the webhooks (the same schemas are in
         // the public /v1/openapi.json, so this guards nothing secret; it keeps one rule per route).
@@ -259,32 +257,29 @@ fn settings_api() -> actix_web::Scope<
         .service(r("/api-keys/{key_id}/revoke").post(S(A::ApiKeysWrite), api_keys::revoke::revoke).done())
         // A roll mints the successor: the creation's rule (admins, `advanced`).
         .service(r("/api-keys/{key_id}/roll").post(S(A::ApiKeysCreate), api_keys::roll::roll).done())
-        .service(webhook_resources::<Member>("/api/workspaces/{workspace_id}", S))
+        .service(webhook_resources("/api/workspaces/{workspace_id}", S))
 }
 
 /// The webhook destinations' resources in the scope `scope`: the same paths, handlers and policy
-/// actions on `/v1` (`Access::Rest`, [`V1Caller`]) and on the settings API (`Access::Settings`,
-/// [`Member`]); the handlers are generic over the caller.
-fn webhook_resources<C: WorkspaceCaller>(scope: &str, access: fn(A) -> Access) -> Vec<Resource>
-where
-    C::Future: 'static,
-{
+/// actions on `/v1` (`Access::Rest`) and on the settings API (`Access::Settings`); the handlers
+/// read the one caller either surface authenticated.
+fn webhook_resources(scope: &str, access: fn(A) -> Access) -> Vec<Resource> {
     let r = |path| res(scope, path);
     let (read, write) = (access(A::WebhooksRead), access(A::WebhooksWrite));
     vec![
-        r("/webhooks").get(read, webhooks::list::list::<C>).post(write, webhooks::create::create::<C>).done(),
+        r("/webhooks").get(read, webhooks::list::list).post(write, webhooks::create::create).done(),
         r("/webhooks/{webhook_id}")
-            .get(read, webhooks::get::get::<C>)
-            .patch(write, webhooks::update::update::<C>)
-            .delete(write, webhooks::delete::delete::<C>)
+            .get(read, webhooks::get::get)
+            .patch(write, webhooks::update::update)
+            .delete(write, webhooks::delete::delete)
             .done(),
-        r("/webhooks/{webhook_id}/secret").get(write, webhooks::secret::reveal::<C>).done(),
-        r("/webhooks/{webhook_id}/secret/rotate").post(write, webhooks::rotate::rotate::<C>).done(),
-        r("/webhooks/{webhook_id}/deliveries").get(read, webhooks::deliveries::list::<C>).done(),
-        r("/webhooks/{webhook_id}/stats").get(read, webhooks::stats::stats::<C>).done(),
-        r("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry").post(write, webhooks::retry::retry::<C>).done(),
-        r("/webhooks/{webhook_id}/test").post(write, webhooks::test::send::<C>).done(),
-        r("/webhooks/{webhook_id}/replay").post(write, webhooks::replay::replay::<C>).done(),
+        r("/webhooks/{webhook_id}/secret").get(write, webhooks::secret::reveal).done(),
+        r("/webhooks/{webhook_id}/secret/rotate").post(write, webhooks::rotate::rotate).done(),
+        r("/webhooks/{webhook_id}/deliveries").get(read, webhooks::deliveries::list).done(),
+        r("/webhooks/{webhook_id}/stats").get(read, webhooks::stats::stats).done(),
+        r("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry").post(write, webhooks::retry::retry).done(),
+        r("/webhooks/{webhook_id}/test").post(write, webhooks::test::send).done(),
+        r("/webhooks/{webhook_id}/replay").post(write, webhooks::replay::replay).done(),
     ]
 }
 

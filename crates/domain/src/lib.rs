@@ -15,6 +15,7 @@ pub mod connectors;
 pub mod contacts;
 pub mod docs;
 pub mod events;
+pub mod identity;
 pub mod labels;
 pub mod mail;
 pub mod members;

@@ -16,9 +16,8 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use domain::access::{Actor, Caller};
 use domain::auth::TokenDigest;
-
-use super::{Principal, V1Caller};
 
 /// At most this many keys are remembered; when full, the memory starts over.
 const CAPACITY: usize = 10_000;
@@ -26,24 +25,24 @@ const CAPACITY: usize = 10_000;
 /// Recently admitted API keys by digest (see the module documentation).
 #[derive(Debug, Default)]
 pub struct AdmittedKeys {
-    callers: Mutex<HashMap<TokenDigest, V1Caller>>,
+    callers: Mutex<HashMap<TokenDigest, Caller>>,
 }
 
 impl AdmittedKeys {
-    fn callers(&self) -> MutexGuard<'_, HashMap<TokenDigest, V1Caller>> {
+    fn callers(&self) -> MutexGuard<'_, HashMap<TokenDigest, Caller>> {
         // Every change is a single call, so the map is consistent after a panic elsewhere.
         self.callers.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Who the key was the last time it was admitted here, if it was and nothing refused it
     /// since.
-    pub fn guess(&self, digest: &TokenDigest) -> Option<V1Caller> {
+    pub fn guess(&self, digest: &TokenDigest) -> Option<Caller> {
         self.callers().get(digest).copied()
     }
 
     /// The key was admitted as `caller` (user tokens are not recorded).
-    pub fn admitted(&self, digest: TokenDigest, caller: V1Caller) {
-        if !matches!(caller.principal, Principal::ApiKey { .. }) {
+    pub fn admitted(&self, digest: TokenDigest, caller: Caller) {
+        if !matches!(caller.actor, Actor::ApiKey { .. }) {
             return;
         }
         let mut callers = self.callers();
@@ -98,11 +97,12 @@ mod tests {
 
     use super::*;
 
-    fn key(id: i64) -> V1Caller {
-        V1Caller {
+    fn key(id: i64) -> Caller {
+        Caller {
             workspace_id: WorkspaceId(1),
             plan: domain::workspace::PlanTier::Advanced,
-            principal: Principal::ApiKey { key_id: id, scopes: domain::access::ScopeSet::full() },
+            actor: Actor::ApiKey { key_id: id, scopes: domain::access::ScopeSet::full() },
+            surface: domain::access::Surface::RestApi,
         }
     }
 
@@ -121,10 +121,11 @@ mod tests {
     fn user_tokens_are_never_guessed() {
         let keys = AdmittedKeys::default();
         let d = TokenDigest([2; 32]);
-        let user = V1Caller {
+        let user = Caller {
             plan: domain::workspace::PlanTier::Advanced,
             workspace_id: WorkspaceId(1),
-            principal: Principal::User { user_id: UserId(3), role: Role::Admin },
+            actor: Actor::Member { user_id: UserId(3), role: Role::Admin },
+            surface: domain::access::Surface::RestApi,
         };
         keys.admitted(d, user);
         assert_eq!(keys.guess(&d), None);

@@ -2,62 +2,54 @@
 //! path's workspace (login token or settings session) or an API key of it; the access policy then
 //! decides ([`crate::access`]: `assistant:read` for keys).
 
-use std::future::Future;
-use std::pin::Pin;
-
 use actix_web::body::{BoxBody, MessageBody};
-use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
-use actix_web::{FromRequest, HttpMessage, HttpRequest};
-use domain::access::{Actor, Caller};
-use domain::auth::authenticate_assistant;
+use actix_web::{HttpMessage, HttpRequest};
+use domain::access::Caller;
 
 use super::member::Presented;
 use super::v1::app_state;
+use super::Authenticated;
 use crate::error::ApiError;
 use crate::rate_limit::{add_rate_headers, count_in_window};
 
-/// An authenticated caller of the assistant's endpoints, admitted by the policy.
-#[derive(Debug, Clone, Copy)]
-pub struct AssistantCaller(pub Caller);
-
-/// Authenticates the caller of the path's workspace and leaves it in the request's extensions.
+/// Authenticates the caller of the path's workspace and leaves it in the request (for
+/// [`Authenticated`]).
 ///
 /// # Errors
 /// 401 without valid credentials, 404 `not_found` for a non-member or another workspace's key.
 pub async fn resolve_assistant_caller(req: &HttpRequest) -> Result<Caller, ApiError> {
     let presented = Presented::of(req)?;
+    let state = app_state(req)?;
+    let identity = state.auth.identity(&state.oauth);
     if let Some(token) = presented.app_token() {
         // An app's OAuth token: the grant decides (`docs/oauth.md`), then the member's window.
-        let caller = app_state(req)?.oauth.admit(&token, presented.workspace).await?;
+        let caller = identity.app(&token, presented.workspace).await?;
         if let Some((user_id, _)) = caller.member() {
             count_in_window(req, caller.workspace_id, user_id).await?;
         }
-        req.extensions_mut().insert(AssistantCaller(caller));
+        Authenticated::record(req, caller);
         return Ok(caller);
     }
-    let auth = &app_state(req)?.auth;
     let (credential, ws) = (presented.credential(), presented.workspace);
-    let sessions = auth.sessions.as_deref();
-    let client = req.peer_addr().map(|a| a.ip());
-    let result =
-        authenticate_assistant(auth.credentials.as_ref(), sessions, credential, ws, Some(auth.rate_limit), client)
-            .await;
+    let result = identity.assistant(credential, ws, req.peer_addr().map(|a| a.ip())).await;
     if let Err(domain::auth::MemberAuthError::Limited { rate }) = &result {
         req.extensions_mut().insert(*rate);
     }
-    let (caller, key_rate) = result?;
-    if let Some(rate) = key_rate {
+    let admission = result?;
+    if let Some(rate) = admission.rate {
         req.extensions_mut().insert(rate);
     }
+    let caller = admission.caller;
     // As on the settings API: a state change made with the cookie carries the anti-forgery token.
     presented.check_forgery(req)?;
     // A member's request counts against the member's window, shared with their /v1 tokens
     // (docs/contract.md, "Abuse limits").
-    if let Actor::Member { user_id, .. } = caller.actor {
+    if let Some((user_id, _)) = caller.member() {
         count_in_window(req, caller.workspace_id, user_id).await?;
     }
-    req.extensions_mut().insert(AssistantCaller(caller));
+    Authenticated::record(req, caller);
     Ok(caller)
 }
 
@@ -73,16 +65,4 @@ pub async fn rate_headers(
     let mut res = next.call(req).await?.map_into_boxed_body();
     add_rate_headers(&mut res);
     Ok(res)
-}
-
-impl FromRequest for AssistantCaller {
-    type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
-
-    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
-        let found = req.extensions().get::<AssistantCaller>().copied();
-        Box::pin(async move {
-            found.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("an assistant route without its access entry")))
-        })
-    }
 }

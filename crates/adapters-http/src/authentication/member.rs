@@ -10,12 +10,13 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::cookie::Cookie;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
-use actix_web::{HttpMessage, HttpRequest};
-use domain::auth::{authenticate_member, MemberCredential};
+use actix_web::HttpRequest;
+use domain::access::{Caller, Surface};
+use domain::auth::MemberCredential;
 use domain::workspace::WorkspaceId;
 
 use super::v1::{app_state, authorization};
-use super::Member;
+use super::Authenticated;
 use crate::error::ApiError;
 use crate::rate_limit::{add_rate_headers, count_in_window};
 use crate::session_cookie::{csrf_header_ok, SESSION_COOKIE};
@@ -105,20 +106,22 @@ impl Presented {
     }
 }
 
-/// Authenticates the member of the path's workspace and leaves the [`Member`] in the request's
-/// extensions. An `Authorization` header wins over the cookie.
+/// Authenticates the member of the path's workspace on the settings API and leaves the
+/// [`Caller`] in the request (for [`Authenticated`]). An `Authorization` header wins over the
+/// cookie.
 ///
 /// # Errors
 /// 401 without valid credentials, 403 `forbidden` for an API key, 404 `not_found` when the
 /// caller is not an active member of the workspace (or the id is not one).
-pub async fn resolve_member(req: &HttpRequest) -> Result<Member, ApiError> {
+pub async fn resolve_member(req: &HttpRequest) -> Result<Caller, ApiError> {
     let presented = Presented::of(req)?;
-    let auth = &app_state(req)?.auth;
+    let state = app_state(req)?;
     let (credential, ws) = (presented.credential(), presented.workspace);
-    let member: Member =
-        authenticate_member(auth.credentials.as_ref(), auth.sessions.as_deref(), credential, ws).await?.into();
+    let caller = state.auth.identity(&state.oauth).member(credential, ws, Surface::Settings).await?;
     presented.check_forgery(req)?;
-    count_in_window(req, member.workspace_id, member.user_id).await?;
-    req.extensions_mut().insert(member);
-    Ok(member)
+    if let Some((user, _)) = caller.member() {
+        count_in_window(req, caller.workspace_id, user).await?;
+    }
+    Authenticated::record(req, caller);
+    Ok(caller)
 }

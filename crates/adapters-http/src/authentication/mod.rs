@@ -1,33 +1,34 @@
-//! Who is calling. Two extractors cover every protected route:
-//! - [`V1Caller`] for `/v1`: an API key or a user token, on an `advanced` workspace, rate-limited.
-//! - [`Member`] for `/api/workspaces/{workspace_id}/…` and `/workspaces/{workspace_id}/co-admin/…`:
-//!   a user token or the settings session cookie of a member of that workspace. API keys are not
+//! Who is calling. Every credential becomes the domain's one [`Caller`] through
+//! [`domain::identity::IdentityService`] ([`AuthState::identity`]); each surface only reads its
+//! credential and leaves the caller in the request for [`Authenticated`]:
+//! - `/v1` ([`v1::authenticate_v1`]): an API key or a user token, on an `advanced` workspace,
+//!   rate-limited.
+//! - the settings API, `/api/workspaces/{workspace_id}/…` ([`member::authenticate_members`]): a
+//!   user token or the settings session cookie of a member of that workspace. API keys are not
 //!   member credentials (403 `forbidden`); a non-member gets 404 `not_found`.
+//! - the assistant's endpoints, `/workspaces/{workspace_id}/co-admin/…`
+//!   ([`assistant::resolve_assistant_caller`], from [`crate::access`]): a member, a key of the
+//!   workspace, or an app's OAuth token.
+//! - the settings pages: the session's member, read by [`crate::pages::session::signed`].
 //!
 //! actix polls all of a handler's extractors at once and answers with the first error, so an
 //! extractor that queries the database could lose the race to, say, a malformed query string (a
-//! 422 to an unauthenticated caller). Hence the credential checks run in middleware before the
-//! handler ([`v1::authenticate_v1`] on the `/v1` scope, [`member::authenticate_members`] on
-//! workspace-scoped scopes), which leave the result in the request's extensions for the
-//! extractors. Outside such a scope the extractors do the check themselves.
+//! 422 to an unauthenticated caller). Hence the credential checks run before the handler, in
+//! middleware or the route's access check, and the extractor only reads their result.
 
-use std::future::Future;
-use std::pin::Pin;
-
+use std::future::{ready, Ready};
+use std::ops::Deref;
 use std::sync::Arc;
 
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
-use domain::access::{Actor, Caller, ScopeSet, Surface};
+use domain::access::Caller;
 use domain::api_keys::ApiKeyRepository;
-use domain::auth::{
-    CredentialOwner, CredentialStore, Identity, LoginPorts, LoginSettings, LoginThrottleStore, SessionLookup,
-    UserDirectory, WorkspaceMember,
-};
+use domain::auth::{CredentialStore, LoginPorts, LoginSettings, LoginThrottleStore, SessionLookup, UserDirectory};
 use domain::common::ports::{Clock, PasswordHasher, RandomSource};
+use domain::identity::IdentityService;
+use domain::oauth::OAuthService;
 use domain::rate_limit::RateLimitPolicy;
-use domain::users::{Role, UserId};
-use domain::workspace::{PlanTier, WorkspaceId};
 
 use crate::error::ApiError;
 
@@ -82,132 +83,61 @@ impl AuthState {
             audit: self.audit.as_ref(),
         }
     }
+
+    /// The identity path over these ports, with `apps` for the OAuth tokens of connected apps.
+    pub fn identity<'a>(&'a self, apps: &'a OAuthService) -> IdentityService<'a> {
+        IdentityService {
+            credentials: self.credentials.as_ref(),
+            sessions: self.sessions.as_deref(),
+            apps,
+            rate_limit: self.rate_limit,
+        }
+    }
 }
 
-/// The credential behind a request.
+/// The request's [`Caller`], as its surface's authentication left it in the request: the one
+/// caller of the domain, whichever credential and surface (`/v1`, the settings API, the assistant's
+/// endpoints and MCP). A newtype only because actix's `FromRequest` cannot be implemented here for
+/// the domain's type (the orphan rule): it adds nothing to the caller and derefs to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Principal {
-    /// A workspace API key.
-    ApiKey {
-        /// The key's id.
-        key_id: i64,
-        /// What it was granted.
-        scopes: ScopeSet,
-    },
-    /// A workspace member, by login token or session cookie.
-    User {
-        /// The user.
-        user_id: UserId,
-        /// Their role in the workspace.
-        role: Role,
-    },
-}
+pub struct Authenticated(pub Caller);
 
-/// An authenticated `/v1` caller: its workspace is on `advanced` and the request was admitted by
-/// the rate limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct V1Caller {
-    /// The workspace every query of the request is scoped to.
-    pub workspace_id: WorkspaceId,
-    /// Its plan when the request was checked.
-    pub plan: PlanTier,
-    /// Key or user.
-    pub principal: Principal,
-}
+impl Deref for Authenticated {
+    type Target = Caller;
 
-impl V1Caller {
-    fn from_identity(identity: Identity) -> Self {
-        let principal = match identity.owner {
-            CredentialOwner::ApiKey { key_id, scopes } => Principal::ApiKey { key_id, scopes },
-            CredentialOwner::User { user_id, role } => Principal::User { user_id, role },
-        };
-        Self { workspace_id: identity.workspace_id, plan: identity.plan, principal }
-    }
-
-    /// The caller as the access policy sees it.
-    pub fn access(&self) -> Caller {
-        Caller {
-            workspace_id: self.workspace_id,
-            plan: self.plan,
-            actor: self.principal.actor(),
-            surface: Surface::RestApi,
-        }
+    fn deref(&self) -> &Caller {
+        &self.0
     }
 }
 
-impl Principal {
-    /// The actor of the access policy.
-    pub fn actor(self) -> Actor {
-        match self {
-            Principal::ApiKey { key_id, scopes } => Actor::ApiKey { key_id, scopes },
-            Principal::User { user_id, role } => Actor::Member { user_id, role },
-        }
+impl Authenticated {
+    /// Leaves `caller` in `req` for the handler's extractor (the surfaces' authentication).
+    pub(crate) fn record(req: &HttpRequest, caller: Caller) {
+        req.extensions_mut().insert(Authenticated(caller));
+    }
+
+    /// The caller left in `req`, if its surface authenticated one.
+    pub(crate) fn of(req: &HttpRequest) -> Option<Caller> {
+        req.extensions().get::<Authenticated>().map(|a| a.0)
+    }
+
+    /// The caller of a route that reads one. Every protected route is behind its surface's
+    /// authentication (`routes.rs`): a route that is not is a wiring bug, never a guest.
+    ///
+    /// # Errors
+    /// 500 for such a route.
+    pub(crate) fn required(req: &HttpRequest) -> Result<Caller, ApiError> {
+        Self::of(req).ok_or_else(|| {
+            ApiError::Internal(anyhow::anyhow!("a route reads its caller outside an authenticated scope"))
+        })
     }
 }
 
-/// A member of the workspace named by the `{workspace_id}` path segment.
-#[derive(Debug, Clone, Copy)]
-pub struct Member {
-    /// The workspace (equal to the path's).
-    pub workspace_id: WorkspaceId,
-    /// Its plan, for gating.
-    pub plan: PlanTier,
-    /// The user.
-    pub user_id: UserId,
-    /// Their role.
-    pub role: Role,
-}
-
-impl From<WorkspaceMember> for Member {
-    fn from(m: WorkspaceMember) -> Self {
-        Self { workspace_id: m.workspace_id, plan: m.plan, user_id: m.user_id, role: m.role }
-    }
-}
-
-impl From<Member> for WorkspaceMember {
-    fn from(m: Member) -> Self {
-        Self { workspace_id: m.workspace_id, plan: m.plan, user_id: m.user_id, role: m.role }
-    }
-}
-
-impl Member {
-    /// The member as the access policy sees them, on `surface`.
-    pub fn access(&self, surface: Surface) -> Caller {
-        Caller {
-            workspace_id: self.workspace_id,
-            plan: self.plan,
-            actor: Actor::Member { user_id: self.user_id, role: self.role },
-            surface,
-        }
-    }
-}
-
-impl FromRequest for V1Caller {
+impl FromRequest for Authenticated {
     type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+    type Future = Ready<Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
-        if let Some(caller) = req.extensions().get::<V1Caller>() {
-            let caller = *caller;
-            return Box::pin(async move { Ok(caller) });
-        }
-        // Outside the `/v1` scope's middleware: check here (and report the window in extensions
-        // for whoever adds the headers).
-        let req = req.clone();
-        Box::pin(async move { v1::resolve_v1_caller(&req).await })
-    }
-}
-
-impl FromRequest for Member {
-    type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
-
-    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
-        if let Some(member) = req.extensions().get::<Member>() {
-            let member = *member;
-            return Box::pin(async move { Ok(member) });
-        }
-        let req = req.clone();
-        Box::pin(async move { member::resolve_member(&req).await })
+        ready(Self::required(req).map(Authenticated))
     }
 }

@@ -17,11 +17,12 @@ use actix_web::http::header::AUTHORIZATION;
 use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
-use domain::auth::{authenticate_token, presented_token, AuthenticateError, PresentedToken, Requirements};
+use domain::access::Caller;
+use domain::auth::{presented_token, AuthenticateError, PresentedToken};
 use domain::rate_limit::RateLimitStatus;
 
 use super::admitted::Unconfirmed;
-use super::V1Caller;
+use super::Authenticated;
 use crate::error::ApiError;
 use crate::rate_limit::add_rate_headers;
 use crate::state::AppState;
@@ -45,7 +46,7 @@ pub async fn authenticate_v1(
         // The handler finds the guessed caller where the check would have put it. (No clone of
         // the request may be kept while the handler is routed, hence the check works on parts.)
         let (tell, unconfirmed) = Unconfirmed::pair();
-        req.extensions_mut().insert(guess);
+        req.extensions_mut().insert(Authenticated(guess));
         req.extensions_mut().insert(unconfirmed);
         let client = req.peer_addr().map(|a| a.ip());
         let checked = async {
@@ -86,7 +87,7 @@ fn refusal(http: HttpRequest, e: ApiError) -> ServiceResponse<BoxBody> {
 
 /// Who a read-only request with a recently admitted API key is probably from, with what its
 /// check needs.
-fn guess(req: &HttpRequest) -> Option<(V1Caller, web::Data<AppState>, PresentedToken)> {
+fn guess(req: &HttpRequest) -> Option<(Caller, web::Data<AppState>, PresentedToken)> {
     if !matches!(*req.method(), Method::GET | Method::HEAD) {
         return None;
     }
@@ -98,19 +99,18 @@ fn guess(req: &HttpRequest) -> Option<(V1Caller, web::Data<AppState>, PresentedT
 
 /// What a check found: the caller or the refusal, and the window when the request was counted.
 struct V1Check {
-    result: Result<V1Caller, ApiError>,
+    result: Result<Caller, ApiError>,
     rate: Option<RateLimitStatus>,
 }
 
 impl V1Check {
     /// Leaves the caller and the window in `req`'s extensions, for the handler and the headers.
-    fn record(self, req: &HttpRequest) -> Result<V1Caller, ApiError> {
-        let mut ext = req.extensions_mut();
+    fn record(self, req: &HttpRequest) -> Result<Caller, ApiError> {
         if let Some(rate) = self.rate {
-            ext.insert(rate);
+            req.extensions_mut().insert(rate);
         }
         if let Ok(caller) = &self.result {
-            ext.insert(*caller);
+            Authenticated::record(req, *caller);
         }
         self.result
     }
@@ -131,18 +131,16 @@ async fn check(
     token: Result<PresentedToken, AuthenticateError>,
     client: Option<std::net::IpAddr>,
 ) -> V1Check {
-    let needs =
-        Requirements { plan: Some(domain::access::REST_API_PLAN), rate_limit: Some(state.auth.rate_limit), client };
     let (result, digest) = match token {
         Ok(token) => {
-            let result = authenticate_token(state.auth.credentials.as_ref(), &token, &needs).await;
+            let result = state.auth.identity(&state.oauth).rest(&token, client).await;
             (result, Some(token.digest))
         }
         Err(e) => (Err(e), None),
     };
     match result {
         Ok(ok) => {
-            let caller = V1Caller::from_identity(ok.identity);
+            let caller = ok.caller;
             if let Some(digest) = digest {
                 state.auth.admitted.admitted(digest, caller);
             }
@@ -158,11 +156,11 @@ async fn check(
 }
 
 /// Authenticates a `/v1` request (an `advanced` workspace's key or login token) and counts it;
-/// leaves the [`V1Caller`] and the window in the request's extensions.
+/// leaves the [`Caller`] (for [`Authenticated`]) and the window in the request's extensions.
 ///
 /// # Errors
 /// The 401, 403 and 429 problems of `docs/contract.md`.
-pub async fn resolve_v1_caller(req: &HttpRequest) -> Result<V1Caller, ApiError> {
+pub async fn resolve_v1_caller(req: &HttpRequest) -> Result<Caller, ApiError> {
     let state = app_state(req)?;
     let token = presented_token(authorization(req)?.as_deref());
     check(&state, token, req.peer_addr().map(|a| a.ip())).await.record(req)

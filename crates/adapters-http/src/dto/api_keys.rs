@@ -1,8 +1,8 @@
 //! The record of the settings API for API keys, and what a change to one key reads.
 
+use domain::access::Caller;
 use domain::api_keys::{ApiKey, ApiKeyId};
 use domain::audit::AuditContext;
-use domain::auth::WorkspaceMember;
 use serde::Serialize;
 use time::OffsetDateTime;
 
@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 #[derive(Debug)]
 pub struct KeyChange {
     /// The member asking.
-    pub member: WorkspaceMember,
+    pub caller: Caller,
     /// Who asks, from where: for the audit record.
     pub audit: AuditContext,
     /// The key of the path.

@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::PageQuery;
 use crate::audit_context::RequestMeta;
-use crate::authentication::V1Caller;
+use crate::authentication::Authenticated;
 use crate::extract::{extract, Extracted};
 use crate::strict::{StrictJson, StrictQuery};
 
@@ -114,13 +114,12 @@ impl FromRequest for Asker {
     type Error = actix_web::Error;
     type Future = Extracted<Self>;
 
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+    fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
         let meta = RequestMeta::of(req);
-        let caller = V1Caller::from_request(req, payload);
+        let caller = Authenticated::required(req);
         Box::pin(async move {
-            let caller = caller.await?;
-            let audit = meta.context(caller.principal.actor());
-            Ok(Self { workspace: caller.workspace_id, caller: caller.access(), audit })
+            let caller = caller?;
+            Ok(Self { workspace: caller.workspace_id, caller, audit: meta.context(caller.actor) })
         })
     }
 }

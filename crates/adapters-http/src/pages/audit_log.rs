@@ -46,7 +46,7 @@ pub async fn show(
     };
     let (events, next, errors, status) = match query.parse() {
         Ok((filter, page)) => {
-            let listed = AuditService::new(state.auth.audit.clone()).list(s.member.workspace_id, &filter, page).await?;
+            let listed = AuditService::new(state.auth.audit.clone()).list(s.caller.workspace_id, &filter, page).await?;
             (listed.data, listed.next_cursor, Vec::new(), StatusCode::OK)
         }
         Err(e) => {

@@ -20,7 +20,7 @@ pub const PATH: &str = "/settings/workspace/channels";
 /// # Errors
 /// Infrastructure failures.
 pub async fn show(s: Signed, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
-    let ws = s.member.workspace_id;
+    let ws = s.caller.workspace_id;
     let channels = state
         .channels
         .list(

@@ -45,7 +45,7 @@ pub struct MembersQuery {
 async fn load(s: &Signed, state: &AppState, cursor: Option<&str>, v: &mut MembersView) -> Result<(), PageError> {
     let page = PageRequest::new(Some(100), cursor).or_else(|_| PageRequest::new(Some(100), None));
     let page = page.map_err(|_| PageError::BadRequest("invalid page".into()))?;
-    let listed = state.members.list(&s.access(), page).await?;
+    let listed = state.members.list(&s.caller, page).await?;
     v.members = listed.data;
     v.next_cursor = listed.next_cursor;
     Ok(())
@@ -87,11 +87,7 @@ pub async fn add(
         role: v.role.clone(),
         password: None,
     };
-    let status = match state
-        .members
-        .add(&s.access(), &crate::audit_context::RequestMeta::of(&req).member(s.member.user_id, s.member.role), cmd)
-        .await
-    {
+    let status = match state.members.add(&s.caller, &s.audit(&crate::audit_context::RequestMeta::of(&req)), cmd).await {
         Ok(added) => {
             // The link went to the address, never to this page.
             v.invited = Some(added.profile.email.clone());
@@ -144,7 +140,7 @@ pub async fn change(
     if change.is_empty() {
         return Err(PageError::BadRequest("choose a role, or deactivate or reactivate the member".into()));
     }
-    let done = state.members.update(&s.access(), &s.audit(&meta), UserId(path.0), &change).await;
+    let done = state.members.update(&s.caller, &s.audit(&meta), UserId(path.0), &change).await;
     let message = match done {
         Ok(p) if active == Some(false) => format!("{} was deactivated.", p.email),
         Ok(p) if active == Some(true) => format!("{} was reactivated.", p.email),
@@ -216,7 +212,7 @@ fn rows(s: &Signed, v: &MembersView) -> Markup {
                 } }
                 tbody {
                     @for m in &v.members {
-                        @let me = m.user_id == s.member.user_id;
+                        @let me = m.user_id == s.user_id;
                         tr data-user-id=(m.user_id.0) {
                             td { (m.name) @if me { " " span.muted { "(you)" } } }
                             td { (m.email) }

@@ -17,10 +17,10 @@ use actix_web::cookie::{Cookie, SameSite};
 use actix_web::dev::Payload;
 use actix_web::http::header::LOCATION;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest, HttpResponse};
-use domain::access::{authorize, Action, Actor, Caller, Surface};
+use domain::access::{authorize, Action, Caller};
 use domain::audit::AuditContext;
-use domain::auth::WorkspaceMember;
 use domain::sessions::{SessionSecret, SessionState};
+use domain::users::UserId;
 use domain::workspace::PlanTier;
 use subtle::ConstantTimeEq;
 
@@ -111,11 +111,16 @@ pub fn tokens_match(a: &str, b: &str) -> bool {
     bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
-/// A signed-in member in the session's workspace.
+/// A settings page's request: the signed-in member as the one [`Caller`] (the settings surface),
+/// and what the page shows around it. Not a caller type of its own: the caller is
+/// [`Signed::caller`], which the policy judges; the rest is the page's (names, the forms'
+/// anti-forgery token, the flash message, the plan to explain).
 #[derive(Debug, Clone)]
 pub struct Signed {
-    /// The membership, with the current role and plan.
-    pub member: WorkspaceMember,
+    /// The member, with the current role and plan.
+    pub caller: Caller,
+    /// The signed-in user (the member behind [`Signed::caller`]).
+    pub user_id: UserId,
     /// The workspace's name.
     pub workspace_name: String,
     /// The user's e-mail.
@@ -134,35 +139,25 @@ pub struct Signed {
 impl Signed {
     /// The workspace's plan.
     pub fn plan(&self) -> PlanTier {
-        self.member.plan
+        self.caller.plan
     }
 
     /// The audit context of the member acting through the request of `meta`.
     pub fn audit(&self, meta: &RequestMeta) -> AuditContext {
-        meta.member(self.member.user_id, self.member.role)
-    }
-
-    /// The member as the access policy sees them.
-    pub fn access(&self) -> Caller {
-        Caller {
-            workspace_id: self.member.workspace_id,
-            plan: self.member.plan,
-            actor: Actor::Member { user_id: self.member.user_id, role: self.member.role },
-            surface: Surface::Settings,
-        }
+        meta.context(self.caller.actor)
     }
 
     /// Whether the policy lets the member do `action` (to show or hide a control; the route
     /// itself is guarded by [`crate::access`]).
     pub fn may(&self, action: Action) -> bool {
-        authorize(&self.access(), action).is_ok()
+        authorize(&self.caller, action).is_ok()
     }
 
     /// The lower plan that the policy names when it refuses `action` for the workspace's plan
     /// (the page explains it instead of showing the feature); `None` when the plan allows it.
     /// Pages ask this rather than comparing plans themselves: the plan rules live in the policy.
     pub fn plan_required_for(&self, action: Action) -> Option<PlanTier> {
-        match authorize(&self.access(), action) {
+        match authorize(&self.caller, action) {
             Err(domain::access::Denied::PlanRequired { required, .. }) => Some(required),
             _ => None,
         }
@@ -171,7 +166,7 @@ impl Signed {
     /// Like [`Signed::may`], but a feature that only the plan refuses still counts: its page
     /// explains the plan.
     pub fn may_see(&self, action: Action) -> bool {
-        matches!(authorize(&self.access(), action), Ok(()) | Err(domain::access::Denied::PlanRequired { .. }))
+        matches!(authorize(&self.caller, action), Ok(()) | Err(domain::access::Denied::PlanRequired { .. }))
     }
 }
 
@@ -205,10 +200,11 @@ pub async fn signed(req: &HttpRequest) -> Result<Signed, PageError> {
     match state.pages.sessions.state(cookie.value()).await? {
         SessionState::SignedOut => Err(sign_in()),
         SessionState::ChoosingWorkspace { .. } => Err(PageError::ChooseWorkspace),
-        SessionState::InWorkspace { session, member, workspace_name, workspace_count } => {
+        SessionState::InWorkspace { session, caller, workspace_name, workspace_count } => {
             let csrf = SessionSecret::parse(cookie.value()).map(|s| s.csrf_token()).unwrap_or_default();
             Ok(Signed {
-                member,
+                caller,
+                user_id: session.user_id,
                 workspace_name,
                 user_email: session.user_email,
                 workspace_count,

@@ -31,7 +31,7 @@ struct Refused {
 
 async fn teams(s: &Signed, state: &AppState) -> Result<Vec<Team>, PageError> {
     let page = PageRequest::new(Some(100), None).map_err(|_| PageError::BadRequest("invalid page".into()))?;
-    Ok(state.teams.list(s.member.workspace_id, page).await?.data)
+    Ok(state.teams.list(s.caller.workspace_id, page).await?.data)
 }
 
 /// `GET`: the teams and, for admins, a policy form per team.
@@ -65,7 +65,7 @@ pub async fn change(
         return Ok(render(&s, &teams, Some(&refused), StatusCode::UNPROCESSABLE_ENTITY));
     };
     let input = TeamChangeInput { assignment: Some((mode, parsed)), ..TeamChangeInput::default() };
-    match state.teams.update(s.member.workspace_id, &s.audit(&meta), team_id, input).await {
+    match state.teams.update(s.caller.workspace_id, &s.audit(&meta), team_id, input).await {
         Ok(team) => {
             let limit = team.assignment.capacity.map_or("no limit".to_owned(), |c| format!("capacity {c}"));
             let message = format!("{}: {}, {limit}.", team.name, mode_label(team.assignment.mode));

@@ -1,4 +1,10 @@
 -- The live definition of wms_authenticate(): the one place it is written (see ../README.md).
+-- It reads the credential's facts (its row, its workspace and plan, the membership), writes what
+-- a check writes (last use, the window) and reports; it refuses nothing for the plan or the
+-- limit. `p_plans` are the plans whose requests count (the domain's policy names them); a
+-- credential of a workspace on another plan is reported `uncounted`, and the domain decides the
+-- answer (`domain::identity`); which of the `p_count` requests the window admitted is `admitted`,
+-- and the domain spreads it (`domain::rate_limit::spread`).
 CREATE OR REPLACE FUNCTION wms_authenticate(p_kind text, p_digest bytea, p_plans text[], p_limit integer, p_window integer,
                                  p_count integer DEFAULT 1, p_client text DEFAULT NULL)
 RETURNS TABLE (
@@ -24,7 +30,7 @@ DECLARE
     v_last_used  timestamptz;
     v_ws_active  boolean;
     v_mem_active boolean;
-    v_admit      boolean;
+    v_counted    boolean;
     v_ws         bigint;
     v_user       bigint;
 BEGIN
@@ -93,11 +99,11 @@ BEGIN
         END IF;
     END IF;
 
-    v_admit := p_plans IS NULL OR plan = ANY (p_plans);
-    outcome := CASE WHEN v_admit THEN 'ok' ELSE 'plan_required' END;
+    v_counted := p_plans IS NULL OR plan = ANY (p_plans);
+    outcome := CASE WHEN v_counted THEN 'ok' ELSE 'uncounted' END;
     admitted := 0;
     IF p_limit IS NULL THEN
-        IF v_admit THEN
+        IF v_counted THEN
             admitted := p_count;
         END IF;
         RETURN NEXT;
@@ -105,17 +111,14 @@ BEGIN
     END IF;
 
     -- The window (wms_rate_window), taken after the credential row, in the same order as a
-    -- deletion cascading to the window, so the two never deadlock. A caller refused for its plan
-    -- counts nothing. A login token counts against its member's window.
+    -- deletion cascading to the window, so the two never deadlock. An uncounted request counts
+    -- nothing. A login token counts against its member's window.
     v_ws := workspace_id;
     v_user := user_id;
     SELECT w.admitted, w.remaining, w.reset_after, w.retry_after, w.now_epoch
       INTO admitted, remaining, reset_after, retry_after, now_epoch
       FROM wms_rate_window(CASE WHEN p_kind = 'api_key' THEN credential_id END, v_ws, v_user, p_limit, p_window,
-                           CASE WHEN v_admit THEN p_count ELSE 0 END) w;
-    IF v_admit AND admitted = 0 THEN
-        outcome := 'limited';
-    END IF;
+                           CASE WHEN v_counted THEN p_count ELSE 0 END) w;
     RETURN NEXT;
 END;
 $$;

@@ -2,7 +2,8 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use domain::auth::{CredentialCheck, CredentialOwner, Identity, PresentedToken, Requirements, TokenDigest, TokenKind};
+use domain::access::{Actor, Caller, Surface};
+use domain::auth::{CredentialCheck, PresentedToken, Requirements, TokenDigest, TokenKind};
 use domain::rate_limit::{RateLimitPolicy, RateLimitStatus};
 use domain::workspace::PlanTier;
 use domain::workspace::WorkspaceId;
@@ -39,11 +40,12 @@ impl Fake {
     }
 }
 
-fn identity() -> Identity {
-    Identity {
+fn caller() -> Caller {
+    Caller {
         workspace_id: WorkspaceId(1),
         plan: PlanTier::Advanced,
-        owner: CredentialOwner::ApiKey { key_id: 7, scopes: domain::access::ScopeSet::full() },
+        actor: Actor::ApiKey { key_id: 7, scopes: domain::access::ScopeSet::full() },
+        surface: Surface::RestApi,
     }
 }
 
@@ -83,12 +85,9 @@ impl Batch for Arc<Fake> {
         Ok((0..count)
             .map(|i| {
                 if i < admitted {
-                    CredentialCheck::Admitted {
-                        identity: identity(),
-                        rate: Some(status(after + (admitted - 1 - i), None)),
-                    }
+                    CredentialCheck::Admitted { caller: caller(), rate: Some(status(after + (admitted - 1 - i), None)) }
                 } else {
-                    CredentialCheck::Limited { identity: identity(), rate: status(0, Some(60)) }
+                    CredentialCheck::Limited { caller: caller(), rate: status(0, Some(60)) }
                 }
             })
             .collect())
@@ -100,7 +99,12 @@ fn token(byte: u8) -> PresentedToken {
 }
 
 fn needs() -> Requirements {
-    Requirements { plan: Some(PlanTier::Advanced), rate_limit: Some(RateLimitPolicy::per_hour(1000)), client: None }
+    Requirements {
+        surface: Surface::RestApi,
+        plan: Some(PlanTier::Advanced),
+        rate_limit: Some(RateLimitPolicy::per_hour(1000)),
+        client: None,
+    }
 }
 
 /// Lets spawned tasks run until they block (a few turns of the scheduler, no sleeping).

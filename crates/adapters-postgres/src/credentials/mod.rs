@@ -1,6 +1,8 @@
 //! Credentials in storage: the one-round-trip verification (`wms_authenticate`, which also runs
-//! the rate limit; concurrent checks of one credential share one call, see
-//! [`crate::coalesce`]), login tokens, users for sign-in and the sign-in throttle.
+//! the rate limit's window; concurrent checks of one credential share one call, see
+//! [`crate::coalesce`]), login tokens, users for sign-in and the sign-in throttle. The statement
+//! reports facts (the credential's owner, workspace and plan, whether the request counted, the
+//! window); the domain decides the answers (the policy for the plan, `spread` for the limit).
 
 use async_trait::async_trait;
 use diesel::pg::Pg;
@@ -9,11 +11,10 @@ use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{Array, BigInt, Bytea, Integer, Nullable, Text, Untyped};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use domain::access::ScopeSet;
+use domain::access::{plans_including, Actor, Caller, ScopeSet};
 use domain::audit::AuditEntry;
 use domain::auth::{
-    CredentialCheck, CredentialOwner, CredentialStore, Identity, NewUserToken, PresentedToken, Requirements,
-    TokenDigest, TokenKind,
+    CredentialCheck, CredentialStore, NewUserToken, PresentedToken, Requirements, TokenDigest, TokenKind,
 };
 use domain::rate_limit::{spread, RateLimitStatus, WindowCount};
 use domain::users::{Role, UserId};
@@ -100,12 +101,12 @@ impl AuthenticateRow {
         }
         let missing = || repo(anyhow::anyhow!("wms_authenticate returned an incomplete row"));
         let credential_id = self.credential_id.ok_or_else(missing)?;
-        let owner = match (self.user_id, self.role.as_deref()) {
-            (Some(user), Some(role)) => CredentialOwner::User {
+        let actor = match (self.user_id, self.role.as_deref()) {
+            (Some(user), Some(role)) => Actor::Member {
                 user_id: UserId(user),
                 role: role.parse::<Role>().map_err(|e| repo(anyhow::anyhow!("{e:?}")))?,
             },
-            _ => CredentialOwner::ApiKey {
+            _ => Actor::ApiKey {
                 key_id: credential_id,
                 scopes: self
                     .scopes
@@ -113,10 +114,11 @@ impl AuthenticateRow {
                     .map_or_else(ScopeSet::full, |s| ScopeSet::from_stored(s.iter().map(String::as_str))),
             },
         };
-        let identity = Identity {
+        let caller = Caller {
             workspace_id: WorkspaceId(self.workspace_id.ok_or_else(missing)?),
             plan: self.plan.ok_or_else(missing)?.parse::<PlanTier>().map_err(repo)?,
-            owner,
+            actor,
+            surface: needs.surface,
         };
         let window = match (needs.rate_limit, self.remaining, self.reset_after) {
             (Some(policy), Some(remaining), Some(reset_after)) => Some((
@@ -139,19 +141,19 @@ impl AuthenticateRow {
             now_epoch: w.now_epoch,
         });
         match (self.outcome.as_str(), window) {
-            ("plan_required", _) => Ok(vec![CredentialCheck::PlanRequired { identity, rate }; n]),
+            ("uncounted", _) => Ok(vec![CredentialCheck::Uncounted { caller, rate }; n]),
             ("ok", None) if self.admitted == i32::try_from(count).unwrap_or(i32::MAX) => {
-                Ok(vec![CredentialCheck::Admitted { identity, rate: None }; n])
+                Ok(vec![CredentialCheck::Admitted { caller, rate: None }; n])
             }
             // Which of the batch the window admits, and the 429s: the domain's rule.
-            ("ok" | "limited", Some((policy, window))) => Ok(spread(policy, window, count)
+            ("ok", Some((policy, window))) => Ok(spread(policy, window, count)
                 .map_err(|e| repo(anyhow::anyhow!("wms_authenticate: {e}")))?
                 .into_iter()
                 .map(|rate| {
                     if rate.is_limited() {
-                        CredentialCheck::Limited { identity, rate }
+                        CredentialCheck::Limited { caller, rate }
                     } else {
-                        CredentialCheck::Admitted { identity, rate: Some(rate) }
+                        CredentialCheck::Admitted { caller, rate: Some(rate) }
                     }
                 })
                 .collect()),
@@ -221,9 +223,9 @@ impl Batch for PgBatchVerify {
             // Apps' OAuth tokens live in `oauth_tokens` (crate::oauth), never here.
             TokenKind::AppAccess | TokenKind::AppRefresh => return Ok(vec![CredentialCheck::Unknown; count as usize]),
         };
-        let plans: Option<Vec<&str>> = needs
-            .plan
-            .map(|required| PlanTier::ALL.into_iter().filter(|p| p.includes(required)).map(PlanTier::as_str).collect());
+        // The plans whose requests count: the policy's (`Requirements::plan`).
+        let plans: Option<Vec<&str>> =
+            needs.plan.map(|required| plans_including(required).into_iter().map(PlanTier::as_str).collect());
         let (limit, window) = match needs.rate_limit {
             Some(p) => (Some(i32::try_from(p.limit).unwrap_or(i32::MAX)), i32::try_from(p.window_secs).unwrap_or(3600)),
             None => (None, 3600),
@@ -310,7 +312,12 @@ mod tests {
     }
 
     fn needs() -> Requirements {
-        Requirements { plan: Some(PlanTier::Advanced), rate_limit: Some(RateLimitPolicy::per_hour(5)), client: None }
+        Requirements {
+            surface: domain::access::Surface::RestApi,
+            plan: Some(PlanTier::Advanced),
+            rate_limit: Some(RateLimitPolicy::per_hour(5)),
+            client: None,
+        }
     }
 
     fn summary(checks: &[CredentialCheck]) -> Vec<(char, u32, Option<u32>)> {
@@ -334,7 +341,7 @@ mod tests {
         );
         let checks = verdict("ok", 4, None, 1).into_checks(&needs(), 1).expect("checks");
         assert_eq!(summary(&checks), [('a', 4, None)]);
-        let checks = verdict("limited", 0, Some(12), 0).into_checks(&needs(), 2).expect("checks");
+        let checks = verdict("ok", 0, Some(12), 0).into_checks(&needs(), 2).expect("checks");
         assert_eq!(summary(&checks), [('l', 0, Some(12)), ('l', 0, Some(12))]);
     }
 
@@ -342,11 +349,11 @@ mod tests {
     fn refusals_and_unlimited_checks_apply_to_the_whole_batch() {
         let checks = verdict("revoked", 0, None, 0).into_checks(&needs(), 3).expect("checks");
         assert_eq!(checks, vec![CredentialCheck::Revoked; 3]);
-        let checks = verdict("plan_required", 5, None, 0).into_checks(&needs(), 2).expect("checks");
-        assert!(checks.iter().all(|c| matches!(c, CredentialCheck::PlanRequired { rate: Some(_), .. })));
+        let checks = verdict("uncounted", 5, None, 0).into_checks(&needs(), 2).expect("checks");
+        assert!(checks.iter().all(|c| matches!(c, CredentialCheck::Uncounted { rate: Some(_), .. })));
         let mut v = verdict("ok", 0, None, 4);
         (v.remaining, v.reset_after) = (None, None);
-        let checks = v.into_checks(&Requirements::default(), 4).expect("checks");
+        let checks = v.into_checks(&Requirements { rate_limit: None, ..needs() }, 4).expect("checks");
         assert!(checks.iter().all(|c| matches!(c, CredentialCheck::Admitted { rate: None, .. })));
         // A refusal without a retry delay is a broken row, not a guess.
         assert!(verdict("ok", 0, None, 1).into_checks(&needs(), 2).is_err());

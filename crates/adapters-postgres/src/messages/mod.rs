@@ -5,28 +5,22 @@ mod recipients;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text, Timestamptz};
-use diesel::QueryableByName;
-use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::channels::ChannelId;
 use domain::common::page::{Page, PageRequest};
-use domain::messaging::window::{admit, MessageTag, WindowClosed, WindowNeed};
+use domain::messaging::window::WindowClosed;
 use domain::messaging::{
     Direction, IdempotencyKey, InsertMessageError, Message, MessageFilter, MessageId, MessageRepository, MessageStatus,
-    NewOutboundMessage, Recipient, Sender, Stored, ThreadId, ThreadRef,
+    NewOutboundMessage, Sender, Stored, ThreadId, ThreadRef,
 };
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
 
 use crate::error::repo;
-use crate::group_commit::{Commit, GroupCommit};
+use crate::group_commit::GroupCommit;
 use crate::pool::Db;
-use crate::schema::{ai_agents, channels, contacts, idempotency_keys, messages, threads, workspace_members};
-use crate::webhooks::outbox;
-use domain::messaging::MessageRecord;
-use domain::webhooks::DomainEvent;
+use crate::schema::{ai_agents, idempotency_keys, messages, threads, workspace_members};
 use outbound::OutboundCommit;
 
 /// [`MessageRepository`] on PostgreSQL.

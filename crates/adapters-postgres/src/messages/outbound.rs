@@ -1,10 +1,29 @@
 //! Storing outbound messages: one send in its own transaction, or a group of sends through one
 //! channel in one transaction (the group commit).
 
-#[allow(clippy::wildcard_imports)]
-use super::recipients::*;
-#[allow(clippy::wildcard_imports)]
-use super::*;
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use domain::channels::ChannelId;
+use domain::messaging::window::{admit, MessageTag, WindowNeed};
+use domain::messaging::{InsertMessageError, Message, MessageRecord, NewOutboundMessage, Recipient, Sender, Stored};
+use domain::webhooks::DomainEvent;
+use domain::workspace::WorkspaceId;
+use time::OffsetDateTime;
+
+use super::recipients::{
+    addressed_by_phone, contacts_for_addresses, thread_for_address, threads_for_contacts, SendRefused, SendThread,
+};
+use super::{
+    author_ai_agent, author_user, claim_key, existing_key, into_db, load_message, sender_kind, MessageRow, TxError,
+};
+use crate::error::repo;
+use crate::group_commit::Commit;
+use crate::pool::Db;
+use crate::schema::{idempotency_keys, messages, threads};
+use crate::webhooks::outbox;
 
 /// One send in a transaction of its own: a lone send, or one of a group whose shared transaction
 /// failed (so that one bad send fails alone).

@@ -2,8 +2,19 @@
 //! platform user id) or by thread, created with their events when new, one at a time or set-wise
 //! for a group of sends.
 
-#[allow(clippy::wildcard_imports)]
-use super::*;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text, Timestamptz};
+use diesel::QueryableByName;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::channels::ChannelId;
+use domain::messaging::window::{admit, WindowClosed, WindowNeed};
+use domain::messaging::NewOutboundMessage;
+use domain::webhooks::DomainEvent;
+use domain::workspace::WorkspaceId;
+use time::OffsetDateTime;
+
+use crate::schema::{channels, contacts, threads};
+use crate::webhooks::outbox;
 
 /// Whether contacts on this channel are found by phone (WhatsApp) or by platform user id.
 pub(super) async fn addressed_by_phone(

@@ -48,7 +48,7 @@ pub enum Actor {
 }
 
 /// Where a request came in: the REST API needs its plan whatever the action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Surface {
     /// `/v1`.
     RestApi,
@@ -68,7 +68,12 @@ impl Surface {
     }
 }
 
-/// An authenticated caller in the one workspace its request acts in.
+/// An authenticated caller in the one workspace its request acts in: THE caller of the service.
+/// Every credential — an API key or a member's login token on `/v1`, a member's token or the
+/// settings session on the settings API and pages, a key, a member or an app's OAuth token on the
+/// assistant's endpoints and MCP — becomes one of these ([`crate::identity::IdentityService`],
+/// and for the pages [`crate::sessions::SessionService::state`]), and the policy ([`authorize`])
+/// judges it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caller {
     /// The workspace every query of the request is scoped to.
@@ -100,6 +105,12 @@ impl Caller {
             Actor::Member { user_id, role } | Actor::App { user_id, role, .. } => Some((user_id, role)),
             Actor::ApiKey { .. } | Actor::Operator => None,
         }
+    }
+
+    /// The lowest plan on which this caller is served at all: its surface's and its kind's
+    /// (an action may need a higher one, [`authorize`]).
+    pub fn required_plan(&self) -> PlanTier {
+        self.surface.plan().max(self.actor.plan())
     }
 
     /// The command line acting on workspace `ws`.
@@ -386,7 +397,7 @@ pub enum Denied {
 /// [`Denied`].
 pub fn authorize(caller: &Caller, action: Action) -> Result<(), Denied> {
     let rule = action.rule();
-    let required = rule.plan.max(caller.surface.plan()).max(caller.actor.plan());
+    let required = rule.plan.max(caller.required_plan());
     if !caller.plan.includes(required) {
         return Err(Denied::PlanRequired { required, current: caller.plan });
     }

@@ -5,12 +5,13 @@ use std::sync::Arc;
 use super::model::{ApiKey, ApiKeyId, ApiKeyName, CreatedApiKey, KeyExpiry};
 use super::ports::{ApiKeyRepository, KeyRoll, NewApiKey, RolledKeys, StoreRollError};
 use super::roll::{GraceSeconds, RollRefusal};
-use crate::access::{authorize, Action, Actor, Caller, Denied, ScopeSet, Surface};
+use crate::access::{authorize, Action, Caller, Denied, ScopeSet};
 use crate::audit::{AuditAction, AuditContext, AuditTarget};
-use crate::auth::{NewToken, TokenKind, WorkspaceMember};
+use crate::auth::{NewToken, TokenKind};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
 use crate::common::ports::{Clock, RandomSource};
+use crate::users::UserId;
 use crate::workspace::PlanTier;
 
 /// The plan that includes the REST API and its keys (the policy's, re-exported for the pages).
@@ -135,14 +136,10 @@ pub enum RollApiKeyError {
     Unknown(#[from] RepoError),
 }
 
-/// The member as the access policy sees them (the settings surface: keys are managed there).
-fn caller(actor: &WorkspaceMember) -> Caller {
-    Caller {
-        workspace_id: actor.workspace_id,
-        plan: actor.plan,
-        actor: Actor::Member { user_id: actor.user_id, role: actor.role },
-        surface: Surface::Settings,
-    }
+/// The member behind `caller` (keys are managed by people: the policy refuses anyone else
+/// before this is asked).
+fn member_of(caller: &Caller) -> Option<UserId> {
+    caller.member().map(|(user, _)| user)
 }
 
 /// The API keys use cases, over the keys' storage, the clock (expiry, revocation time) and the
@@ -174,17 +171,18 @@ impl ApiKeysService {
     /// [`CreateApiKeyError`]; validation names every bad field.
     pub async fn create(
         &self,
-        actor: &WorkspaceMember,
+        caller: &Caller,
         audit: &AuditContext,
         cmd: CreateApiKey,
     ) -> Result<CreatedApiKey, CreateApiKeyError> {
-        match authorize(&caller(actor), Action::ApiKeysCreate) {
+        match authorize(caller, Action::ApiKeysCreate) {
             Ok(()) => {}
             Err(Denied::PlanRequired { required, current }) => {
                 return Err(CreateApiKeyError::PlanRequired { required, current })
             }
             Err(_) => return Err(CreateApiKeyError::Forbidden),
         }
+        let created_by = member_of(caller).ok_or(CreateApiKeyError::Forbidden)?;
         let mut errors = ValidationErrors::default();
         let name = errors.check(ApiKeyName::new(&cmd.name));
         let scopes = match ScopeSet::parse_request(cmd.scopes.as_deref()) {
@@ -204,16 +202,16 @@ impl ApiKeysService {
         };
         let secret = NewToken::generate(TokenKind::ApiKey, self.random.as_ref());
         let new = NewApiKey {
-            workspace_id: actor.workspace_id,
+            workspace_id: caller.workspace_id,
             name,
             digest: secret.digest(),
             masked_key: secret.masked(),
             expires_at,
-            created_by: actor.user_id,
+            created_by,
             scopes,
         };
         let entry = audit.entry(
-            actor.workspace_id,
+            caller.workspace_id,
             AuditAction::ApiKeyCreated,
             AuditTarget::api_key(None),
             serde_json::json!({
@@ -232,11 +230,11 @@ impl ApiKeysService {
     ///
     /// # Errors
     /// [`ListApiKeysError`].
-    pub async fn list(&self, actor: &WorkspaceMember, page: PageRequest) -> Result<Page<ApiKey>, ListApiKeysError> {
-        if authorize(&caller(actor), Action::ApiKeysRead).is_err() {
+    pub async fn list(&self, caller: &Caller, page: PageRequest) -> Result<Page<ApiKey>, ListApiKeysError> {
+        if authorize(caller, Action::ApiKeysRead).is_err() {
             return Err(ListApiKeysError::Forbidden);
         }
-        Ok(self.repo.list(actor.workspace_id, page).await?)
+        Ok(self.repo.list(caller.workspace_id, page).await?)
     }
 
     /// Revokes a key: it stops working on every instance at once and its record stays, showing
@@ -246,20 +244,23 @@ impl ApiKeysService {
     /// [`RevokeApiKeyError`].
     pub async fn revoke(
         &self,
-        actor: &WorkspaceMember,
+        caller: &Caller,
         audit: &AuditContext,
         id: ApiKeyId,
     ) -> Result<ApiKey, RevokeApiKeyError> {
-        if authorize(&caller(actor), Action::ApiKeysWrite).is_err() {
+        if authorize(caller, Action::ApiKeysWrite).is_err() {
             return Err(RevokeApiKeyError::Forbidden);
         }
         let entry = audit.entry(
-            actor.workspace_id,
+            caller.workspace_id,
             AuditAction::ApiKeyRevoked,
             AuditTarget::api_key(Some(id.0)),
             serde_json::json!({}),
         );
-        self.repo.revoke(actor.workspace_id, id, self.clock.now(), &entry).await?.ok_or(RevokeApiKeyError::NotFound(id))
+        self.repo
+            .revoke(caller.workspace_id, id, self.clock.now(), &entry)
+            .await?
+            .ok_or(RevokeApiKeyError::NotFound(id))
     }
 
     /// Rolls a key: a successor with the same name, scopes and expiry, shown in full once; the old
@@ -271,34 +272,30 @@ impl ApiKeysService {
     /// [`RollApiKeyError`]; nothing changes then.
     pub async fn roll(
         &self,
-        actor: &WorkspaceMember,
+        caller: &Caller,
         audit: &AuditContext,
         id: ApiKeyId,
         cmd: RollApiKey,
     ) -> Result<RolledApiKey, RollApiKeyError> {
-        match authorize(&caller(actor), Action::ApiKeysCreate) {
+        match authorize(caller, Action::ApiKeysCreate) {
             Ok(()) => {}
             Err(Denied::PlanRequired { required, current }) => {
                 return Err(RollApiKeyError::PlanRequired { required, current })
             }
             Err(_) => return Err(RollApiKeyError::Forbidden),
         }
+        let created_by = member_of(caller).ok_or(RollApiKeyError::Forbidden)?;
         let grace = GraceSeconds::new(cmd.grace_seconds).map_err(|e| ValidationErrors(vec![e]))?;
         let secret = NewToken::generate(TokenKind::ApiKey, self.random.as_ref());
-        let roll = KeyRoll {
-            digest: secret.digest(),
-            masked_key: secret.masked(),
-            created_by: actor.user_id,
-            at: self.clock.now(),
-            grace,
-        };
+        let roll =
+            KeyRoll { digest: secret.digest(), masked_key: secret.masked(), created_by, at: self.clock.now(), grace };
         let entry = audit.entry(
-            actor.workspace_id,
+            caller.workspace_id,
             AuditAction::ApiKeyRolled,
             AuditTarget::api_key(Some(id.0)),
             serde_json::json!({ "grace_seconds": grace.seconds(), "new_masked_key": roll.masked_key }),
         );
-        match self.repo.roll(actor.workspace_id, id, &roll, &entry).await {
+        match self.repo.roll(caller.workspace_id, id, &roll, &entry).await {
             Ok(RolledKeys { old, new }) => Ok(RolledApiKey { old, new, secret }),
             Err(StoreRollError::NotFound) => Err(RollApiKeyError::NotFound(id)),
             Err(StoreRollError::Refused(r)) => Err(RollApiKeyError::Refused(r)),
@@ -310,22 +307,17 @@ impl ApiKeysService {
     ///
     /// # Errors
     /// [`DeleteApiKeyError`].
-    pub async fn delete(
-        &self,
-        actor: &WorkspaceMember,
-        audit: &AuditContext,
-        id: ApiKeyId,
-    ) -> Result<(), DeleteApiKeyError> {
-        if authorize(&caller(actor), Action::ApiKeysWrite).is_err() {
+    pub async fn delete(&self, caller: &Caller, audit: &AuditContext, id: ApiKeyId) -> Result<(), DeleteApiKeyError> {
+        if authorize(caller, Action::ApiKeysWrite).is_err() {
             return Err(DeleteApiKeyError::Forbidden);
         }
         let entry = audit.entry(
-            actor.workspace_id,
+            caller.workspace_id,
             AuditAction::ApiKeyDeleted,
             AuditTarget::api_key(Some(id.0)),
             serde_json::json!({}),
         );
-        if self.repo.delete(actor.workspace_id, id, &entry).await? {
+        if self.repo.delete(caller.workspace_id, id, &entry).await? {
             Ok(())
         } else {
             Err(DeleteApiKeyError::NotFound(id))

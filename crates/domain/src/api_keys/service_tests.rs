@@ -14,12 +14,17 @@ use crate::workspace::WorkspaceId;
 
 const NOW: OffsetDateTime = datetime!(2026-11-20 12:00 UTC);
 
-fn admin(plan: PlanTier) -> WorkspaceMember {
-    WorkspaceMember { workspace_id: WorkspaceId(7), plan, user_id: UserId(3), role: Role::Admin }
+fn member(plan: PlanTier, role: Role) -> Caller {
+    crate::auth::WorkspaceMember { workspace_id: WorkspaceId(7), plan, user_id: UserId(3), role }
+        .caller(crate::access::Surface::Settings)
 }
 
-fn agent() -> WorkspaceMember {
-    WorkspaceMember { role: Role::Agent, ..admin(PlanTier::Advanced) }
+fn admin(plan: PlanTier) -> Caller {
+    member(plan, Role::Admin)
+}
+
+fn agent() -> Caller {
+    member(PlanTier::Advanced, Role::Agent)
 }
 
 fn clock() -> MockClock {
@@ -207,7 +212,7 @@ async fn a_roll_stores_only_the_successors_digest_and_returns_it_once() {
 
 #[tokio::test]
 async fn a_roll_is_refused_before_storage_for_agents_lower_plans_and_bad_grace() {
-    let roll = |who: WorkspaceMember, grace: Option<i64>| async move {
+    let roll = |who: Caller, grace: Option<i64>| async move {
         // No expectation on the repository: a call would panic.
         service(MockApiKeyRepository::new())
             .roll(&who, &AuditContext::cli(), ApiKeyId(5), RollApiKey { grace_seconds: grace })

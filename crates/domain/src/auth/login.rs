@@ -5,7 +5,6 @@ use std::net::IpAddr;
 
 use time::{Duration, OffsetDateTime};
 
-use super::model::CredentialOwner;
 use super::ports::{
     CredentialCheck, CredentialStore, LoginThrottleStore, LoginUser, Membership, NewUserToken, Requirements,
     UserDirectory,
@@ -13,6 +12,7 @@ use super::ports::{
 use super::throttle::{PasswordAttempt, ThrottlePolicy};
 use super::token::{NewToken, TokenKind};
 use super::verify::{admitted, presented_token, AuthenticateError};
+use crate::access::{Actor, Surface};
 use crate::audit::{ActorType, AuditAction, AuditActor, AuditContext, AuditEntry, AuditRepository, AuditTarget};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
 use crate::common::ports::{Clock, PasswordHash, PasswordHasher, RandomSource};
@@ -276,15 +276,15 @@ pub async fn logout(
     policy: RateLimitPolicy,
 ) -> Result<Option<RateLimitStatus>, LogoutError> {
     let token = presented_token(authorization)?;
-    let needs = Requirements { plan: None, rate_limit: Some(policy), client: None };
-    let (identity, rate) = match store.verify(&token, &needs).await.map_err(AuthenticateError::from)? {
-        CredentialCheck::Limited { identity, rate } => (identity, Some(rate)),
+    let needs = Requirements { surface: Surface::RestApi, plan: None, rate_limit: Some(policy), client: None };
+    let (caller, rate) = match store.verify(&token, &needs).await.map_err(AuthenticateError::from)? {
+        CredentialCheck::Limited { caller, rate } => (caller, Some(rate)),
         other => {
-            let ok = admitted(other, &needs)?;
-            (ok.identity, ok.rate)
+            let ok = admitted(other)?;
+            (ok.caller, ok.rate)
         }
     };
-    if let CredentialOwner::ApiKey { .. } = identity.owner {
+    if let Actor::ApiKey { .. } = caller.actor {
         return Err(LogoutError::ApiKey);
     }
     store.revoke_user_token(&token.digest, clock.now()).await.map_err(AuthenticateError::from)?;

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use time::macros::datetime;
 
 use super::*;
-use crate::auth::{parse, Identity, MockCredentialStore, MockLoginThrottleStore, MockUserDirectory, ThrottleSubject};
+use crate::access::{Actor, Caller, Surface};
+use crate::auth::{parse, MockCredentialStore, MockLoginThrottleStore, MockUserDirectory, ThrottleSubject};
 use crate::common::ports::{MockClock, MockPasswordHasher, MockRandomSource};
 use crate::users::{Role, UserId};
 use crate::workspace::PlanTier;
@@ -229,11 +230,12 @@ async fn blank_fields_are_named() {
     assert_eq!(fields, ["email", "password"]);
 }
 
-fn user_identity() -> Identity {
-    Identity {
+fn user_caller() -> Caller {
+    Caller {
         workspace_id: WorkspaceId(1),
         plan: PlanTier::Free,
-        owner: CredentialOwner::User { user_id: UserId(4), role: Role::Agent },
+        actor: Actor::Member { user_id: UserId(4), role: Role::Agent },
+        surface: Surface::RestApi,
     }
 }
 
@@ -256,7 +258,7 @@ async fn logout_revokes_on_any_plan_even_when_rate_limited() {
     w.credentials
         .expect_verify()
         .withf(|_, needs| needs.plan.is_none())
-        .returning(move |_, _| Ok(CredentialCheck::Limited { identity: user_identity(), rate: status }));
+        .returning(move |_, _| Ok(CredentialCheck::Limited { caller: user_caller(), rate: status }));
     w.credentials.expect_revoke_user_token().withf(|_, at| *at == NOW).times(1).returning(|_, _| Ok(()));
     let rate = logout(&w.credentials, &w.clock, Some(&user_header()), RateLimitPolicy::per_hour(1)).await;
     assert_eq!(rate.ok().flatten().map(|r| r.remaining), Some(0));
@@ -267,9 +269,9 @@ async fn logout_refuses_api_keys_and_revoked_tokens() {
     let mut w = World::new();
     w.credentials.expect_verify().times(1).returning(|_, _| {
         Ok(CredentialCheck::Admitted {
-            identity: Identity {
-                owner: CredentialOwner::ApiKey { key_id: 1, scopes: crate::access::ScopeSet::full() },
-                ..user_identity()
+            caller: Caller {
+                actor: Actor::ApiKey { key_id: 1, scopes: crate::access::ScopeSet::full() },
+                ..user_caller()
             },
             rate: None,
         })

@@ -1,40 +1,12 @@
-//! Who a verified credential belongs to.
+//! A membership as storage reads it, for the identity path to turn into a [`Caller`].
 
-use crate::access::ScopeSet;
+use crate::access::{Actor, Caller, Surface};
 use crate::users::{Role, UserId};
 use crate::workspace::{PlanTier, WorkspaceId};
 
-/// The owner of a credential.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CredentialOwner {
-    /// A workspace API key.
-    ApiKey {
-        /// The key's id.
-        key_id: i64,
-        /// What it was granted.
-        scopes: ScopeSet,
-    },
-    /// A member's login token.
-    User {
-        /// The user.
-        user_id: UserId,
-        /// Their role in the token's workspace.
-        role: Role,
-    },
-}
-
-/// A verified credential: the one workspace it acts in, that workspace's plan and its owner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Identity {
-    /// The workspace every query of the request is scoped to.
-    pub workspace_id: WorkspaceId,
-    /// The workspace's plan at the time of the request.
-    pub plan: PlanTier,
-    /// Key or user.
-    pub owner: CredentialOwner,
-}
-
-/// An active member of an active workspace, authenticated by a login token or a session.
+/// An active membership of an active workspace as stored (a session's member, an OAuth grant's
+/// member): facts, not a caller. The identity path turns it into the one [`Caller`]
+/// ([`WorkspaceMember::caller`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkspaceMember {
     /// The workspace.
@@ -45,4 +17,16 @@ pub struct WorkspaceMember {
     pub user_id: UserId,
     /// Their role.
     pub role: Role,
+}
+
+impl WorkspaceMember {
+    /// The member acting through `surface`.
+    pub fn caller(self, surface: Surface) -> Caller {
+        Caller {
+            workspace_id: self.workspace_id,
+            plan: self.plan,
+            actor: Actor::Member { user_id: self.user_id, role: self.role },
+            surface,
+        }
+    }
 }

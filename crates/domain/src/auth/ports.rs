@@ -4,9 +4,10 @@
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use super::model::{Identity, WorkspaceMember};
+use super::model::WorkspaceMember;
 use super::throttle::{ThrottlePolicy, ThrottleSubject};
 use super::token::{PresentedToken, TokenDigest};
+use crate::access::{Caller, Surface};
 use crate::audit::AuditEntry;
 use crate::common::error::RepoError;
 use crate::common::ports::PasswordHash;
@@ -15,9 +16,13 @@ use crate::users::{Email, Role, UserId};
 use crate::workspace::{PlanTier, WorkspaceId};
 
 /// What a request needs from its credential besides being valid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Requirements {
-    /// The lowest plan the workspace must be on; `None` for any plan.
+    /// Where the request came in: the [`Caller`] of an admitted credential acts there.
+    pub surface: Surface,
+    /// The lowest plan whose workspaces' requests count, the policy's for the surface
+    /// ([`crate::access::Surface::plan`]); `None` for every plan. A request of a workspace below it
+    /// is [`CredentialCheck::Uncounted`], and the policy decides the answer.
     pub plan: Option<PlanTier>,
     /// The rate limit to count the request against; `None` for no counting.
     pub rate_limit: Option<RateLimitPolicy>,
@@ -40,24 +45,25 @@ pub enum CredentialCheck {
     MemberInactive,
     /// The workspace was deactivated.
     WorkspaceInactive,
-    /// Valid, but the workspace's plan is below the requirement; the request was not counted.
-    PlanRequired {
-        /// Whose credential.
-        identity: Identity,
+    /// Valid, but the workspace's plan is below [`Requirements::plan`]: the request was not
+    /// counted (storage reports it; the access policy refuses it).
+    Uncounted {
+        /// Whose credential, as the one caller.
+        caller: Caller,
         /// The window as it stands, when rate limited.
         rate: Option<RateLimitStatus>,
     },
     /// Valid, but the rate limit refused the request.
     Limited {
-        /// Whose credential.
-        identity: Identity,
+        /// Whose credential, as the one caller.
+        caller: Caller,
         /// The window, with the retry delay.
         rate: RateLimitStatus,
     },
     /// Valid and admitted (and counted, when rate limited).
     Admitted {
-        /// Whose credential.
-        identity: Identity,
+        /// Whose credential, as the one caller.
+        caller: Caller,
         /// The window after counting, when rate limited.
         rate: Option<RateLimitStatus>,
     },
@@ -81,8 +87,9 @@ pub struct NewUserToken {
 #[async_trait]
 pub trait CredentialStore: Send + Sync {
     /// Looks the credential up by digest and decides, in one round trip and atomically across
-    /// instances: validity, the plan, the rate limit (admitting or refusing this request) and the
-    /// credential's last-used time. Nothing is cached: a revocation applies to the next request.
+    /// instances: validity, whether the request counts (its plan), the rate limit's window
+    /// (admitting or refusing this request, as [`crate::rate_limit::spread`] decides) and the
+    /// credential's last-used time. The plan's refusal is the policy's. Nothing is cached: a revocation applies to the next request.
     ///
     /// # Errors
     /// Infrastructure failures only.
@@ -181,7 +188,7 @@ pub struct SessionUser {
 }
 
 /// The settings web app's sessions (cookie `wms_session`, `crate::sessions`). Hook for
-/// [`super::authenticate_member`]: when no implementation is wired, cookies authenticate nobody.
+/// [`crate::identity::IdentityService::member`]: when no implementation is wired, cookies authenticate nobody.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait SessionLookup: Send + Sync {

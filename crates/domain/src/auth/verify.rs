@@ -1,13 +1,13 @@
-//! Authenticating a request: the `Authorization: Bearer` header for `/v1` (keys and login tokens,
-//! with the plan and the rate limit), and member credentials for the workspace-scoped endpoints.
+//! What authenticating a request reads and how it fails: the `Authorization: Bearer` header's
+//! offline checks, a member request's credential, and the errors. The path from a credential to
+//! the one caller is [`crate::identity::IdentityService`].
 
-use super::model::{CredentialOwner, Identity, WorkspaceMember};
-use super::ports::{CredentialCheck, CredentialStore, Requirements, SessionLookup};
-use super::token::{parse, PresentedToken, TokenFormatError, TokenKind};
-use crate::access::{Actor, Caller, Surface};
+use super::ports::CredentialCheck;
+use super::token::{parse, PresentedToken, TokenFormatError};
+use crate::access::Caller;
 use crate::common::error::RepoError;
-use crate::rate_limit::{RateLimitPolicy, RateLimitStatus};
-use crate::workspace::{PlanTier, WorkspaceId};
+use crate::rate_limit::RateLimitStatus;
+use crate::workspace::PlanTier;
 
 /// Why a presented credential is not a credential at all (401 `invalid_token`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -89,11 +89,11 @@ impl AuthenticateError {
     }
 }
 
-/// An admitted `/v1` request.
+/// An admitted request: the one caller, and the window after counting it when rate limited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Authenticated {
-    /// Whose credential.
-    pub identity: Identity,
+pub struct Admission {
+    /// Who calls.
+    pub caller: Caller,
     /// The window after counting this request, when rate limited.
     pub rate: Option<RateLimitStatus>,
 }
@@ -125,51 +125,21 @@ pub fn presented_token(authorization: Option<&[u8]>) -> Result<PresentedToken, A
     Ok(parse(bearer_token(value)?).map_err(InvalidToken::from)?)
 }
 
-/// Authenticates a `/v1` request from its `Authorization` header value and counts it against the
-/// credential's rate limit, in one storage round trip.
-///
-/// # Errors
-/// [`AuthenticateError`].
-pub async fn authenticate_v1_request(
-    store: &dyn CredentialStore,
-    authorization: Option<&[u8]>,
-    needs: &Requirements,
-) -> Result<Authenticated, AuthenticateError> {
-    authenticate_token(store, &presented_token(authorization)?, needs).await
-}
-
-/// [`authenticate_v1_request`] for a token whose offline checks ([`presented_token`]) already passed.
-///
-/// # Errors
-/// [`AuthenticateError`].
-pub async fn authenticate_token(
-    store: &dyn CredentialStore,
-    token: &PresentedToken,
-    needs: &Requirements,
-) -> Result<Authenticated, AuthenticateError> {
-    if token.kind.is_app() {
-        return Err(InvalidToken::AppToken.into());
-    }
-    let check = store.verify(token, needs).await?;
-    admitted(check, needs)
-}
-
 /// The verdict as a result.
 ///
 /// # Errors
 /// [`AuthenticateError`] for every verdict but [`CredentialCheck::Admitted`].
-pub fn admitted(check: CredentialCheck, needs: &Requirements) -> Result<Authenticated, AuthenticateError> {
+pub fn admitted(check: CredentialCheck) -> Result<Admission, AuthenticateError> {
     match check {
-        CredentialCheck::Admitted { identity, rate } => Ok(Authenticated { identity, rate }),
+        CredentialCheck::Admitted { caller, rate } => Ok(Admission { caller, rate }),
         CredentialCheck::Unknown => Err(InvalidToken::Unknown.into()),
         CredentialCheck::Revoked | CredentialCheck::MemberInactive => Err(AuthenticateError::Revoked),
         CredentialCheck::Expired => Err(AuthenticateError::Expired),
         CredentialCheck::WorkspaceInactive => Err(AuthenticateError::WorkspaceInactive),
-        CredentialCheck::PlanRequired { identity, rate } => Err(AuthenticateError::PlanRequired {
-            required: needs.plan.unwrap_or(PlanTier::Advanced),
-            current: identity.plan,
-            rate,
-        }),
+        // Not counted for its plan: the policy names the plan the caller needs.
+        CredentialCheck::Uncounted { caller, rate } => {
+            Err(AuthenticateError::PlanRequired { required: caller.required_plan(), current: caller.plan, rate })
+        }
         CredentialCheck::Limited { rate, .. } => Err(AuthenticateError::Limited { rate }),
     }
 }
@@ -217,119 +187,17 @@ pub enum MemberAuthError {
     Unknown(#[from] RepoError),
 }
 
-/// Authenticates a member of workspace `ws` by login token (bound to one membership) or by the
-/// settings session cookie. Login tokens here are not rate limited: the limit is the REST API's.
-///
-/// # Errors
-/// [`MemberAuthError`].
-pub async fn authenticate_member(
-    store: &dyn CredentialStore,
-    sessions: Option<&dyn SessionLookup>,
-    credential: MemberCredential<'_>,
-    ws: WorkspaceId,
-) -> Result<WorkspaceMember, MemberAuthError> {
-    match credential {
-        MemberCredential::None => Err(MemberAuthError::Missing),
-        MemberCredential::Session(cookie) => {
-            let Some(sessions) = sessions else { return Err(MemberAuthError::Missing) };
-            let session = sessions.user_for_session(cookie).await?.ok_or(MemberAuthError::Missing)?;
-            // A session works in the one workspace it was opened for.
-            if session.workspace_id != Some(ws) {
-                return Err(MemberAuthError::NotMember);
-            }
-            sessions.member(ws, session.user_id).await?.ok_or(MemberAuthError::NotMember)
-        }
-        MemberCredential::Authorization(value) => {
-            let token = parse(bearer_token(value)?).map_err(InvalidToken::from)?;
-            if token.kind == TokenKind::ApiKey {
-                return Err(MemberAuthError::ApiKey);
-            }
-            if token.kind.is_app() {
-                return Err(InvalidToken::AppToken.into());
-            }
-            let identity = match store.verify(&token, &Requirements::default()).await? {
-                CredentialCheck::Admitted { identity, .. }
-                | CredentialCheck::PlanRequired { identity, .. }
-                | CredentialCheck::Limited { identity, .. } => identity,
-                CredentialCheck::Unknown => return Err(InvalidToken::Unknown.into()),
-                CredentialCheck::Revoked => return Err(MemberAuthError::Revoked),
-                CredentialCheck::Expired => return Err(MemberAuthError::Expired),
-                CredentialCheck::MemberInactive | CredentialCheck::WorkspaceInactive => {
-                    return Err(MemberAuthError::NotMember)
-                }
-            };
-            match identity.owner {
-                CredentialOwner::User { user_id, role } if identity.workspace_id == ws => {
-                    Ok(WorkspaceMember { workspace_id: ws, plan: identity.plan, user_id, role })
-                }
-                CredentialOwner::User { .. } => Err(MemberAuthError::NotMember),
-                CredentialOwner::ApiKey { .. } => Err(MemberAuthError::ApiKey),
-            }
-        }
-    }
-}
-
-/// Authenticates a caller of the assistant's endpoints in workspace `ws`: a member (login token
-/// or settings session, as [`authenticate_member`]) or an API key of that workspace
-/// (`docs/contract.md`: the unattended credential of an assistant backend; the policy then asks for
-/// `assistant:read`). Another workspace's key is not found, as a non-member is. A key's request
-/// counts against the key's window (`key_limit`), as on `/v1`; the window comes back for the
-/// response headers. `client`, the request's address, becomes the key's `last_used_ip`.
-///
-/// # Errors
-/// [`MemberAuthError`] (never [`MemberAuthError::ApiKey`]).
-pub async fn authenticate_assistant(
-    store: &dyn CredentialStore,
-    sessions: Option<&dyn SessionLookup>,
-    credential: MemberCredential<'_>,
-    ws: WorkspaceId,
-    key_limit: Option<RateLimitPolicy>,
-    client: Option<std::net::IpAddr>,
-) -> Result<(Caller, Option<RateLimitStatus>), MemberAuthError> {
-    if let MemberCredential::Authorization(value) = credential {
-        let token = parse(bearer_token(value)?).map_err(InvalidToken::from)?;
-        if token.kind == TokenKind::ApiKey {
-            let needs = Requirements { plan: None, rate_limit: key_limit, client };
-            let (identity, rate) = match store.verify(&token, &needs).await? {
-                CredentialCheck::Admitted { identity, rate } => (identity, rate),
-                CredentialCheck::PlanRequired { identity, rate } => (identity, rate),
-                CredentialCheck::Limited { identity, rate } => {
-                    if identity.workspace_id != ws {
-                        return Err(MemberAuthError::NotMember);
-                    }
-                    return Err(MemberAuthError::Limited { rate });
-                }
-                CredentialCheck::Unknown => return Err(InvalidToken::Unknown.into()),
-                CredentialCheck::Revoked => return Err(MemberAuthError::Revoked),
-                CredentialCheck::Expired => return Err(MemberAuthError::Expired),
-                CredentialCheck::MemberInactive | CredentialCheck::WorkspaceInactive => {
-                    return Err(MemberAuthError::NotMember)
-                }
-            };
-            return match identity.owner {
-                CredentialOwner::ApiKey { key_id, scopes } if identity.workspace_id == ws => Ok((
-                    Caller {
-                        workspace_id: ws,
-                        plan: identity.plan,
-                        actor: Actor::ApiKey { key_id, scopes },
-                        surface: Surface::Assistant,
-                    },
-                    rate,
-                )),
-                _ => Err(MemberAuthError::NotMember),
-            };
-        }
-    }
-    let m = authenticate_member(store, sessions, credential, ws).await?;
-    let caller = Caller {
-        workspace_id: m.workspace_id,
-        plan: m.plan,
-        actor: Actor::Member { user_id: m.user_id, role: m.role },
-        surface: Surface::Assistant,
-    };
-    Ok((caller, None))
-}
-
 #[cfg(test)]
-#[path = "verify_tests.rs"]
-mod tests;
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheme_is_case_insensitive_and_others_are_refused() {
+        assert_eq!(bearer_token(b"bEaReR  abc"), Ok("abc"));
+        assert_eq!(bearer_token(b"Basic YWJj"), Err(InvalidToken::WrongScheme));
+        assert_eq!(bearer_token(b"Bearer"), Err(InvalidToken::WrongScheme));
+        assert_eq!(bearer_token(b"Bearer   "), Err(InvalidToken::WrongScheme));
+        assert_eq!(bearer_token(b"wmsk_abc"), Err(InvalidToken::WrongScheme));
+        assert_eq!(bearer_token(&[0x42, 0xff, 0x20, 0x41]), Err(InvalidToken::Malformed));
+    }
+}

@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 use super::model::{Message, MessageFilter, MessageId, Sender, ThreadId};
 use super::ports::{IdempotencyKey, InsertMessageError, MessageRepository, NewOutboundMessage, Recipient, Stored};
 use super::window::{admit, MessageTag, WindowClosed, WindowNeed};
+use crate::access::Actor;
 use crate::channels::{ChannelId, ChannelRepository, ChannelStatus, ChannelType};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
 use crate::common::page::{Page, PageRequest};
@@ -44,6 +45,18 @@ pub enum SendAs {
     Member(UserId),
     /// A key, by id; it may name a member or AI agent to send for (`SendInput::sender`).
     ApiKey(i64),
+}
+
+impl SendAs {
+    /// Who `actor` sends as: a key as itself, a member (directly or through an app) as
+    /// themselves; the command line sends nothing.
+    pub fn of(actor: Actor) -> Option<Self> {
+        match actor {
+            Actor::ApiKey { key_id, .. } => Some(SendAs::ApiKey(key_id)),
+            Actor::Member { user_id, .. } | Actor::App { user_id, .. } => Some(SendAs::Member(user_id)),
+            Actor::Operator => None,
+        }
+    }
 }
 
 /// The sender of a send: a member's is theirs; a key's is the key's unless the body names an

@@ -8,6 +8,7 @@ use time::{Duration, OffsetDateTime};
 
 use super::model::{Session, SessionSecret, WorkspaceChoice};
 use super::ports::{NewSession, SessionRepository};
+use crate::access::{Caller, Surface};
 use crate::audit::{ActorType, AuditAction, AuditActor, AuditContext, AuditTarget};
 use crate::auth::{
     check_credentials, sign_in_entry, LoginError, LoginPorts, LoginRequest, LoginSettings, SessionLookup, SessionUser,
@@ -48,8 +49,8 @@ pub enum SessionState {
     InWorkspace {
         /// The session.
         session: Session,
-        /// The membership, with the current role and plan.
-        member: WorkspaceMember,
+        /// The member as the one caller (settings surface), with the current role and plan.
+        caller: Caller,
         /// The workspace's name.
         workspace_name: String,
         /// How many workspaces the user may work in.
@@ -194,7 +195,8 @@ impl SessionService {
             Some(ws) => match choices.iter().find(|c| c.id == ws) {
                 None => Ok(SessionState::SignedOut),
                 Some(c) => Ok(SessionState::InWorkspace {
-                    member: WorkspaceMember { workspace_id: ws, plan: c.plan, user_id: session.user_id, role: c.role },
+                    caller: WorkspaceMember { workspace_id: ws, plan: c.plan, user_id: session.user_id, role: c.role }
+                        .caller(Surface::Settings),
                     workspace_name: c.name.clone(),
                     workspace_count: choices.len(),
                     session,

@@ -187,12 +187,15 @@ async fn a_session_carries_the_current_role_and_plan_and_ends_with_the_membershi
     let mut repo = MockSessionRepository::new();
     repo.expect_find().returning(|_| Ok(Some(stored(Some(3)))));
     repo.expect_workspaces_of().return_once(|_| Ok(vec![choice(3), choice(8)]));
-    let Ok(SessionState::InWorkspace { member, workspace_name, workspace_count, .. }) =
+    let Ok(SessionState::InWorkspace { caller, workspace_name, workspace_count, .. }) =
         service(repo).state(&cookie()).await
     else {
         panic!("expected a workspace session");
     };
-    assert_eq!((member.workspace_id, member.plan, member.role), (WorkspaceId(3), PlanTier::Growth, Role::Admin));
+    assert_eq!(
+        (caller.workspace_id, caller.plan, caller.member(), caller.surface),
+        (WorkspaceId(3), PlanTier::Growth, Some((UserId(4), Role::Admin)), crate::access::Surface::Settings)
+    );
     assert_eq!((workspace_name.as_str(), workspace_count), ("W3", 2));
 
     let mut repo = MockSessionRepository::new();

@@ -5,7 +5,7 @@ use actix_web::{web, HttpResponse};
 use domain::api_keys::CreateApiKey;
 use serde::{Deserialize, Serialize};
 
-use crate::authentication::Member;
+use crate::authentication::Authenticated;
 use crate::dto::ApiKeyRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -39,14 +39,14 @@ struct CreatedKey {
 /// # Errors
 /// 403 `forbidden` for non-admins, 403 `plan_required` below `advanced`, 422 for bad input.
 pub async fn create(
-    member: Member,
+    caller: Authenticated,
     meta: crate::audit_context::RequestMeta,
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateKeyBody>,
 ) -> Result<HttpResponse, ApiError> {
     let auth = &state.auth;
     let cmd = CreateApiKey { name: body.name, expires_at: body.expires_at, scopes: body.scopes };
-    let created = state.api_keys.create(&member.into(), &meta.member(member.user_id, member.role), cmd).await?;
+    let created = state.api_keys.create(&caller, &meta.context(caller.actor), cmd).await?;
     let record = ApiKeyRecord::new(created.key, auth.clock.now());
     Ok(HttpResponse::Created()
         .insert_header(CacheControl(vec![CacheDirective::NoStore]))

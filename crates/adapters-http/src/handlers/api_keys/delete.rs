@@ -11,6 +11,6 @@ use crate::state::AppState;
 /// # Errors
 /// 403 `forbidden` for non-admins, 404 for a key that is not this workspace's.
 pub async fn delete(state: web::Data<AppState>, req: KeyChange) -> Result<HttpResponse, ApiError> {
-    state.api_keys.delete(&req.member, &req.audit, req.key).await?;
+    state.api_keys.delete(&req.caller, &req.audit, req.key).await?;
     Ok(HttpResponse::NoContent().finish())
 }

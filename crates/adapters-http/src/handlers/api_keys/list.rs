@@ -2,7 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 
-use crate::authentication::Member;
+use crate::authentication::Authenticated;
 use crate::dto::ApiKeyRecord;
 use crate::error::ApiError;
 use crate::handlers::{listed, PageQuery};
@@ -14,11 +14,11 @@ use crate::strict::StrictQuery;
 /// # Errors
 /// 403 `forbidden` for non-admins.
 pub async fn list(
-    member: Member,
+    caller: Authenticated,
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = state.api_keys.list(&member.into(), q.request()?).await?;
+    let page = state.api_keys.list(&caller, q.request()?).await?;
     let now = state.auth.clock.now();
     Ok(listed(page.map(|k| ApiKeyRecord::new(k, now))))
 }

@@ -13,7 +13,7 @@ use actix_web::{web, FromRequest, HttpRequest};
 use domain::api_keys::ApiKeyId;
 
 use crate::audit_context::RequestMeta;
-use crate::authentication::Member;
+use crate::authentication::Authenticated;
 use crate::dto::KeyChange;
 use crate::extract::{extract, Extracted};
 
@@ -23,9 +23,12 @@ impl FromRequest for KeyChange {
     type Future = Extracted<Self>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        extract(req, payload, |(member, meta, path): (Member, RequestMeta, web::Path<(i64, i64)>)| {
-            let audit = meta.member(member.user_id, member.role);
-            Ok(Self { member: member.into(), audit, key: ApiKeyId(path.into_inner().1) })
-        })
+        extract(
+            req,
+            payload,
+            |(Authenticated(caller), meta, path): (Authenticated, RequestMeta, web::Path<(i64, i64)>)| {
+                Ok(Self { caller, audit: meta.context(caller.actor), key: ApiKeyId(path.into_inner().1) })
+            },
+        )
     }
 }

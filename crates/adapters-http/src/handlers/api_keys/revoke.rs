@@ -12,6 +12,6 @@ use crate::state::AppState;
 /// # Errors
 /// 403 `forbidden` for non-admins, 404 for a key that is not this workspace's.
 pub async fn revoke(state: web::Data<AppState>, req: KeyChange) -> Result<HttpResponse, ApiError> {
-    let key = state.api_keys.revoke(&req.member, &req.audit, req.key).await?;
+    let key = state.api_keys.revoke(&req.caller, &req.audit, req.key).await?;
     Ok(HttpResponse::Ok().json(ApiKeyRecord::new(key, state.auth.clock.now())))
 }

@@ -40,7 +40,7 @@ pub async fn roll(
     StrictJson(body): StrictJson<RollKeyBody>,
 ) -> Result<HttpResponse, ApiError> {
     let cmd = RollApiKey { grace_seconds: body.grace_seconds };
-    let rolled = state.api_keys.roll(&req.member, &req.audit, req.key, cmd).await?;
+    let rolled = state.api_keys.roll(&req.caller, &req.audit, req.key, cmd).await?;
     let record = ApiKeyRecord::new(rolled.new, state.auth.clock.now());
     Ok(HttpResponse::Created()
         .insert_header(CacheControl(vec![CacheDirective::NoStore]))

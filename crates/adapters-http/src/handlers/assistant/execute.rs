@@ -6,7 +6,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::authentication::assistant::AssistantCaller;
+use crate::authentication::Authenticated;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;
@@ -28,7 +28,7 @@ pub struct ExecuteBody {
 /// 422 `validation_failed` naming `tool` or `arguments.<name>`; 503 when the tool is not
 /// configured; the caller check's 401/403/404.
 pub async fn execute(
-    AssistantCaller(caller): AssistantCaller,
+    Authenticated(caller): Authenticated,
     state: web::Data<AppState>,
     body: StrictJson<ExecuteBody>,
 ) -> Result<HttpResponse, ApiError> {

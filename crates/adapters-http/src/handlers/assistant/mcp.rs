@@ -7,7 +7,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::AssistantState;
-use crate::authentication::assistant::AssistantCaller;
+use crate::authentication::Authenticated;
 use crate::error::ApiError;
 use crate::mcp::{handle, supports, Reply};
 use crate::state::AppState;
@@ -18,7 +18,7 @@ use crate::state::AppState;
 /// 403 for a foreign `Origin`; the member check's 401/403/404.
 pub async fn post(
     req: HttpRequest,
-    AssistantCaller(caller): AssistantCaller,
+    Authenticated(caller): Authenticated,
     state: web::Data<AppState>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::authentication::V1Caller;
+use crate::authentication::Authenticated;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;
@@ -154,7 +154,7 @@ pub struct AuditEventList {
     responses((status = 200, description = "A page of audit records, newest first", body = AuditEventList))
 )]
 pub async fn list(
-    caller: V1Caller,
+    caller: Authenticated,
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<ListAuditEventsQuery>,
 ) -> Result<HttpResponse, ApiError> {

@@ -3,7 +3,7 @@
 use actix_web::{web, HttpResponse};
 use domain::business_hours::BusinessHoursRecord;
 
-use crate::authentication::V1Caller;
+use crate::authentication::Authenticated;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -16,6 +16,6 @@ use crate::state::AppState;
     tag = "business_hours",
     responses((status = 200, description = "The business hours", body = BusinessHoursRecord))
 )]
-pub async fn get(caller: V1Caller, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+pub async fn get(caller: Authenticated, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(state.business_hours.get(caller.workspace_id).await?))
 }

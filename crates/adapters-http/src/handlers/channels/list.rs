@@ -7,7 +7,7 @@ use domain::ValidationErrors;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::authentication::V1Caller;
+use crate::authentication::Authenticated;
 use crate::dto::{ChannelList, ChannelRecord, ChannelStatus, ChannelType};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -40,7 +40,7 @@ pub struct ListChannelsQuery {
     responses((status = 200, description = "A page of channels", body = ChannelList))
 )]
 pub async fn list(
-    caller: V1Caller,
+    caller: Authenticated,
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<ListChannelsQuery>,
 ) -> Result<HttpResponse, ApiError> {

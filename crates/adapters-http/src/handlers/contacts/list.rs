@@ -5,7 +5,7 @@ use domain::contacts::{Contact, ListContactsInput};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::authentication::V1Caller;
+use crate::authentication::Authenticated;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;
@@ -56,7 +56,7 @@ pub struct ContactList {
     responses((status = 200, description = "A page of contacts", body = ContactList))
 )]
 pub async fn list(
-    caller: V1Caller,
+    caller: Authenticated,
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<ListContactsQuery>,
 ) -> Result<HttpResponse, ApiError> {

@@ -5,7 +5,7 @@ use domain::events::FeedInput;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::authentication::V1Caller;
+use crate::authentication::Authenticated;
 use crate::dto::EventList;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -42,7 +42,7 @@ pub struct FeedQueryParams {
     responses((status = 200, description = "A page of events", body = EventList))
 )]
 pub async fn list(
-    caller: V1Caller,
+    caller: Authenticated,
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<FeedQueryParams>,
 ) -> Result<HttpResponse, ApiError> {

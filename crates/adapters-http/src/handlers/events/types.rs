@@ -4,7 +4,7 @@ use actix_web::HttpResponse;
 use domain::webhooks::EventType;
 use utoipa::OpenApi;
 
-use crate::authentication::V1Caller;
+use crate::authentication::Authenticated;
 use crate::dto::{EventTypeList, EventTypeRecord};
 use crate::event_catalog::{inline_refs, payload_schema};
 
@@ -17,7 +17,7 @@ use crate::event_catalog::{inline_refs, payload_schema};
     tag = "events",
     responses((status = 200, description = "The event catalogue", body = EventTypeList))
 )]
-pub async fn list(_caller: V1Caller) -> HttpResponse {
+pub async fn list(_caller: Authenticated) -> HttpResponse {
     let doc = serde_json::to_value(crate::openapi::ApiDoc::openapi()).unwrap_or_default();
     let components = doc.pointer("/components/schemas").cloned().unwrap_or_default();
     let data = EventType::CATALOG

@@ -6,7 +6,7 @@ use domain::messaging::{location, SendAs, SendInput};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::authentication::{Principal, V1Caller};
+use crate::authentication::Authenticated;
 use crate::dto::{MessageRecord, TemplateBody};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -70,7 +70,7 @@ pub struct SenderBody {
     )
 )]
 pub async fn create(
-    caller: V1Caller,
+    caller: Authenticated,
     state: web::Data<AppState>,
     req: HttpRequest,
     StrictJson(body): StrictJson<SendMessageBody>,
@@ -79,10 +79,7 @@ pub async fn create(
         Some(v) => Some(v.to_str().map_err(|_| ApiError::field("Idempotency-Key", "must be visible ASCII"))?),
         None => None,
     };
-    let by = match caller.principal {
-        Principal::User { user_id, .. } => SendAs::Member(user_id),
-        Principal::ApiKey { key_id, .. } => SendAs::ApiKey(key_id),
-    };
+    let by = SendAs::of(caller.actor).ok_or_else(|| ApiError::Internal(anyhow::anyhow!("no sender on /v1")))?;
     let input = SendInput {
         channel_id: body.channel_id,
         content: body.content,

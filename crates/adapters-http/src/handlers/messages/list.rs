@@ -6,7 +6,7 @@ use domain::messaging::{MessageFilter, ThreadId};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::authentication::V1Caller;
+use crate::authentication::Authenticated;
 use crate::dto::{Direction, MessageList, MessageRecord, MessageStatus};
 use crate::error::ApiError;
 use crate::handlers::query::QueryProblems;
@@ -52,7 +52,7 @@ pub struct ListMessagesQuery {
     responses((status = 200, description = "A page of messages", body = MessageList))
 )]
 pub async fn list(
-    caller: V1Caller,
+    caller: Authenticated,
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<ListMessagesQuery>,
 ) -> Result<HttpResponse, ApiError> {

@@ -4,7 +4,7 @@ use actix_web::{web, HttpResponse};
 use domain::reports::ConversationReport;
 
 use super::ReportParams;
-use crate::authentication::V1Caller;
+use crate::authentication::Authenticated;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;
@@ -24,7 +24,7 @@ use crate::strict::StrictQuery;
     )
 )]
 pub async fn get(
-    caller: V1Caller,
+    caller: Authenticated,
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<ReportParams>,
 ) -> Result<HttpResponse, ApiError> {

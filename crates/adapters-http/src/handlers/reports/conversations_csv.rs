@@ -5,7 +5,7 @@ use actix_web::{web, HttpResponse};
 use domain::reports::csv;
 
 use super::ReportParams;
-use crate::authentication::V1Caller;
+use crate::authentication::Authenticated;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;
@@ -23,7 +23,7 @@ use crate::strict::StrictQuery;
     )
 )]
 pub async fn get(
-    caller: V1Caller,
+    caller: Authenticated,
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<ReportParams>,
 ) -> Result<HttpResponse, ApiError> {

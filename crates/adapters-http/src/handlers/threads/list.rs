@@ -5,7 +5,7 @@ use domain::threads::{ThreadFilter, ThreadFilterInput};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::authentication::V1Caller;
+use crate::authentication::Authenticated;
 use crate::dto::{ThreadList, ThreadRecord};
 use crate::error::ApiError;
 use crate::handlers::query::QueryProblems;
@@ -66,7 +66,7 @@ pub struct ListThreadsQuery {
     responses((status = 200, description = "A page of threads", body = ThreadList))
 )]
 pub async fn list(
-    caller: V1Caller,
+    caller: Authenticated,
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<ListThreadsQuery>,
 ) -> Result<HttpResponse, ApiError> {

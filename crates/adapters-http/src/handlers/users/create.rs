@@ -6,7 +6,7 @@ use domain::members::AddMember;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::authentication::V1Caller;
+use crate::authentication::Authenticated;
 use crate::dto::{RoleDto, UserRecord};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -42,15 +42,13 @@ pub struct CreateUserBody {
 )]
 pub async fn create(
     req: HttpRequest,
-    caller: V1Caller,
+    caller: Authenticated,
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateUserBody>,
 ) -> Result<HttpResponse, ApiError> {
     let cmd = AddMember { email: body.email, name: body.name, role: body.role.as_str().to_owned(), password: None };
-    let added = state
-        .members
-        .add(&caller.access(), &crate::audit_context::RequestMeta::of(&req).context(caller.principal.actor()), cmd)
-        .await?;
+    let added =
+        state.members.add(&caller, &crate::audit_context::RequestMeta::of(&req).context(caller.actor), cmd).await?;
     // The link went to the address: never in this answer (decisions: "Accounts, invitations").
     let location = format!("/v1/users/{}", added.profile.user_id.0);
     Ok(HttpResponse::Created()

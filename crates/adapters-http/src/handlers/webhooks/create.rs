@@ -8,7 +8,7 @@ use domain::webhooks::{ControlsInput, DestinationInput};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::audit_context::{Acting, WorkspaceCaller};
+use crate::audit_context::Acting;
 use crate::dto::WebhookRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -70,8 +70,8 @@ pub struct CreatedWebhook {
             headers(("Location" = String, description = "URL of the destination"))),
     )
 )]
-pub async fn create<C: WorkspaceCaller>(
-    who: Acting<C>,
+pub async fn create(
+    who: Acting,
     req: HttpRequest,
     state: web::Data<AppState>,
     StrictJson(body): StrictJson<CreateWebhookBody>,

@@ -4,7 +4,7 @@ use actix_web::{web, HttpResponse};
 use domain::webhooks::DestinationId;
 
 use super::WebhookPath;
-use crate::audit_context::{Acting, WorkspaceCaller};
+use crate::audit_context::Acting;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -17,8 +17,8 @@ use crate::state::AppState;
     params(("webhook_id" = i64, Path, description = "Destination id")),
     responses((status = 204, description = "Deleted"))
 )]
-pub async fn delete<C: WorkspaceCaller>(
-    who: Acting<C>,
+pub async fn delete(
+    who: Acting,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
 ) -> Result<HttpResponse, ApiError> {

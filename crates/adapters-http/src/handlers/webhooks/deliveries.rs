@@ -4,7 +4,7 @@ use actix_web::{web, HttpResponse};
 use domain::webhooks::DestinationId;
 
 use super::WebhookPath;
-use crate::audit_context::WorkspaceCaller;
+use crate::authentication::Authenticated;
 use crate::dto::DeliveryList;
 use crate::error::ApiError;
 use crate::handlers::PageQuery;
@@ -21,13 +21,13 @@ use crate::strict::StrictQuery;
     params(("webhook_id" = i64, Path, description = "Destination id"), PageQuery),
     responses((status = 200, description = "A page of deliveries", body = DeliveryList))
 )]
-pub async fn list<C: WorkspaceCaller>(
-    caller: C,
+pub async fn list(
+    caller: Authenticated,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     StrictQuery(q): StrictQuery<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = state.webhooks.deliveries(caller.workspace(), DestinationId(path.webhook_id), super::page(&q)?).await?;
+    let page = state.webhooks.deliveries(caller.workspace_id, DestinationId(path.webhook_id), super::page(&q)?).await?;
     Ok(HttpResponse::Ok()
         .json(DeliveryList { data: page.data.into_iter().map(Into::into).collect(), next_cursor: page.next_cursor }))
 }

@@ -4,7 +4,7 @@ use actix_web::{web, HttpResponse};
 use domain::webhooks::DestinationId;
 
 use super::WebhookPath;
-use crate::audit_context::WorkspaceCaller;
+use crate::authentication::Authenticated;
 use crate::dto::WebhookRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -18,11 +18,11 @@ use crate::state::AppState;
     params(("webhook_id" = i64, Path, description = "Destination id")),
     responses((status = 200, description = "The destination", body = WebhookRecord))
 )]
-pub async fn get<C: WorkspaceCaller>(
-    caller: C,
+pub async fn get(
+    caller: Authenticated,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
 ) -> Result<HttpResponse, ApiError> {
-    let webhook = state.webhooks.get(caller.workspace(), DestinationId(path.webhook_id)).await?;
+    let webhook = state.webhooks.get(caller.workspace_id, DestinationId(path.webhook_id)).await?;
     Ok(HttpResponse::Ok().json(WebhookRecord::from(webhook)))
 }

@@ -2,7 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 
-use crate::audit_context::WorkspaceCaller;
+use crate::authentication::Authenticated;
 use crate::dto::WebhookList;
 use crate::error::ApiError;
 use crate::handlers::PageQuery;
@@ -18,12 +18,12 @@ use crate::strict::StrictQuery;
     params(PageQuery),
     responses((status = 200, description = "A page of destinations", body = WebhookList))
 )]
-pub async fn list<C: WorkspaceCaller>(
-    caller: C,
+pub async fn list(
+    caller: Authenticated,
     state: web::Data<AppState>,
     StrictQuery(q): StrictQuery<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = state.webhooks.list(caller.workspace(), super::page(&q)?).await?;
+    let page = state.webhooks.list(caller.workspace_id, super::page(&q)?).await?;
     Ok(HttpResponse::Ok()
         .json(WebhookList { data: page.data.into_iter().map(Into::into).collect(), next_cursor: page.next_cursor }))
 }

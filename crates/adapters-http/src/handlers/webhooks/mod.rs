@@ -1,7 +1,8 @@
 //! `/v1/webhooks` and `/api/workspaces/{workspace_id}/webhooks`: the same operations and bodies
 //! for API callers (advanced plan) and for admins on the settings pages (growth and above). Each
-//! handler is generic over the [`WorkspaceCaller`](crate::audit_context::WorkspaceCaller) (`V1Caller`
-//! or `Member`), and `routes.rs` registers the resources once per surface. The records are in
+//! handler reads the one caller ([`Authenticated`](crate::authentication::Authenticated), or
+//! [`Acting`](crate::audit_context::Acting) for a write) whichever surface it came through, and
+//! `routes.rs` registers the resources once per surface. The records are in
 //! [`crate::dto::webhooks`].
 
 pub mod create;
@@ -25,7 +26,7 @@ use crate::error::ApiError;
 use crate::handlers::PageQuery;
 
 /// The `{webhook_id}` path segment (the settings routes also carry `{workspace_id}`, which the
-/// [`Member`](crate::authentication::Member) extractor has checked).
+/// settings API's authentication has checked).
 #[derive(Debug, Deserialize)]
 pub struct WebhookPath {
     /// The destination.

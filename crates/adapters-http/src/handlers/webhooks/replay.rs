@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::WebhookPath;
-use crate::audit_context::{Acting, WorkspaceCaller};
+use crate::audit_context::Acting;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;
@@ -46,8 +46,8 @@ pub struct ReplayAnswer {
     request_body = ReplayBody,
     responses((status = 202, description = "Queued", body = ReplayAnswer))
 )]
-pub async fn replay<C: WorkspaceCaller>(
-    who: Acting<C>,
+pub async fn replay(
+    who: Acting,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     StrictJson(body): StrictJson<ReplayBody>,

@@ -4,7 +4,7 @@ use actix_web::{web, HttpResponse};
 use domain::webhooks::{DeliveryId, DestinationId};
 
 use super::DeliveryPath;
-use crate::audit_context::{Acting, WorkspaceCaller};
+use crate::audit_context::Acting;
 use crate::dto::DeliveryRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -26,8 +26,8 @@ use crate::state::AppState;
         (status = 409, description = "An attempt is in progress", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
-pub async fn retry<C: WorkspaceCaller>(
-    who: Acting<C>,
+pub async fn retry(
+    who: Acting,
     state: web::Data<AppState>,
     path: web::Path<DeliveryPath>,
 ) -> Result<HttpResponse, ApiError> {

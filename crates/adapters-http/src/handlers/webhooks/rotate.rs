@@ -4,7 +4,7 @@ use actix_web::{web, HttpResponse};
 use domain::webhooks::DestinationId;
 
 use super::WebhookPath;
-use crate::audit_context::{Acting, WorkspaceCaller};
+use crate::audit_context::Acting;
 use crate::dto::SecretRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -19,8 +19,8 @@ use crate::state::AppState;
     params(("webhook_id" = i64, Path, description = "Destination id")),
     responses((status = 200, description = "The new secret", body = SecretRecord))
 )]
-pub async fn rotate<C: WorkspaceCaller>(
-    who: Acting<C>,
+pub async fn rotate(
+    who: Acting,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
 ) -> Result<HttpResponse, ApiError> {

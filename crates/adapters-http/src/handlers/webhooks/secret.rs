@@ -6,7 +6,7 @@ use domain::webhooks::signing::SigningSecret;
 use domain::webhooks::DestinationId;
 
 use super::WebhookPath;
-use crate::audit_context::{Acting, WorkspaceCaller};
+use crate::audit_context::Acting;
 use crate::dto::SecretRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -20,8 +20,8 @@ use crate::state::AppState;
     params(("webhook_id" = i64, Path, description = "Destination id")),
     responses((status = 200, description = "The current secret", body = SecretRecord))
 )]
-pub async fn reveal<C: WorkspaceCaller>(
-    who: Acting<C>,
+pub async fn reveal(
+    who: Acting,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
 ) -> Result<HttpResponse, ApiError> {

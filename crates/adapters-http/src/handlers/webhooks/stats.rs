@@ -10,7 +10,7 @@ use time::OffsetDateTime;
 use utoipa::IntoParams;
 
 use super::WebhookPath;
-use crate::audit_context::WorkspaceCaller;
+use crate::authentication::Authenticated;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;
@@ -36,8 +36,8 @@ pub struct StatsQuery {
     params(("webhook_id" = i64, Path, description = "Destination id"), StatsQuery),
     responses((status = 200, description = "The figures", body = DestinationStats))
 )]
-pub async fn stats<C: WorkspaceCaller>(
-    caller: C,
+pub async fn stats(
+    caller: Authenticated,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     StrictQuery(q): StrictQuery<StatsQuery>,
@@ -51,6 +51,6 @@ pub async fn stats<C: WorkspaceCaller>(
             )]))
         })?),
     };
-    let stats = state.webhooks.stats(caller.workspace(), DestinationId(path.webhook_id), since).await?;
+    let stats = state.webhooks.stats(caller.workspace_id, DestinationId(path.webhook_id), since).await?;
     Ok(HttpResponse::Ok().json(stats))
 }

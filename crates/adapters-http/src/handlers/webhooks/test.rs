@@ -7,7 +7,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::WebhookPath;
-use crate::audit_context::{Acting, WorkspaceCaller};
+use crate::audit_context::Acting;
 use crate::dto::DeliveryRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -42,8 +42,8 @@ fn body(raw: &[u8]) -> Result<TestBody, ApiError> {
     request_body(content = Option<TestBody>, description = "Optional"),
     responses((status = 200, description = "The test delivery and its attempt", body = DeliveryRecord))
 )]
-pub async fn send<C: WorkspaceCaller>(
-    who: Acting<C>,
+pub async fn send(
+    who: Acting,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     raw: web::Bytes,

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::WebhookPath;
-use crate::audit_context::{Acting, WorkspaceCaller};
+use crate::audit_context::Acting;
 use crate::dto::WebhookRecord;
 use crate::error::ApiError;
 use crate::handlers::input::present;
@@ -60,8 +60,8 @@ pub struct UpdateWebhookBody {
     request_body = UpdateWebhookBody,
     responses((status = 200, description = "The updated destination", body = WebhookRecord))
 )]
-pub async fn update<C: WorkspaceCaller>(
-    who: Acting<C>,
+pub async fn update(
+    who: Acting,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
     StrictJson(body): StrictJson<UpdateWebhookBody>,

@@ -60,7 +60,7 @@ pub async fn countries(
     let t = state
         .pages
         .countries
-        .top_countries(s.member.workspace_id, channel, range.days(), now)
+        .top_countries(s.caller.workspace_id, channel, range.days(), now)
         .await?
         .ok_or_else(|| PageError::NotFound("This workspace has no such channel.".into()))?;
     Ok(file(

@@ -72,7 +72,7 @@ pub async fn figures(
     range: AnalyticsRange,
 ) -> Result<ChannelAnalytics, PageError> {
     let now = state.auth.clock.now();
-    let stats = state.pages.live.channel_stats(s.member.workspace_id, channel, range.days(), now).await.map_err(
+    let stats = state.pages.live.channel_stats(s.caller.workspace_id, channel, range.days(), now).await.map_err(
         |e| match e {
             ChannelStatsError::UnknownChannel(_) => PageError::NotFound("This workspace has no such channel.".into()),
             ChannelStatsError::Unknown(e) => e.into(),

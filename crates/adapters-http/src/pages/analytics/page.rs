@@ -23,7 +23,7 @@ const COUNTRIES_SHOWN: usize = 10;
 /// workspace's channel.
 pub async fn show(s: Signed, state: web::Data<AppState>, q: web::Query<Selection>) -> Result<HttpResponse, PageError> {
     let (channel, range) = (q.channel()?, q.range()?);
-    let ws = s.member.workspace_id;
+    let ws = s.caller.workspace_id;
     let channels = state.pages.live.channels(ws, None).await?;
     let result = figures(&s, &state, channel, range).await?;
     let now = state.auth.clock.now();

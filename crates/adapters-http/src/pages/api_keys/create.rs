@@ -50,7 +50,7 @@ pub async fn create(
             // Full access unless restricted is chosen (then an empty choice is refused).
             let scopes = restricted.then(|| v.scopes.clone());
             let cmd = CreateApiKey { name: v.name.clone(), expires_at, scopes };
-            match state.api_keys.create(&s.member, &s.audit(&meta), cmd).await {
+            match state.api_keys.create(&s.caller, &s.audit(&meta), cmd).await {
                 Ok(created) => {
                     v.created = Some((created.key.name.clone(), created.secret.secret));
                     v.name.clear();

@@ -13,7 +13,7 @@ use crate::state::AppState;
 /// # Errors
 /// [`PageError::NotFound`] for another workspace's key; [`PageError::Csrf`].
 pub async fn delete(state: web::Data<AppState>, KeyForm(form): KeyForm) -> Result<HttpResponse, PageError> {
-    state.api_keys.delete(&form.member, &form.audit, form.key).await.map_err(change_error)?;
+    state.api_keys.delete(&form.caller, &form.audit, form.key).await.map_err(change_error)?;
     Ok(see_other_with_flash(&state.pages, PATH, "The API key was deleted."))
 }
 

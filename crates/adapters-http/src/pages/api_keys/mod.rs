@@ -33,7 +33,7 @@ impl FromRequest for KeyForm {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         extract(req, payload, |(s, meta, path, _): (Signed, RequestMeta, web::Path<(i64,)>, SessionForm)| {
-            Ok(Self(KeyChange { audit: s.audit(&meta), member: s.member, key: ApiKeyId(path.0) }))
+            Ok(Self(KeyChange { audit: s.audit(&meta), caller: s.caller, key: ApiKeyId(path.0) }))
         })
     }
 }

@@ -36,7 +36,7 @@ pub async fn show(s: Signed, state: web::Data<AppState>, q: web::Query<KeysQuery
 pub async fn load(s: &Signed, state: &AppState, cursor: Option<&str>, v: &mut KeysView) -> Result<(), PageError> {
     let page = PageRequest::new(Some(100), cursor).or_else(|_| PageRequest::new(Some(100), None));
     let page = page.map_err(|_| PageError::BadRequest("invalid page".into()))?;
-    let listed = state.api_keys.list(&s.member, page).await.map_err(|e| match e {
+    let listed = state.api_keys.list(&s.caller, page).await.map_err(|e| match e {
         domain::api_keys::ListApiKeysError::Forbidden => PageError::Forbidden(e.to_string()),
         domain::api_keys::ListApiKeysError::Unknown(e) => e.into(),
     })?;

@@ -13,7 +13,7 @@ use crate::state::AppState;
 /// # Errors
 /// [`PageError::NotFound`] for another workspace's key; [`PageError::Csrf`].
 pub async fn revoke(state: web::Data<AppState>, KeyForm(form): KeyForm) -> Result<HttpResponse, PageError> {
-    let key = state.api_keys.revoke(&form.member, &form.audit, form.key).await.map_err(change_error)?;
+    let key = state.api_keys.revoke(&form.caller, &form.audit, form.key).await.map_err(change_error)?;
     let message = format!("The key “{}” ({}) was revoked.", key.name, key.masked_key);
     Ok(see_other_with_flash(&state.pages, PATH, &message))
 }

@@ -28,7 +28,7 @@ pub async fn roll(
 ) -> Result<HttpResponse, PageError> {
     let grace_seconds = form.get("grace_seconds").and_then(|g| g.trim().parse::<i64>().ok());
     let id = ApiKeyId(path.into_inner().0);
-    match state.api_keys.roll(&s.member, &s.audit(&meta), id, RollApiKey { grace_seconds }).await {
+    match state.api_keys.roll(&s.caller, &s.audit(&meta), id, RollApiKey { grace_seconds }).await {
         Ok(rolled) => {
             let mut v =
                 KeysView { created: Some((rolled.new.name.clone(), rolled.secret.secret)), ..KeysView::default() };

@@ -20,7 +20,7 @@ pub const PATH: &str = "/settings/account/connected-apps";
 /// # Errors
 /// Infrastructure failures.
 pub async fn show(s: Signed, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
-    let grants = state.oauth.grants(s.member.user_id).await?;
+    let grants = state.oauth.grants(s.user_id).await?;
     let body = html! {
         h1 { "Connected apps" }
         p.lead { "Apps such as Claude, ChatGPT or your IDE that you allowed to use the assistant as you. Revoke one to end its access at once; it can ask again later." }
@@ -68,7 +68,7 @@ pub async fn revoke(
 ) -> Result<HttpResponse, PageError> {
     let id = path.into_inner().0.parse::<i64>().map_err(|_| PageError::NotFound("no such connected app".into()))?;
     let ctx = s.audit(&RequestMeta::of(&req));
-    match state.oauth.revoke(s.member.user_id, id, &ctx).await {
+    match state.oauth.revoke(s.user_id, id, &ctx).await {
         Ok(()) => Ok(see_other_with_flash(&state.pages, PATH, "The app's access was revoked.")),
         Err(RevokeGrantError::NotFound) => Err(PageError::NotFound("no such connected app".into())),
         Err(RevokeGrantError::Unknown(e)) => Err(e.into()),

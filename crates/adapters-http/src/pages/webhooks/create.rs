@@ -23,7 +23,7 @@ pub async fn create(
     SessionForm(form): SessionForm,
 ) -> Result<HttpResponse, PageError> {
     let ws = action_workspace(&s)?;
-    let audit = meta.member(s.member.user_id, s.member.role);
+    let audit = s.audit(&meta);
     let f = DestinationForm::read(&form);
     let input = DestinationInput {
         url: f.url.clone(),

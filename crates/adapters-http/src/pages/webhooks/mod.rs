@@ -51,7 +51,7 @@ pub fn detail_path(id: DestinationId) -> String {
 /// # Errors
 /// None today; kept fallible for the pages' `?` flow.
 pub fn workspace(s: &Signed) -> Result<Option<WorkspaceId>, PageError> {
-    Ok(s.plan_required.is_none().then_some(s.member.workspace_id))
+    Ok(s.plan_required.is_none().then_some(s.caller.workspace_id))
 }
 
 /// Like [`workspace`], for actions: below the plan there is nothing to act on.
@@ -127,7 +127,7 @@ impl FromRequest for DestinationAction {
             let id = destination(path.await?.webhook_id);
             let SessionForm(form) = form.await?;
             let ws = action_workspace(&signed)?;
-            let audit = meta.member(signed.member.user_id, signed.member.role);
+            let audit = signed.audit(&meta);
             Ok(Self { signed, ws, audit, id, form })
         })
     }

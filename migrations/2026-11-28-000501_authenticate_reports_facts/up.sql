@@ -1,0 +1,5 @@
+-- wms_authenticate() reports facts and refuses nothing for the plan or the limit: a request of a
+-- workspace whose plan is not among those that count is 'uncounted' (was 'plan_required'), and the
+-- domain decides both answers (its policy for the plan, its spread of the window for the limit).
+-- Same signature and columns.
+--! include functions/wms_authenticate.sql sha256:b19265314f9be690
