@@ -78,7 +78,7 @@ impl Entered {
 /// # Errors
 /// Infrastructure failures.
 pub async fn show(s: Signed, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
-    let record = state.business_hours.get(s.member.workspace_id).await?;
+    let record = state.business_hours.get(s.caller.workspace_id).await?;
     Ok(render(&s, &Entered::of(&record), None, StatusCode::OK))
 }
 
@@ -97,7 +97,7 @@ pub async fn save(
         days: WEEKDAYS.iter().map(|d| ((*d).to_owned(), form.text(&format!("days.{d}")))).collect(),
         holidays: form.text("holidays"),
     };
-    match state.business_hours.set(s.member.workspace_id, &s.audit(&meta), entered.record()).await {
+    match state.business_hours.set(s.caller.workspace_id, &s.audit(&meta), entered.record()).await {
         Ok(r) => Ok(see_other_with_flash(&state.pages, PATH, &format!("Business hours saved ({}).", r.timezone))),
         Err(SetBusinessHoursError::Invalid(errors)) => {
             Ok(render(&s, &entered, Some(&errors), StatusCode::UNPROCESSABLE_ENTITY))

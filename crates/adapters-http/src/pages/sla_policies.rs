@@ -130,7 +130,7 @@ impl Entered {
 }
 
 async fn listing(s: &Signed, state: &AppState) -> Result<(Vec<SlaPolicy>, Vec<ChannelSummary>), PageError> {
-    let ws = s.member.workspace_id;
+    let ws = s.caller.workspace_id;
     let page = PageRequest::new(Some(100), None).map_err(|_| PageError::BadRequest("invalid page".into()))?;
     let policies = state.sla_policies.list(ws, page).await?.data;
     let channels = state.pages.live.channels(ws, None).await?;
@@ -188,7 +188,7 @@ pub async fn create(
         channel_ids: Some(entered.channel_ids.clone()),
         labels: Some(entered.labels()),
     };
-    match state.sla_policies.create(s.member.workspace_id, &s.audit(&meta), input).await {
+    match state.sla_policies.create(s.caller.workspace_id, &s.audit(&meta), input).await {
         Ok(p) => Ok(see_other_with_flash(&state.pages, PATH, &format!("The SLA policy {} was created.", p.name))),
         Err(CreateSlaPolicyError::Invalid(v)) => {
             field_errors(&mut r, v);
@@ -233,7 +233,7 @@ pub async fn update(
         channel_ids: Some(entered.channel_ids.clone()),
         labels: Some(entered.labels()),
     };
-    match state.sla_policies.update(s.member.workspace_id, &s.audit(&meta), id, input).await {
+    match state.sla_policies.update(s.caller.workspace_id, &s.audit(&meta), id, input).await {
         Ok(p) => Ok(see_other_with_flash(&state.pages, PATH, &format!("The SLA policy {} was saved.", p.name))),
         Err(UpdateSlaPolicyError::Invalid(v)) => {
             field_errors(&mut r, v);
@@ -265,7 +265,7 @@ pub async fn delete(
     path: web::Path<(i64,)>,
     SessionForm(_): SessionForm,
 ) -> Result<HttpResponse, PageError> {
-    match state.sla_policies.delete(s.member.workspace_id, &s.audit(&meta), path.0).await {
+    match state.sla_policies.delete(s.caller.workspace_id, &s.audit(&meta), path.0).await {
         Ok(()) => Ok(see_other_with_flash(&state.pages, PATH, "The SLA policy was deleted.")),
         Err(DeleteSlaPolicyError::NotFound(_)) => {
             Err(PageError::NotFound("This SLA policy does not exist (any more).".into()))

@@ -8,7 +8,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::channels::ChannelId;
 use domain::messaging::window::{admit, MessageTag, WindowNeed};
-use domain::messaging::{InsertMessageError, Message, MessageRecord, NewOutboundMessage, Recipient, Sender, Stored};
+use domain::messaging::{InsertMessageError, Message, MessageRecord, NewOutboundMessage, Recipient, Stored};
 use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;

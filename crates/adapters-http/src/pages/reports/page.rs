@@ -33,7 +33,7 @@ fn invalid_query(e: ReportError) -> Result<ValidationErrors, PageError> {
 }
 
 async fn figures(s: &Signed, state: &AppState, q: &Selection) -> Result<Result<Figures, ValidationErrors>, PageError> {
-    let ws = s.member.workspace_id;
+    let ws = s.caller.workspace_id;
     let grouped = match state.reports.conversations(ws, &q.raw()).await {
         Ok(r) => r,
         Err(e) => return Ok(Err(invalid_query(e)?)),
