@@ -78,7 +78,7 @@ struct ClaimRow {
 }
 
 impl ClaimRow {
-    fn into_claim(self, trigger: AttemptTrigger, retries_on_failure: bool) -> ClaimedDelivery {
+    fn into_claim(self, trigger: AttemptTrigger, retries_on_failure: bool, pressed: bool) -> ClaimedDelivery {
         ClaimedDelivery {
             delivery_id: DeliveryId(self.id),
             workspace_id: WorkspaceId(self.workspace_id),
@@ -91,6 +91,7 @@ impl ClaimRow {
             attempt_number: self.attempt_count.saturating_add(1),
             trigger,
             retries_on_failure,
+            pressed,
             // Written only from validated headers.
             headers: serde_json::from_str::<std::collections::BTreeMap<String, String>>(&self.headers)
                 .map(|h| h.into_iter().collect())
@@ -175,7 +176,11 @@ impl DeliveryQueue for PgDeliveryQueue {
                     crate::audit::write(conn, std::slice::from_ref(&audit), None).await?;
                     // A delivery still on its schedule keeps it after a failed manual attempt.
                     let on_schedule = matches!(row.old_status.as_str(), "pending" | "paused" | "sending");
-                    return Ok(ManualClaim::Claimed(Box::new(row.into_claim(AttemptTrigger::Manual, on_schedule))));
+                    return Ok(ManualClaim::Claimed(Box::new(row.into_claim(
+                        AttemptTrigger::Manual,
+                        on_schedule,
+                        false,
+                    ))));
                 }
                 #[derive(QueryableByName)]
                 struct N {
@@ -256,7 +261,7 @@ impl DeliveryQueue for PgDeliveryQueue {
             })
             .await
             .map_err(repo)?;
-        Ok(row.map(|r| r.into_claim(AttemptTrigger::Test, false)))
+        Ok(row.map(|r| r.into_claim(AttemptTrigger::Test, false, false)))
     }
 
     async fn record(
@@ -287,9 +292,16 @@ impl DeliveryQueue for PgDeliveryQueue {
         let ids: Vec<i64> = deliveries.iter().map(|d| d.0).collect();
         let mut conn = self.db.conn().await.map_err(repo)?;
         // Never shortens a lease (a manual claim's is longer); a finished delivery is left alone.
+        // A row another transaction holds is skipped, never waited for: it is the recorder
+        // writing its result (or a claim taking it back), and the next beat renews it if it is
+        // still held. Waiting here, in whatever order the rows come, is how renewing and
+        // recording once deadlocked (docs/webhooks.md, "Locks").
         diesel::sql_query(
-            "UPDATE webhook_deliveries SET next_attempt_at = $2
-             WHERE id = ANY ($1) AND status = 'sending' AND next_attempt_at < $2",
+            "UPDATE webhook_deliveries d SET next_attempt_at = $2
+             FROM (SELECT id FROM webhook_deliveries
+                   WHERE id = ANY ($1) AND status = 'sending' AND next_attempt_at < $2
+                   ORDER BY id FOR NO KEY UPDATE SKIP LOCKED) held
+             WHERE d.id = held.id",
         )
         .bind::<Array<BigInt>, _>(&ids)
         .bind::<Timestamptz, _>(until)
