@@ -9,6 +9,9 @@ use time::OffsetDateTime;
 
 use super::pace::DestinationLimits;
 
+/// The furthest a delivery held back by the rate is put off at once.
+pub const MAX_DEFER: Duration = Duration::from_secs(1);
+
 /// A due delivery the claim looks at (oldest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeliveryCandidate {
@@ -97,10 +100,13 @@ pub fn allot(
             s.tokens -= 1.0;
             out.claimed.push(c.id);
         } else if s.tokens < 1.0 {
-            // Spread the waiting ones at the sustained rate, so they come due one token apart.
+            // Spread the waiting ones at the sustained rate, so they come due one token apart,
+            // but no further than [`MAX_DEFER`]: the rate is the pace's, which may rise again
+            // meanwhile (after a burst halved it, a backlog spread at the lowest rate would
+            // wait minutes for a receiver taking far more again); they are judged again then.
             let wait = (1.0 - s.tokens + f64::from(s.rate_waiting)) / limit.rate.max(0.001);
             s.rate_waiting += 1;
-            out.deferred.push((c.id, now + Duration::from_secs_f64(wait.min(3600.0))));
+            out.deferred.push((c.id, now + Duration::from_secs_f64(wait.min(MAX_DEFER.as_secs_f64()))));
         }
         // Else: no free slot. Left due, untouched.
     }

@@ -36,8 +36,10 @@ use time::OffsetDateTime;
 
 /// A 2xx slower than this says the receiver is at its limit: no increase.
 pub const IN_TIME: Duration = Duration::from_secs(2);
-/// Concurrency of a destination never measured.
-pub const START_CONCURRENCY: f64 = 16.0;
+/// Concurrency of a destination never measured: low, as a first burst to a narrow receiver at a
+/// high start is mostly refused, and each refusal costs its delivery a step of the retry
+/// schedule; slow start doubles it per window of answers while the sends fill it.
+pub const START_CONCURRENCY: f64 = 4.0;
 /// Rate (per second) of a destination never measured.
 pub const START_RATE: f64 = 200.0;
 /// Longest hold a `Retry-After` puts on a whole destination (the refused delivery itself waits
@@ -201,8 +203,8 @@ mod tests {
     #[test]
     fn slow_start_doubles_per_window_up_to_the_bounds() {
         let p = Pace::start(BOUNDS);
-        let p = p.after(&goods(16, NOW), BOUNDS, NOW);
-        assert!((p.concurrency - 32.0).abs() < 1e-9 && (p.rate - 216.0).abs() < 1e-9, "{p:?}");
+        let p = p.after(&goods(4, NOW), BOUNDS, NOW);
+        assert!((p.concurrency - 8.0).abs() < 1e-9 && (p.rate - 204.0).abs() < 1e-9, "{p:?}");
         let p = p.after(&goods(1000, NOW), BOUNDS, NOW);
         assert!((p.concurrency - 256.0).abs() < 1e-9, "bounded: {p:?}");
     }
