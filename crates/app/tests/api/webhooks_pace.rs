@@ -98,8 +98,6 @@ async fn a_receiver_taking_8_at_a_time_gets_every_event_with_under_5_percent_ref
 #[tokio::test]
 async fn two_instances_delivering_to_one_narrow_receiver_stay_within_it() {
     let limit = 4;
-    // The steady 50/s uses about half of what the receiver takes (50/s × 40 ms), so the pace,
-    // which grows only while in full use, does not drift far above it while the sends are few.
     let run = narrow_receiver(2, limit, 50, 8, 0).await;
     assert_eq!(run.delivered, run.events, "every event arrived");
     let share = run.refused_after_5s as f64 / run.attempts_after_5s.max(1) as f64;

@@ -137,7 +137,6 @@ impl DeliveryEngine {
             outcome.overloaded,
             retry_after.map(|r| self.policy.retry_after.clamp(r)),
             outcome.duration,
-            claim.pressed,
         );
         let (status, next, effect) = match classify(outcome.status, retry_after) {
             AttemptOutcome::Delivered => (DeliveryStatus::Succeeded, None, DestinationEffect::Healthy),
@@ -200,7 +199,6 @@ mod tests {
             attempt_number,
             trigger: AttemptTrigger::Scheduled,
             retries_on_failure: true,
-            pressed: true,
             headers: Vec::new(),
             headers_sealed: None,
         }

@@ -9,9 +9,6 @@ use time::OffsetDateTime;
 
 use super::pace::DestinationLimits;
 
-/// The furthest a delivery held back by the rate is put off at once.
-pub const MAX_DEFER: Duration = Duration::from_secs(1);
-
 /// A due delivery the claim looks at (oldest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeliveryCandidate {
@@ -43,10 +40,6 @@ pub struct Allotment {
     pub deferred: Vec<(i64, OffsetDateTime)>,
     /// Each looked-at destination's tokens after the claim, in destination id order.
     pub tokens: Vec<(i64, f64)>,
-    /// The destinations whose pace this claim pressed on, in id order: with what it claimed,
-    /// every slot of its in-flight limit is in use, or more than half of its bucket is spent, or
-    /// the rate held some back. Only their good answers raise the pace (`pace::signal`).
-    pub pressed: Vec<i64>,
 }
 
 /// Allots the `candidates` (oldest first) against each destination's bucket (a missing one is
@@ -64,9 +57,6 @@ pub fn allot(
         slots: i64,
         tokens: f64,
         rate_waiting: u32,
-        limit: i64,
-        burst: f64,
-        held: bool,
     }
     let mut states: BTreeMap<i64, State> = BTreeMap::new();
     let mut out = Allotment::default();
@@ -90,9 +80,6 @@ pub fn allot(
                 },
                 tokens: (bucket.tokens + elapsed * limit.rate).min(burst),
                 rate_waiting: 0,
-                limit: i64::from(limit.max_in_flight),
-                burst,
-                held,
             }
         });
         if s.slots > 0 && s.tokens >= 1.0 {
@@ -100,22 +87,12 @@ pub fn allot(
             s.tokens -= 1.0;
             out.claimed.push(c.id);
         } else if s.tokens < 1.0 {
-            // Spread the waiting ones at the sustained rate, so they come due one token apart,
-            // but no further than [`MAX_DEFER`]: the rate is the pace's, which may rise again
-            // meanwhile (after a burst halved it, a backlog spread at the lowest rate would
-            // wait minutes for a receiver taking far more again); they are judged again then.
+            // Spread the waiting ones at the sustained rate, so they come due one token apart.
             let wait = (1.0 - s.tokens + f64::from(s.rate_waiting)) / limit.rate.max(0.001);
             s.rate_waiting += 1;
-            out.deferred.push((c.id, now + Duration::from_secs_f64(wait.min(MAX_DEFER.as_secs_f64()))));
+            out.deferred.push((c.id, now + Duration::from_secs_f64(wait.min(3600.0))));
         }
         // Else: no free slot. Left due, untouched.
-    }
-    for (id, s) in &states {
-        // Slots in use after this claim: the limit minus the free ones (none free while held).
-        let used = s.limit - s.slots.max(0);
-        if !s.held && (used >= s.limit || 2.0 * s.tokens < s.burst || s.rate_waiting > 0) {
-            out.pressed.push(*id);
-        }
     }
     out.tokens = states.into_iter().map(|(id, s)| (id, s.tokens)).collect();
     out
@@ -206,21 +183,6 @@ mod tests {
     }
 
     #[test]
-    fn only_a_destination_using_all_its_slots_or_half_its_bucket_is_pressed() {
-        // 7: 2 slots, 1 in flight + 1 claimed. 8: 100 slots, 1 claimed, full bucket.
-        let mut mixed = each(2, 3.0);
-        mixed.insert(8, DestinationLimits { max_in_flight: 100, rate: 100.0, hold_until: None });
-        let a = allot(&cands(&[7, 8]), &HashMap::from([(7, 1)]), &HashMap::new(), &mixed, NOW);
-        assert_eq!(a.pressed, vec![7]);
-        let a = allot(&cands(&[8]), &HashMap::new(), &HashMap::new(), &each(100, 100.0), NOW);
-        assert!(a.pressed.is_empty(), "1 of 100 slots, 1 of 100 tokens: {a:?}");
-        // The rate holds some back: pressed, however few are in flight.
-        let buckets = HashMap::from([(7, bucket(1.0, 0))]);
-        let a = allot(&cands(&[7, 7]), &HashMap::new(), &buckets, &unlimited_slots(), NOW);
-        assert_eq!(a.pressed, vec![7]);
-    }
-
-    #[test]
     fn a_destination_held_by_retry_after_gets_nothing_until_then() {
         let mut held = unlimited_slots();
         held.insert(
@@ -230,6 +192,5 @@ mod tests {
         let a = allot(&cands(&[7, 8]), &HashMap::new(), &HashMap::new(), &held, NOW);
         assert_eq!(a.claimed, vec![2]);
         assert!(a.deferred.is_empty(), "left due: {a:?}");
-        assert!(a.pressed.is_empty(), "a held destination is not pressed: {a:?}");
     }
 }

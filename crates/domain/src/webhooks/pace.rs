@@ -3,14 +3,9 @@
 //!
 //! The rule is TCP's congestion control (AIMD with slow start), as Envoy's adaptive concurrency
 //! and Netflix's concurrency-limits apply it to requests:
-//! - each attempt answered 2xx within [`IN_TIME`] is a *good* signal, if its destination was
-//!   *pressed* when it was claimed (all its slots in use, or more than half of its bucket spent:
-//!   [`crate::webhooks::limiter::Allotment::pressed`]); 429, 503, a timeout or a refused connection an
-//!   *overload* signal; anything else (a 500, a 404, a good answer while the pace was not used)
-//!   says nothing about load and changes nothing. A pace that was not used was not tested:
-//!   raising it anyway would let it drift far above what the receiver takes while the sends are
-//!   few, and the next burst would go out at that untested pace (TCP grows its window only while
-//!   the window limits it, for the same reason: RFC 7661, Linux's `tcp_is_cwnd_limited`);
+//! - each attempt answered 2xx within [`IN_TIME`] is a *good* signal; 429, 503, a timeout or a
+//!   refused connection an *overload* signal; anything else (a 500, a 404) says nothing about
+//!   load and changes nothing;
 //! - an overload halves the concurrency and the rate at once (never below 1) and remembers the
 //!   halved concurrency as the threshold; a `Retry-After` holds the destination (nothing new is
 //!   sent to it) until then. Only attempts *started after* the last decrease can decrease again:
@@ -36,10 +31,8 @@ use time::OffsetDateTime;
 
 /// A 2xx slower than this says the receiver is at its limit: no increase.
 pub const IN_TIME: Duration = Duration::from_secs(2);
-/// Concurrency of a destination never measured: low, as a first burst to a narrow receiver at a
-/// high start is mostly refused, and each refusal costs its delivery a step of the retry
-/// schedule; slow start doubles it per window of answers while the sends fill it.
-pub const START_CONCURRENCY: f64 = 4.0;
+/// Concurrency of a destination never measured.
+pub const START_CONCURRENCY: f64 = 16.0;
 /// Rate (per second) of a destination never measured.
 pub const START_RATE: f64 = 200.0;
 /// Longest hold a `Retry-After` puts on a whole destination (the refused delivery itself waits
@@ -57,17 +50,10 @@ pub enum PaceSignal {
     Overload(Option<Duration>),
 }
 
-/// The signal of an attempt answered `status` (none: no answer) after `took`, claimed while its
-/// destination was `pressed` (its pace was what held the claim back) or not.
-pub fn signal(
-    status: Option<u16>,
-    overloaded: bool,
-    retry_after: Option<Duration>,
-    took: Duration,
-    pressed: bool,
-) -> PaceSignal {
+/// The signal of an attempt answered `status` (none: no answer) after `took`.
+pub fn signal(status: Option<u16>, overloaded: bool, retry_after: Option<Duration>, took: Duration) -> PaceSignal {
     match status {
-        Some(s) if (200..300).contains(&s) && took <= IN_TIME && pressed => PaceSignal::Good,
+        Some(s) if (200..300).contains(&s) && took <= IN_TIME => PaceSignal::Good,
         Some(429 | 503) => PaceSignal::Overload(retry_after),
         None if overloaded => PaceSignal::Overload(None),
         _ => PaceSignal::Neutral,
@@ -203,8 +189,8 @@ mod tests {
     #[test]
     fn slow_start_doubles_per_window_up_to_the_bounds() {
         let p = Pace::start(BOUNDS);
-        let p = p.after(&goods(4, NOW), BOUNDS, NOW);
-        assert!((p.concurrency - 8.0).abs() < 1e-9 && (p.rate - 204.0).abs() < 1e-9, "{p:?}");
+        let p = p.after(&goods(16, NOW), BOUNDS, NOW);
+        assert!((p.concurrency - 32.0).abs() < 1e-9 && (p.rate - 216.0).abs() < 1e-9, "{p:?}");
         let p = p.after(&goods(1000, NOW), BOUNDS, NOW);
         assert!((p.concurrency - 256.0).abs() < 1e-9, "bounded: {p:?}");
     }
@@ -267,12 +253,11 @@ mod tests {
     #[test]
     fn signals() {
         let fast = Duration::from_millis(5);
-        assert_eq!(signal(Some(204), false, None, fast, true), PaceSignal::Good);
-        assert_eq!(signal(Some(204), false, None, fast, false), PaceSignal::Neutral, "the pace was not used");
-        assert_eq!(signal(Some(200), false, None, Duration::from_secs(3), true), PaceSignal::Neutral);
-        assert_eq!(signal(Some(500), false, None, fast, true), PaceSignal::Neutral);
-        assert_eq!(signal(Some(429), false, Some(fast), fast, false), PaceSignal::Overload(Some(fast)));
-        assert_eq!(signal(None, true, None, fast, false), PaceSignal::Overload(None));
-        assert_eq!(signal(None, false, None, fast, true), PaceSignal::Neutral);
+        assert_eq!(signal(Some(204), false, None, fast), PaceSignal::Good);
+        assert_eq!(signal(Some(200), false, None, Duration::from_secs(3)), PaceSignal::Neutral);
+        assert_eq!(signal(Some(500), false, None, fast), PaceSignal::Neutral);
+        assert_eq!(signal(Some(429), false, Some(fast), fast), PaceSignal::Overload(Some(fast)));
+        assert_eq!(signal(None, true, None, fast), PaceSignal::Overload(None));
+        assert_eq!(signal(None, false, None, fast), PaceSignal::Neutral);
     }
 }

@@ -98,7 +98,7 @@ pub(super) async fn claim_due_tx(
          ) r ON r.id = d.id
          JOIN webhook_destinations w ON w.id = r.destination_id
          LEFT JOIN webhook_paces p ON p.destination_id = r.destination_id
-         WHERE r.rn <= least($4, coalesce(w.max_in_flight, $4), greatest(coalesce(floor(p.concurrency), $5), 1))
+         WHERE r.rn <= least($4, coalesce(w.max_in_flight, $4), coalesce(greatest(floor(p.concurrency), 1), $4))
            AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= $1
          ORDER BY r.next_attempt_at, d.id
          LIMIT $2
@@ -108,9 +108,6 @@ pub(super) async fn claim_due_tx(
     .bind::<BigInt, _>(i64::try_from(max).unwrap_or(i64::MAX))
     .bind::<BigInt, _>(CLAIM_SCAN)
     .bind::<BigInt, _>(i64::from(limits.max_in_flight.max(1)))
-    // A destination never measured has the starting pace (`greatest` would skip a null pace and
-    // give 1: one delivery per claim until the first answer was recorded).
-    .bind::<Double, _>(Pace::start(limits.bounds()).concurrency)
     .load(conn)
     .await?;
     if candidates.is_empty() {
@@ -235,11 +232,5 @@ pub(super) async fn claim_due_tx(
         .execute(conn)
         .await?;
     }
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            let pressed = allotment.pressed.binary_search(&r.destination_id).is_ok();
-            r.into_claim(AttemptTrigger::Scheduled, true, pressed)
-        })
-        .collect())
+    Ok(rows.into_iter().map(|r| r.into_claim(AttemptTrigger::Scheduled, true)).collect())
 }

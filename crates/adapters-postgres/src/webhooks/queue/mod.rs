@@ -78,7 +78,7 @@ struct ClaimRow {
 }
 
 impl ClaimRow {
-    fn into_claim(self, trigger: AttemptTrigger, retries_on_failure: bool, pressed: bool) -> ClaimedDelivery {
+    fn into_claim(self, trigger: AttemptTrigger, retries_on_failure: bool) -> ClaimedDelivery {
         ClaimedDelivery {
             delivery_id: DeliveryId(self.id),
             workspace_id: WorkspaceId(self.workspace_id),
@@ -91,7 +91,6 @@ impl ClaimRow {
             attempt_number: self.attempt_count.saturating_add(1),
             trigger,
             retries_on_failure,
-            pressed,
             // Written only from validated headers.
             headers: serde_json::from_str::<std::collections::BTreeMap<String, String>>(&self.headers)
                 .map(|h| h.into_iter().collect())
@@ -176,11 +175,7 @@ impl DeliveryQueue for PgDeliveryQueue {
                     crate::audit::write(conn, std::slice::from_ref(&audit), None).await?;
                     // A delivery still on its schedule keeps it after a failed manual attempt.
                     let on_schedule = matches!(row.old_status.as_str(), "pending" | "paused" | "sending");
-                    return Ok(ManualClaim::Claimed(Box::new(row.into_claim(
-                        AttemptTrigger::Manual,
-                        on_schedule,
-                        false,
-                    ))));
+                    return Ok(ManualClaim::Claimed(Box::new(row.into_claim(AttemptTrigger::Manual, on_schedule))));
                 }
                 #[derive(QueryableByName)]
                 struct N {
@@ -261,7 +256,7 @@ impl DeliveryQueue for PgDeliveryQueue {
             })
             .await
             .map_err(repo)?;
-        Ok(row.map(|r| r.into_claim(AttemptTrigger::Test, false, false)))
+        Ok(row.map(|r| r.into_claim(AttemptTrigger::Test, false)))
     }
 
     async fn record(

@@ -38,10 +38,6 @@ pub struct ClaimedDelivery {
     /// Whether a failure schedules the next retry (false for one-off manual and test attempts
     /// on deliveries that had finished).
     pub retries_on_failure: bool,
-    /// Whether its destination's pace was in full use when this was claimed (see
-    /// [`crate::webhooks::limiter::Allotment::pressed`]): only then does a good answer raise the
-    /// pace. False for manual and test attempts.
-    pub pressed: bool,
     /// The destination's static headers as stored in the clear: names with blank values, or the
     /// values themselves on a row written before they were sealed and not yet sealed since.
     pub headers: Vec<(String, String)>,
