@@ -78,3 +78,83 @@ async fn per_destination_rate_limit_is_enforced() {
     let span = got[24].at - got[0].at;
     assert!(span >= Duration::from_millis(1300), "25 deliveries in {span:?}");
 }
+
+/// The recorder writing a batch's results and the heartbeat renewing the same leases, at once and
+/// over and over: the batch comes in an order opposite to the leases' (id order), which is how
+/// the two once waited on each other's rows ("deadlock detected"). Every write goes through.
+#[tokio::test]
+async fn recording_and_renewing_the_same_leases_at_once_never_deadlock() {
+    use domain::webhooks::pace::PaceSignal;
+    use domain::webhooks::{
+        AttemptRecord, AttemptTrigger, DeliveryId, DeliveryQueue, DeliveryStatus, DestinationEffect,
+    };
+
+    const N: i64 = 400;
+    let app = TestApp::spawn_with(loopback).await;
+    let receiver = Receiver::start().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let (dest, _) = destination(&app, &key, &receiver.url("/"), &["message.created"]).await;
+    let events: Vec<DomainEvent> = (0..N).map(|i| event_of(EventType::MessageCreated, &json!({"id": i}))).collect();
+    let mut conn = app.db.conn().await.expect("conn");
+    adapters_postgres::webhooks::outbox::record(&mut conn, WorkspaceId(ws.id), OffsetDateTime::now_utc(), &events)
+        .await
+        .expect("record");
+    // Leased to this worker, as a claim leaves them.
+    #[derive(diesel::QueryableByName)]
+    struct Id {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        id: i64,
+    }
+    let ids: Vec<i64> = diesel::sql_query(
+        "UPDATE webhook_deliveries SET status = 'sending', next_attempt_at = now() + interval '1 minute'
+         WHERE destination_id = $1 RETURNING id",
+    )
+    .bind::<diesel::sql_types::BigInt, _>(dest)
+    .load::<Id>(&mut conn)
+    .await
+    .expect("lease")
+    .into_iter()
+    .map(|r| r.id)
+    .collect();
+    assert_eq!(ids.len() as i64, N);
+    let mut leases: Vec<DeliveryId> = ids.iter().copied().map(DeliveryId).collect();
+    leases.sort_by_key(|d| d.0);
+    let queue = adapters_postgres::webhooks::PgDeliveryQueue::new(app.db.clone());
+    let policy = app::webhooks::delivery_policy(&app.settings);
+    for round in 1..=30 {
+        let now = OffsetDateTime::now_utc();
+        // The recorder's batch, newest first; each result keeps its delivery leased.
+        let records: Vec<AttemptRecord> = leases
+            .iter()
+            .rev()
+            .map(|d| AttemptRecord {
+                delivery_id: *d,
+                workspace_id: WorkspaceId(ws.id),
+                destination_id: DestinationId(dest),
+                attempt_number: round,
+                trigger: AttemptTrigger::Scheduled,
+                attempted_at: now,
+                status_code: Some(204),
+                error: None,
+                duration_ms: 1,
+                response_excerpt: String::new(),
+                next_attempt_at: Some(now + time::Duration::minutes(1)),
+                status: DeliveryStatus::Sending,
+                effect: DestinationEffect::Healthy,
+                pace: PaceSignal::Neutral,
+            })
+            .collect();
+        let until = now + time::Duration::minutes(2);
+        let (recorded, renewed, renewed_again) = tokio::join!(
+            queue.record(&records, policy.auto_disable_after, policy.limits.bounds()),
+            queue.renew(&leases, until),
+            async {
+                tokio::time::sleep(Duration::from_millis(u64::from(round.unsigned_abs() % 5))).await;
+                queue.renew(&leases, until + time::Duration::seconds(1)).await
+            },
+        );
+        recorded.unwrap_or_else(|e| panic!("round {round}: recording: {}", e.0));
+        renewed.unwrap_or_else(|e| panic!("round {round}: renewing: {}", e.0));
+        renewed_again.unwrap_or_else(|e| panic!("round {round}: renewing: {}", e.0));
+    }
+}
