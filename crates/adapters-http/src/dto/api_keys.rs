@@ -67,3 +67,14 @@ impl ApiKeyRecord {
         }
     }
 }
+
+/// A new key's record and, this once, the full key: the answer of a creation and of a roll (the
+/// successor), which no cache may keep.
+#[derive(Serialize)]
+pub struct KeyWithSecret {
+    /// The key's record.
+    #[serde(flatten)]
+    pub record: ApiKeyRecord,
+    /// The full key.
+    pub key: String,
+}

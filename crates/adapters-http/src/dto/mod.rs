@@ -10,19 +10,29 @@
 
 mod ai_agents;
 mod api_keys;
+mod audit;
 mod events;
 mod labels;
+mod login;
+mod secret_scanning;
 mod sla_policies;
 mod teams;
+mod templates;
 mod webhooks;
 
 pub use ai_agents::{AiAgentList, AiAgentRecord};
-pub use api_keys::{ApiKeyRecord, KeyChange};
+pub use api_keys::{ApiKeyRecord, KeyChange, KeyWithSecret};
+pub use audit::{AuditActorRecord, AuditEventList, AuditEventRecord, AuditTargetRecord};
 pub use events::{EventList, EventRecord, EventTypeList, EventTypeRecord};
 pub use labels::{LabelList, LabelRecord};
+pub use login::{LoginResponse, LoginUserDto};
+pub use secret_scanning::LeakVerdict;
 pub use sla_policies::{SlaPolicyList, SlaPolicyRecord};
 pub use teams::{TeamList, TeamRecord};
-pub use webhooks::{AttemptRecord, DeliveryList, DeliveryRecord, SecretRecord, WebhookList};
+pub use templates::TemplateList;
+pub use webhooks::{
+    AttemptRecord, CreatedWebhook, DeliveryList, DeliveryRecord, ReplayAnswer, SecretRecord, WebhookList,
+};
 
 pub use domain::channels::{ChannelRecord, ChannelStatus, ChannelType};
 use domain::members::MemberProfile;
@@ -33,6 +43,15 @@ pub use domain::webhooks::WebhookRecord;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
+
+/// A page of contacts.
+#[derive(Debug, ToSchema)]
+pub struct ContactList {
+    /// The contacts, oldest first.
+    pub data: Vec<domain::contacts::Contact>,
+    /// Pass as `cursor` (with the same filters) for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
 
 /// A page of channels.
 #[derive(Debug, ToSchema)]

@@ -120,3 +120,21 @@ pub struct DeliveryList {
     /// Pass as `cursor` for the next page; null on the last page.
     pub next_cursor: Option<String>,
 }
+
+/// The created destination and its signing secret.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedWebhook {
+    /// The destination.
+    #[serde(flatten)]
+    pub webhook: WebhookRecord,
+    /// The signing secret; it can be revealed again with `GET /v1/webhooks/{webhook_id}/secret`.
+    #[schema(example = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")]
+    pub secret: String,
+}
+
+/// How many events were queued.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReplayAnswer {
+    /// Events queued for delivery, oldest first.
+    pub queued: u64,
+}

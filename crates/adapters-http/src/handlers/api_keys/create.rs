@@ -3,10 +3,10 @@
 use actix_web::http::header::{CacheControl, CacheDirective};
 use actix_web::{web, HttpResponse};
 use domain::api_keys::CreateApiKey;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::authentication::Authenticated;
-use crate::dto::ApiKeyRecord;
+use crate::dto::{ApiKeyRecord, KeyWithSecret};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;
@@ -23,14 +23,6 @@ pub struct CreateKeyBody {
     /// Scope names (`docs/access.md`); absent or null for a full-access key.
     #[serde(default)]
     scopes: Option<Vec<String>>,
-}
-
-/// The record and, this once, the full key.
-#[derive(Serialize)]
-struct CreatedKey {
-    #[serde(flatten)]
-    record: ApiKeyRecord,
-    key: String,
 }
 
 /// Creates a key (admins, `advanced` plan). The full key is in this response only, which no cache
@@ -50,5 +42,5 @@ pub async fn create(
     let record = ApiKeyRecord::new(created.key, auth.clock.now());
     Ok(HttpResponse::Created()
         .insert_header(CacheControl(vec![CacheDirective::NoStore]))
-        .json(CreatedKey { record, key: created.secret.secret }))
+        .json(KeyWithSecret { record, key: created.secret.secret }))
 }

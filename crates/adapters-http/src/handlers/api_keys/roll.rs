@@ -3,9 +3,9 @@
 use actix_web::http::header::{CacheControl, CacheDirective};
 use actix_web::{web, HttpResponse};
 use domain::api_keys::RollApiKey;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::dto::{ApiKeyRecord, KeyChange};
+use crate::dto::{ApiKeyRecord, KeyChange, KeyWithSecret};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;
@@ -17,14 +17,6 @@ pub struct RollKeyBody {
     /// How long the old key keeps working: 0 to 604800 seconds.
     #[serde(default)]
     grace_seconds: Option<i64>,
-}
-
-/// The successor's record and, this once, the successor in full.
-#[derive(Serialize)]
-struct RolledKey {
-    #[serde(flatten)]
-    record: ApiKeyRecord,
-    key: String,
 }
 
 /// Rolls a key (admins, `advanced` plan): 201 with the successor, which no cache may keep; the
@@ -44,5 +36,5 @@ pub async fn roll(
     let record = ApiKeyRecord::new(rolled.new, state.auth.clock.now());
     Ok(HttpResponse::Created()
         .insert_header(CacheControl(vec![CacheDirective::NoStore]))
-        .json(RolledKey { record, key: rolled.secret.secret }))
+        .json(KeyWithSecret { record, key: rolled.secret.secret }))
 }

@@ -3,21 +3,12 @@
 
 use actix_web::{web, HttpResponse};
 use domain::channels::ChannelId;
-use domain::connectors::templates::{TemplateRecord, WhatsappTemplate};
-use utoipa::ToSchema;
+use domain::connectors::templates::WhatsappTemplate;
 
+use crate::dto::TemplateList;
 use crate::error::ApiError;
 use crate::handlers::input::Lookup;
 use crate::state::AppState;
-
-/// The templates of a channel (all of them: a WhatsApp Business Account holds a few hundred at most).
-#[derive(Debug, serde::Serialize, ToSchema)]
-pub struct TemplateList {
-    /// The templates, by name and language.
-    pub data: Vec<TemplateRecord>,
-    /// Always null: the list is whole.
-    pub next_cursor: Option<String>,
-}
 
 fn listed(templates: Vec<WhatsappTemplate>) -> HttpResponse {
     HttpResponse::Ok().json(TemplateList { data: templates.into_iter().map(Into::into).collect(), next_cursor: None })

@@ -1,11 +1,12 @@
 //! `GET /v1/contacts`
 
 use actix_web::{web, HttpResponse};
-use domain::contacts::{Contact, ListContactsInput};
+use domain::contacts::ListContactsInput;
 use serde::Deserialize;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 
 use crate::authentication::Authenticated;
+use crate::dto::ContactList;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictQuery;
@@ -35,15 +36,6 @@ pub struct ListContactsQuery {
     limit: Option<i64>,
     /// `next_cursor` of the previous page of the same listing (same filters).
     cursor: Option<String>,
-}
-
-/// A page of contacts.
-#[derive(Debug, ToSchema)]
-pub struct ContactList {
-    /// The contacts, oldest first.
-    pub data: Vec<Contact>,
-    /// Pass as `cursor` (with the same filters) for the next page; null on the last page.
-    pub next_cursor: Option<String>,
 }
 
 /// Lists the workspace's contacts, oldest first. Erased contacts are never listed.

@@ -3,11 +3,11 @@
 use actix_web::http::header::{CacheControl, CacheDirective};
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::workspace::WorkspaceId;
-use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::audit_context::login_request;
+use crate::dto::{LoginResponse, LoginUserDto};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;
@@ -23,35 +23,6 @@ pub struct LoginBody {
     /// The workspace to sign in to; required when the user belongs to several.
     #[serde(default)]
     workspace_id: Option<i64>,
-}
-
-/// The signed-in user.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct LoginUserDto {
-    /// User id.
-    id: i64,
-    /// E-mail.
-    email: String,
-    /// Display name.
-    name: String,
-    /// Role in the token's workspace: `admin` or `agent`.
-    role: &'static str,
-}
-
-/// A new login token. Shown once; send it as `Authorization: Bearer <token>`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct LoginResponse {
-    /// The token (`wmsu_…`).
-    token: String,
-    /// Always `Bearer`.
-    token_type: &'static str,
-    /// When the token stops working.
-    #[serde(with = "time::serde::rfc3339")]
-    expires_at: OffsetDateTime,
-    /// The workspace the token acts in.
-    workspace_id: i64,
-    /// Who signed in.
-    user: LoginUserDto,
 }
 
 /// Exchanges an e-mail and password for a login token bound to one membership. Wrong e-mail and

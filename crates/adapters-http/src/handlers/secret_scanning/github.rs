@@ -2,8 +2,8 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use domain::secret_scanning::{AlertSignature, ReceiveAlertError};
-use serde::Serialize;
 
+use crate::dto::LeakVerdict;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -23,14 +23,6 @@ async fn read_limited(mut payload: web::Payload) -> Result<web::BytesMut, ApiErr
         body.extend_from_slice(&chunk);
     }
     Ok(body)
-}
-
-/// The answer for one token.
-#[derive(Serialize)]
-struct Verdict {
-    token_raw: String,
-    token_type: String,
-    label: &'static str,
 }
 
 /// Takes an alert signed by GitHub: revokes every live key in it and labels each token. The
@@ -65,9 +57,9 @@ pub async fn receive(
     })?;
     let revoked = verdicts.iter().filter(|v| v.label == domain::secret_scanning::LeakLabel::TruePositive).count();
     tracing::info!(tokens = verdicts.len(), true_positives = revoked, "secret-scanning alert taken");
-    let answer: Vec<Verdict> = verdicts
+    let answer: Vec<LeakVerdict> = verdicts
         .into_iter()
-        .map(|v| Verdict { token_raw: v.token_raw, token_type: v.token_type, label: v.label.as_str() })
+        .map(|v| LeakVerdict { token_raw: v.token_raw, token_type: v.token_type, label: v.label.as_str() })
         .collect();
     // The answer repeats the tokens GitHub sent: no cache may keep it.
     Ok(HttpResponse::Ok().insert_header(("Cache-Control", "no-store")).json(answer))

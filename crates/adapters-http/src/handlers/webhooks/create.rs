@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use domain::webhooks::controls::{DeliveryOrdering, EventFilter};
 use domain::webhooks::{ControlsInput, DestinationInput};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::audit_context::Acting;
-use crate::dto::WebhookRecord;
+use crate::dto::CreatedWebhook;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;
@@ -44,17 +44,6 @@ pub struct CreateWebhookBody {
     /// `none` (default) or `per_thread`.
     #[schema(value_type = Option<DeliveryOrdering>)]
     ordering: Option<String>,
-}
-
-/// The created destination and its signing secret.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CreatedWebhook {
-    /// The destination.
-    #[serde(flatten)]
-    pub webhook: WebhookRecord,
-    /// The signing secret; it can be revealed again with `GET /v1/webhooks/{webhook_id}/secret`.
-    #[schema(example = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")]
-    pub secret: String,
 }
 
 /// Creates a webhook destination. Unknown event names, a non-https URL or one on a private,

@@ -3,11 +3,12 @@
 use actix_web::{web, HttpResponse};
 use domain::events::ReplayInput;
 use domain::webhooks::DestinationId;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::WebhookPath;
 use crate::audit_context::Acting;
+use crate::dto::ReplayAnswer;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::strict::StrictJson;
@@ -24,13 +25,6 @@ pub struct ReplayBody {
     /// Only these types (of those the destination subscribes to); all of them when absent.
     #[schema(example = json!(["message.created"]))]
     pub event_types: Option<Vec<String>>,
-}
-
-/// How many events were queued.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ReplayAnswer {
-    /// Events queued for delivery, oldest first.
-    pub queued: u64,
 }
 
 /// Delivers again every event of the window, of a type the destination subscribes to, that it
