@@ -410,14 +410,8 @@ diesel::table! {
         destination_id -> Int8,
         tokens -> Float8,
         refilled_at -> Timestamptz,
-    }
-}
-
-diesel::table! {
-    webhook_paces (destination_id) {
-        destination_id -> Int8,
-        concurrency -> Float8,
-        rate -> Float8,
+        concurrency -> Nullable<Float8>,
+        rate -> Nullable<Float8>,
         threshold -> Nullable<Float8>,
         decreased_at -> Nullable<Timestamptz>,
         hold_until -> Nullable<Timestamptz>,
@@ -502,7 +496,6 @@ diesel::joinable!(thread_status_stats -> workspaces (workspace_id));
 diesel::joinable!(threads -> workspaces (workspace_id));
 diesel::joinable!(webhook_destinations -> workspaces (workspace_id));
 diesel::joinable!(webhook_events -> workspaces (workspace_id));
-diesel::joinable!(webhook_paces -> webhook_destinations (destination_id));
 diesel::joinable!(webhook_throttles -> webhook_destinations (destination_id));
 diesel::joinable!(workspace_members -> users (user_id));
 diesel::joinable!(workspace_members -> workspaces (workspace_id));
@@ -610,7 +603,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_deliveries,
     webhook_destinations,
     webhook_events,
-    webhook_paces,
     webhook_throttles,
     workspace_members,
     workspaces,

@@ -1,5 +1,5 @@
-//! The stored adaptive pace of destinations (`webhook_paces`), read by the claim (without a
-//! lock) and the stats, written by the recorder with [`Pace::after`].
+//! The stored adaptive pace of destinations (`webhook_throttles`), read by the claim and the
+//! stats, written by the recorder with [`Pace::after`].
 
 use std::collections::HashMap;
 
@@ -45,25 +45,11 @@ impl PaceRow {
     }
 }
 
-/// The columns of a [`PaceRow`] in `webhook_paces`.
+/// The columns of a [`PaceRow`] in `webhook_throttles`.
 pub(crate) const PACE_COLUMNS: &str = "destination_id, concurrency, rate, threshold, decreased_at, hold_until";
 
-/// Loads and locks the stored paces of `ids` (sorted), in id order.
-async fn lock(conn: &mut AsyncPgConnection, ids: &[i64]) -> diesel::QueryResult<Vec<PaceRow>> {
-    diesel::sql_query(format!(
-        "SELECT {PACE_COLUMNS} FROM webhook_paces WHERE destination_id = ANY ($1)
-         ORDER BY destination_id FOR NO KEY UPDATE"
-    ))
-    .bind::<Array<BigInt>, _>(ids)
-    .load(conn)
-    .await
-}
-
-/// Moves the pace of every destination in `records` by their signals, last in the recorder's
-/// transaction. The pace rows are their own (`webhook_paces`): the claim reads them without a
-/// lock, so only the recorders of several instances ever wait on one another here, in id order.
-/// A row is created (at [`Pace::start`]) the first time a destination gives a signal, and
-/// written only when the rule changed it.
+/// Moves the pace of every destination in `records` by their signals, in the recorder's
+/// transaction (rows locked in id order, like the claim's).
 pub(crate) async fn apply(
     conn: &mut AsyncPgConnection,
     records: &[AttemptRecord],
@@ -81,44 +67,40 @@ pub(crate) async fn apply(
     }
     let mut ids: Vec<i64> = signals.keys().copied().collect();
     ids.sort_unstable();
-    let mut rows = lock(conn, &ids).await?;
-    if rows.len() < ids.len() {
-        let start = Pace::start(bounds);
-        diesel::sql_query(
-            "INSERT INTO webhook_paces (destination_id, concurrency, rate)
-             SELECT u.dest, $2, $3 FROM unnest($1::bigint[]) AS u(dest)
-             WHERE EXISTS (SELECT 1 FROM webhook_destinations w WHERE w.id = u.dest)
-             ORDER BY u.dest
-             ON CONFLICT DO NOTHING",
-        )
-        .bind::<Array<BigInt>, _>(&ids)
-        .bind::<Double, _>(start.concurrency)
-        .bind::<Double, _>(start.rate)
-        .execute(conn)
-        .await?;
-        rows = lock(conn, &ids).await?;
-    }
-    let mut changed: Vec<(i64, Pace)> = Vec::new();
-    for r in &rows {
-        let before = r.pace().unwrap_or_else(|| Pace::start(bounds));
-        let after = before.after(&signals[&r.destination_id], bounds, now);
-        if after != before {
-            changed.push((r.destination_id, after));
-        }
-    }
-    if changed.is_empty() {
-        return Ok(changed);
-    }
-    let col = |f: &dyn Fn(&Pace) -> Option<f64>| changed.iter().map(|(_, p)| f(p)).collect::<Vec<_>>();
-    let at = |f: &dyn Fn(&Pace) -> Option<OffsetDateTime>| changed.iter().map(|(_, p)| f(p)).collect::<Vec<_>>();
     diesel::sql_query(
-        "UPDATE webhook_paces t SET concurrency = v.c, rate = v.r, threshold = v.th, decreased_at = v.dec,
+        "INSERT INTO webhook_throttles (destination_id, tokens, refilled_at)
+         SELECT u.dest, 1, $2 FROM unnest($1::bigint[]) AS u(dest)
+         WHERE EXISTS (SELECT 1 FROM webhook_destinations w WHERE w.id = u.dest)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind::<Array<BigInt>, _>(&ids)
+    .bind::<Timestamptz, _>(now)
+    .execute(conn)
+    .await?;
+    let rows: Vec<PaceRow> = diesel::sql_query(format!(
+        "SELECT {PACE_COLUMNS} FROM webhook_throttles WHERE destination_id = ANY ($1)
+         ORDER BY destination_id FOR UPDATE"
+    ))
+    .bind::<Array<BigInt>, _>(&ids)
+    .load(conn)
+    .await?;
+    let paces: Vec<(i64, Pace)> = rows
+        .iter()
+        .map(|r| {
+            let before = r.pace().unwrap_or_else(|| Pace::start(bounds));
+            (r.destination_id, before.after(&signals[&r.destination_id], bounds, now))
+        })
+        .collect();
+    let col = |f: &dyn Fn(&Pace) -> Option<f64>| paces.iter().map(|(_, p)| f(p)).collect::<Vec<_>>();
+    let at = |f: &dyn Fn(&Pace) -> Option<OffsetDateTime>| paces.iter().map(|(_, p)| f(p)).collect::<Vec<_>>();
+    diesel::sql_query(
+        "UPDATE webhook_throttles t SET concurrency = v.c, rate = v.r, threshold = v.th, decreased_at = v.dec,
              hold_until = v.hold
          FROM unnest($1::bigint[], $2::float8[], $3::float8[], $4::float8[], $5::timestamptz[], $6::timestamptz[])
               AS v(id, c, r, th, dec, hold)
          WHERE t.destination_id = v.id",
     )
-    .bind::<Array<BigInt>, _>(changed.iter().map(|(id, _)| *id).collect::<Vec<_>>())
+    .bind::<Array<BigInt>, _>(paces.iter().map(|(id, _)| *id).collect::<Vec<_>>())
     .bind::<Array<Nullable<Double>>, _>(col(&|p| Some(p.concurrency)))
     .bind::<Array<Nullable<Double>>, _>(col(&|p| Some(p.rate)))
     .bind::<Array<Nullable<Double>>, _>(col(&|p| p.threshold))
@@ -126,7 +108,7 @@ pub(crate) async fn apply(
     .bind::<Array<Nullable<Timestamptz>>, _>(at(&|p| p.hold_until))
     .execute(conn)
     .await?;
-    Ok(changed)
+    Ok(paces)
 }
 
 /// Publishes the paces just written as gauges.

@@ -99,7 +99,7 @@ pub(super) async fn load(
     .load(conn)
     .await?;
     let pace: Vec<PaceRow> =
-        diesel::sql_query(format!("SELECT {PACE_COLUMNS} FROM webhook_paces WHERE destination_id = $1"))
+        diesel::sql_query(format!("SELECT {PACE_COLUMNS} FROM webhook_throttles WHERE destination_id = $1"))
             .bind::<BigInt, _>(id.0)
             .load(conn)
             .await?;

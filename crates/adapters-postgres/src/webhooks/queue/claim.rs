@@ -12,18 +12,12 @@ use domain::webhooks::{AttemptTrigger, ClaimLimits, ClaimedDelivery};
 use time::OffsetDateTime;
 
 use super::{ts, ClaimRow, CLAIM_RETURNING};
-use crate::webhooks::pace::PaceRow;
+use crate::webhooks::pace::{PaceRow, PACE_COLUMNS};
 
 #[derive(QueryableByName)]
 struct Candidate {
     #[diesel(sql_type = BigInt)]
     id: i64,
-    #[diesel(sql_type = BigInt)]
-    destination_id: i64,
-}
-
-#[derive(QueryableByName)]
-struct Created {
     #[diesel(sql_type = BigInt)]
     destination_id: i64,
 }
@@ -48,21 +42,6 @@ struct Bucket {
     max_in_flight: Option<i32>,
     #[diesel(embed)]
     pace: PaceRow,
-}
-
-/// The buckets of `dests` (sorted) that no other claim holds, locked in id order, with each
-/// destination's caps and its pace as last recorded.
-async fn lock_buckets(conn: &mut AsyncPgConnection, dests: &[i64]) -> diesel::QueryResult<Vec<Bucket>> {
-    diesel::sql_query(
-        "SELECT t.tokens, t.refilled_at, w.rate_limit_per_second, w.max_in_flight, t.destination_id,
-                p.concurrency, p.rate, p.threshold, p.decreased_at, p.hold_until
-         FROM webhook_throttles t JOIN webhook_destinations w ON w.id = t.destination_id
-         LEFT JOIN webhook_paces p ON p.destination_id = t.destination_id
-         WHERE t.destination_id = ANY ($1) ORDER BY t.destination_id FOR NO KEY UPDATE OF t SKIP LOCKED",
-    )
-    .bind::<Array<BigInt>, _>(dests)
-    .load(conn)
-    .await
 }
 
 /// How many due deliveries (oldest first) a claim looks through to find each destination's
@@ -97,8 +76,8 @@ pub(super) async fn claim_due_tx(
              ) s
          ) r ON r.id = d.id
          JOIN webhook_destinations w ON w.id = r.destination_id
-         LEFT JOIN webhook_paces p ON p.destination_id = r.destination_id
-         WHERE r.rn <= least($4, coalesce(w.max_in_flight, $4), coalesce(greatest(floor(p.concurrency), 1), $4))
+         LEFT JOIN webhook_throttles t ON t.destination_id = r.destination_id
+         WHERE r.rn <= least($4, coalesce(w.max_in_flight, $4), coalesce(greatest(floor(t.concurrency), 1), $4))
            AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= $1
          ORDER BY r.next_attempt_at, d.id
          LIMIT $2
@@ -117,32 +96,27 @@ pub(super) async fn claim_due_tx(
     dests.sort_unstable();
     dests.dedup();
 
-    // The buckets are locked in id order and a destination whose bucket another claim holds is
-    // skipped (its candidates stay due, untouched): that claim is sending to it, and this one
-    // goes on with the others instead of queueing behind it. The pace is only read (its own
-    // row, written by the recorder): a claim never waits on a lock (docs/webhooks.md, "Locks").
-    let mut rows = lock_buckets(conn, &dests).await?;
-    if rows.len() < dests.len() {
-        // Destinations never claimed before get their bucket, full (refilled long ago). Rows
-        // that exist but are held are visible to `NOT EXISTS`, so this never waits on a claim.
-        let created: Vec<Created> = diesel::sql_query(
-            "INSERT INTO webhook_throttles (destination_id, tokens, refilled_at)
-             SELECT u.dest, 0, $2 FROM unnest($1::bigint[]) AS u(dest)
-             WHERE EXISTS (SELECT 1 FROM webhook_destinations w WHERE w.id = u.dest)
-               AND NOT EXISTS (SELECT 1 FROM webhook_throttles t WHERE t.destination_id = u.dest)
-             ORDER BY u.dest
-             ON CONFLICT DO NOTHING
-             RETURNING destination_id",
-        )
-        .bind::<Array<BigInt>, _>(&dests)
-        .bind::<Timestamptz, _>(now - time::Duration::hours(1))
-        .load(conn)
-        .await?;
-        if !created.is_empty() {
-            let ids: Vec<i64> = created.iter().map(|c| c.destination_id).collect();
-            rows.extend(lock_buckets(conn, &ids).await?);
-        }
-    }
+    // A new bucket is full (refilled long ago); its pace is the starting one until measured.
+    diesel::sql_query(
+        "INSERT INTO webhook_throttles (destination_id, tokens, refilled_at)
+         SELECT u.dest, 0, $2 FROM unnest($1::bigint[]) AS u(dest)
+         WHERE EXISTS (SELECT 1 FROM webhook_destinations w WHERE w.id = u.dest)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind::<Array<BigInt>, _>(&dests)
+    .bind::<Timestamptz, _>(now - time::Duration::hours(1))
+    .execute(conn)
+    .await?;
+    // Locked in id order, so instances claiming for the same destinations cannot deadlock.
+    let rows: Vec<Bucket> = diesel::sql_query(format!(
+        "SELECT t.tokens, t.refilled_at, w.rate_limit_per_second, w.max_in_flight, {}
+         FROM webhook_throttles t JOIN webhook_destinations w ON w.id = t.destination_id
+         WHERE t.destination_id = ANY ($1) ORDER BY t.destination_id FOR UPDATE OF t",
+        PACE_COLUMNS.replace("destination_id", "t.destination_id")
+    ))
+    .bind::<Array<BigInt>, _>(&dests)
+    .load(conn)
+    .await?;
     let bounds = limits.bounds();
     let mut buckets: HashMap<i64, TokenBucket> = HashMap::new();
     let mut dest_limits: HashMap<i64, DestinationLimits> = HashMap::new();
@@ -155,11 +129,6 @@ pub(super) async fn claim_due_tx(
         };
         dest_limits.insert(id, b.pace.pace().unwrap_or_else(|| Pace::start(bounds)).limits(bounds, caps));
     }
-    if dest_limits.is_empty() {
-        return Ok(Vec::new());
-    }
-    // Only the destinations whose bucket this claim holds.
-    let dests: Vec<i64> = dests.into_iter().filter(|d| dest_limits.contains_key(d)).collect();
 
     // Counted only now, under the buckets' locks: an instance claiming for the same destination
     // at the same time has committed its claims by then, so both cannot fill the same slots.
@@ -176,11 +145,8 @@ pub(super) async fn claim_due_tx(
     .map(|r| (r.destination_id, r.n))
     .collect();
 
-    let candidates: Vec<DeliveryCandidate> = candidates
-        .iter()
-        .filter(|c| dest_limits.contains_key(&c.destination_id))
-        .map(|c| DeliveryCandidate { id: c.id, destination_id: c.destination_id })
-        .collect();
+    let candidates: Vec<DeliveryCandidate> =
+        candidates.iter().map(|c| DeliveryCandidate { id: c.id, destination_id: c.destination_id }).collect();
     let allotment = allot(&candidates, &in_flight, &buckets, &dest_limits, now);
 
     let (ids, tokens): (Vec<i64>, Vec<f64>) = allotment.tokens.iter().copied().unzip();

@@ -287,16 +287,9 @@ impl DeliveryQueue for PgDeliveryQueue {
         let ids: Vec<i64> = deliveries.iter().map(|d| d.0).collect();
         let mut conn = self.db.conn().await.map_err(repo)?;
         // Never shortens a lease (a manual claim's is longer); a finished delivery is left alone.
-        // A row another transaction holds is skipped, never waited for: it is the recorder
-        // writing its result (or a claim taking it back), and the next beat renews it if it is
-        // still held. Waiting here, in whatever order the rows come, is how renewing and
-        // recording once deadlocked (docs/webhooks.md, "Locks").
         diesel::sql_query(
-            "UPDATE webhook_deliveries d SET next_attempt_at = $2
-             FROM (SELECT id FROM webhook_deliveries
-                   WHERE id = ANY ($1) AND status = 'sending' AND next_attempt_at < $2
-                   ORDER BY id FOR NO KEY UPDATE SKIP LOCKED) held
-             WHERE d.id = held.id",
+            "UPDATE webhook_deliveries SET next_attempt_at = $2
+             WHERE id = ANY ($1) AND status = 'sending' AND next_attempt_at < $2",
         )
         .bind::<Array<BigInt>, _>(&ids)
         .bind::<Timestamptz, _>(until)

@@ -61,16 +61,6 @@ pub(super) async fn record_tx(
     let next: Vec<Option<OffsetDateTime>> = records.iter().map(|r| r.next_attempt_at).collect();
     let statuses: Vec<&str> = records.iter().map(|r| r.status.as_str()).collect();
 
-    // Locks first, in one order (docs/webhooks.md, "Locks"): the batch's deliveries by id, then
-    // the destinations whose health changes by id, then their paces by id. Every other path
-    // either takes a subset in the same order or skips what is held (claims, lease renewals).
-    let mut sorted = ids.clone();
-    sorted.sort_unstable();
-    diesel::sql_query("SELECT id FROM webhook_deliveries WHERE id = ANY ($1) ORDER BY id FOR NO KEY UPDATE")
-        .bind::<Array<BigInt>, _>(&sorted)
-        .execute(conn)
-        .await?;
-
     // Only for deliveries that still exist (their destination may have been deleted meanwhile).
     diesel::sql_query(
         "INSERT INTO webhook_attempts (workspace_id, delivery_id, attempt_number, trigger, attempted_at,
@@ -120,7 +110,7 @@ pub(super) async fn record_tx(
     let locked: Vec<StreakRow> = diesel::sql_query(
         "SELECT id, failed_in_a_row, failing FROM webhook_destinations
          WHERE (id = ANY ($1) AND (failing_since IS NOT NULL OR failed_in_a_row > 0)) OR id = ANY ($2)
-         ORDER BY id FOR NO KEY UPDATE",
+         ORDER BY id FOR UPDATE",
     )
     .bind::<Array<BigInt>, _>(&v.healthy)
     .bind::<Array<BigInt>, _>(&touched)
