@@ -30,9 +30,12 @@ fn colour(is_terminal: impl FnOnce() -> bool) -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && is_terminal()
 }
 
-/// For tests: logs only when `TEST_LOG` is set, so failing tests can be rerun with output.
+/// For tests: logs only when `TEST_LOG` is set, so failing tests can be rerun with output;
+/// `TEST_LOG=1` logs everything from `debug` up, any other value is the filter (`TEST_LOG=warn`,
+/// `TEST_LOG=app=debug`).
 pub fn init_for_tests() {
-    if std::env::var_os("TEST_LOG").is_some() {
-        let _ = tracing_subscriber::fmt().with_env_filter(EnvFilter::new("debug")).with_test_writer().try_init();
+    if let Some(filter) = std::env::var("TEST_LOG").ok().filter(|v| !v.is_empty()) {
+        let filter = if filter == "1" { "debug".to_owned() } else { filter };
+        let _ = tracing_subscriber::fmt().with_env_filter(EnvFilter::new(filter)).with_test_writer().try_init();
     }
 }

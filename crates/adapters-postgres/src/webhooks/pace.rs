@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use diesel::sql_types::{Array, BigInt, Double, Nullable, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::webhooks::pace::{Pace, PaceBounds, PaceSignal};
+use domain::webhooks::pace::{Pace, PaceBounds, PaceSample, PaceSignal};
 use domain::webhooks::AttemptRecord;
 use time::OffsetDateTime;
 
@@ -56,10 +56,11 @@ pub(crate) async fn apply(
     bounds: PaceBounds,
     now: OffsetDateTime,
 ) -> diesel::QueryResult<Vec<(i64, Pace)>> {
-    let mut signals: HashMap<i64, Vec<(OffsetDateTime, PaceSignal)>> = HashMap::new();
+    let mut signals: HashMap<i64, Vec<PaceSample>> = HashMap::new();
     for r in records {
         if r.pace != PaceSignal::Neutral {
-            signals.entry(r.destination_id.0).or_default().push((r.attempted_at, r.pace));
+            let sample = PaceSample { started: r.attempted_at, signal: r.pace, window: r.window };
+            signals.entry(r.destination_id.0).or_default().push(sample);
         }
     }
     if signals.is_empty() {

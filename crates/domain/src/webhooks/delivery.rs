@@ -170,6 +170,7 @@ impl DeliveryEngine {
             status,
             effect,
             pace,
+            window: claim.window,
         }
     }
 }
@@ -201,6 +202,7 @@ mod tests {
             retries_on_failure: true,
             headers: Vec::new(),
             headers_sealed: None,
+            window: 3,
         }
     }
 

@@ -182,6 +182,7 @@ mod tests {
             status: DeliveryStatus::Pending,
             effect,
             pace: crate::webhooks::pace::PaceSignal::Neutral,
+            window: 1,
         }
     }
 

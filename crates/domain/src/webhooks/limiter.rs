@@ -40,6 +40,9 @@ pub struct Allotment {
     pub deferred: Vec<(i64, OffsetDateTime)>,
     /// Each looked-at destination's tokens after the claim, in destination id order.
     pub tokens: Vec<(i64, f64)>,
+    /// Each destination given deliveries, with its deliveries in flight once they are sent (the
+    /// window the pace judges a refusal by), in destination id order.
+    pub windows: Vec<(i64, u32)>,
 }
 
 /// Allots the `candidates` (oldest first) against each destination's bucket (a missing one is
@@ -57,6 +60,8 @@ pub fn allot(
         slots: i64,
         tokens: f64,
         rate_waiting: u32,
+        in_flight: i64,
+        claimed: i64,
     }
     let mut states: BTreeMap<i64, State> = BTreeMap::new();
     let mut out = Allotment::default();
@@ -72,19 +77,19 @@ pub fn allot(
                 buckets.get(&c.destination_id).copied().unwrap_or(TokenBucket { tokens: burst, refilled_at: now });
             let elapsed = (now - bucket.refilled_at).as_seconds_f64().max(0.0);
             let held = limit.hold_until.is_some_and(|h| h > now);
+            let in_flight = in_flight.get(&c.destination_id).copied().unwrap_or(0);
             State {
-                slots: if held {
-                    0
-                } else {
-                    i64::from(limit.max_in_flight) - in_flight.get(&c.destination_id).copied().unwrap_or(0)
-                },
+                slots: if held { 0 } else { i64::from(limit.max_in_flight) - in_flight },
                 tokens: (bucket.tokens + elapsed * limit.rate).min(burst),
                 rate_waiting: 0,
+                in_flight,
+                claimed: 0,
             }
         });
         if s.slots > 0 && s.tokens >= 1.0 {
             s.slots -= 1;
             s.tokens -= 1.0;
+            s.claimed += 1;
             out.claimed.push(c.id);
         } else if s.tokens < 1.0 {
             // Spread the waiting ones at the sustained rate, so they come due one token apart.
@@ -94,6 +99,11 @@ pub fn allot(
         }
         // Else: no free slot. Left due, untouched.
     }
+    out.windows = states
+        .iter()
+        .filter(|(_, s)| s.claimed > 0)
+        .map(|(id, s)| (*id, u32::try_from(s.in_flight + s.claimed).unwrap_or(u32::MAX)))
+        .collect();
     out.tokens = states.into_iter().map(|(id, s)| (id, s.tokens)).collect();
     out
 }
@@ -131,6 +141,15 @@ mod tests {
         assert_eq!(a.claimed, vec![1, 4], "one slot left for 7, 8 is free");
         assert!(a.deferred.is_empty(), "2 and 3 are not rescheduled: {:?}", a.deferred);
         assert_eq!(a.tokens, vec![(7, 2.0), (8, 2.0)], "only the claimed ones took tokens");
+        assert_eq!(a.windows, vec![(7, 2), (8, 1)], "in flight once sent, the claim's own included");
+    }
+
+    #[test]
+    fn a_destination_given_nothing_has_no_window() {
+        let a = allot(&cands(&[7, 7, 8, 8, 8]), &HashMap::from([(7, 2)]), &HashMap::new(), &unlimited_slots(), NOW);
+        assert_eq!(a.windows, vec![(7, 4), (8, 3)]);
+        let a = allot(&cands(&[7]), &HashMap::from([(7, 2)]), &HashMap::new(), &limits(), NOW);
+        assert!(a.windows.is_empty(), "{a:?}");
     }
 
     #[test]

@@ -6,15 +6,25 @@
 //! - each attempt answered 2xx within [`IN_TIME`] is a *good* signal; 429, 503, a timeout or a
 //!   refused connection an *overload* signal; anything else (a 500, a 404) says nothing about
 //!   load and changes nothing;
-//! - an overload halves the concurrency and the rate at once (never below 1) and remembers the
-//!   halved concurrency as the threshold; a `Retry-After` holds the destination (nothing new is
-//!   sent to it) until then. Only attempts *started after* the last decrease can decrease again:
+//! - an overload cuts the limit that was binding. The claim gives each delivery its *window*: the
+//!   deliveries to its destination in flight once the claim's are sent, its own included
+//!   ([`PaceSample::window`]). Refused in a window of 2 or more, the receiver takes so many at
+//!   once: the concurrency halves (never below 1) and the halved value becomes the threshold;
+//!   the refused delivery waits its own `Retry-After` and the destination goes on at the lower
+//!   concurrency. Refused alone (a window of 1, or at a concurrency below 2), the receiver takes
+//!   so many a second, or none at all: the rate halves (never below 1) and a `Retry-After` holds
+//!   the whole destination. Only attempts *started after* the last decrease can decrease again:
 //!   the requests that were already in flight under the old pace answer for the old pace (TCP
 //!   reduces once per window for the same reason);
-//! - below the threshold (and before any overload) each good answer adds 1 (slow start: the
-//!   concurrency doubles per window); at or above it, 1/concurrency (one more per window);
-//! - the rate grows by 1/s per good answer (it at most doubles per second of full use) and halves
-//!   with the concurrency.
+//! - below the threshold (and before any overload) each good answer adds 1 to the concurrency
+//!   (slow start: it doubles per window); at or above it, 1/concurrency (one more per window);
+//! - the rate grows by 1/s per good answer (it at most doubles per second of full use).
+//!
+//! Why cut only the binding limit: halving the rate and holding the destination on every refusal
+//! of a receiver that takes `K` at a time starved it — each probe above `K` stopped all sending for
+//! the `Retry-After` and took half the rate, so the rate settled near twice the good answers of
+//! one cycle (about 18/s for `K = 4`, a fifth of what that receiver takes) and a backlog waited
+//! tens of seconds.
 //!
 //! Why it converges: for a receiver of capacity `K` (at once), the concurrency climbs by one per
 //! window while below `K` and halves when above, so it oscillates between `K/2` and `K + 1`
@@ -38,6 +48,18 @@ pub const START_RATE: f64 = 200.0;
 /// Longest hold a `Retry-After` puts on a whole destination (the refused delivery itself waits
 /// its full `Retry-After`).
 pub const MAX_HOLD: Duration = Duration::from_secs(300);
+
+/// One attempt as the pace sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PaceSample {
+    /// When it was sent.
+    pub started: OffsetDateTime,
+    /// What its answer says.
+    pub signal: PaceSignal,
+    /// The deliveries to its destination in flight once it was sent, itself included (0: not
+    /// sent by a claim, such as a manual retry).
+    pub window: u32,
+}
 
 /// What one attempt says about the receiver's load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,30 +139,43 @@ impl Pace {
         }
     }
 
-    /// The pace after `attempts` (each with the time it started), judged at `now`.
-    pub fn after(self, attempts: &[(OffsetDateTime, PaceSignal)], bounds: PaceBounds, now: OffsetDateTime) -> Self {
+    /// The pace after `attempts`, judged at `now`.
+    pub fn after(self, attempts: &[PaceSample], bounds: PaceBounds, now: OffsetDateTime) -> Self {
         let mut p = self;
         let fresh = |started: OffsetDateTime| p.decreased_at.is_none_or(|d| started >= d);
-        let mut overload = false;
-        let mut hold: Option<Duration> = None;
+        let (mut at_once, mut per_second) = (false, false);
+        let mut retry_after: Option<Duration> = None;
         let mut good = 0u32;
-        for (started, s) in attempts {
-            match s {
+        for a in attempts {
+            match a.signal {
                 PaceSignal::Good => good += 1,
                 PaceSignal::Neutral => {}
-                PaceSignal::Overload(retry_after) => {
-                    // A Retry-After is honoured whenever it comes; a decrease once per window.
-                    if let Some(r) = retry_after {
-                        hold = Some(hold.map_or(*r, |h| h.max(*r)));
+                PaceSignal::Overload(wanted) => {
+                    let at_once_refusal = a.window >= 2 && p.concurrency >= 2.0;
+                    if fresh(a.started) {
+                        if at_once_refusal {
+                            at_once = true;
+                        } else {
+                            per_second = true;
+                        }
                     }
-                    overload |= fresh(*started);
+                    if !at_once_refusal {
+                        if let Some(r) = wanted {
+                            retry_after = Some(retry_after.map_or(r, |h| h.max(r)));
+                        }
+                    }
                 }
             }
         }
-        if overload {
-            p.concurrency = (p.concurrency / 2.0).max(1.0);
-            p.rate = (p.rate / 2.0).max(1.0);
-            p.threshold = Some(p.concurrency);
+        let hold = retry_after;
+        if at_once || per_second {
+            if at_once {
+                p.concurrency = (p.concurrency / 2.0).max(1.0);
+                p.threshold = Some(p.concurrency);
+            }
+            if per_second {
+                p.rate = (p.rate / 2.0).max(1.0);
+            }
             p.decreased_at = Some(now);
         } else if good > 0 {
             let g = f64::from(good);
@@ -182,8 +217,12 @@ mod tests {
     const NOW: OffsetDateTime = datetime!(2026-03-01 10:00:00 UTC);
     const BOUNDS: PaceBounds = PaceBounds { max_in_flight: 256, rate: 10_000.0 };
 
-    fn goods(n: usize, at: OffsetDateTime) -> Vec<(OffsetDateTime, PaceSignal)> {
-        vec![(at, PaceSignal::Good); n]
+    fn sample(started: OffsetDateTime, signal: PaceSignal, window: u32) -> PaceSample {
+        PaceSample { started, signal, window }
+    }
+
+    fn goods(n: usize, at: OffsetDateTime) -> Vec<PaceSample> {
+        vec![sample(at, PaceSignal::Good, 1); n]
     }
 
     #[test]
@@ -196,19 +235,34 @@ mod tests {
     }
 
     #[test]
-    fn an_overload_halves_once_per_window_and_honours_retry_after() {
+    fn refused_among_others_halves_the_concurrency_once_per_window_and_holds_nothing() {
         let p = Pace { concurrency: 20.0, rate: 400.0, threshold: None, decreased_at: None, hold_until: None };
         let earlier = NOW - time::Duration::milliseconds(50);
         let over = PaceSignal::Overload(Some(Duration::from_secs(1)));
-        let p = p.after(&[(earlier, over), (earlier, over)], BOUNDS, NOW);
-        assert!((p.concurrency - 10.0).abs() < 1e-9 && (p.rate - 200.0).abs() < 1e-9, "{p:?}");
-        assert_eq!(p.hold_until, Some(NOW + time::Duration::seconds(1)));
+        let p = p.after(&[sample(earlier, over, 20), sample(earlier, over, 20)], BOUNDS, NOW);
+        assert!((p.concurrency - 10.0).abs() < 1e-9 && (p.rate - 400.0).abs() < 1e-9, "{p:?}");
+        assert_eq!(p.threshold, Some(10.0));
+        assert_eq!(p.hold_until, None, "the refused delivery waits its Retry-After, the destination goes on");
         // Answers to requests sent before the decrease do not decrease again.
         let later = NOW + time::Duration::milliseconds(10);
-        let p = p.after(&[(earlier, PaceSignal::Overload(None))], BOUNDS, later);
+        let p = p.after(&[sample(earlier, PaceSignal::Overload(None), 10)], BOUNDS, later);
         assert!((p.concurrency - 10.0).abs() < 1e-9, "{p:?}");
-        let p = p.after(&[(later, PaceSignal::Overload(None))], BOUNDS, later);
+        let p = p.after(&[sample(later, PaceSignal::Overload(None), 10)], BOUNDS, later);
         assert!((p.concurrency - 5.0).abs() < 1e-9, "{p:?}");
+    }
+
+    #[test]
+    fn refused_alone_halves_the_rate_and_honours_retry_after() {
+        let p = Pace { concurrency: 20.0, rate: 400.0, threshold: None, decreased_at: None, hold_until: None };
+        let over = PaceSignal::Overload(Some(Duration::from_secs(1)));
+        let p = p.after(&[sample(NOW, over, 1)], BOUNDS, NOW);
+        assert!((p.concurrency - 20.0).abs() < 1e-9 && (p.rate - 200.0).abs() < 1e-9, "{p:?}");
+        assert_eq!(p.hold_until, Some(NOW + time::Duration::seconds(1)));
+        // Below a concurrency of 2 every refusal says "too many a second" (or "none at all").
+        let one = Pace { concurrency: 1.5, rate: 50.0, threshold: Some(1.0), decreased_at: None, hold_until: None };
+        let p = one.after(&[sample(NOW, PaceSignal::Overload(Some(Duration::from_secs(30))), 2)], BOUNDS, NOW);
+        assert!((p.concurrency - 1.5).abs() < 1e-9 && (p.rate - 25.0).abs() < 1e-9, "{p:?}");
+        assert_eq!(p.hold_until, Some(NOW + time::Duration::seconds(30)));
     }
 
     #[test]
@@ -218,26 +272,57 @@ mod tests {
         assert!((p.concurrency - 9.0).abs() < 1e-9, "one more per window: {p:?}");
     }
 
-    #[test]
-    fn a_receiver_taking_8_at_a_time_is_refused_rarely_once_settled() {
-        // Each round sends `floor(c)` at once; beyond 8 the extra ones are refused.
+    /// Rounds of 20 ms in which the sender sends what its pace allows (the rate spread over the
+    /// round, the concurrency at once) to a receiver taking `at_once` at a time and `per_second`
+    /// a second; returns the share refused after the first 200 rounds and the sends per second.
+    fn simulate(at_once: u32, per_second: f64) -> (f64, f64) {
         let mut p = Pace::start(BOUNDS);
-        let (mut sent, mut refused) = (0u32, 0u32);
+        let (mut sent, mut refused, mut taken_this_second) = (0u32, 0u32, 0.0);
         let mut t = NOW;
-        for round in 0..2000 {
+        let rounds = 2000;
+        for round in 0..rounds {
             t += time::Duration::milliseconds(20);
-            let n = p.limits(BOUNDS, PaceCaps::default()).max_in_flight;
-            let answers: Vec<_> =
-                (0..n).map(|i| (t, if i < 8 { PaceSignal::Good } else { PaceSignal::Overload(None) })).collect();
-            if round >= 200 {
-                sent += n;
-                refused += n.saturating_sub(8);
+            if round % 50 == 0 {
+                taken_this_second = 0.0;
+            }
+            if p.hold_until.is_some_and(|h| h > t) {
+                continue;
+            }
+            let l = p.limits(BOUNDS, PaceCaps::default());
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let n = l.max_in_flight.min((l.rate / 50.0).ceil().max(1.0) as u32);
+            let mut answers = Vec::new();
+            for i in 0..n {
+                let ok = i < at_once && taken_this_second < per_second;
+                if ok {
+                    taken_this_second += 1.0;
+                }
+                let s = if ok { PaceSignal::Good } else { PaceSignal::Overload(Some(Duration::from_secs(1))) };
+                answers.push(sample(t, s, n));
+                if round >= 200 {
+                    sent += 1;
+                    refused += u32::from(!ok);
+                }
             }
             p = p.after(&answers, BOUNDS, t + time::Duration::milliseconds(1));
         }
-        let share = f64::from(refused) / f64::from(sent);
-        assert!(share < 0.05, "{refused} of {sent} refused");
-        assert!(p.concurrency < 10.0, "{p:?}");
+        let seconds = f64::from(rounds - 200) * 0.02;
+        (f64::from(refused) / f64::from(sent.max(1)), f64::from(sent - refused) / seconds)
+    }
+
+    #[test]
+    fn a_receiver_taking_8_at_a_time_is_refused_rarely_once_settled_and_kept_busy() {
+        let (share, per_second) = simulate(8, f64::INFINITY);
+        assert!(share < 0.05, "{share} refused");
+        // 8 at a time, a round each: 400 a second at most; the pace keeps most of it.
+        assert!(per_second > 200.0, "{per_second} delivered a second");
+    }
+
+    #[test]
+    fn a_receiver_taking_20_a_second_gets_about_that() {
+        let (share, per_second) = simulate(64, 20.0);
+        assert!(share < 0.1, "{share} refused");
+        assert!(per_second > 10.0 && per_second <= 20.0, "{per_second} delivered a second");
     }
 
     #[test]

@@ -58,7 +58,8 @@ pub(super) async fn claim_due_tx(
     // oldest first: a destination with a backlog does not fill the claim with deliveries it has
     // no room for, and the other destinations' due deliveries behind them are claimed too. A
     // delivery waiting for its thread's turn (`ordering_key`: an earlier delivery of the same
-    // thread to the same destination is not finished) is not a candidate at all.
+    // thread to the same destination is not finished) is not a candidate at all. A destination
+    // never measured is looked at with the starting pace's concurrency.
     let candidates: Vec<Candidate> = diesel::sql_query(
         "SELECT d.id, d.destination_id FROM webhook_deliveries d
          JOIN (
@@ -77,7 +78,7 @@ pub(super) async fn claim_due_tx(
          ) r ON r.id = d.id
          JOIN webhook_destinations w ON w.id = r.destination_id
          LEFT JOIN webhook_throttles t ON t.destination_id = r.destination_id
-         WHERE r.rn <= least($4, coalesce(w.max_in_flight, $4), coalesce(greatest(floor(t.concurrency), 1), $4))
+         WHERE r.rn <= least($4, coalesce(w.max_in_flight, $4), greatest(floor(coalesce(t.concurrency, $5)), 1))
            AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= $1
          ORDER BY r.next_attempt_at, d.id
          LIMIT $2
@@ -87,6 +88,7 @@ pub(super) async fn claim_due_tx(
     .bind::<BigInt, _>(i64::try_from(max).unwrap_or(i64::MAX))
     .bind::<BigInt, _>(CLAIM_SCAN)
     .bind::<BigInt, _>(i64::from(limits.max_in_flight.max(1)))
+    .bind::<Double, _>(Pace::start(limits.bounds()).concurrency)
     .load(conn)
     .await?;
     if candidates.is_empty() {
@@ -198,5 +200,12 @@ pub(super) async fn claim_due_tx(
         .execute(conn)
         .await?;
     }
-    Ok(rows.into_iter().map(|r| r.into_claim(AttemptTrigger::Scheduled, true)).collect())
+    let windows: HashMap<i64, u32> = allotment.windows.iter().copied().collect();
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let window = windows.get(&r.destination_id).copied().unwrap_or(1);
+            ClaimedDelivery { window, ..r.into_claim(AttemptTrigger::Scheduled, true) }
+        })
+        .collect())
 }

@@ -96,6 +96,7 @@ impl ClaimRow {
                 .map(|h| h.into_iter().collect())
                 .unwrap_or_default(),
             headers_sealed: self.headers_sealed,
+            window: 0,
         }
     }
 }

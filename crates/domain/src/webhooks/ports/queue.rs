@@ -43,6 +43,10 @@ pub struct ClaimedDelivery {
     pub headers: Vec<(String, String)>,
     /// The static header values, sealed; when present they are what is sent.
     pub headers_sealed: Option<Vec<u8>>,
+    /// The deliveries to its destination in flight once the claim that took it sent its own,
+    /// itself included; 0 when no claim took it (a manual attempt). What the pace learns from a
+    /// refusal ([`crate::webhooks::pace::PaceSample::window`]).
+    pub window: u32,
 }
 
 /// The per-destination limits that claiming enforces, across every instance.
@@ -119,6 +123,8 @@ pub struct AttemptRecord {
     pub effect: DestinationEffect,
     /// What it says about the receiver's load.
     pub pace: PaceSignal,
+    /// Its claim's window ([`ClaimedDelivery::window`]).
+    pub window: u32,
 }
 
 /// A worker's wake-up: resolves when work may have been added since it last resolved (a
