@@ -72,6 +72,11 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .app_data(query_config())
         .service(res("", "/healthz").get(Public, health::healthz).done())
         .service(res("", "/readyz").get(Public, health::readyz).done())
+        // `/v1` before the resources with path parameters: actix tries the services in order, and
+        // a pattern with a parameter is a regular-expression match on every request that reaches
+        // it; no path of those starts with `/v1`, so the order changes nothing but the cost of
+        // reaching the API (docs/benchmarks.md, "Authentication and the rate limit").
+        .service(v1())
         .service(
             res("", "/platform-webhooks/{platform}")
                 // The handler reads the body itself, at most 256 KiB (`receive::MAX_CALLBACK_BYTES`).
@@ -87,7 +92,6 @@ pub fn configure(cfg: &mut ServiceConfig) {
                 .post(Public, handlers::secret_scanning::github::receive)
                 .done(),
         )
-        .service(v1())
         .service(settings_api())
         .service(assistant_routes())
         .service(pages())

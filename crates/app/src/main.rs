@@ -7,6 +7,13 @@ use app::config::Settings;
 use app::CommandError;
 use clap::Parser;
 
+/// mimalloc rather than the system's malloc: a request allocates and frees many small blocks
+/// (futures, headers, rows, JSON), and glibc's allocator was the largest single cost of an
+/// authenticated `/v1` request in the profile (docs/benchmarks.md, "Authentication and the rate
+/// limit").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // clap prints usage errors itself and exits with code 2.
     let cli = Cli::parse();
