@@ -1,6 +1,8 @@
 //! The conversation reports on PostgreSQL (docs/architecture.md, "Reports"): [`record`] stores
-//! what the domain's [`decide`] makes of an event, in the event's transaction; [`PgReports`]
-//! aggregates the facts of a period (read from the replica when one is configured).
+//! what the domain's [`decide`] makes of an event, in the event's transaction (the triggers of
+//! migration `2026-11-29-000101_conversation_rollups` add the facts to `conversation_rollups`);
+//! [`PgReports`] reads a period from the rollup's blocks, its partial days and the facts of the
+//! buckets holding the percentiles (read from the replica when one is configured).
 
 use std::collections::BTreeMap;
 
