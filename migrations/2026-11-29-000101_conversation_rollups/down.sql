@@ -1,0 +1,18 @@
+DROP TRIGGER threads_rollups_delete ON threads;
+DROP TRIGGER thread_labels_rollups_delete ON thread_labels;
+DROP TRIGGER thread_labels_rollups_insert ON thread_labels;
+DROP TRIGGER conversation_facts_rollups_delete ON conversation_facts;
+DROP TRIGGER conversation_facts_rollups_update ON conversation_facts;
+DROP TRIGGER conversation_facts_rollups_insert ON conversation_facts;
+DROP INDEX conversation_facts_business_rank;
+DROP INDEX conversation_facts_wall_rank;
+DROP FUNCTION conversation_rollups_on_thread_delete();
+DROP FUNCTION conversation_rollups_on_labels();
+DROP FUNCTION conversation_rollups_on_facts();
+DROP FUNCTION conversation_rollups_apply(conversation_rollup_delta[]);
+DROP FUNCTION conversation_counts_add(integer[], integer[]);
+DROP FUNCTION conversation_counts(smallint[], bigint[]);
+DROP FUNCTION conversation_rollup_rows(bigint, smallint, timestamptz, bigint, bigint, bigint, bigint, bigint, bigint[], boolean, integer);
+DROP TYPE conversation_rollup_delta;
+DROP TABLE conversation_rollups;
+DROP FUNCTION conversation_bucket(bigint);
