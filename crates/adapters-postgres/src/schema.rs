@@ -767,23 +767,6 @@ diesel::table! {
     }
 }
 
-// The conversation reports' rollup (migration 2026-11-29-000101_conversation_rollups), kept by
-// triggers on `conversation_facts` and `thread_labels`; read with SQL by `PgReports`.
-diesel::table! {
-    conversation_rollups (workspace_id, measure, dim, level, block, key, kind) {
-        workspace_id -> Int8,
-        level -> Int2,
-        block -> Date,
-        measure -> Int2,
-        dim -> Int2,
-        key -> Int8,
-        kind -> Int2,
-        n -> Int8,
-        total -> Int8,
-        counts -> Nullable<Array<Int4>>,
-    }
-}
-
 // Threads whose history awaits its replay into the reports (migration
 // 2026-11-28-000301_conversation_backfill).
 diesel::table! {
