@@ -237,16 +237,7 @@ async fn the_summary_migration_fills_it_from_a_workspace_filled_before_it() {
     // Back to the schema before the summary (reverting whatever came after it too), where the
     // workspace goes on changing: statuses, countries, new messages.
     let url = app.database.url.clone();
-    let mut reverted = Vec::new();
-    loop {
-        let version = adapters_postgres::migrate::revert_last(&url).await.expect("revert");
-        let done = version.replace('-', "").starts_with("20261127000601");
-        reverted.push(version);
-        if done {
-            break;
-        }
-        assert!(reverted.len() < 50, "the summary's migration was never reverted: {reverted:?}");
-    }
+    crate::helpers::revert_through(&url, "20261127000601").await;
     run(
         &app,
         &format!(

@@ -393,3 +393,19 @@ pub fn error_fields(problem: &serde_json::Value) -> Vec<String> {
         .map(|a| a.iter().filter_map(|e| e["field"].as_str().map(str::to_owned)).collect())
         .unwrap_or_default()
 }
+
+/// Reverts the database at `url` migration by migration until the one whose version starts with
+/// `version` (digits only, such as `20261129000101`) is reverted too: the schema as it was before
+/// it, for the upgrade tests that fill a database in that shape.
+pub async fn revert_through(url: &str, version: &str) {
+    let mut reverted = Vec::new();
+    loop {
+        let v = adapters_postgres::migrate::revert_last(url).await.expect("revert");
+        let done = v.replace('-', "").starts_with(version);
+        reverted.push(v);
+        if done {
+            return;
+        }
+        assert!(reverted.len() < 100, "migration {version} was never reverted: {reverted:?}");
+    }
+}

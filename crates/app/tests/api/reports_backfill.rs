@@ -221,12 +221,7 @@ async fn facts_of(conn: &mut diesel_async::AsyncPgConnection) -> Vec<FactRow> {
 async fn threads_stored_before_the_reports_are_replayed_once_after_the_upgrade() {
     const VERSION: &str = "20261127000102";
     let database = test_db::TestDatabase::new().await.expect("database");
-    loop {
-        let v = adapters_postgres::migrate::revert_last(&database.url).await.expect("revert");
-        if v == VERSION {
-            break;
-        }
-    }
+    crate::helpers::revert_through(&database.url, VERSION).await;
     let db = Db::new(&database.url, 4, std::time::Duration::from_secs(5)).expect("pool");
     let mut conn = db.conn().await.expect("conn");
     // Two threads: one answered by a person and resolved (no status change recorded: it happened
@@ -294,12 +289,7 @@ async fn threads_stored_before_the_reports_are_replayed_once_after_the_upgrade()
     let open = "SELECT count(*) AS n FROM conversation_cycles WHERE awaiting_since IS NULL AND $1 = $1";
     assert_eq!(count(&db, open, 0).await, 2, "both cycles are stored, nothing awaits a reply");
 
-    loop {
-        let v = adapters_postgres::migrate::revert_last(&database.url).await.expect("revert");
-        if v == VERSION {
-            break;
-        }
-    }
+    crate::helpers::revert_through(&database.url, VERSION).await;
     adapters_postgres::migrate::run_pending(&database.url).await.expect("migrate again");
 }
 

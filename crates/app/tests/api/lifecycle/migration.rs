@@ -30,12 +30,7 @@ struct Status {
 async fn stored_statuses_and_messages_are_kept_in_the_new_shape() {
     let database = test_db::TestDatabase::new().await.expect("database");
     // Back to the schema before the lifecycle (and whatever came after it).
-    loop {
-        let v = adapters_postgres::migrate::revert_last(&database.url).await.expect("revert");
-        if v == VERSION {
-            break;
-        }
-    }
+    crate::helpers::revert_through(&database.url, VERSION).await;
     let db = Db::new(&database.url, 2, std::time::Duration::from_secs(5)).expect("pool");
     let mut conn = db.conn().await.expect("conn");
     for sql in [

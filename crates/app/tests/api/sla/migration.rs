@@ -21,12 +21,7 @@ async fn count(conn: &mut diesel_async::AsyncPgConnection, sql: &str) -> i64 {
 #[tokio::test]
 async fn stored_threads_are_kept_without_an_sla_and_the_migration_reverts() {
     let database = test_db::TestDatabase::new().await.expect("database");
-    loop {
-        let v = adapters_postgres::migrate::revert_last(&database.url).await.expect("revert");
-        if v == VERSION {
-            break;
-        }
-    }
+    crate::helpers::revert_through(&database.url, VERSION).await;
     let db = Db::new(&database.url, 2, std::time::Duration::from_secs(5)).expect("pool");
     let mut conn = db.conn().await.expect("conn");
     for sql in [
@@ -49,12 +44,7 @@ async fn stored_threads_are_kept_without_an_sla_and_the_migration_reverts() {
     .execute(&mut conn)
     .await
     .expect("policy");
-    loop {
-        let v = adapters_postgres::migrate::revert_last(&database.url).await.expect("revert");
-        if v == VERSION {
-            break;
-        }
-    }
+    crate::helpers::revert_through(&database.url, VERSION).await;
     assert_eq!(count(&mut conn, "SELECT count(*) AS n FROM threads").await, 4, "down keeps the threads");
     adapters_postgres::migrate::run_pending(&database.url).await.expect("migrate again");
 }
