@@ -167,7 +167,6 @@ impl Pace {
                 }
             }
         }
-        let hold = retry_after;
         if at_once || per_second {
             if at_once {
                 p.concurrency = (p.concurrency / 2.0).max(1.0);
@@ -183,7 +182,7 @@ impl Pace {
             p.concurrency += if slow_start { g } else { g / p.concurrency };
             p.rate += g;
         }
-        if let Some(h) = hold {
+        if let Some(h) = retry_after {
             let until = now + h.min(MAX_HOLD);
             p.hold_until = Some(p.hold_until.map_or(until, |u| u.max(until)));
         }
