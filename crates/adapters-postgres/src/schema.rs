@@ -211,9 +211,6 @@ diesel::table! {
         id -> Int8,
         api_key_id -> Nullable<Int8>,
         user_token_id -> Nullable<Int8>,
-        bucket_seconds -> Array<Nullable<Int8>>,
-        bucket_counts -> Array<Nullable<Int4>>,
-        total -> Int4,
         workspace_id -> Nullable<Int8>,
         user_id -> Nullable<Int8>,
     }

@@ -65,8 +65,7 @@ async fn the_window_slides_and_limits_are_per_credential() {
     assert_eq!(channels(&app, &other).await.status(), 200, "another key has its own window");
 
     // An hour and a second pass for the first key's admissions (moved back, not waited for).
-    sql(&app, "UPDATE rate_limit_windows SET bucket_seconds = ARRAY(SELECT s - 3601 FROM unnest(bucket_seconds) s)")
-        .await;
+    sql(&app, "UPDATE rate_limit_seconds SET second = second - 3601").await;
     let res = channels(&app, &key).await;
     assert_eq!(res.status(), 200);
     assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("1"));
@@ -289,4 +288,85 @@ async fn the_assistant_endpoints_count_against_the_member_window_and_answer_429(
     // Methods an assistant path does not have still answer 405, uncounted.
     let res = app.authed(reqwest::Method::GET, &mcp, &token).send().await.expect("request");
     assert_eq!(res.status(), 405);
+}
+
+/// The count inside the window is a difference of running totals: with admissions spread over
+/// several seconds, moving some of them out of the hour frees exactly theirs, and `Retry-After`
+/// names the second at which the oldest one still counted leaves.
+#[tokio::test]
+async fn admissions_leave_the_window_second_by_second() {
+    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 5).await;
+    let (_, key) = app.advanced_with_key().await;
+    for _ in 0..5 {
+        assert_eq!(channels(&app, &key).await.status(), 200);
+    }
+    problem(channels(&app, &key).await, 429, "rate_limited").await;
+    // Spread five admissions over five seconds instead: 3700, 3650, 1000, 500 and 2 seconds ago
+    // (the real ones moved a day back).
+    sql(&app, "UPDATE rate_limit_seconds SET second = second - 86400").await;
+    sql(
+        &app,
+        "INSERT INTO rate_limit_seconds (window_id, second, admitted, admitted_before)
+         SELECT w.id, floor(extract(epoch FROM now()))::bigint - o.ago, 1, 5 + o.before
+           FROM rate_limit_windows w, (VALUES (3700, 0), (3650, 1), (1000, 2), (500, 3), (2, 4)) AS o (ago, before)",
+    )
+    .await;
+    assert!(
+        sql_bool(
+            &app,
+            "(SELECT sum(admitted) = 5 FROM rate_limit_seconds WHERE second > extract(epoch FROM now()) - 7200)"
+        )
+        .await,
+        "five seconds of one admission each"
+    );
+    // Two of the five are older than the hour: two requests are admitted, the third is refused
+    // until the one of 1000 seconds ago leaves.
+    for remaining in ["1", "0"] {
+        let res = channels(&app, &key).await;
+        assert_eq!(res.status(), 200);
+        assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some(remaining));
+    }
+    let res = channels(&app, &key).await;
+    let retry: u64 = header(&res, "retry-after").and_then(|v| v.parse().ok()).expect("Retry-After");
+    assert!((2599..=2602).contains(&retry), "{retry}");
+    problem(res, 429, "rate_limited").await;
+    assert!(
+        sql_bool(&app, "NOT EXISTS (SELECT 1 FROM rate_limit_seconds WHERE second < extract(epoch FROM now()) - 3600)")
+            .await,
+        "a new second drops the seconds that left the window"
+    );
+}
+
+/// The admissions of the last hour survive the move from the window row's arrays to rows per
+/// second: a key at its limit before the upgrade is still at it after, and what had left the hour
+/// is not counted.
+#[tokio::test]
+async fn the_upgrade_keeps_the_admissions_of_the_hour() {
+    let app = TestApp::spawn_with(|s| s.rate_limit.requests_per_hour = 4).await;
+    let (_, key) = app.advanced_with_key().await;
+    let url = app.database.url.clone();
+    crate::helpers::revert_through(&url, "20261130000301").await;
+    for remaining in ["3", "2"] {
+        let res = channels(&app, &key).await;
+        assert_eq!(res.status(), 200, "the schema before it still counts");
+        assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some(remaining));
+    }
+    // Older admissions: five that left the hour, one 1800 seconds ago.
+    sql(
+        &app,
+        "UPDATE rate_limit_windows
+            SET bucket_seconds = ARRAY[bucket_seconds[1] - 4000, bucket_seconds[1] - 1800] || bucket_seconds,
+                bucket_counts = ARRAY[5, 1] || bucket_counts, total = total + 6",
+    )
+    .await;
+    adapters_postgres::migrate::run_pending(&url).await.expect("migrate again");
+    assert!(sql_bool(&app, "(SELECT sum(admitted) = 8 FROM rate_limit_seconds)").await, "the kept seconds are rows");
+
+    let res = channels(&app, &key).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("0"), "1 + 2 carried over, and this one");
+    let res = channels(&app, &key).await;
+    let retry: u64 = header(&res, "retry-after").and_then(|v| v.parse().ok()).expect("Retry-After");
+    assert!((1798..=1802).contains(&retry), "the admission of 1800 s ago leaves first: {retry}");
+    problem(res, 429, "rate_limited").await;
 }
