@@ -230,6 +230,15 @@ pub fn document() -> String {
          from the execute endpoint and a result with `isError` over MCP.\n\n",
     );
     out.push_str(&domain::access::assistant_tools_matrix());
+    out.push_str(
+        "\n## Parts of a record some readers do not see\n\nA webhook destination's static `headers` \
+         values (`GET /v1/webhooks`, `GET /v1/webhooks/{webhook_id}`, their settings API twins and the \
+         destination's settings page) are shown only to callers allowed `webhooks.write`, who manage \
+         destinations and set the values; every other reader (an API key with `webhooks:read` only) gets \
+         each name with an empty value (`domain::access::sees_webhook_header_values`). The assistant's \
+         `list_webhooks` shows no headers, and to callers without `webhooks.read` the URLs only as origin \
+         and path.\n",
+    );
     out.push_str("\n## Every route\n\n| method | path | surface | action |\n|---|---|---|---|\n");
     for e in registered() {
         let action = e.access.action().map_or_else(|| "—".to_owned(), |a| format!("`{a}`"));

@@ -1,23 +1,31 @@
-//! Keys reported leaked by secret scanning: looked up by digest in every workspace, the live ones
-//! revoked with their audit records and the e-mails to their workspace's admins in one transaction
-//! ([`domain::secret_scanning::decide_leak`], [`domain::api_keys::leak_mails`]).
+//! Keys and login tokens reported leaked by secret scanning: looked up by digest in every
+//! workspace, the live ones revoked with their audit records and e-mails in one transaction — a
+//! key's to its workspace's admins ([`domain::secret_scanning::decide_leak`],
+//! [`domain::api_keys::leak_mails`]), a login token's to its owner
+//! ([`domain::secret_scanning::decide_login_token_leak`]).
 
 use std::collections::HashMap;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::AsyncPgConnection;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::api_keys::{leak_mails, ApiKey};
+use domain::auth::TokenKind;
 use domain::mail::SiteUrl;
-use domain::secret_scanning::{decide_leak, LeakLabel, LeakReport, LeakedKeyStore};
+use domain::secret_scanning::{
+    decide_leak, decide_login_token_leak, LeakLabel, LeakReport, LeakedKeyStore, LeakedLoginToken,
+};
+use domain::users::{Email, UserId};
+use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
 
 use crate::api_keys::ApiKeyRow;
 use crate::error::repo;
 use crate::pool::Db;
-use crate::schema::api_keys;
+use crate::schema::{api_keys, user_tokens, users};
 
 /// [`LeakedKeyStore`] on PostgreSQL; the mails link to `site`.
 #[derive(Debug, Clone)]
@@ -40,10 +48,13 @@ impl LeakedKeyStore for PgLeakedKeyStore {
         let (reports, site) = (reports.to_vec(), self.site.clone());
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
-                let digests: Vec<Vec<u8>> = reports.iter().map(|r| r.digest.0.to_vec()).collect();
-                // Locked in id order, so two alerts naming the same keys never deadlock.
+                let digests = |kind: TokenKind| -> Vec<Vec<u8>> {
+                    reports.iter().filter(|r| r.kind == kind).map(|r| r.digest.0.to_vec()).collect()
+                };
+                // Locked in id order (keys, then login tokens), so two alerts naming the same
+                // credentials never deadlock.
                 let rows: Vec<(Vec<u8>, ApiKeyRow)> = api_keys::table
-                    .filter(api_keys::key_digest.eq_any(&digests))
+                    .filter(api_keys::key_digest.eq_any(&digests(TokenKind::ApiKey)))
                     .order(api_keys::id)
                     .select((api_keys::key_digest, ApiKeyRow::as_select()))
                     .for_update()
@@ -51,8 +62,28 @@ impl LeakedKeyStore for PgLeakedKeyStore {
                     .await?;
                 let mut found: HashMap<Vec<u8>, ApiKey> =
                     rows.into_iter().map(|(digest, row)| (digest, ApiKey::from(row))).collect();
+                let tokens = lock_login_tokens(conn, &digests(TokenKind::User)).await?;
                 let mut labels = Vec::with_capacity(reports.len());
                 for report in &reports {
+                    if report.kind == TokenKind::User {
+                        let token = tokens.get(report.digest.0.as_slice());
+                        let decision = decide_login_token_leak(token, &report.reported, at, &site);
+                        if let (Some(revocation), Some(token)) = (&decision.revoke, token) {
+                            // As signing out does: the row stays, revoked.
+                            diesel::update(
+                                user_tokens::table
+                                    .filter(user_tokens::id.eq(token.id))
+                                    .filter(user_tokens::revoked_at.is_null()),
+                            )
+                            .set(user_tokens::revoked_at.eq(at))
+                            .execute(conn)
+                            .await?;
+                            crate::audit::write(conn, std::slice::from_ref(&revocation.audit), None).await?;
+                            crate::mail::enqueue(conn, revocation.mail.as_slice()).await?;
+                        }
+                        labels.push(decision.label);
+                        continue;
+                    }
                     let key = found.get(report.digest.0.as_slice());
                     let decision = decide_leak(key, &report.reported, at);
                     if let (Some(entry), Some(key)) = (&decision.revoke, key) {
@@ -92,4 +123,54 @@ impl LeakedKeyStore for PgLeakedKeyStore {
         .await
         .map_err(repo)
     }
+}
+
+/// The login tokens of `digests` with their owners' addresses; the tokens locked in id order (the
+/// owners are only read: a password change locks the user before the tokens it revokes).
+async fn lock_login_tokens(
+    conn: &mut AsyncPgConnection,
+    digests: &[Vec<u8>],
+) -> diesel::QueryResult<HashMap<Vec<u8>, LeakedLoginToken>> {
+    if digests.is_empty() {
+        return Ok(HashMap::new());
+    }
+    type Row = (i64, Vec<u8>, i64, i64, OffsetDateTime, Option<OffsetDateTime>);
+    let rows: Vec<Row> = user_tokens::table
+        .filter(user_tokens::token_digest.eq_any(digests))
+        .order(user_tokens::id)
+        .select((
+            user_tokens::id,
+            user_tokens::token_digest,
+            user_tokens::workspace_id,
+            user_tokens::user_id,
+            user_tokens::expires_at,
+            user_tokens::revoked_at,
+        ))
+        .for_update()
+        .load(conn)
+        .await?;
+    let owners: Vec<i64> = rows.iter().map(|r| r.3).collect();
+    let emails: HashMap<i64, String> = users::table
+        .filter(users::id.eq_any(&owners))
+        .select((users::id, users::email))
+        .load(conn)
+        .await?
+        .into_iter()
+        .collect();
+    Ok(rows
+        .into_iter()
+        .map(|(id, digest, workspace_id, user_id, expires_at, revoked_at)| {
+            let token = LeakedLoginToken {
+                id,
+                workspace_id: WorkspaceId(workspace_id),
+                user_id: UserId(user_id),
+                // Stored addresses were validated on the way in; one that no longer parses gets
+                // no mail, and the token is revoked all the same.
+                owner_email: emails.get(&user_id).and_then(|e| Email::new("email", e).ok()),
+                expires_at,
+                revoked_at,
+            };
+            (digest, token)
+        })
+        .collect())
 }

@@ -9,6 +9,6 @@ pub struct LeakVerdict {
     pub token_raw: String,
     /// The alert's `type` for it.
     pub token_type: String,
-    /// `true_positive` (a key wms issued) or `false_positive`.
+    /// `true_positive` (a key wms issued, or a live login token) or `false_positive`.
     pub label: &'static str,
 }

@@ -2,30 +2,55 @@
 //! invitations.md`). A person without a wms password chooses one here (the link is their proof of
 //! the address); a person with one signs in as that account and accepts. The link alone never
 //! signs anyone in and never changes a password. A used, voided, expired or made-up link is 410
-//! and changes nothing; a different signed-in account is 403.
+//! and changes nothing; a different signed-in account is 403. The form is a pre-session form: a
+//! post without its [`PreSessionToken`] is refused (403) before anything is looked at.
 
 use actix_web::http::header::{self, CacheControl, CacheDirective};
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse, HttpResponseBuilder};
 use domain::members::{AcceptInvitationError, InvitationView};
+use domain::sessions::SessionSecret;
 use domain::users::UserId;
 use maud::{html, Markup};
 
 use super::form::FormData;
 use super::layout::{bare, field_error, invalid};
 use super::login::wait_text;
-use super::session::session_cookie;
+use super::session::{session_cookie, PreSessionToken, CSRF_FIELD};
 use super::PageError;
 use crate::session_cookie::SESSION_COOKIE;
 use crate::state::AppState;
 
+/// Where the form's [`PreSessionToken`] cookie is set: every invitation's path, without the
+/// link's secret.
+const FORM_PATH: &str = "/invitations";
+
 fn page(status: StatusCode, body: Markup) -> HttpResponse {
-    HttpResponse::build(status)
-        // The path holds a secret: no cache keeps it, no Referer carries it.
-        .insert_header(CacheControl(vec![CacheDirective::NoStore]))
+    answer(status).body(bare("Your invitation", body).into_string())
+}
+
+fn answer(status: StatusCode) -> HttpResponseBuilder {
+    let mut res = HttpResponse::build(status);
+    // The path holds a secret: no cache keeps it, no Referer carries it.
+    res.insert_header(CacheControl(vec![CacheDirective::NoStore]))
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
-        .content_type("text/html; charset=utf-8")
-        .body(bare("Your invitation", body).into_string())
+        .content_type("text/html; charset=utf-8");
+    res
+}
+
+/// The invitation's form, with a fresh anti-forgery token.
+fn form_page(
+    state: &AppState,
+    status: StatusCode,
+    token: &str,
+    view: &InvitationView,
+    signed_in: bool,
+    error: Option<&str>,
+) -> HttpResponse {
+    let csrf = PreSessionToken::issue(state.auth.random.as_ref());
+    answer(status)
+        .cookie(csrf.cookie(&state.pages, FORM_PATH))
+        .body(bare("Your invitation", form(token, csrf.value(), view, signed_in, error)).into_string())
 }
 
 fn invalid_link() -> HttpResponse {
@@ -42,7 +67,10 @@ fn invalid_link() -> HttpResponse {
     )
 }
 
-fn other_account() -> HttpResponse {
+/// Signed in as someone else: the sign-out button carries that session's token, like every
+/// signed-in page's forms.
+fn other_account(req: &HttpRequest) -> HttpResponse {
+    let csrf = req.cookie(SESSION_COOKIE).and_then(|c| SessionSecret::parse(c.value())).map(|s| s.csrf_token());
     page(
         StatusCode::FORBIDDEN,
         html! {
@@ -50,12 +78,15 @@ fn other_account() -> HttpResponse {
             p.error-text role="alert" {
                 "You are signed in as someone else. Sign out, then open the link from the invitation e-mail again."
             }
-            form method="post" action="/logout" { button type="submit" { "Sign out" } }
+            form method="post" action="/logout" {
+                input type="hidden" name=(CSRF_FIELD) value=(csrf.unwrap_or_default());
+                button type="submit" { "Sign out" }
+            }
         },
     )
 }
 
-fn form(token: &str, view: &InvitationView, signed_in: bool, error: Option<&str>) -> Markup {
+fn form(token: &str, csrf: &str, view: &InvitationView, signed_in: bool, error: Option<&str>) -> Markup {
     let workspace = if view.workspace_name.is_empty() { "a workspace" } else { view.workspace_name.as_str() };
     html! {
         h1 { "Join " (workspace) }
@@ -67,6 +98,7 @@ fn form(token: &str, view: &InvitationView, signed_in: bool, error: Option<&str>
             p.lead { "You were invited as " strong { (view.email) } ", which has a wms password. Sign in with it to accept." }
         }
         form.card method="post" action={ "/invitations/" (token) } novalidate {
+            input type="hidden" name=(CSRF_FIELD) value=(csrf);
             @if !view.has_password || !signed_in {
                 @let (label, autocomplete) = if view.has_password { ("Password", "current-password") } else { ("New password", "new-password") };
                 div.field {
@@ -101,15 +133,15 @@ pub async fn show(
     let Some(view) = state.members.invitation(&token).await? else { return Ok(invalid_link()) };
     let me = signed_in(&req, &state).await?;
     if me.is_some_and(|u| u != view.user_id) {
-        return Ok(other_account());
+        return Ok(other_account(&req));
     }
-    Ok(page(StatusCode::OK, form(&token, &view, me.is_some(), None)))
+    Ok(form_page(&state, StatusCode::OK, &token, &view, me.is_some(), None))
 }
 
 /// `POST /invitations/{token}`: accepts (choosing a password or signing in) and signs in.
 ///
 /// # Errors
-/// Infrastructure failures.
+/// [`PageError::Csrf`] without the form's token; infrastructure failures.
 pub async fn accept(
     req: HttpRequest,
     meta: crate::audit_context::RequestMeta,
@@ -117,6 +149,7 @@ pub async fn accept(
     token: web::Path<String>,
     form_data: FormData,
 ) -> Result<HttpResponse, PageError> {
+    PreSessionToken::check(&req, &form_data)?;
     let password = form_data.get("password").unwrap_or("");
     let me = signed_in(&req, &state).await?;
     let client = req.peer_addr().map(|a| a.ip());
@@ -129,10 +162,11 @@ pub async fn accept(
             Ok(HttpResponse::SeeOther()
                 .insert_header((header::LOCATION, "/"))
                 .cookie(session_cookie(&state.pages, &done.secret, ttl))
+                .cookie(PreSessionToken::removal(&state.pages, FORM_PATH))
                 .finish())
         }
         Err(AcceptInvitationError::Invalid) => Ok(invalid_link()),
-        Err(AcceptInvitationError::OtherAccount) => Ok(other_account()),
+        Err(AcceptInvitationError::OtherAccount) => Ok(other_account(&req)),
         Err(
             e @ (AcceptInvitationError::Password(_)
             | AcceptInvitationError::WrongPassword
@@ -152,7 +186,7 @@ pub async fn accept(
                 ),
                 _ => (StatusCode::UNAUTHORIZED, "That is not the password of this account.".to_owned(), None),
             };
-            let mut res = page(status, form(&token, &view, me.is_some(), Some(&message)));
+            let mut res = form_page(&state, status, &token, &view, me.is_some(), Some(&message));
             if let Some(secs) = retry {
                 res.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
             }

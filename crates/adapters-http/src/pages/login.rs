@@ -11,13 +11,14 @@ use serde::Deserialize;
 
 use super::form::FormData;
 use super::layout::{bare, field_error, invalid};
-use super::session::{
-    login_csrf_cookie, login_csrf_removal, session_cookie, tokens_match, CSRF_FIELD, LOGIN_CSRF_COOKIE,
-};
+use super::session::{session_cookie, PreSessionToken, CSRF_FIELD};
 use super::PageError;
 use crate::audit_context::login_request;
 use crate::session_cookie::SESSION_COOKIE;
 use crate::state::AppState;
+
+/// The sign-in form's path, where its [`PreSessionToken`] cookie is set.
+const FORM_PATH: &str = "/login";
 
 /// Where to go after signing in when nothing else was asked for.
 const HOME: &str = "/settings/workspace/api-keys";
@@ -97,13 +98,12 @@ fn login_form(v: &LoginView, token: &str) -> Markup {
 }
 
 fn render(state: &AppState, status: actix_web::http::StatusCode, v: &LoginView) -> HttpResponse {
-    // A fresh double-submit token for every rendering of the form.
-    let token = SessionSecret::generate(state.auth.random.as_ref()).expose().to_owned();
+    let token = PreSessionToken::issue(state.auth.random.as_ref());
     HttpResponse::build(status)
         .insert_header(CacheControl(vec![CacheDirective::NoStore]))
-        .cookie(login_csrf_cookie(&state.pages, &token))
+        .cookie(token.cookie(&state.pages, FORM_PATH))
         .content_type("text/html; charset=utf-8")
-        .body(bare("Sign in", login_form(v, &token)).into_string())
+        .body(bare("Sign in", login_form(v, token.value())).into_string())
 }
 
 /// `GET /login`: the form, or straight on when already signed in.
@@ -131,11 +131,7 @@ pub async fn show(
 /// # Errors
 /// [`PageError::Csrf`] without the form's token; infrastructure failures.
 pub async fn submit(req: HttpRequest, state: web::Data<AppState>, form: FormData) -> Result<HttpResponse, PageError> {
-    let cookie = req.cookie(LOGIN_CSRF_COOKIE);
-    let presented = form.get(CSRF_FIELD).unwrap_or("");
-    if !cookie.is_some_and(|c| !presented.is_empty() && tokens_match(c.value(), presented)) {
-        return Err(PageError::Csrf);
-    }
+    PreSessionToken::check(&req, &form)?;
     let next = safe_next(form.get("next"));
     let email = form.text("email");
     let auth = &state.auth;
@@ -149,7 +145,7 @@ pub async fn submit(req: HttpRequest, state: web::Data<AppState>, form: FormData
             return Ok(HttpResponse::SeeOther()
                 .insert_header((header::LOCATION, target))
                 .cookie(session_cookie(&state.pages, &done.secret, ttl))
-                .cookie(login_csrf_removal(&state.pages))
+                .cookie(PreSessionToken::removal(&state.pages, FORM_PATH))
                 .finish());
         }
         Err(LoginError::Invalid(v)) => {

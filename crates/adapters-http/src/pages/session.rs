@@ -7,8 +7,9 @@
 //! 3. Every state-changing form carries the session's synchronizer token
 //!    ([`domain::sessions::SessionSecret::csrf_token`]), checked in constant time here
 //!    ([`SessionForm`]); the JSON settings API wants it in `X-CSRF-Token` when authenticated by
-//!    cookie ([`crate::session_cookie::csrf_header_ok`]). The sign-in form, which has no session yet, uses a
-//!    double-submit cookie ([`LOGIN_CSRF_COOKIE`]).
+//!    cookie ([`crate::session_cookie::csrf_header_ok`]). The pre-session forms, posted before a
+//!    session exists (sign-in, accepting an invitation, both steps of a password reset), use a
+//!    double-submit cookie instead ([`PreSessionToken`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,6 +20,7 @@ use actix_web::http::header::LOCATION;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest, HttpResponse};
 use domain::access::{authorize, Action, Caller};
 use domain::audit::AuditContext;
+use domain::common::ports::RandomSource;
 use domain::sessions::{SessionSecret, SessionState};
 use domain::users::UserId;
 use domain::workspace::PlanTier;
@@ -30,8 +32,8 @@ use crate::audit_context::RequestMeta;
 use crate::session_cookie::SESSION_COOKIE;
 use crate::state::AppState;
 
-/// The sign-in form's double-submit cookie.
-pub const LOGIN_CSRF_COOKIE: &str = "wms_login_csrf";
+/// The pre-session forms' double-submit cookie ([`PreSessionToken`]).
+pub const PRE_SESSION_CSRF_COOKIE: &str = "wms_presession_csrf";
 /// A one-line message for the next page (never a secret).
 pub const FLASH_COOKIE: &str = "wms_flash";
 /// The form field and header names of the token.
@@ -61,22 +63,63 @@ pub fn removal(pages: &PagesState, name: &'static str) -> Cookie<'static> {
     c
 }
 
-/// The sign-in form's token cookie (`SameSite=Strict`: only this site's pages send it).
-pub fn login_csrf_cookie(pages: &PagesState, value: &str) -> Cookie<'static> {
-    Cookie::build(LOGIN_CSRF_COOKIE, value.to_owned())
-        .path("/login")
-        .http_only(true)
-        .same_site(SameSite::Strict)
-        .secure(pages.secure_cookies)
-        .finish()
-}
+/// The anti-forgery token of a pre-session form (sign-in, accepting an invitation, asking for a
+/// password reset and choosing the new password): no session exists yet to hold a synchronizer
+/// token, so each rendering of the form sets a fresh random value both as a cookie for the form's
+/// path and in the form; a post must bring both, equal. Another site can neither read nor set the
+/// cookie (and `SameSite=Strict` keeps the browser from sending it with that site's requests), so
+/// it cannot put the value in its form.
+#[derive(Debug)]
+pub struct PreSessionToken(String);
 
-/// Clears the sign-in form's token cookie. A browser removes a cookie only when the removal names
-/// the path it was set on (`/login`); one sent for `/` leaves it in place.
-pub fn login_csrf_removal(pages: &PagesState) -> Cookie<'static> {
-    let mut c = login_csrf_cookie(pages, "");
-    c.make_removal();
-    c
+impl PreSessionToken {
+    /// A fresh token for one rendering of a form.
+    pub fn issue(random: &dyn RandomSource) -> Self {
+        Self(SessionSecret::generate(random).expose().to_owned())
+    }
+
+    /// The value to embed in the form's [`CSRF_FIELD`].
+    pub fn value(&self) -> &str {
+        &self.0
+    }
+
+    /// The cookie for the form's `path` (`SameSite=Strict`: only this site's pages send it; one
+    /// path per form, so that a sign-in page open in another tab keeps its own token).
+    pub fn cookie(&self, pages: &PagesState, path: &'static str) -> Cookie<'static> {
+        Self::build(pages, path, self.0.clone())
+    }
+
+    /// Clears the cookie of `path` once its form did its work. A browser removes a cookie only
+    /// when the removal names the path it was set on; one sent for `/` leaves it in place.
+    pub fn removal(pages: &PagesState, path: &'static str) -> Cookie<'static> {
+        let mut c = Self::build(pages, path, String::new());
+        c.make_removal();
+        c
+    }
+
+    fn build(pages: &PagesState, path: &'static str, value: String) -> Cookie<'static> {
+        Cookie::build(PRE_SESSION_CSRF_COOKIE, value)
+            .path(path)
+            .http_only(true)
+            .same_site(SameSite::Strict)
+            .secure(pages.secure_cookies)
+            .finish()
+    }
+
+    /// Admits a posted pre-session form whose [`CSRF_FIELD`] equals the cookie, compared in
+    /// constant time.
+    ///
+    /// # Errors
+    /// [`PageError::Csrf`] without the cookie, without the field, or when they differ.
+    pub fn check(req: &HttpRequest, form: &FormData) -> Result<(), PageError> {
+        let presented = form.get(CSRF_FIELD).unwrap_or("");
+        let cookie = req.cookie(PRE_SESSION_CSRF_COOKIE);
+        if cookie.is_some_and(|c| !presented.is_empty() && tokens_match(c.value(), presented)) {
+            Ok(())
+        } else {
+            Err(PageError::Csrf)
+        }
+    }
 }
 
 /// A message for the next page.

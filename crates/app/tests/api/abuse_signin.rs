@@ -149,7 +149,7 @@ async fn submit_form(
         .get_all(SET_COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with("wms_login_csrf="))
+        .find(|v| v.starts_with("wms_presession_csrf="))
         .and_then(|v| v.split(';').next())
         .expect("csrf cookie")
         .to_owned();

@@ -388,3 +388,70 @@ async fn the_assistant_shows_agents_webhook_urls_without_their_secrets() {
     assert_eq!(url_for(agent).await, "https://hooks.example.com/in");
     assert_eq!(url_for(narrow).await, "https://hooks.example.com/in");
 }
+
+/// A destination's static header values are often the receiver's credential: callers who may
+/// only read webhooks get the names with empty values; those who manage destinations (and set
+/// the values) see them, on every surface.
+#[tokio::test]
+async fn webhook_header_values_are_shown_only_to_callers_who_may_manage_webhooks() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let full = app.api_key(&ws).await;
+    let body = json!({"url": "https://hooks.example.com/in", "events": ["message.created"],
+                      "headers": {"Authorization": "Bearer rcv_s3cret", "X-Tenant": "acme"}});
+    let created = app.post_json("/v1/webhooks", &full, &body).await;
+    assert_eq!(created.status(), 201);
+    let created: Value = created.json().await.expect("json");
+    let id = created["id"].as_i64().expect("id");
+    assert_eq!(created["headers"]["authorization"], "Bearer rcv_s3cret", "the creator sees what it set");
+    let values = json!({"authorization": "Bearer rcv_s3cret", "x-tenant": "acme"});
+    let masked = json!({"authorization": "", "x-tenant": ""});
+
+    let reader = app.api_key_with_scopes(&ws, &["webhooks:read"]).await;
+    let writer = app.api_key_with_scopes(&ws, &["webhooks:write"]).await;
+    let admin = admin_token(&app, &ws).await;
+    let settings = format!("/api/workspaces/{}/webhooks", ws.id);
+    for (who, token, base, expected) in [
+        ("a key with webhooks:read only", &reader, "/v1/webhooks", &masked),
+        ("a key with webhooks:write", &writer, "/v1/webhooks", &values),
+        ("a key with every scope", &full, "/v1/webhooks", &values),
+        ("an admin on /v1", &admin, "/v1/webhooks", &values),
+        ("an admin on the settings API", &admin, settings.as_str(), &values),
+    ] {
+        let (status, one) = app.get_json(&format!("{base}/{id}"), token).await;
+        assert_eq!((status, &one["headers"]), (200, expected), "{who}: get");
+        let (status, list) = app.get_json(base, token).await;
+        assert_eq!((status, &list["data"][0]["headers"]), (200, expected), "{who}: list");
+    }
+    let (_, one) = app.get_json(&format!("/v1/webhooks/{id}"), &reader).await;
+    assert!(!one.to_string().contains("rcv_s3cret"), "{one}");
+
+    // An agent reads no destination at all, on either surface.
+    let (email, password) = add_member(&app, ws.id, "agent").await;
+    let agent = token_for(&app, &email, &password, Some(ws.id)).await;
+    assert_eq!(app.get_json(&format!("/v1/webhooks/{id}"), &agent).await.0, 403);
+    assert_eq!(app.get_json(&format!("{settings}/{id}"), &agent).await.0, 403);
+
+    // The settings page (admins) shows the values in the edit form.
+    let browser = sign_in(&app, &ws).await;
+    let page = browser.get(&app, &format!("/settings/integrations/webhooks/{id}")).await;
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.expect("html").contains("authorization: Bearer rcv_s3cret"));
+
+    // The assistant's list_webhooks shows no headers to anyone.
+    let narrow = app.api_key_with_scopes(&ws, &["assistant:read", "webhooks:read"]).await;
+    let path = format!("/workspaces/{}/co-admin/tools/execute", ws.id);
+    for token in [narrow, admin] {
+        let res = app
+            .client
+            .post(app.url(&path))
+            .bearer_auth(token)
+            .json(&json!({"tool": "list_webhooks", "arguments": {}}))
+            .send()
+            .await
+            .expect("request");
+        let v: Value = res.json().await.expect("json");
+        assert_eq!(v["result"]["webhooks"][0]["id"], id, "{v}");
+        assert!(!v.to_string().contains("rcv_s3cret") && !v.to_string().contains("x-tenant"), "{v}");
+    }
+}

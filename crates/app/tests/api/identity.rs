@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::credentials::{admin_token, sql, sql_bool};
 use crate::helpers::{problem, TestApp};
-use crate::pages::sign_in;
+use crate::pages::{form_token, sign_in, submit_form};
 
 async fn login(app: &TestApp, email: &str, password: &str, ws: Option<i64>) -> reqwest::Response {
     let body = json!({"email": email, "password": password, "workspace_id": ws});
@@ -52,13 +52,8 @@ async fn another_workspaces_admin_adding_an_invited_person_gets_no_link_and_no_p
     };
     let a_link = token_of(mails.iter().find(|m| m.subject.contains(&a_name)).expect("A's mail"));
     let links: Vec<String> = mails.iter().map(token_of).collect();
-    let done = app
-        .client
-        .post(app.url(&format!("/invitations/{a_link}")))
-        .form(&[("password", "the real person's password")])
-        .send()
-        .await
-        .expect("request");
+    let done =
+        submit_form(&app, &format!("/invitations/{a_link}"), &[("password", "the real person's password")]).await;
     assert_eq!(done.status(), 303);
     assert_eq!(login(&app, "newhire@victim.test", "the real person's password", Some(a.id)).await.status(), 200);
     // B's membership is still invited: naming B at sign-in is a wrong password.
@@ -72,13 +67,8 @@ async fn another_workspaces_admin_adding_an_invited_person_gets_no_link_and_no_p
     let b_link = links.iter().find(|l| **l != a_link).expect("B's link");
     let page = app.get(&format!("/invitations/{b_link}")).await.text().await.expect("html");
     assert!(page.contains("Sign in with it to accept"), "{page}");
-    let try_set = app
-        .client
-        .post(app.url(&format!("/invitations/{b_link}")))
-        .form(&[("password", "attacker's new password")])
-        .send()
-        .await
-        .expect("request");
+    let try_set =
+        submit_form(&app, &format!("/invitations/{b_link}"), &[("password", "attacker's new password")]).await;
     assert_eq!(try_set.status(), 401);
     problem(login(&app, "newhire@victim.test", "attacker's new password", None).await, 401, "invalid_credentials")
         .await;
@@ -171,20 +161,27 @@ async fn an_invited_account_with_a_password_must_sign_in_to_accept_and_another_a
     let res = app.post_json("/v1/users", &admin, &json!({"email": other.admin_email, "role": "agent"})).await;
     assert_eq!(res.status(), 201);
     let token = sink.token_for(&other.admin_email, "invitations", 0).await;
-    // Someone else signed in in this browser: refused, nothing changes.
+    // Someone else signed in in this browser: refused, nothing changes (the form's token is the
+    // one a signed-out visit of the page handed out, so only the other account is refused).
+    let path = format!("/invitations/{token}");
+    let form = form_token(&app, &path).await;
     let stranger = sign_in(&app, &ws).await;
-    assert_eq!(stranger.get(&app, &format!("/invitations/{token}")).await.status(), 403);
-    let refused =
-        stranger.post(&app, &format!("/invitations/{token}"), &[("password", &other.admin_password)], false).await;
-    assert_eq!(refused.status(), 403);
-    // The link alone never signs in: a wrong password is refused, the right one accepts.
-    let wrong = app
+    let shown = stranger.get(&app, &path).await;
+    assert_eq!(shown.status(), 403);
+    // Its sign-out button works: it carries the session's token.
+    assert!(shown.text().await.expect("html").contains(&format!("value=\"{}\"", stranger.csrf)));
+    let refused = app
         .client
-        .post(app.url(&format!("/invitations/{token}")))
-        .form(&[("password", "not the password")])
+        .post(app.url(&path))
+        .header("cookie", format!("{}; {}", stranger.cookie, form.cookie))
+        .form(&[("csrf_token", form.csrf.as_str()), ("password", other.admin_password.as_str())])
         .send()
         .await
         .expect("request");
+    assert_eq!(refused.status(), 403);
+    assert!(refused.text().await.expect("html").contains("This invitation is for another account"));
+    // The link alone never signs in: a wrong password is refused, the right one accepts.
+    let wrong = form.post(&app, &path, &[("password", "not the password")]).send().await.expect("request");
     assert_eq!(wrong.status(), 401);
     assert!(
         sql_bool(
@@ -196,13 +193,7 @@ async fn an_invited_account_with_a_password_must_sign_in_to_accept_and_another_a
         )
         .await
     );
-    let ok = app
-        .client
-        .post(app.url(&format!("/invitations/{token}")))
-        .form(&[("password", other.admin_password.as_str())])
-        .send()
-        .await
-        .expect("request");
+    let ok = form.post(&app, &path, &[("password", other.admin_password.as_str())]).send().await.expect("request");
     assert_eq!(ok.status(), 303);
     assert_eq!(login(&app, &other.admin_email, &other.admin_password, Some(ws.id)).await.status(), 200);
     // The password is the account's own still.
@@ -221,9 +212,9 @@ async fn wrong_passwords_on_an_invitation_page_are_throttled_with_the_sign_in_fo
     let res = app.post_json("/v1/users", &admin, &json!({"email": other.admin_email, "role": "agent"})).await;
     assert_eq!(res.status(), 201);
     let token = sink.token_for(&other.admin_email, "invitations", 0).await;
-    let attempt = |password: &'static str| {
-        app.client.post(app.url(&format!("/invitations/{token}"))).form(&[("password", password)]).send()
-    };
+    let path = format!("/invitations/{token}");
+    let form = form_token(&app, &path).await;
+    let attempt = |password: &'static str| form.post(&app, &path, &[("password", password)]).send();
     // Two wrong sign-ins on the form and three on the page use up the address's five.
     for _ in 0..2 {
         assert_eq!(login(&app, &other.admin_email, "not the password", None).await.status(), 401);
@@ -242,13 +233,7 @@ async fn wrong_passwords_on_an_invitation_page_are_throttled_with_the_sign_in_fo
     assert!(retry > 0 && retry <= 15 * 60, "{retry}");
     assert!(throttled.text().await.expect("body").contains("Too many failed sign-ins"));
     // Even the right password waits now, on the page and on the form: the budget is one.
-    let right = app
-        .client
-        .post(app.url(&format!("/invitations/{token}")))
-        .form(&[("password", other.admin_password.as_str())])
-        .send()
-        .await
-        .expect("request");
+    let right = form.post(&app, &path, &[("password", other.admin_password.as_str())]).send().await.expect("request");
     assert_eq!(right.status(), 429);
     problem(login(&app, &other.admin_email, &other.admin_password, None).await, 429, "rate_limited").await;
     assert!(

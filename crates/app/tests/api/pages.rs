@@ -38,18 +38,42 @@ fn set_cookie(res: &reqwest::Response, name: &str) -> Option<(String, String)> {
         .map(|v| (v.split(';').next().unwrap_or("").to_owned(), v.to_owned()))
 }
 
+/// A pre-session form's anti-forgery token as its page hands it out (sign-in, an invitation, a
+/// password reset): the cookie (`name=value`) and the form's field.
+#[derive(Debug, Clone)]
+pub struct FormToken {
+    /// `wms_presession_csrf=…`
+    pub cookie: String,
+    /// The value of the form's `csrf_token` field.
+    pub csrf: String,
+}
+
+/// Opens the pre-session form at `path` in a browser without a session and keeps its token.
+pub async fn form_token(app: &TestApp, path: &str) -> FormToken {
+    let page = app.get(path).await;
+    assert_eq!(page.status(), StatusCode::OK, "the form at {path}");
+    let (cookie, _) = set_cookie(&page, "wms_presession_csrf").expect("the form's token cookie");
+    let csrf = csrf_of(&page.text().await.expect("html"));
+    FormToken { cookie, csrf }
+}
+
+impl FormToken {
+    /// A post of `fields` to `path` with the token, as the page's form sends it.
+    pub fn post(&self, app: &TestApp, path: &str, fields: &[(&str, &str)]) -> reqwest::RequestBuilder {
+        let mut all = vec![("csrf_token", self.csrf.as_str())];
+        all.extend_from_slice(fields);
+        app.client.post(app.url(path)).header(COOKIE, &self.cookie).form(&all)
+    }
+}
+
+/// Opens the pre-session form at `path` and submits `fields` through it.
+pub async fn submit_form(app: &TestApp, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+    form_token(app, path).await.post(app, path, fields).send().await.expect("request")
+}
+
 /// Submits the sign-in form; the response (303 on success).
 pub async fn submit_login(app: &TestApp, email: &str, password: &str) -> reqwest::Response {
-    let page = app.get("/login").await;
-    let (login_cookie, _) = set_cookie(&page, "wms_login_csrf").expect("login csrf cookie");
-    let token = csrf_of(&page.text().await.expect("html"));
-    app.client
-        .post(app.url("/login"))
-        .header(COOKIE, login_cookie)
-        .form(&[("csrf_token", token.as_str()), ("email", email), ("password", password), ("next", "")])
-        .send()
-        .await
-        .expect("request")
+    submit_form(app, "/login", &[("email", email), ("password", password), ("next", "")]).await
 }
 
 /// Signs `ws`'s admin (or whoever its credentials are) in through the form.
@@ -239,14 +263,14 @@ async fn signing_in_clears_the_login_token_cookie_on_the_path_it_was_set_on() {
     let app = TestApp::spawn().await;
     let ws = app.create_workspace(PlanTier::Growth).await;
     let page = app.get("/login").await;
-    let (_, set) = set_cookie(&page, "wms_login_csrf").expect("login csrf cookie");
+    let (_, set) = set_cookie(&page, "wms_presession_csrf").expect("login csrf cookie");
     assert!(set.contains("Path=/login"), "{set}");
 
     let res = submit_login(&app, &ws.admin_email, &ws.admin_password).await;
     assert_eq!(res.status(), StatusCode::SEE_OTHER);
     // A browser drops a cookie only for a removal on the same path: one for `/` would leave it.
-    let (value, cleared) = set_cookie(&res, "wms_login_csrf").expect("a removal of the login cookie");
-    assert_eq!(value, "wms_login_csrf=");
+    let (value, cleared) = set_cookie(&res, "wms_presession_csrf").expect("a removal of the login cookie");
+    assert_eq!(value, "wms_presession_csrf=");
     for attribute in ["Path=/login", "Max-Age=0"] {
         assert!(cleared.contains(attribute), "{attribute} in {cleared}");
     }

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::credentials::admin_token;
 use crate::helpers::{error_fields, problem, TestApp};
+use crate::pages::{form_token, submit_form};
 
 async fn ask(app: &TestApp, email: &str) -> reqwest::Response {
     app.client.post(app.url("/v1/auth/password-reset")).json(&json!({"email": email})).send().await.expect("request")
@@ -35,22 +36,11 @@ async fn a_reset_link_sets_a_new_password_signs_out_everywhere_and_works_once() 
     let second = sink.token_for(&ws.admin_email, "password-reset", 1).await;
     assert!(sink.to("nobody@nowhere.test").is_empty());
 
-    assert_eq!(app.get(&format!("/password-reset/{second}")).await.status(), 200);
-    let short = app
-        .client
-        .post(app.url(&format!("/password-reset/{second}")))
-        .form(&[("password", "short")])
-        .send()
-        .await
-        .expect("request");
+    let path = format!("/password-reset/{second}");
+    let form = form_token(&app, &path).await;
+    let short = form.post(&app, &path, &[("password", "short")]).send().await.expect("request");
     assert_eq!(short.status(), 422);
-    let done = app
-        .client
-        .post(app.url(&format!("/password-reset/{second}")))
-        .form(&[("password", "a brand new password")])
-        .send()
-        .await
-        .expect("request");
+    let done = form.post(&app, &path, &[("password", "a brand new password")]).send().await.expect("request");
     assert_eq!(done.status(), 303);
     // Signed out everywhere; the new password works, the old one does not.
     let (status, _) = app.get_json("/v1/channels", &old_token).await;
@@ -60,14 +50,9 @@ async fn a_reset_link_sets_a_new_password_signs_out_everywhere_and_works_once() 
     // The used link and the other one are void: 410, nothing changes.
     for t in [&second, &first] {
         assert_eq!(app.get(&format!("/password-reset/{t}")).await.status(), 410);
-        let again = app
-            .client
-            .post(app.url(&format!("/password-reset/{t}")))
-            .form(&[("password", "the attacker's try")])
-            .send()
-            .await
-            .expect("request");
-        assert_eq!(again.status(), 410);
+        let again =
+            form.post(&app, &format!("/password-reset/{t}"), &[("password", "the attacker's try")]).send().await;
+        assert_eq!(again.expect("request").status(), 410);
     }
     assert_eq!(login_status(&app, &ws.admin_email, "a brand new password").await, 200);
     assert_eq!(app.get("/password-reset/wmsu_madeup").await.status(), 410);
@@ -84,4 +69,58 @@ async fn reset_requests_are_throttled_like_sign_ins() {
     problem(res, 429, "rate_limited").await;
     // Another address from the same client still has its own budget.
     assert_eq!(ask(&app, "someone-else@x.test").await.status(), 202);
+}
+
+/// Both reset forms are pre-session forms: another site's form cannot ask for links to an
+/// address, nor choose the password through a link it learnt.
+#[tokio::test]
+async fn the_reset_forms_refuse_a_post_without_their_token_and_change_nothing() {
+    let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
+    let ws = app.create_workspace(domain::workspace::PlanTier::Advanced).await;
+    let ask_form = form_token(&app, "/password-reset").await;
+    let email = [("email", ws.admin_email.as_str())];
+    let forged = [
+        app.client.post(app.url("/password-reset")).form(&email),
+        app.client.post(app.url("/password-reset")).header("cookie", &ask_form.cookie).form(&email),
+        app.client
+            .post(app.url("/password-reset"))
+            .header("cookie", &ask_form.cookie)
+            .form(&[("csrf_token", "AAAA"), email[0]]),
+        app.client.post(app.url("/password-reset")).form(&[("csrf_token", ask_form.csrf.as_str()), email[0]]),
+    ];
+    for post in forged {
+        let res = post.send().await.expect("request");
+        assert_eq!(res.status(), 403);
+        assert!(res.headers()["content-type"].to_str().unwrap_or("").starts_with("text/html"));
+    }
+    assert!(!crate::credentials::sql_bool(&app, "EXISTS (SELECT 1 FROM mail_outbox)").await, "no link was sent");
+    // The real form sends the link.
+    let asked = submit_form(&app, "/password-reset", &email).await;
+    assert_eq!(asked.status(), 200);
+    assert!(asked.text().await.expect("html").contains("Check your e-mail"));
+    let link = sink.token_for(&ws.admin_email, "password-reset", 0).await;
+
+    let path = format!("/password-reset/{link}");
+    let form = form_token(&app, &path).await;
+    let new = [("password", "a password from elsewhere")];
+    for post in [
+        app.client.post(app.url(&path)).form(&new),
+        app.client.post(app.url(&path)).header("cookie", &form.cookie).form(&[("csrf_token", "AAAA"), new[0]]),
+        app.client
+            .post(app.url(&path))
+            .header("cookie", &ask_form.cookie)
+            .form(&[("csrf_token", form.csrf.as_str()), new[0]]),
+    ] {
+        assert_eq!(post.send().await.expect("request").status(), 403);
+    }
+    // The password is unchanged and the link still works, once, through its form.
+    assert_eq!(login_status(&app, &ws.admin_email, "a password from elsewhere").await, 401);
+    assert_eq!(login_status(&app, &ws.admin_email, &ws.admin_password).await, 200);
+    let done = form.post(&app, &path, &[("password", "the owner's new password")]).send().await.expect("request");
+    assert_eq!(done.status(), 303);
+    let cleared = done.headers().get_all("set-cookie").iter().filter_map(|v| v.to_str().ok()).any(|v| {
+        v.starts_with("wms_presession_csrf=;") && v.contains("Path=/password-reset") && v.contains("Max-Age=0")
+    });
+    assert!(cleared, "the form's cookie is removed on its path");
+    assert_eq!(login_status(&app, &ws.admin_email, "the owner's new password").await, 200);
 }

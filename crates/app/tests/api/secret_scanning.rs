@@ -112,10 +112,13 @@ async fn a_signed_alert_revokes_each_live_key_and_labels_every_token() {
         app.authed(reqwest::Method::POST, &format!("/api/workspaces/{}/api-keys/{dead_id}/revoke", ws.id), &token);
     assert_eq!(revoke.send().await.expect("request").status(), 200);
     let unknown = domain::auth::NewToken::generate(domain::auth::TokenKind::ApiKey, &app::platform::OsRandom).secret;
-    let user_token = token.clone();
+    let unknown_login =
+        domain::auth::NewToken::generate(domain::auth::TokenKind::User, &app::platform::OsRandom).secret;
+    let user_token = admin_token(&app, &ws).await;
     let mut bad_checksum = leaked.clone();
     bad_checksum.replace_range(8..9, if &leaked[8..9] == "A" { "B" } else { "A" });
-    let tokens = [&leaked, &elsewhere, &dead, &unknown, &bad_checksum, "wmsk_nope", &user_token, &leaked];
+    let tokens =
+        [&leaked, &elsewhere, &dead, &unknown, &bad_checksum, "wmsk_nope", &user_token, &leaked, &unknown_login];
     let body = serde_json::to_vec(&tokens.iter().map(|t| report(t)).collect::<Vec<_>>()).expect("json");
 
     let res = alert(&app, &github.current, "current-id", &body).await;
@@ -132,8 +135,9 @@ async fn a_signed_alert_revokes_each_live_key_and_labels_every_token() {
             "false_positive",
             "false_positive",
             "false_positive",
-            "false_positive",
-            "true_positive"
+            "true_positive",
+            "true_positive",
+            "false_positive"
         ]
     );
     for (verdict, sent) in answer.as_array().expect("array").iter().zip(tokens) {
@@ -144,8 +148,9 @@ async fn a_signed_alert_revokes_each_live_key_and_labels_every_token() {
     problem(channels(&app, &leaked).await, 401, "token_revoked").await;
     problem(channels(&app, &elsewhere).await, 401, "token_revoked").await;
     assert_eq!(channels(&app, &untouched).await.status(), 200);
-    // A user token is not a key: reported false_positive and left alone.
-    assert_eq!(app.get_json(&format!("/api/workspaces/{}/api-keys", ws.id), &user_token).await.0, 200);
+    // A member's live login token signs in as them: revoked too; the other one is untouched.
+    problem(channels(&app, &user_token).await, 401, "token_revoked").await;
+    assert_eq!(channels(&app, &token).await.status(), 200);
 
     // One record per revoked key, by the system, with the reason and where it was found; the key
     // revoked before keeps its one record.
@@ -312,4 +317,84 @@ async fn the_admins_of_a_leaked_keys_workspace_are_emailed() {
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     assert_eq!(sink.received().len(), 1);
     assert!(sink.to(&bystander.admin_email).is_empty());
+}
+
+async fn token_records(app: &TestApp, token: &str) -> Vec<Value> {
+    let (status, audit) = app.get_json("/v1/audit-events?action=user.token_revoked&limit=100", token).await;
+    assert_eq!(status, 200, "{audit}");
+    audit["data"].as_array().cloned().unwrap_or_default()
+}
+
+fn login_report(token: &str) -> Value {
+    json!({"token": token, "type": "wms_login_token", "url": "https://github.com/o/r/blob/main/notes.md", "source": "content"})
+}
+
+fn labels_of(answer: &Value) -> Vec<String> {
+    answer.as_array().expect("array").iter().map(|v| v["label"].as_str().expect("label").to_owned()).collect()
+}
+
+/// A member's login token is as dangerous as a key while it lives: revoked at once, recorded by
+/// the system, and its owner (not the admins) is told; once dead it is a false positive.
+#[tokio::test]
+async fn a_leaked_login_token_is_revoked_recorded_and_its_owner_emailed_once() {
+    let sink = crate::mail_sink::SmtpSink::start().await;
+    let github = KeysStandIn::start();
+    let url = github.url.clone();
+    let app = TestApp::spawn_with(|s| {
+        s.secret_scanning.github_keys_url = url;
+        crate::mail_sink::mail_to(s, sink.port);
+    })
+    .await;
+    let _workers = app.start_mail();
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let (agent_email, agent_password) = crate::credentials::add_member(&app, ws.id, "agent").await;
+    let leaked = crate::credentials::token_for(&app, &agent_email, &agent_password, Some(ws.id)).await;
+    let kept = crate::credentials::token_for(&app, &agent_email, &agent_password, Some(ws.id)).await;
+    let admin = admin_token(&app, &ws).await;
+    assert_eq!(channels(&app, &leaked).await.status(), 200);
+
+    let body = serde_json::to_vec(&json!([login_report(&leaked)])).expect("json");
+    let res = alert(&app, &github.current, "current-id", &body).await;
+    assert_eq!(res.status(), 200);
+    let answer: Value = res.json().await.expect("json");
+    assert_eq!(labels_of(&answer), ["true_positive"]);
+    assert_eq!(answer[0]["token_type"], "wms_login_token");
+
+    problem(channels(&app, &leaked).await, 401, "token_revoked").await;
+    assert_eq!(channels(&app, &kept).await.status(), 200, "only the leaked token goes");
+    let records = token_records(&app, &admin).await;
+    assert_eq!(records.len(), 1, "{records:?}");
+    let record = &records[0];
+    assert_eq!(record["actor"]["type"], "system");
+    assert_eq!(record["target"]["type"], "user");
+    let (_, members) = app.get_json("/v1/users?limit=100", &admin).await;
+    let agent = members["data"].as_array().and_then(|d| d.iter().find(|m| m["email"] == agent_email.as_str()).cloned());
+    assert_eq!(record["target"]["id"], agent.expect("the agent")["id"]);
+    assert_eq!(record["details"]["reason"], "leaked");
+    assert_eq!(record["details"]["url"], "https://github.com/o/r/blob/main/notes.md");
+    assert!(!record.to_string().contains(&leaked[5..]), "never the token: {record}");
+
+    let mail = sink.wait_for_mail_to(&agent_email, std::time::Duration::from_secs(20)).await;
+    assert_eq!(mail.subject, "A sign-in token of your wms account was found in public and has been revoked");
+    let text = mail.text.expect("text part");
+    assert!(text.contains("https://github.com/o/r/blob/main/notes.md"), "{text}");
+    assert!(!text.contains(&leaked[5..]) && !mail.html.unwrap_or_default().contains(&leaked[5..]));
+
+    // Reported again, and an expired token: nothing left to revoke, false positives, no mail.
+    let expired = crate::credentials::token_for(&app, &agent_email, &agent_password, Some(ws.id)).await;
+    crate::credentials::sql(
+        &app,
+        "UPDATE user_tokens SET expires_at = now() - interval '1 second' \
+         WHERE revoked_at IS NULL AND id = (SELECT max(id) FROM user_tokens)",
+    )
+    .await;
+    problem(channels(&app, &expired).await, 401, "token_expired").await;
+    let body = serde_json::to_vec(&json!([login_report(&leaked), login_report(&expired)])).expect("json");
+    let res = alert(&app, &github.current, "current-id", &body).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(labels_of(&res.json().await.expect("json")), ["false_positive", "false_positive"]);
+    assert_eq!(token_records(&app, &admin).await.len(), 1);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!(sink.received().len(), 1, "the owner only, once");
+    assert!(sink.to(&ws.admin_email).is_empty(), "the admins are not told of a member's token");
 }

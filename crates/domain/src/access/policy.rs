@@ -452,6 +452,15 @@ pub fn authorize_tool(caller: &Caller, tool: ToolName) -> Result<(), Denied> {
     authorize(&as_member, action)
 }
 
+/// Whether `caller` sees the values of webhook destinations' static `headers` where it may read
+/// the destinations (`webhooks.read`). A value is often the receiver's credential (`Authorization:
+/// Bearer …`), so only callers allowed `webhooks.write` — who manage destinations and set the
+/// values — see them; every other reader gets each name with an empty value
+/// ([`crate::webhooks::WebhookDestination::seen_by`], `docs/webhooks.md`).
+pub fn sees_webhook_header_values(caller: &Caller) -> bool {
+    authorize(caller, Action::WebhooksWrite).is_ok()
+}
+
 /// Whether a member with `role` may do what `rule` covers.
 fn role_allows(role: Role, rule: Rule) -> Result<(), Denied> {
     match role {

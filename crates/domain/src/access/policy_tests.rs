@@ -121,3 +121,24 @@ fn the_conversation_report_tool_needs_what_the_rest_report_needs() {
     }
     assert!(assistant_tools_matrix().contains("| `get_conversation_report` | `reports.read` |"));
 }
+
+#[test]
+fn only_callers_who_may_manage_webhooks_see_header_values() {
+    let on = |actor: Actor, surface: Surface| caller(PlanTier::Advanced, actor, surface);
+    let app = |role: Role| Actor::App { user_id: UserId(3), role, scopes: ScopeSet::of([Scope::AssistantRead]) };
+    for (who, sees) in [
+        (on(key(&[Scope::WebhooksRead]), Surface::RestApi), false),
+        (on(key(&[Scope::WebhooksWrite]), Surface::RestApi), true),
+        (on(Actor::ApiKey { key_id: 1, scopes: ScopeSet::full() }, Surface::RestApi), true),
+        (on(admin(), Surface::RestApi), true),
+        (on(admin(), Surface::Settings), true),
+        (on(agent(), Surface::Settings), false),
+        (on(app(Role::Admin), Surface::Assistant), false),
+        (on(app(Role::Agent), Surface::Assistant), false),
+        (Caller::operator(WorkspaceId(1), PlanTier::Growth), true),
+    ] {
+        assert_eq!(sees_webhook_header_values(&who), sees, "{who:?}");
+    }
+    // Below the webhooks' plan nobody reads destinations, and nobody sees values.
+    assert!(!sees_webhook_header_values(&caller(PlanTier::Starter, admin(), Surface::Settings)));
+}

@@ -81,6 +81,8 @@ pub enum AuditAction {
     UserSignedIn,
     /// `user.sign_in_failed`
     UserSignInFailed,
+    /// `user.token_revoked`
+    UserTokenRevoked,
     /// `workspace.plan_changed`
     WorkspacePlanChanged,
     /// `oauth.granted`
@@ -132,6 +134,7 @@ impl AuditAction {
         AuditAction::TeamDeleted,
         AuditAction::UserSignedIn,
         AuditAction::UserSignInFailed,
+        AuditAction::UserTokenRevoked,
         AuditAction::WorkspacePlanChanged,
         AuditAction::OAuthGranted,
         AuditAction::OAuthRevoked,
@@ -175,6 +178,7 @@ impl AuditAction {
             AuditAction::TeamDeleted => "team.deleted",
             AuditAction::UserSignedIn => "user.signed_in",
             AuditAction::UserSignInFailed => "user.sign_in_failed",
+            AuditAction::UserTokenRevoked => "user.token_revoked",
             AuditAction::WorkspacePlanChanged => "workspace.plan_changed",
             AuditAction::OAuthGranted => "oauth.granted",
             AuditAction::OAuthRevoked => "oauth.revoked",

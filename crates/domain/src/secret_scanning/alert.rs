@@ -31,9 +31,10 @@ pub struct ReportedToken {
 /// GitHub's verdict vocabulary for one token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeakLabel {
-    /// A key wms issued (whatever its state now).
+    /// A key wms issued (whatever its state now), or a live login token.
     TruePositive,
-    /// Not a wms key: malformed, a bad checksum, not a key's prefix, or no key has it.
+    /// Neither: malformed, a bad checksum, another prefix, no key or token has it, or a login
+    /// token that was revoked or expired already.
     FalsePositive,
 }
 
@@ -83,10 +84,14 @@ pub fn parse_alert(body: &[u8]) -> Result<Vec<ReportedToken>, AlertBodyError> {
         .collect()
 }
 
-/// The digest to look up for a reported token, when it could be a wms API key (its prefix, shape
-/// and checksum are right); `None` answers `false_positive` without a lookup.
-pub fn key_digest(reported: &ReportedToken) -> Option<TokenDigest> {
-    parse(reported.token.trim()).ok().filter(|t| t.kind == TokenKind::ApiKey).map(|t| t.digest)
+/// What to look up for a reported token, when it could be a wms API key or a member's login token
+/// (its prefix, shape and checksum are right): the kind and the digest. `None` answers
+/// `false_positive` without a lookup.
+pub fn leak_candidate(reported: &ReportedToken) -> Option<(TokenKind, TokenDigest)> {
+    parse(reported.token.trim())
+        .ok()
+        .filter(|t| matches!(t.kind, TokenKind::ApiKey | TokenKind::User))
+        .map(|t| (t.kind, t.digest))
 }
 
 /// What a leak report changes for the key found (if any) at `now`.
@@ -195,14 +200,19 @@ mod tests {
     }
 
     #[test]
-    fn only_well_formed_api_keys_are_looked_up() {
+    fn only_well_formed_api_keys_and_login_tokens_are_looked_up() {
         let key = minted(TokenKind::ApiKey);
-        assert!(key_digest(&reported(&key)).is_some());
-        assert!(key_digest(&reported(&minted(TokenKind::User))).is_none());
+        assert_eq!(leak_candidate(&reported(&key)).map(|(kind, _)| kind), Some(TokenKind::ApiKey));
+        let login = minted(TokenKind::User);
+        assert_eq!(leak_candidate(&reported(&login)).map(|(kind, _)| kind), Some(TokenKind::User));
+        for app in [TokenKind::AppAccess, TokenKind::AppRefresh] {
+            assert!(leak_candidate(&reported(&minted(app))).is_none());
+        }
         let mut wrong = key.clone();
         wrong.replace_range(10..11, if &key[10..11] == "A" { "B" } else { "A" });
-        assert!(key_digest(&reported(&wrong)).is_none());
-        assert!(key_digest(&reported("wmsk_short")).is_none());
+        assert!(leak_candidate(&reported(&wrong)).is_none());
+        assert!(leak_candidate(&reported("wmsk_short")).is_none());
+        assert!(leak_candidate(&reported("wmsu_short")).is_none());
     }
 
     #[test]

@@ -5,7 +5,7 @@ use time::OffsetDateTime;
 
 use super::alert::{LeakLabel, ReportedToken};
 use super::signature::ScanningPublicKey;
-use crate::auth::TokenDigest;
+use crate::auth::{TokenDigest, TokenKind};
 use crate::common::error::RepoError;
 
 /// GitHub's keys document could not be had (and none was kept from before).
@@ -27,22 +27,24 @@ pub trait ScanningKeySource: Send + Sync {
     async fn keys(&self, refresh: bool) -> Result<Vec<ScanningPublicKey>, KeysUnavailable>;
 }
 
-/// A reported token that could be a wms key, to look up by digest.
+/// A reported token that could be a wms API key or login token, to look up by digest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeakReport {
+    /// What it could be: [`TokenKind::ApiKey`] or [`TokenKind::User`].
+    pub kind: TokenKind,
     /// The token's digest.
     pub digest: TokenDigest,
     /// The report.
     pub reported: ReportedToken,
 }
 
-/// The keys a leak report finds, in every workspace (a digest names one key).
+/// The keys and login tokens a leak report finds, in every workspace (a digest names one).
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait LeakedKeyStore: Send + Sync {
-    /// In one transaction: locks the key of each report's digest, asks
-    /// [`super::decide_leak`] at `at`, revokes the live ones with their audit records, and
-    /// returns each report's label in order.
+    /// In one transaction: locks the key or login token of each report's digest (by its kind),
+    /// asks [`super::decide_leak`] or [`super::decide_login_token_leak`] at `at`, revokes the live
+    /// ones with their audit records and mails, and returns each report's label in order.
     ///
     /// # Errors
     /// Infrastructure failures only (nothing is revoked then).

@@ -1,11 +1,13 @@
 //! Receiving a secret-scanning alert: verify GitHub's signature, read the tokens, revoke the live
-//! keys among them, label each token.
+//! keys and login tokens among them, label each token.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::alert::{key_digest, parse_alert, AlertBodyError, LeakLabel, ReportedToken};
+use super::alert::{leak_candidate, parse_alert, AlertBodyError, LeakLabel, ReportedToken};
 use super::ports::{LeakReport, LeakedKeyStore, ScanningKeySource};
 use super::signature::{names_key, verify_alert, AlertSignature};
+use crate::auth::TokenDigest;
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::ports::Clock;
 
@@ -67,8 +69,9 @@ impl SecretScanningService {
     }
 
     /// Takes an alert: the signature is checked over the raw `body` before anything in it is
-    /// read; then every well-formed API key among the tokens is looked up and, if live, revoked.
-    /// The verdicts come in the alert's order.
+    /// read; then every well-formed API key and login token among the tokens is looked up and, if
+    /// live, revoked. The verdicts come in the alert's order; a token reported twice is looked up
+    /// once and answered alike both times.
     ///
     /// # Errors
     /// [`ReceiveAlertError`]; nothing changes then.
@@ -91,19 +94,25 @@ impl SecretScanningService {
             AlertBodyError::Invalid(v) => ReceiveAlertError::Invalid(v),
             AlertBodyError::TooMany(count) => ReceiveAlertError::TooMany { count },
         })?;
-        let candidates: Vec<(usize, LeakReport)> = reported
+        // The distinct candidates in the alert's order, and each token's place among them.
+        let mut reports: Vec<LeakReport> = Vec::new();
+        let mut seen: HashMap<TokenDigest, usize> = HashMap::new();
+        let positions: Vec<Option<usize>> = reported
             .iter()
-            .enumerate()
-            .filter_map(|(i, r)| key_digest(r).map(|digest| (i, LeakReport { digest, reported: r.clone() })))
+            .map(|r| {
+                let (kind, digest) = leak_candidate(r)?;
+                Some(*seen.entry(digest).or_insert_with(|| {
+                    reports.push(LeakReport { kind, digest, reported: r.clone() });
+                    reports.len() - 1
+                }))
+            })
             .collect();
-        let mut labels = vec![LeakLabel::FalsePositive; reported.len()];
-        if !candidates.is_empty() {
-            let reports: Vec<LeakReport> = candidates.iter().map(|(_, r)| r.clone()).collect();
-            let found = self.store.revoke_leaked(&reports, self.clock.now()).await?;
-            for ((i, _), label) in candidates.iter().zip(found) {
-                labels[*i] = label;
-            }
-        }
+        let found =
+            if reports.is_empty() { Vec::new() } else { self.store.revoke_leaked(&reports, self.clock.now()).await? };
+        let labels: Vec<LeakLabel> = positions
+            .iter()
+            .map(|p| p.and_then(|p| found.get(p).copied()).unwrap_or(LeakLabel::FalsePositive))
+            .collect();
         Ok(reported
             .into_iter()
             .zip(labels)
@@ -146,36 +155,55 @@ mod tests {
         base64::engine::general_purpose::STANDARD.encode(s.to_der().as_bytes())
     }
 
-    fn api_key() -> String {
+    fn minted(kind: TokenKind, byte: u8) -> String {
         let mut random = MockRandomSource::new();
-        random.expect_fill().returning(|b| b.fill(9));
-        NewToken::generate(TokenKind::ApiKey, &random).secret
+        random.expect_fill().returning(move |b| b.fill(byte));
+        NewToken::generate(kind, &random).secret
     }
 
     #[tokio::test]
-    async fn only_well_formed_keys_reach_the_store_and_verdicts_keep_the_alerts_order() {
+    async fn only_well_formed_keys_and_login_tokens_reach_the_store_once_and_verdicts_keep_the_alerts_order() {
         let (signer, public) = github();
         let mut keys = MockScanningKeySource::new();
         keys.expect_keys().withf(|refresh| !refresh).times(1).returning(move |_| Ok(vec![public.clone()]));
-        let key = api_key();
+        let key = minted(TokenKind::ApiKey, 9);
+        let login = minted(TokenKind::User, 9);
+        let app = minted(TokenKind::AppAccess, 9);
         let body = serde_json::to_vec(&serde_json::json!([
             {"token": "wmsk_garbage", "type": "wms"},
             {"token": key, "type": "wms", "url": "https://x"},
+            {"token": login, "type": "wms_login"},
+            {"token": app, "type": "wms"},
+            {"token": login, "type": "wms_login"},
         ]))
         .expect("json");
         let mut store = MockLeakedKeyStore::new();
         store
             .expect_revoke_leaked()
-            .withf(move |reports, _| reports.len() == 1 && reports[0].reported.url.as_deref() == Some("https://x"))
-            .returning(|_, _| Ok(vec![LeakLabel::TruePositive]));
+            .withf(move |reports, _| {
+                let kinds: Vec<TokenKind> = reports.iter().map(|r| r.kind).collect();
+                kinds == [TokenKind::ApiKey, TokenKind::User] && reports[0].reported.url.as_deref() == Some("https://x")
+            })
+            .times(1)
+            .returning(|_, _| Ok(vec![LeakLabel::TruePositive, LeakLabel::TruePositive]));
         let sig = sign(&signer, &body);
         let verdicts = service(keys, store)
             .receive(AlertSignature { key_identifier: Some("gh"), signature: Some(&sig) }, &body)
             .await
             .expect("taken");
         let labels: Vec<LeakLabel> = verdicts.iter().map(|v| v.label).collect();
-        assert_eq!(labels, [LeakLabel::FalsePositive, LeakLabel::TruePositive]);
+        assert_eq!(
+            labels,
+            [
+                LeakLabel::FalsePositive,
+                LeakLabel::TruePositive,
+                LeakLabel::TruePositive,
+                LeakLabel::FalsePositive,
+                LeakLabel::TruePositive
+            ]
+        );
         assert_eq!(verdicts[1].token_raw, key);
+        assert_eq!(verdicts[4].token_raw, login);
     }
 
     #[tokio::test]

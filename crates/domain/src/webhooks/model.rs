@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use time::OffsetDateTime;
 
+use crate::access::{sees_webhook_header_values, Caller};
 use crate::common::error::FieldError;
 use crate::common::text::bounded;
 use crate::workspace::WorkspaceId;
@@ -160,6 +161,21 @@ pub struct WebhookDestination {
     pub controls: super::controls::DestinationControls,
     /// The static header values, sealed ([`super::headers`]); `None` without headers.
     pub headers_sealed: Option<Vec<u8>>,
+}
+
+impl WebhookDestination {
+    /// The destination as `caller` may see it: the static header values emptied, the names kept,
+    /// unless the access policy lets the caller see them
+    /// ([`crate::access::sees_webhook_header_values`]). Empty, not a mask such as `••••`: the same
+    /// convention as event `data` and a value that is still a valid header value.
+    pub fn seen_by(mut self, caller: &Caller) -> Self {
+        if !sees_webhook_header_values(caller) {
+            for value in self.controls.headers.values_mut() {
+                value.clear();
+            }
+        }
+        self
+    }
 }
 
 /// Where a delivery stands.

@@ -46,7 +46,9 @@ pub struct WebhookRecord {
     /// Hard cap on deliveries in flight at once (1..100); null: the server's adaptive pace alone.
     #[cfg_attr(feature = "openapi", schema(example = 10))]
     pub max_in_flight: Option<u32>,
-    /// Static headers sent with each delivery (names lowercase).
+    /// Static headers sent with each delivery (names lowercase). The values only to callers who may
+    /// manage webhooks (`webhooks:write`, admins): they are often the receiver's credential, so
+    /// every other reader (a key with `webhooks:read` only) gets each name with an empty value.
     #[cfg_attr(feature = "openapi", schema(example = json!({"x-api-key": "k_123"})))]
     pub headers: BTreeMap<String, String>,
     /// Only events matching each non-empty list are delivered; null: all of the subscribed types.
@@ -102,6 +104,40 @@ mod tests {
     use crate::webhooks::model::DestinationId;
     use crate::workspace::WorkspaceId;
     use time::macros::datetime;
+
+    #[test]
+    fn a_reader_who_may_not_manage_webhooks_gets_header_names_with_empty_values() {
+        use crate::access::{Actor, Caller, Scope, ScopeSet, Surface};
+        let at = datetime!(2026-11-24 08:00:00 UTC);
+        let controls = crate::webhooks::controls::DestinationControls {
+            headers: [("authorization".to_owned(), "Bearer rcv_secret".to_owned())].into(),
+            ..Default::default()
+        };
+        let d = WebhookDestination {
+            id: DestinationId(3),
+            workspace_id: WorkspaceId(1),
+            url: "https://hooks.example.com/a".into(),
+            platform: "custom".into(),
+            events: vec![],
+            active: true,
+            disabled_reason: None,
+            disabled_at: None,
+            created_at: at,
+            updated_at: at,
+            controls,
+            headers_sealed: None,
+        };
+        let key = |scope: Scope| Caller {
+            workspace_id: WorkspaceId(1),
+            plan: crate::workspace::PlanTier::Advanced,
+            actor: Actor::ApiKey { key_id: 1, scopes: ScopeSet::of([scope]) },
+            surface: Surface::RestApi,
+        };
+        let reader = WebhookRecord::from(d.clone().seen_by(&key(Scope::WebhooksRead)));
+        assert_eq!(reader.to_json()["headers"], serde_json::json!({"authorization": ""}));
+        let manager = WebhookRecord::from(d.seen_by(&key(Scope::WebhooksWrite)));
+        assert_eq!(manager.to_json()["headers"], serde_json::json!({"authorization": "Bearer rcv_secret"}));
+    }
 
     #[test]
     fn the_record_has_every_member_with_utc_times_and_nulls() {

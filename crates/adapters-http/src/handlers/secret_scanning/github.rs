@@ -25,8 +25,8 @@ async fn read_limited(mut payload: web::Payload) -> Result<web::BytesMut, ApiErr
     Ok(body)
 }
 
-/// Takes an alert signed by GitHub: revokes every live key in it and labels each token. The
-/// signature is checked over the raw body before anything in it is read.
+/// Takes an alert signed by GitHub: revokes every live key and login token in it and labels each
+/// token. The signature is checked over the raw body before anything in it is read.
 ///
 /// # Errors
 /// 401 `unauthenticated` without the signature headers, 401 `invalid_token` for a signature no

@@ -9,7 +9,8 @@ use crate::dto::WebhookRecord;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// One webhook destination.
+/// One webhook destination; the static header values only to callers who may manage
+/// destinations (empty for the others).
 #[utoipa::path(
     get,
     operation_id = "get_webhooks_webhook_id",
@@ -24,5 +25,5 @@ pub async fn get(
     path: web::Path<WebhookPath>,
 ) -> Result<HttpResponse, ApiError> {
     let webhook = state.webhooks.get(caller.workspace_id, DestinationId(path.webhook_id)).await?;
-    Ok(HttpResponse::Ok().json(WebhookRecord::from(webhook)))
+    Ok(HttpResponse::Ok().json(WebhookRecord::from(webhook.seen_by(&caller))))
 }

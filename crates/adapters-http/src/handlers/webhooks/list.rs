@@ -9,7 +9,8 @@ use crate::handlers::PageQuery;
 use crate::state::AppState;
 use crate::strict::StrictQuery;
 
-/// Lists the workspace's webhook destinations, oldest first.
+/// Lists the workspace's webhook destinations, oldest first; the static header values only to
+/// callers who may manage destinations (empty for the others).
 #[utoipa::path(
     get,
     operation_id = "get_webhooks",
@@ -24,6 +25,6 @@ pub async fn list(
     StrictQuery(q): StrictQuery<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let page = state.webhooks.list(caller.workspace_id, super::page(&q)?).await?;
-    Ok(HttpResponse::Ok()
-        .json(WebhookList { data: page.data.into_iter().map(Into::into).collect(), next_cursor: page.next_cursor }))
+    let data = page.data.into_iter().map(|d| d.seen_by(&caller).into()).collect();
+    Ok(HttpResponse::Ok().json(WebhookList { data, next_cursor: page.next_cursor }))
 }

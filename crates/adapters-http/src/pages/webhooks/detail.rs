@@ -36,7 +36,7 @@ pub async fn show(
     let Some(ws) = workspace(&s)? else {
         return Ok(HttpResponse::SeeOther().insert_header((actix_web::http::header::LOCATION, PATH)).finish());
     };
-    let d = state.webhooks.get(ws, destination(path.0)).await.map_err(page_error)?;
+    let d = state.webhooks.get(ws, destination(path.0)).await.map_err(page_error)?.seen_by(&s.caller);
     let mut v = DetailView { form: form_of(&d), confirm: q.confirm.clone(), ..DetailView::default() };
     load_log(&state, ws, &d, q.cursor.as_deref(), &mut v).await?;
     Ok(detail_page(&s, &d, &v, StatusCode::OK))

@@ -92,41 +92,68 @@ async fn members_are_invited_by_email_accept_once_and_are_refused_twice() {
     assert!(sql_bool(&app, "(SELECT count(*) FROM users WHERE email IN ('not-an-email', 'x@y.io')) = 0").await);
 
     // The link: a page to choose a password, then signed in; it works once.
-    let page = app.get(&format!("/invitations/{token}")).await;
+    let path = format!("/invitations/{token}");
+    let page = app.get(&path).await;
     assert_eq!(page.status(), 200);
     assert!(page.text().await.expect("html").contains("Choose a password"));
-    let short = app
-        .client
-        .post(app.url(&format!("/invitations/{token}")))
-        .form(&[("password", "short")])
-        .send()
-        .await
-        .expect("request");
+    let form = crate::pages::form_token(&app, &path).await;
+    let short = form.post(&app, &path, &[("password", "short")]).send().await.expect("request");
     assert_eq!(short.status(), 422);
-    let done = app
-        .client
-        .post(app.url(&format!("/invitations/{token}")))
-        .form(&[("password", "a long new password")])
-        .send()
-        .await
-        .expect("request");
+    let done = form.post(&app, &path, &[("password", "a long new password")]).send().await.expect("request");
     assert_eq!(done.status(), 303);
     assert!(done.headers().get_all("set-cookie").iter().any(|c| c.to_str().unwrap_or("").starts_with("wms_session=")));
     let used = app.get(&format!("/invitations/{token}")).await;
     assert_eq!(used.status(), 410);
-    let again = app
-        .client
-        .post(app.url(&format!("/invitations/{token}")))
-        .form(&[("password", "another long password")])
-        .send()
-        .await
-        .expect("request");
+    let again = form.post(&app, &path, &[("password", "another long password")]).send().await.expect("request");
     assert_eq!(again.status(), 410);
     token_for(&app, "new.person@example.com", "a long new password", Some(ws.id)).await;
     assert_eq!(app.get("/invitations/wmsu_madeup").await.status(), 410);
     // Active now: adding them again is a conflict.
     let twice = app.post_json("/v1/users", &admin, &json!({"email": "new.person@example.com", "role": "agent"})).await;
     problem(twice, 409, "conflict").await;
+}
+
+/// The invitation's form is a pre-session form: another site's form cannot accept an invitation
+/// with a password of its choosing through a link it learnt.
+#[tokio::test]
+async fn an_invitation_post_without_its_form_token_is_refused_and_the_invitation_stays_unused() {
+    let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let admin = admin_token(&app, &ws).await;
+    let res = app.post_json("/v1/users", &admin, &json!({"email": "csrf@example.com", "role": "agent"})).await;
+    assert_eq!(res.status(), 201);
+    let token = sink.token_for("csrf@example.com", "invitations", 0).await;
+    let path = format!("/invitations/{token}");
+    let form = crate::pages::form_token(&app, &path).await;
+    let chosen = ("password", "a password from elsewhere");
+    let forged = [
+        app.client.post(app.url(&path)).form(&[chosen]),
+        app.client.post(app.url(&path)).header("cookie", &form.cookie).form(&[chosen]),
+        app.client.post(app.url(&path)).header("cookie", &form.cookie).form(&[("csrf_token", "AAAA"), chosen]),
+        app.client.post(app.url(&path)).form(&[("csrf_token", form.csrf.as_str()), chosen]),
+    ];
+    for post in forged {
+        let res = post.send().await.expect("request");
+        assert_eq!(res.status(), 403);
+        assert!(res.headers()["content-type"].to_str().unwrap_or("").starts_with("text/html"));
+        assert!(!res
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .any(|c| c.to_str().unwrap_or("").starts_with("wms_session=")));
+    }
+    let unused = format!(
+        "(SELECT status FROM workspace_members m JOIN users u ON u.id = m.user_id \
+          WHERE m.workspace_id = {} AND u.email = 'csrf@example.com') = 'invited' \
+         AND (SELECT password_hash FROM users WHERE email = 'csrf@example.com') = '!invited'",
+        ws.id
+    );
+    assert!(sql_bool(&app, &unused).await, "the invitation is unused and no password was set");
+    assert_eq!(app.get(&path).await.status(), 200);
+    // The form itself accepts.
+    let done = form.post(&app, &path, &[("password", "the invitee's own password")]).send().await.expect("request");
+    assert_eq!(done.status(), 303);
+    assert!(!sql_bool(&app, &unused).await);
 }
 
 #[tokio::test]

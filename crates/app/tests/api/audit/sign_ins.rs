@@ -127,12 +127,12 @@ async fn an_accepted_invitation_is_recorded_as_a_sign_in_without_the_link() {
     let link = sink.token_for("ivy@test.wms", "invitations", 0).await;
     assert_eq!(sign_ins_of(&app, &token, user).await, 0);
 
-    let res = app
-        .client
-        .post(app.url(&format!("/invitations/{link}")))
+    let path = format!("/invitations/{link}");
+    let res = crate::pages::form_token(&app, &path)
+        .await
+        .post(&app, &path, &[("password", "a long new password")])
         .header("user-agent", UA)
         .header("x-request-id", "rid-invited")
-        .form(&[("password", "a long new password")])
         .send()
         .await
         .expect("request");

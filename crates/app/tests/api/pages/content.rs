@@ -114,7 +114,7 @@ async fn the_workspace_chooser_keeps_where_the_sign_in_was_going() {
     // The OAuth consent page sends the browser to sign in with where to come back.
     let next = "/oauth/authorize?client_id=abc&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb&state=xyz";
     let login = app.client.get(app.url("/login")).send().await.expect("login page");
-    let (csrf_cookie, _) = set_cookie(&login, "wms_login_csrf").expect("csrf cookie");
+    let (csrf_cookie, _) = set_cookie(&login, "wms_presession_csrf").expect("csrf cookie");
     let html = login.text().await.expect("html");
     let res = app
         .client
