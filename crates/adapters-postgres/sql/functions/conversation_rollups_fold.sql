@@ -1,0 +1,37 @@
+-- The live definition of conversation_rollups_fold(): the one place it is written (see ../README.md).
+-- The rollup worker's batch: claims up to `batch` pending facts (SKIP LOCKED, so any number of
+-- workers share the queue), folds those whose thread it can hold into `conversation_rollups` (one
+-- upsert per touched row, with the labels their threads carry now) and takes them off the queue,
+-- in the caller's transaction. A thread being labelled or deleted is skipped, never waited for
+-- (its facts stay pending for a later batch), so a worker never waits on anyone and a send never
+-- waits on a worker (FOR KEY SHARE does not conflict with updating a thread). Returns how many
+-- pending facts it took off the queue.
+CREATE OR REPLACE FUNCTION conversation_rollups_fold(batch integer) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    claimed bigint[];
+    held bigint[];
+    done integer;
+BEGIN
+    SELECT array_agg(fact_id) INTO claimed
+    FROM (SELECT fact_id FROM conversation_facts_pending ORDER BY fact_id LIMIT batch FOR UPDATE SKIP LOCKED) p;
+    IF claimed IS NULL THEN
+        RETURN 0;
+    END IF;
+    SELECT coalesce(array_agg(id), '{}') INTO held
+    FROM (SELECT t.id FROM threads t
+          WHERE t.id IN (SELECT f.thread_id FROM conversation_facts f WHERE f.id = ANY (claimed))
+          ORDER BY t.id FOR KEY SHARE SKIP LOCKED) t;
+    PERFORM conversation_rollups_apply(ARRAY(
+        SELECT r FROM conversation_facts f, LATERAL conversation_rollup_rows(
+            f.workspace_id, f.kind, f.at, f.seconds, f.business_seconds, f.user_id, f.team_id, f.channel_id,
+            ARRAY(SELECT tl.label_id FROM thread_labels tl WHERE tl.thread_id = f.thread_id), true, 1) r
+        WHERE f.id = ANY (claimed) AND f.thread_id = ANY (held)));
+    -- A fact no longer there (kept for safety: a deletion takes its pending row with it).
+    DELETE FROM conversation_facts_pending p
+    WHERE p.fact_id = ANY (claimed)
+      AND (EXISTS (SELECT 1 FROM conversation_facts f WHERE f.id = p.fact_id AND f.thread_id = ANY (held))
+           OR NOT EXISTS (SELECT 1 FROM conversation_facts f WHERE f.id = p.fact_id));
+    GET DIAGNOSTICS done = ROW_COUNT;
+    RETURN done;
+END $$;

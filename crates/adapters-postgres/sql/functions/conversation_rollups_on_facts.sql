@@ -1,0 +1,41 @@
+-- The live definition of conversation_rollups_on_facts(): the one place it is written (see ../README.md).
+-- Facts deleted (a thread's cascade) or updated (business seconds refigured when the hours change)
+-- keep `conversation_rollups` exact in the writer's transaction. A fact still pending is not in
+-- the rollup: a deleted one leaves the queue, an updated one is folded later as it is then. A
+-- worker folding a fact holds its pending row: the DELETE and the FOR UPDATE below wait for it,
+-- and once it has committed the fact counts as folded, with the values the worker read (the old
+-- ones: this transaction's change was not visible to it).
+CREATE OR REPLACE FUNCTION conversation_rollups_on_facts() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    pending bigint[];
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        WITH gone AS (
+            DELETE FROM conversation_facts_pending p USING old_rows o WHERE p.fact_id = o.id RETURNING p.fact_id)
+        SELECT coalesce(array_agg(fact_id), '{}') INTO pending FROM gone;
+        PERFORM conversation_rollups_apply(ARRAY(
+            SELECT r FROM old_rows f, LATERAL conversation_rollup_rows(
+                f.workspace_id, f.kind, f.at, f.seconds, f.business_seconds, f.user_id, f.team_id, f.channel_id,
+                ARRAY(SELECT tl.label_id FROM thread_labels tl WHERE tl.thread_id = f.thread_id), true, -1) r
+            WHERE f.id <> ALL (pending)));
+    ELSE
+        SELECT coalesce(array_agg(fact_id), '{}') INTO pending
+        FROM (SELECT p.fact_id FROM conversation_facts_pending p WHERE p.fact_id IN (SELECT id FROM new_rows)
+              ORDER BY p.fact_id FOR UPDATE) x;
+        PERFORM conversation_rollups_apply(ARRAY(
+            SELECT r FROM (SELECT o.*, -1 AS sign FROM old_rows o
+                           UNION ALL SELECT n.*, 1 AS sign FROM new_rows n) f,
+                LATERAL conversation_rollup_rows(
+                    f.workspace_id, f.kind, f.at, f.seconds, f.business_seconds, f.user_id, f.team_id, f.channel_id,
+                    ARRAY(SELECT tl.label_id FROM thread_labels tl WHERE tl.thread_id = f.thread_id), true, f.sign) r
+            WHERE f.id <> ALL (pending)
+              -- Only the facts that changed (a refiguring leaves most business seconds as they were).
+              AND f.id IN (SELECT o.id FROM old_rows o JOIN new_rows n USING (id)
+                           WHERE (o.workspace_id, o.thread_id, o.channel_id, o.kind, o.at, o.seconds,
+                                  o.business_seconds, o.user_id, o.team_id)
+                                 IS DISTINCT FROM (n.workspace_id, n.thread_id, n.channel_id, n.kind, n.at,
+                                                   n.seconds, n.business_seconds, n.user_id, n.team_id))));
+    END IF;
+    RETURN NULL;
+END $$;
