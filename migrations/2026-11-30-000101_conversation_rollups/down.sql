@@ -17,5 +17,6 @@ DROP FUNCTION conversation_counts(smallint[], bigint[]);
 DROP FUNCTION conversation_rollup_rows(bigint, smallint, timestamptz, bigint, bigint, bigint, bigint, bigint, bigint[], boolean, integer);
 DROP TYPE conversation_rollup_delta;
 DROP TABLE conversation_facts_pending;
+DROP TABLE conversation_label_facts;
 DROP TABLE conversation_rollups;
 DROP FUNCTION conversation_bucket(bigint);

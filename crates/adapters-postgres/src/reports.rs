@@ -381,19 +381,40 @@ impl ConversationFacts for PgReports {
                 if !wanted.is_empty() {
                     // Each needed bucket's facts of the period are read once, only for the groups
                     // whose rank lies in it; each group's value at its rank is picked here.
-                    let sql = format!(
-                        "WITH w AS (SELECT DISTINCT * FROM unnest($2::bigint[], $3::smallint[], $4::smallint[])
-                                    w (key, kind, bucket)),
-                              b AS MATERIALIZED (
-                                  SELECT p.kind, p.bucket, {key} AS key, {v} AS v
-                                  FROM (SELECT DISTINCT kind, bucket FROM w) p
-                                  JOIN conversation_facts f ON f.workspace_id = $1 AND f.kind = p.kind
-                                       AND conversation_bucket({v}) = p.bucket AND {v} IS NOT NULL
-                                       AND f.at >= $5 AND f.at < $6
-                                  {join}
-                                  WHERE true {keyed})
-                         SELECT b.kind, b.bucket, b.key, b.v FROM b JOIN w USING (kind, bucket, key)"
-                    );
+                    let sql = if query.group_by == GroupBy::Label {
+                        // A label's own facts of the bucket: the folded ones from their copy per
+                        // label, the pending ones (a handful) through the thread's labels.
+                        let lv = v.replacen("f.", "lf.", 1);
+                        format!(
+                            "WITH w AS (SELECT DISTINCT * FROM unnest($2::bigint[], $3::smallint[], $4::smallint[])
+                                        w (key, kind, bucket))
+                             SELECT w.kind, w.bucket, w.key, {lv} AS v
+                             FROM w JOIN conversation_label_facts lf
+                                  ON lf.workspace_id = $1 AND lf.label_id = w.key AND lf.kind = w.kind
+                                 AND conversation_bucket({lv}) = w.bucket AND {lv} IS NOT NULL
+                                 AND lf.at >= $5 AND lf.at < $6
+                             UNION ALL
+                             SELECT w.kind, w.bucket, w.key, {v}
+                             FROM conversation_facts_pending p
+                             JOIN conversation_facts f ON f.id = p.fact_id
+                             JOIN thread_labels tl ON tl.thread_id = f.thread_id
+                             JOIN w ON w.key = tl.label_id AND w.kind = f.kind AND w.bucket = conversation_bucket({v})
+                             WHERE f.workspace_id = $1 AND f.at >= $5 AND f.at < $6 AND {v} IS NOT NULL"
+                        )
+                    } else {
+                        format!(
+                            "WITH w AS (SELECT DISTINCT * FROM unnest($2::bigint[], $3::smallint[], $4::smallint[])
+                                        w (key, kind, bucket)),
+                                  b AS MATERIALIZED (
+                                      SELECT p.kind, p.bucket, {key} AS key, {v} AS v
+                                      FROM (SELECT DISTINCT kind, bucket FROM w) p
+                                      JOIN conversation_facts f ON f.workspace_id = $1 AND f.kind = p.kind
+                                           AND conversation_bucket({v}) = p.bucket AND {v} IS NOT NULL
+                                           AND f.at >= $5 AND f.at < $6
+                                      WHERE true {keyed})
+                             SELECT b.kind, b.bucket, b.key, b.v FROM b JOIN w USING (kind, bucket, key)"
+                        )
+                    };
                     let facts: Vec<BucketFactRow> = diesel::sql_query(sql)
                         .bind::<BigInt, _>(ws.0)
                         .bind::<Array<BigInt>, _>(wanted.iter().map(|w| w.0).collect::<Vec<_>>())

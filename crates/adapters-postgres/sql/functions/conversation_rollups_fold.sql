@@ -1,7 +1,8 @@
 -- The live definition of conversation_rollups_fold(): the one place it is written (see ../README.md).
 -- The rollup worker's batch: claims up to `batch` pending facts (SKIP LOCKED, so any number of
 -- workers share the queue), folds those whose thread it can hold into `conversation_rollups` (one
--- upsert per touched row, with the labels their threads carry now) and takes them off the queue,
+-- upsert per touched row, with the labels their threads carry now; the durations copied per label
+-- into `conversation_label_facts`) and takes them off the queue,
 -- in the caller's transaction. A thread being labelled or deleted is skipped, never waited for
 -- (its facts stay pending for a later batch), so a worker never waits on anyone and a send never
 -- waits on a worker (FOR KEY SHARE does not conflict with updating a thread). Returns how many
@@ -27,6 +28,11 @@ BEGIN
             f.workspace_id, f.kind, f.at, f.seconds, f.business_seconds, f.user_id, f.team_id, f.channel_id,
             ARRAY(SELECT tl.label_id FROM thread_labels tl WHERE tl.thread_id = f.thread_id), true, 1) r
         WHERE f.id = ANY (claimed) AND f.thread_id = ANY (held)));
+    INSERT INTO conversation_label_facts (workspace_id, label_id, fact_id, kind, at, seconds, business_seconds)
+    SELECT f.workspace_id, tl.label_id, f.id, f.kind, f.at, f.seconds, f.business_seconds
+    FROM conversation_facts f JOIN thread_labels tl ON tl.thread_id = f.thread_id
+    WHERE f.id = ANY (claimed) AND f.thread_id = ANY (held)
+      AND (f.seconds IS NOT NULL OR f.business_seconds IS NOT NULL);
     -- A fact no longer there (kept for safety: a deletion takes its pending row with it).
     DELETE FROM conversation_facts_pending p
     WHERE p.fact_id = ANY (claimed)

@@ -1,6 +1,7 @@
 -- The live definition of conversation_rollups_on_labels(): the one place it is written (see ../README.md).
 -- A thread gaining (or losing) a label moves its folded facts into (out of) the label's figures in
--- `conversation_rollups`: a label figure goes to the labels the thread carries now. Its pending
+-- `conversation_rollups` and `conversation_label_facts`: a label figure goes to the labels the
+-- thread carries now. Its pending
 -- facts are folded later with the labels of that time. The thread rows are locked first: a worker
 -- folds a fact only while it holds its thread (FOR KEY SHARE), so no fold is half-way, and the
 -- facts are locked FOR SHARE so that a refiguring of their business seconds in flight is either
@@ -17,6 +18,11 @@ BEGIN
                     f.workspace_id, f.kind, f.at, f.seconds, f.business_seconds, f.user_id, f.team_id, f.channel_id,
                     ARRAY[tl.label_id], false, 1) r
             WHERE NOT EXISTS (SELECT 1 FROM conversation_facts_pending p WHERE p.fact_id = f.id)));
+        INSERT INTO conversation_label_facts (workspace_id, label_id, fact_id, kind, at, seconds, business_seconds)
+        SELECT f.workspace_id, tl.label_id, f.id, f.kind, f.at, f.seconds, f.business_seconds
+        FROM new_rows tl JOIN conversation_facts f ON f.thread_id = tl.thread_id
+        WHERE (f.seconds IS NOT NULL OR f.business_seconds IS NOT NULL)
+          AND NOT EXISTS (SELECT 1 FROM conversation_facts_pending p WHERE p.fact_id = f.id);
     ELSE
         PERFORM 1 FROM threads WHERE id IN (SELECT thread_id FROM old_rows) ORDER BY id FOR UPDATE;
         PERFORM 1 FROM conversation_facts WHERE thread_id IN (SELECT thread_id FROM old_rows) ORDER BY id FOR SHARE;
@@ -26,6 +32,8 @@ BEGIN
                     f.workspace_id, f.kind, f.at, f.seconds, f.business_seconds, f.user_id, f.team_id, f.channel_id,
                     ARRAY[tl.label_id], false, -1) r
             WHERE NOT EXISTS (SELECT 1 FROM conversation_facts_pending p WHERE p.fact_id = f.id)));
+        DELETE FROM conversation_label_facts lf USING old_rows tl, conversation_facts f
+        WHERE f.thread_id = tl.thread_id AND lf.label_id = tl.label_id AND lf.fact_id = f.id;
     END IF;
     RETURN NULL;
 END $$;

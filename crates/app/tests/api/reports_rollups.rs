@@ -230,6 +230,17 @@ async fn assert_same_figures(db: &Db, conn: &mut AsyncPgConnection, ws: i64, wha
         SELECT count(*) AS n FROM ((SELECT * FROM live EXCEPT ALL SELECT * FROM rebuilt)
                                    UNION ALL (SELECT * FROM rebuilt EXCEPT ALL SELECT * FROM live)) x";
     assert_eq!(count(conn, rebuilt).await, 0, "{what}: the rollup is the facts' rollup");
+    // The per-label copies are those of the folded facts with a duration, for their threads' labels.
+    let label_facts = "WITH kept AS (
+              SELECT workspace_id, label_id, fact_id, kind, at, seconds, business_seconds FROM conversation_label_facts),
+          rebuilt AS (
+              SELECT f.workspace_id, tl.label_id, f.id, f.kind, f.at, f.seconds, f.business_seconds
+              FROM conversation_facts f JOIN thread_labels tl ON tl.thread_id = f.thread_id
+              WHERE (f.seconds IS NOT NULL OR f.business_seconds IS NOT NULL)
+                AND NOT EXISTS (SELECT 1 FROM conversation_facts_pending p WHERE p.fact_id = f.id))
+        SELECT count(*) AS n FROM ((SELECT * FROM kept EXCEPT ALL SELECT * FROM rebuilt)
+                                   UNION ALL (SELECT * FROM rebuilt EXCEPT ALL SELECT * FROM kept)) x";
+    assert_eq!(count(conn, label_facts).await, 0, "{what}: the label copies are the folded facts'");
 }
 
 /// How many facts are queued, and how many facts there are.
