@@ -16,9 +16,9 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::business_hours::BusinessHours;
 use domain::reports::{
-    decide, locate_rank, nearest_rank, plan_period, ConversationEvent, ConversationFacts, ConversationReport, Cycle,
-    DurationFigure, FactKind, FirstResponseDurations, GroupBy, GroupKey, ReportGroup, ReportQuery, SlaCounts,
-    ThreadAtEvent,
+    decide, locate_rank, nearest_rank, plan_period, value_at_rank, ConversationEvent, ConversationFacts,
+    ConversationReport, Cycle, DurationFigure, FactKind, FirstResponseDurations, GroupBy, GroupKey, ReportGroup,
+    ReportQuery, SlaCounts, ThreadAtEvent,
 };
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
@@ -234,17 +234,15 @@ impl Histogram {
     }
 }
 
-/// The value at a wanted rank: the `pos`-th smallest of its group's and kind's facts in `bucket`.
+/// A fact of a bucket that holds a wanted rank: its group key and value.
 #[derive(QueryableByName)]
-struct RankValueRow {
+struct BucketFactRow {
     #[diesel(sql_type = SmallInt)]
     kind: i16,
     #[diesel(sql_type = SmallInt)]
     bucket: i16,
     #[diesel(sql_type = BigInt)]
     key: i64,
-    #[diesel(sql_type = BigInt)]
-    pos: i64,
     #[diesel(sql_type = BigInt)]
     v: i64,
 }
@@ -387,13 +385,16 @@ impl ConversationFacts for PgReports {
                 let mut values: BTreeMap<(i64, i16, i16, i64), i64> = BTreeMap::new();
                 if !wanted.is_empty() {
                     // Each needed bucket's facts of the period are read once, only for the groups
-                    // whose rank lies in it, and only each wanted rank's value comes back.
-                    let facts = if query.group_by == GroupBy::Label {
+                    // whose rank lies in it; each group's value at its rank is picked here (as
+                    // fast as ranking them in SQL, which sorts them all).
+                    let sql = if query.group_by == GroupBy::Label {
                         // A label's own facts of the bucket: the folded ones from their copy per
                         // label, the pending ones (a handful) through the thread's labels.
                         let lv = v.replacen("f.", "lf.", 1);
                         format!(
-                            "SELECT w.kind, w.bucket, w.key, {lv} AS v
+                            "WITH w AS (SELECT DISTINCT * FROM unnest($2::bigint[], $3::smallint[], $4::smallint[])
+                                        w (key, kind, bucket))
+                             SELECT w.kind, w.bucket, w.key, {lv} AS v
                              FROM w JOIN conversation_label_facts lf
                                   ON lf.workspace_id = $1 AND lf.label_id = w.key AND lf.kind = w.kind
                                  AND conversation_bucket({lv}) = w.bucket AND {lv} IS NOT NULL
@@ -407,39 +408,38 @@ impl ConversationFacts for PgReports {
                              WHERE f.workspace_id = $1 AND f.at >= $5 AND f.at < $6 AND {v} IS NOT NULL"
                         )
                     } else {
+                        // Materialized: each bucket is read once for all its groups (joined to
+                        // the wanted groups first, the planner rescans it once per group).
                         format!(
-                            "SELECT b.kind, b.bucket, b.key, b.v
-                             FROM (SELECT p.kind, p.bucket, {key} AS key, {v} AS v
-                                   FROM (SELECT DISTINCT kind, bucket FROM w) p
-                                   JOIN conversation_facts f ON f.workspace_id = $1 AND f.kind = p.kind
-                                        AND conversation_bucket({v}) = p.bucket AND {v} IS NOT NULL
-                                        AND f.at >= $5 AND f.at < $6
-                                   WHERE true {keyed}) b
-                             JOIN w USING (kind, bucket, key)"
+                            "WITH w AS (SELECT DISTINCT * FROM unnest($2::bigint[], $3::smallint[], $4::smallint[])
+                                        w (key, kind, bucket)),
+                                  b AS MATERIALIZED (
+                                      SELECT p.kind, p.bucket, {key} AS key, {v} AS v
+                                      FROM (SELECT DISTINCT kind, bucket FROM w) p
+                                      JOIN conversation_facts f ON f.workspace_id = $1 AND f.kind = p.kind
+                                           AND conversation_bucket({v}) = p.bucket AND {v} IS NOT NULL
+                                           AND f.at >= $5 AND f.at < $6
+                                      WHERE true {keyed})
+                             SELECT b.kind, b.bucket, b.key, b.v FROM b JOIN w USING (kind, bucket, key)"
                         )
                     };
-                    // The `pos`-th smallest of a group's facts in a bucket (ties in any order).
-                    let sql = format!(
-                        "WITH wanted AS (SELECT * FROM unnest($2::bigint[], $3::smallint[], $4::smallint[], $7::bigint[])
-                                         p (key, kind, bucket, pos)),
-                              w AS (SELECT DISTINCT key, kind, bucket FROM wanted),
-                              ranked AS (SELECT x.kind, x.bucket, x.key, x.v,
-                                                row_number() OVER (PARTITION BY x.kind, x.bucket, x.key ORDER BY x.v) AS pos
-                                         FROM ({facts}) x)
-                         SELECT r.kind, r.bucket, r.key, r.pos, r.v FROM ranked r JOIN wanted USING (kind, bucket, key, pos)"
-                    );
-                    let picked: Vec<RankValueRow> = diesel::sql_query(sql)
+                    let facts: Vec<BucketFactRow> = diesel::sql_query(sql)
                         .bind::<BigInt, _>(ws.0)
                         .bind::<Array<BigInt>, _>(wanted.iter().map(|w| w.0).collect::<Vec<_>>())
                         .bind::<Array<SmallInt>, _>(wanted.iter().map(|w| w.1).collect::<Vec<_>>())
                         .bind::<Array<SmallInt>, _>(wanted.iter().map(|w| w.2).collect::<Vec<_>>())
                         .bind::<Timestamptz, _>(query.since)
                         .bind::<Timestamptz, _>(query.until)
-                        .bind::<Array<BigInt>, _>(wanted.iter().map(|w| w.3).collect::<Vec<_>>())
                         .load(c)
                         .await?;
-                    for r in picked {
-                        values.insert((r.key, r.kind, r.bucket, r.pos), r.v);
+                    let mut in_bucket: BTreeMap<(i64, i16, i16), Vec<i64>> = BTreeMap::new();
+                    for f in facts {
+                        in_bucket.entry((f.key, f.kind, f.bucket)).or_default().push(f.v);
+                    }
+                    for &(key, kind, bucket, pos) in &wanted {
+                        if let Some(v) = in_bucket.get_mut(&(key, kind, bucket)).and_then(|vs| value_at_rank(vs, pos)) {
+                            values.insert((key, kind, bucket, pos), v);
+                        }
                     }
                 }
                 let value_at = |key: i64, kind: i16, n: i64, p: f64| {

@@ -97,6 +97,15 @@ pub fn locate_rank(counts: &[(i16, i64)], rank: i64) -> Option<(i16, i64)> {
     None
 }
 
+/// The `pos`-th smallest of `values` (1-based; their order changes), if there are that many.
+pub fn value_at_rank(values: &mut [i64], pos: i64) -> Option<i64> {
+    let i = usize::try_from(pos).ok()?.checked_sub(1)?;
+    if i >= values.len() {
+        return None;
+    }
+    Some(*values.select_nth_unstable(i).1)
+}
+
 #[cfg(test)]
 mod tests {
     use time::macros::{date, datetime};
@@ -152,5 +161,11 @@ mod tests {
         assert_eq!(locate_rank(&counts, 7), Some((7, 5)));
         assert_eq!(locate_rank(&counts, 8), Some((9, 1)));
         assert_eq!(locate_rank(&counts, 9), None);
+        let mut in_bucket = vec![40, 33, 40, 35];
+        assert_eq!(
+            [1, 2, 3, 4].map(|p| value_at_rank(&mut in_bucket.clone(), p)),
+            [Some(33), Some(35), Some(40), Some(40)]
+        );
+        assert_eq!((value_at_rank(&mut in_bucket, 0), value_at_rank(&mut in_bucket, 5)), (None, None));
     }
 }
