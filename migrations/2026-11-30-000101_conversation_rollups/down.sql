@@ -11,6 +11,7 @@ DROP FUNCTION conversation_rollups_on_labels();
 DROP FUNCTION conversation_rollups_on_facts();
 DROP FUNCTION conversation_rollups_fold(integer);
 DROP FUNCTION conversation_facts_on_insert();
+DROP FUNCTION conversation_rollups_lock(bigint[]);
 DROP FUNCTION conversation_rollups_apply(conversation_rollup_delta[]);
 DROP FUNCTION conversation_counts_add(integer[], integer[]);
 DROP FUNCTION conversation_counts(smallint[], bigint[]);

@@ -73,13 +73,15 @@ CREATE TYPE conversation_rollup_delta AS (
 
 --! include functions/conversation_rollups_apply.sql sha256:407a0f903b9ae484
 
+--! include functions/conversation_rollups_lock.sql sha256:d69d17c05efcae67
+
 --! include functions/conversation_facts_on_insert.sql sha256:199e88aa8fef5464
 
---! include functions/conversation_rollups_fold.sql sha256:f1b2de46b4b5d541
+--! include functions/conversation_rollups_fold.sql sha256:491747f33d36de0b
 
---! include functions/conversation_rollups_on_facts.sql sha256:69d43fb49bb8b90a
+--! include functions/conversation_rollups_on_facts.sql sha256:127f62b59b4b2791
 
---! include functions/conversation_rollups_on_labels.sql sha256:1f5c621ed2b1eef2
+--! include functions/conversation_rollups_on_labels.sql sha256:8a506aed1ec3ec0c
 
 --! include functions/conversation_rollups_on_thread_delete.sql sha256:df6447f6f331bfd9
 

@@ -3,14 +3,16 @@
 -- workers share the queue), folds those whose thread it can hold into `conversation_rollups` (one
 -- upsert per touched row, with the labels their threads carry now; the durations copied per label
 -- into `conversation_label_facts`) and takes them off the queue,
--- in the caller's transaction. A thread being labelled or deleted is skipped, never waited for
--- (its facts stay pending for a later batch), so a worker never waits on anyone and a send never
--- waits on a worker (FOR KEY SHARE does not conflict with updating a thread). Returns how many
+-- in the caller's transaction. A workspace whose rollup another transaction is changing
+-- (conversation_rollups_lock()) and a thread being labelled or deleted are skipped, never waited
+-- for (their facts stay pending for a later batch), so a worker never waits on anyone and a send
+-- never waits on a worker (FOR KEY SHARE does not conflict with updating a thread). Returns how many
 -- pending facts it took off the queue.
 CREATE OR REPLACE FUNCTION conversation_rollups_fold(batch integer) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
     claimed bigint[];
+    free bigint[];
     held bigint[];
     done integer;
 BEGIN
@@ -19,9 +21,13 @@ BEGIN
     IF claimed IS NULL THEN
         RETURN 0;
     END IF;
+    SELECT coalesce(array_agg(w), '{}') INTO free
+    FROM (SELECT DISTINCT f.workspace_id AS w FROM conversation_facts f WHERE f.id = ANY (claimed) ORDER BY 1) x
+    WHERE pg_try_advisory_xact_lock_shared(hashtextextended('conversation-rollups:' || w, 0));
     SELECT coalesce(array_agg(id), '{}') INTO held
     FROM (SELECT t.id FROM threads t
-          WHERE t.id IN (SELECT f.thread_id FROM conversation_facts f WHERE f.id = ANY (claimed))
+          WHERE t.id IN (SELECT f.thread_id FROM conversation_facts f
+                         WHERE f.id = ANY (claimed) AND f.workspace_id = ANY (free))
           ORDER BY t.id FOR KEY SHARE SKIP LOCKED) t;
     PERFORM conversation_rollups_apply(ARRAY(
         SELECT r FROM conversation_facts f, LATERAL conversation_rollup_rows(

@@ -2,9 +2,10 @@
 -- Facts deleted (a thread's cascade) or updated (business seconds refigured when the hours change)
 -- keep `conversation_rollups` and `conversation_label_facts` exact in the writer's transaction. A
 -- fact still pending is in neither: a deleted one leaves the queue, an updated one is folded later
--- as it is then. A worker folding a fact holds its pending row: the DELETE and the FOR UPDATE
--- below wait for it, and once it has committed the fact counts as folded, with the values the
--- worker read (the old ones: this transaction's change was not visible to it).
+-- as it is then. The workspace's rollup is taken first (conversation_rollups_lock()): a worker
+-- batch in flight is waited for, and once it has committed its facts count as folded, with the
+-- values it read (the old ones: this transaction's change was not visible to it); the thread's
+-- labels are read after that, so a label given meanwhile is counted by exactly one of the two.
 CREATE OR REPLACE FUNCTION conversation_rollups_on_facts() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -12,6 +13,7 @@ DECLARE
     changed bigint[];
 BEGIN
     IF TG_OP = 'DELETE' THEN
+        PERFORM conversation_rollups_lock(ARRAY(SELECT DISTINCT workspace_id FROM old_rows));
         WITH gone AS (
             DELETE FROM conversation_facts_pending p USING old_rows o WHERE p.fact_id = o.id RETURNING p.fact_id)
         SELECT coalesce(array_agg(fact_id), '{}') INTO pending FROM gone;
@@ -23,6 +25,7 @@ BEGIN
         DELETE FROM conversation_label_facts lf USING old_rows o JOIN thread_labels tl ON tl.thread_id = o.thread_id
         WHERE lf.label_id = tl.label_id AND lf.fact_id = o.id;
     ELSE
+        PERFORM conversation_rollups_lock(ARRAY(SELECT DISTINCT workspace_id FROM old_rows));
         SELECT coalesce(array_agg(fact_id), '{}') INTO pending
         FROM (SELECT p.fact_id FROM conversation_facts_pending p WHERE p.fact_id IN (SELECT id FROM new_rows)
               ORDER BY p.fact_id FOR UPDATE) x;

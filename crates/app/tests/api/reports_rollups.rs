@@ -15,7 +15,8 @@ use adapters_postgres::reports::{refigure_business_time, PgReports};
 use adapters_postgres::Db;
 use diesel::sql_types::{BigInt, Bool, Nullable, SmallInt, Timestamptz};
 use diesel::QueryableByName;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::business_hours::{BusinessHours, BusinessHoursRecord};
 use domain::reports::{ConversationFacts, ConversationReport, GroupBy, ReportQuery};
 use domain::workspace::WorkspaceId;
@@ -243,6 +244,19 @@ async fn assert_same_figures(db: &Db, conn: &mut AsyncPgConnection, ws: i64, wha
     assert_eq!(count(conn, label_facts).await, 0, "{what}: the label copies are the folded facts'");
 }
 
+/// Business hours in Berlin whose Monday starts at `monday`.
+fn berlin_hours(monday: &str) -> BusinessHours {
+    BusinessHours::from_record(&BusinessHoursRecord {
+        timezone: "Europe/Berlin".into(),
+        days: [("mon", monday, "17:00"), ("tue", "09:00", "12:00"), ("fri", "13:00", "18:30")]
+            .into_iter()
+            .map(|(d, a, b)| (d.to_owned(), vec![vec![a.to_owned(), b.to_owned()]]))
+            .collect(),
+        holidays: vec!["2026-07-03".into()],
+    })
+    .expect("hours")
+}
+
 /// How many facts are queued, and how many facts there are.
 async fn queued(conn: &mut AsyncPgConnection) -> (i64, i64) {
     (
@@ -292,16 +306,8 @@ async fn rollup_figures_equal_the_facts_figures_through_every_change() {
     }
     let (pending, _) = queued(&mut conn).await;
     assert!(pending > 20, "some facts are still queued: {pending}");
-    let hours = BusinessHours::from_record(&BusinessHoursRecord {
-        timezone: "Europe/Berlin".into(),
-        days: [("mon", "09:00", "17:00"), ("tue", "09:00", "12:00"), ("fri", "13:00", "18:30")]
-            .into_iter()
-            .map(|(d, a, b)| (d.to_owned(), vec![vec![a.to_owned(), b.to_owned()]]))
-            .collect(),
-        holidays: vec!["2026-07-03".into()],
-    })
-    .expect("hours");
-    refigure_business_time(&mut conn, WorkspaceId(ws), &hours).await.expect("refigure");
+    refigure_business_time(&mut conn, WorkspaceId(ws), &berlin_hours("09:00")).await.expect("refigure");
+    refigure_business_time(&mut conn, WorkspaceId(ws), &berlin_hours("10:30")).await.expect("refigure");
     assert_same_figures(&db, &mut conn, ws, "changed, some facts queued").await;
     fold(&db).await.expect("fold");
     assert_eq!(queued(&mut conn).await.0, 0);
@@ -320,6 +326,71 @@ async fn workers_running_at_once_fold_every_fact_once() {
     assert_eq!(a.expect("a") + b.expect("b"), 20_000);
     assert_eq!(queued(&mut conn).await.0, 0);
     assert_same_figures(&db, &mut conn, ws, "folded by two workers").await;
+}
+
+/// The worker, new facts, label changes (each thread locked first, as `PUT` of a thread's labels
+/// does) and refigurings of the business hours at once, each in transactions of its own: none
+/// deadlocks or fails, and the rollup ends exact.
+#[tokio::test]
+async fn the_worker_new_facts_label_changes_and_refigurings_at_once_stay_exact() {
+    let database = test_db::TestDatabase::new().await.expect("database");
+    let db = Db::new(&database.url, 8, std::time::Duration::from_secs(30)).expect("pool");
+    let mut conn = db.conn().await.expect("conn");
+    let ws = fill(&mut conn).await;
+    fold_some(&mut conn, 2_000).await;
+    let worker = async {
+        let mut c = db.conn().await.expect("conn");
+        for _ in 0..60 {
+            c.transaction::<_, diesel::result::Error, _>(|c| fold_batch(c, 100).scope_boxed()).await.expect("a batch");
+        }
+    };
+    let sends = async {
+        let mut c = db.conn().await.expect("conn");
+        for _ in 0..40 {
+            insert_facts(&mut c, 10).await;
+        }
+    };
+    let labels = async {
+        let mut c = db.conn().await.expect("conn");
+        for i in 0..30 {
+            let thread = format!("(SELECT id FROM threads ORDER BY id OFFSET {} LIMIT 1)", i % 30);
+            c.transaction::<_, diesel::result::Error, _>(|c| {
+                async move {
+                    for sql in [
+                        format!("SELECT 1 FROM threads WHERE id = {thread} FOR UPDATE"),
+                        format!("DELETE FROM thread_labels WHERE thread_id = {thread} AND label_id % 2 = {}", i % 2),
+                        format!(
+                            "INSERT INTO thread_labels (workspace_id, thread_id, label_id)
+                             SELECT t.workspace_id, t.id, l.id FROM threads t, labels l
+                             WHERE t.id = {thread} AND l.id % 2 <> {} ON CONFLICT DO NOTHING",
+                            i % 2
+                        ),
+                    ] {
+                        diesel::sql_query(sql).execute(c).await?;
+                    }
+                    Ok(())
+                }
+                .scope_boxed()
+            })
+            .await
+            .expect("a label change");
+        }
+    };
+    let hours = async {
+        let mut c = db.conn().await.expect("conn");
+        for monday in ["08:00", "11:00", "09:30"] {
+            let hours = berlin_hours(monday);
+            c.transaction::<_, diesel::result::Error, _>(|c| {
+                async move { refigure_business_time(c, WorkspaceId(ws), &hours).await }.scope_boxed()
+            })
+            .await
+            .expect("a refiguring");
+        }
+    };
+    tokio::join!(worker, sends, labels, hours);
+    fold(&db).await.expect("fold");
+    assert_eq!(queued(&mut conn).await.0, 0);
+    assert_same_figures(&db, &mut conn, ws, "after concurrent changes").await;
 }
 
 #[tokio::test]
