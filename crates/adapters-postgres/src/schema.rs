@@ -764,6 +764,30 @@ diesel::table! {
     }
 }
 
+// The conversation reports' rollup and the facts not folded into it yet (migration
+// 2026-11-30-000101_conversation_rollups); written by triggers and `conversation_rollups_fold()`,
+// read with SQL by `PgReports`.
+diesel::table! {
+    conversation_rollups (workspace_id, measure, dim, level, block, key, kind) {
+        workspace_id -> Int8,
+        level -> Int2,
+        block -> Date,
+        measure -> Int2,
+        dim -> Int2,
+        key -> Int8,
+        kind -> Int2,
+        n -> Int8,
+        total -> Int8,
+        counts -> Nullable<Array<Int4>>,
+    }
+}
+
+diesel::table! {
+    conversation_facts_pending (fact_id) {
+        fact_id -> Int8,
+    }
+}
+
 // Threads whose history awaits its replay into the reports (migration
 // 2026-11-28-000301_conversation_backfill).
 diesel::table! {

@@ -145,7 +145,10 @@ pub async fn seed_workspace(
     diesel::sql_query("ANALYZE messages, threads, contacts, thread_labels").execute(&mut conn).await?;
     progress(SeedProgress::Step("reports"));
     crate::reports::backfill::run(db, Some(WorkspaceId(ws))).await?;
-    diesel::sql_query("ANALYZE conversation_facts, conversation_cycles").execute(&mut conn).await?;
+    crate::reports::rollup::fold(db).await.map_err(|e| e.0)?;
+    diesel::sql_query("ANALYZE conversation_facts, conversation_cycles, conversation_rollups")
+        .execute(&mut conn)
+        .await?;
     Ok(report)
 }
 

@@ -16,6 +16,7 @@ pub mod platform;
 pub mod progress;
 pub mod prometheus;
 pub mod report_backfill;
+pub mod report_rollup;
 pub mod retention;
 pub mod secrets;
 pub mod sla;

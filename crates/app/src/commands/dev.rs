@@ -104,6 +104,7 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     let lifecycle = crate::lifecycle::start(&db);
     let sla_timer = crate::sla::start(&db);
     let backfill = crate::report_backfill::start(&db);
+    let rollup = crate::report_rollup::start(&db);
     let mail = crate::mail::start(settings, &db, clock.clone(), crate::mail::Delivery::Dev)?;
     let key_notices = crate::key_notices::start(settings, &db, clock.clone());
     let audit_pruner = crate::retention::start(settings, &db, clock);
@@ -112,6 +113,7 @@ async fn serve(settings: &Settings, data_dir: &Path, listener: TcpListener) -> R
     lifecycle.abort();
     sla_timer.abort();
     backfill.abort();
+    rollup.abort();
     key_notices.abort();
     let grace = Duration::from_secs(settings.http.shutdown_timeout_secs);
     tokio::join!(workers.stop(grace), dispatchers.stop(grace), mail.stop(grace));

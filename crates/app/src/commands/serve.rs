@@ -85,6 +85,7 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     let lifecycle = crate::lifecycle::start(&db);
     let sla_timer = crate::sla::start(&db);
     let backfill = crate::report_backfill::start(&db);
+    let rollup = crate::report_rollup::start(&db);
     let mail = crate::mail::start(&settings, &db, Arc::new(SystemClock), crate::mail::Delivery::Serve)?;
     let audit_pruner = crate::retention::start(&settings, &db, Arc::new(SystemClock));
     let key_notices = crate::key_notices::start(&settings, &db, Arc::new(SystemClock));
@@ -93,6 +94,7 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     lifecycle.abort();
     sla_timer.abort();
     backfill.abort();
+    rollup.abort();
     key_notices.abort();
     if let Some(metrics) = metrics {
         metrics.stop(true).await;

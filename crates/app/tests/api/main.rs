@@ -54,6 +54,7 @@ mod rate_limit;
 mod replica;
 mod reports;
 mod reports_backfill;
+mod reports_rollups;
 mod request_log;
 mod rest_channels;
 mod rest_contacts;
