@@ -499,6 +499,8 @@ impl ConversationFacts for PgReports {
         .await
     }
 
+    /// Every first response of the period, read from the index that holds only first responses
+    /// (`conversation_facts_first_responses`, migration `2026-11-30-000302_first_response_index`).
     async fn first_response_durations(
         &self,
         ws: WorkspaceId,

@@ -1,0 +1,1 @@
+DROP INDEX conversation_facts_first_responses;
