@@ -1,8 +1,9 @@
-//! Keys and login tokens reported leaked by secret scanning: looked up by digest in every
-//! workspace, the live ones revoked with their audit records and e-mails in one transaction — a
-//! key's to its workspace's admins ([`domain::secret_scanning::decide_leak`],
+//! Keys, login tokens and app tokens reported leaked by secret scanning: looked up by digest in
+//! every workspace, the live ones revoked with their audit records and e-mails in one transaction —
+//! a key's to its workspace's admins ([`domain::secret_scanning::decide_leak`],
 //! [`domain::api_keys::leak_mails`]), a login token's to its owner
-//! ([`domain::secret_scanning::decide_login_token_leak`]).
+//! ([`domain::secret_scanning::decide_login_token_leak`]), an app token's whole grant, to the
+//! member who granted it ([`domain::secret_scanning::decide_app_token_leak`]).
 
 use std::collections::HashMap;
 
@@ -15,7 +16,8 @@ use domain::api_keys::{leak_mails, ApiKey};
 use domain::auth::TokenKind;
 use domain::mail::SiteUrl;
 use domain::secret_scanning::{
-    decide_leak, decide_login_token_leak, LeakLabel, LeakReport, LeakedKeyStore, LeakedLoginToken,
+    decide_app_token_leak, decide_leak, decide_login_token_leak, LeakLabel, LeakReport, LeakedAppToken, LeakedKeyStore,
+    LeakedLoginToken,
 };
 use domain::users::{Email, UserId};
 use domain::workspace::WorkspaceId;
@@ -63,8 +65,25 @@ impl LeakedKeyStore for PgLeakedKeyStore {
                 let mut found: HashMap<Vec<u8>, ApiKey> =
                     rows.into_iter().map(|(digest, row)| (digest, ApiKey::from(row))).collect();
                 let tokens = lock_login_tokens(conn, &digests(TokenKind::User)).await?;
+                let app_digests: Vec<Vec<u8>> =
+                    digests(TokenKind::AppAccess).into_iter().chain(digests(TokenKind::AppRefresh)).collect();
+                let mut app_tokens = lock_app_grants(conn, &app_digests).await?;
                 let mut labels = Vec::with_capacity(reports.len());
                 for report in &reports {
+                    if report.kind.is_app() {
+                        let token = app_tokens.get(report.digest.0.as_slice());
+                        let decision = decide_app_token_leak(token, &report.reported, at, &site);
+                        if let Some(revocation) = &decision.revoke {
+                            crate::oauth::revoke(conn, revocation.grant_id, at, &revocation.audit).await?;
+                            crate::mail::enqueue(conn, revocation.mail.as_slice()).await?;
+                            // The grant's other tokens in this alert see it revoked by it.
+                            for t in app_tokens.values_mut().filter(|t| t.grant_id == revocation.grant_id) {
+                                t.grant_revoked_at = Some(at);
+                            }
+                        }
+                        labels.push(decision.label);
+                        continue;
+                    }
                     if report.kind == TokenKind::User {
                         let token = tokens.get(report.digest.0.as_slice());
                         let decision = decide_login_token_leak(token, &report.reported, at, &site);
@@ -171,6 +190,68 @@ async fn lock_login_tokens(
                 revoked_at,
             };
             (digest, token)
+        })
+        .collect())
+}
+
+/// The app tokens of `digests` with their grants, apps and the granting members' addresses; the
+/// grants locked in id order (after the keys and login tokens, as a member's revocation locks only
+/// the grant).
+async fn lock_app_grants(
+    conn: &mut AsyncPgConnection,
+    digests: &[Vec<u8>],
+) -> diesel::QueryResult<HashMap<Vec<u8>, LeakedAppToken>> {
+    use diesel::sql_types::{Array, BigInt, Bytea, Nullable, Text, Timestamptz};
+    #[derive(diesel::QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Bytea)]
+        token_digest: Vec<u8>,
+        #[diesel(sql_type = BigInt)]
+        grant_id: i64,
+        #[diesel(sql_type = BigInt)]
+        workspace_id: i64,
+        #[diesel(sql_type = BigInt)]
+        user_id: i64,
+        #[diesel(sql_type = Text)]
+        email: String,
+        #[diesel(sql_type = Text)]
+        client_name: String,
+        #[diesel(sql_type = Timestamptz)]
+        expires_at: OffsetDateTime,
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        revoked_at: Option<OffsetDateTime>,
+    }
+    if digests.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rows: Vec<Row> = diesel::sql_query(
+        "SELECT t.token_digest, g.id AS grant_id, g.workspace_id, g.user_id, u.email, c.client_name, t.expires_at, \
+                g.revoked_at \
+           FROM oauth_tokens t \
+           JOIN oauth_grants g ON g.workspace_id = t.workspace_id AND g.id = t.grant_id \
+           JOIN oauth_clients c ON c.id = g.client_id \
+           JOIN users u ON u.id = g.user_id \
+          WHERE t.token_digest = ANY($1) \
+          ORDER BY g.id \
+            FOR UPDATE OF g",
+    )
+    .bind::<Array<Bytea>, _>(digests)
+    .load(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let token = LeakedAppToken {
+                grant_id: r.grant_id,
+                workspace_id: WorkspaceId(r.workspace_id),
+                user_id: UserId(r.user_id),
+                // As for login tokens: an address that no longer parses gets no mail.
+                owner_email: Email::new("email", &r.email).ok(),
+                client_name: r.client_name,
+                expires_at: r.expires_at,
+                grant_revoked_at: r.revoked_at,
+            };
+            (r.token_digest, token)
         })
         .collect())
 }

@@ -192,7 +192,7 @@ async fn insert_tokens(
 }
 
 /// Revokes `grant` (keeping the first revocation time) and records `entry`.
-async fn revoke(
+pub(crate) async fn revoke(
     conn: &mut AsyncPgConnection,
     grant: i64,
     now: OffsetDateTime,

@@ -398,3 +398,82 @@ async fn a_leaked_login_token_is_revoked_recorded_and_its_owner_emailed_once() {
     assert_eq!(sink.received().len(), 1, "the owner only, once");
     assert!(sink.to(&ws.admin_email).is_empty(), "the admins are not told of a member's token");
 }
+
+async fn mcp_tools_list(app: &TestApp, ws: i64, token: &str) -> reqwest::Response {
+    app.client
+        .post(app.url(&format!("/workspaces/{ws}/co-admin/mcp")))
+        .bearer_auth(token)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .expect("request")
+}
+
+/// An app's OAuth token acts for the member who granted the app access: a live one revokes the
+/// whole grant at once (every token of it), recorded by the system and told to that member; the
+/// grant's other token in the same alert is a true positive too, revoked once; afterwards, false
+/// positives.
+#[tokio::test]
+async fn a_leaked_app_token_revokes_its_grant_recorded_and_the_member_emailed_once() {
+    let sink = crate::mail_sink::SmtpSink::start().await;
+    let github = KeysStandIn::start();
+    let url = github.url.clone();
+    let app = TestApp::spawn_with(|s| {
+        s.secret_scanning.github_keys_url = url;
+        crate::mail_sink::mail_to(s, sink.port);
+    })
+    .await;
+    let _workers = app.start_mail();
+    let ws = app.create_workspace(PlanTier::Growth).await;
+    let browser = sign_in(&app, &ws).await;
+    let leaked = crate::oauth::app_token(&app, ws.id, &browser).await;
+    let other_app = crate::oauth::app_token(&app, ws.id, &browser).await;
+    assert_eq!(mcp_tools_list(&app, ws.id, &leaked).await.status(), 200);
+    // A second access token of the same grant, as a refresh would have issued it.
+    let sibling = domain::auth::NewToken::generate(domain::auth::TokenKind::AppAccess, &app::platform::OsRandom).secret;
+    crate::credentials::sql(
+        &app,
+        &format!(
+            "INSERT INTO oauth_tokens (workspace_id, grant_id, kind, token_digest, expires_at)
+             SELECT workspace_id, grant_id, 'access', sha256(convert_to('{sibling}', 'UTF8')), now() + interval '1 hour'
+               FROM oauth_tokens ORDER BY id LIMIT 1"
+        ),
+    )
+    .await;
+    assert_eq!(mcp_tools_list(&app, ws.id, &sibling).await.status(), 200);
+    let report = |token: &str| json!({"token": token, "type": "wms_app_token", "url": "https://github.com/o/r/blob/main/mcp.json", "source": "content"});
+    let body = serde_json::to_vec(&json!([report(&leaked), report(&sibling)])).expect("json");
+    let res = alert(&app, &github.current, "current-id", &body).await;
+    assert_eq!(res.status(), 200);
+    let answer: Value = res.json().await.expect("json");
+    assert_eq!(labels_of(&answer), ["true_positive", "true_positive"], "both were live");
+    assert_eq!(answer[0]["token_type"], "wms_app_token");
+
+    problem(mcp_tools_list(&app, ws.id, &leaked).await, 401, "token_revoked").await;
+    problem(mcp_tools_list(&app, ws.id, &sibling).await, 401, "token_revoked").await;
+    assert_eq!(mcp_tools_list(&app, ws.id, &other_app).await.status(), 200, "only the leaked token's grant goes");
+    assert!(
+        sql_bool(
+            &app,
+            "(SELECT count(*) = 1 FROM audit_events WHERE action = 'oauth.revoked' AND actor_type = 'system'
+               AND details->>'reason' = 'leaked' AND details->>'url' = 'https://github.com/o/r/blob/main/mcp.json'
+               AND details::text NOT LIKE '%' || substr($$LEAKED$$, 6) || '%')"
+                .replace("LEAKED", &leaked)
+                .as_str()
+        )
+        .await,
+        "one record, by the system, never the token"
+    );
+    let mail = sink.wait_for_mail_to(&ws.admin_email, std::time::Duration::from_secs(20)).await;
+    assert_eq!(mail.subject, "An app's access to your wms account was found in public and has been revoked");
+    let text = mail.text.expect("text part");
+    assert!(text.contains("https://github.com/o/r/blob/main/mcp.json") && text.contains("Walker"), "{text}");
+    assert!(!text.contains(&leaked[5..]) && !mail.html.unwrap_or_default().contains(&leaked[5..]));
+
+    // Reported again: the grant is gone, false positives, no second record or mail.
+    let res = alert(&app, &github.current, "current-id", &body).await;
+    assert_eq!(labels_of(&res.json().await.expect("json")), ["false_positive", "false_positive"]);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!(sink.received().len(), 1, "the member, once");
+    assert!(sql_bool(&app, "(SELECT count(*) = 1 FROM audit_events WHERE action = 'oauth.revoked')").await);
+}

@@ -84,14 +84,11 @@ pub fn parse_alert(body: &[u8]) -> Result<Vec<ReportedToken>, AlertBodyError> {
         .collect()
 }
 
-/// What to look up for a reported token, when it could be a wms API key or a member's login token
-/// (its prefix, shape and checksum are right): the kind and the digest. `None` answers
-/// `false_positive` without a lookup.
+/// What to look up for a reported token, when it could be a credential wms issued — an API key, a
+/// member's login token or an app's OAuth token (its prefix, shape and checksum are right): the
+/// kind and the digest. `None` answers `false_positive` without a lookup.
 pub fn leak_candidate(reported: &ReportedToken) -> Option<(TokenKind, TokenDigest)> {
-    parse(reported.token.trim())
-        .ok()
-        .filter(|t| matches!(t.kind, TokenKind::ApiKey | TokenKind::User))
-        .map(|t| (t.kind, t.digest))
+    parse(reported.token.trim()).ok().map(|t| (t.kind, t.digest))
 }
 
 /// What a leak report changes for the key found (if any) at `now`.
@@ -200,13 +197,10 @@ mod tests {
     }
 
     #[test]
-    fn only_well_formed_api_keys_and_login_tokens_are_looked_up() {
+    fn only_well_formed_credentials_of_every_kind_are_looked_up() {
         let key = minted(TokenKind::ApiKey);
-        assert_eq!(leak_candidate(&reported(&key)).map(|(kind, _)| kind), Some(TokenKind::ApiKey));
-        let login = minted(TokenKind::User);
-        assert_eq!(leak_candidate(&reported(&login)).map(|(kind, _)| kind), Some(TokenKind::User));
-        for app in [TokenKind::AppAccess, TokenKind::AppRefresh] {
-            assert!(leak_candidate(&reported(&minted(app))).is_none());
+        for kind in [TokenKind::ApiKey, TokenKind::User, TokenKind::AppAccess, TokenKind::AppRefresh] {
+            assert_eq!(leak_candidate(&reported(&minted(kind))).map(|(k, _)| k), Some(kind));
         }
         let mut wrong = key.clone();
         wrong.replace_range(10..11, if &key[10..11] == "A" { "B" } else { "A" });

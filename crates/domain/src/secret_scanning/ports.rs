@@ -27,10 +27,10 @@ pub trait ScanningKeySource: Send + Sync {
     async fn keys(&self, refresh: bool) -> Result<Vec<ScanningPublicKey>, KeysUnavailable>;
 }
 
-/// A reported token that could be a wms API key or login token, to look up by digest.
+/// A reported token that could be a wms API key, login token or app token, to look up by digest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeakReport {
-    /// What it could be: [`TokenKind::ApiKey`] or [`TokenKind::User`].
+    /// What it could be, by its prefix.
     pub kind: TokenKind,
     /// The token's digest.
     pub digest: TokenDigest,
@@ -38,13 +38,15 @@ pub struct LeakReport {
     pub reported: ReportedToken,
 }
 
-/// The keys and login tokens a leak report finds, in every workspace (a digest names one).
+/// The keys, login tokens and app tokens a leak report finds, in every workspace (a digest names
+/// one).
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait LeakedKeyStore: Send + Sync {
-    /// In one transaction: locks the key or login token of each report's digest (by its kind),
-    /// asks [`super::decide_leak`] or [`super::decide_login_token_leak`] at `at`, revokes the live
-    /// ones with their audit records and mails, and returns each report's label in order.
+    /// In one transaction: locks the key, login token or app token's grant of each report's digest
+    /// (by its kind), asks [`super::decide_leak`], [`super::decide_login_token_leak`] or
+    /// [`super::decide_app_token_leak`] at `at`, revokes the live ones (an app token's whole
+    /// grant) with their audit records and mails, and returns each report's label in order.
     ///
     /// # Errors
     /// Infrastructure failures only (nothing is revoked then).

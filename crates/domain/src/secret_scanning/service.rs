@@ -162,7 +162,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn only_well_formed_keys_and_login_tokens_reach_the_store_once_and_verdicts_keep_the_alerts_order() {
+    async fn only_well_formed_credentials_reach_the_store_once_and_verdicts_keep_the_alerts_order() {
         let (signer, public) = github();
         let mut keys = MockScanningKeySource::new();
         keys.expect_keys().withf(|refresh| !refresh).times(1).returning(move |_| Ok(vec![public.clone()]));
@@ -182,10 +182,11 @@ mod tests {
             .expect_revoke_leaked()
             .withf(move |reports, _| {
                 let kinds: Vec<TokenKind> = reports.iter().map(|r| r.kind).collect();
-                kinds == [TokenKind::ApiKey, TokenKind::User] && reports[0].reported.url.as_deref() == Some("https://x")
+                kinds == [TokenKind::ApiKey, TokenKind::User, TokenKind::AppAccess]
+                    && reports[0].reported.url.as_deref() == Some("https://x")
             })
             .times(1)
-            .returning(|_, _| Ok(vec![LeakLabel::TruePositive, LeakLabel::TruePositive]));
+            .returning(|_, _| Ok(vec![LeakLabel::TruePositive, LeakLabel::TruePositive, LeakLabel::FalsePositive]));
         let sig = sign(&signer, &body);
         let verdicts = service(keys, store)
             .receive(AlertSignature { key_identifier: Some("gh"), signature: Some(&sig) }, &body)
