@@ -66,6 +66,20 @@ async fn spawn() -> (TestApp, KeysStandIn) {
     (app, stand_in)
 }
 
+/// The same, sending its e-mail to a real SMTP server, with the mail workers running.
+async fn spawn_with_mail() -> (TestApp, KeysStandIn, crate::mail_sink::SmtpSink, app::mail::MailWorkers) {
+    let sink = crate::mail_sink::SmtpSink::start().await;
+    let stand_in = KeysStandIn::start();
+    let url = stand_in.url.clone();
+    let app = TestApp::spawn_with(|s| {
+        s.secret_scanning.github_keys_url = url;
+        crate::mail_sink::mail_to(s, sink.port);
+    })
+    .await;
+    let workers = app.start_mail();
+    (app, stand_in, sink, workers)
+}
+
 fn signature(key: &SigningKey, body: &[u8]) -> String {
     let signature: Signature = key.sign(body);
     base64::engine::general_purpose::STANDARD.encode(signature.to_der().as_bytes())
@@ -291,15 +305,7 @@ async fn a_rolled_key_reported_in_its_grace_period_is_revoked_now() {
 
 #[tokio::test]
 async fn the_admins_of_a_leaked_keys_workspace_are_emailed() {
-    let sink = crate::mail_sink::SmtpSink::start().await;
-    let github = KeysStandIn::start();
-    let url = github.url.clone();
-    let app = TestApp::spawn_with(|s| {
-        s.secret_scanning.github_keys_url = url;
-        crate::mail_sink::mail_to(s, sink.port);
-    })
-    .await;
-    let _workers = app.start_mail();
+    let (app, github, sink, _workers) = spawn_with_mail().await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
     let bystander = app.create_workspace(PlanTier::Advanced).await;
     let (key, record) = create_key(&app, &ws, &json!({"name": "ci deploy"})).await;
@@ -337,15 +343,7 @@ fn labels_of(answer: &Value) -> Vec<String> {
 /// the system, and its owner (not the admins) is told; once dead it is a false positive.
 #[tokio::test]
 async fn a_leaked_login_token_is_revoked_recorded_and_its_owner_emailed_once() {
-    let sink = crate::mail_sink::SmtpSink::start().await;
-    let github = KeysStandIn::start();
-    let url = github.url.clone();
-    let app = TestApp::spawn_with(|s| {
-        s.secret_scanning.github_keys_url = url;
-        crate::mail_sink::mail_to(s, sink.port);
-    })
-    .await;
-    let _workers = app.start_mail();
+    let (app, github, sink, _workers) = spawn_with_mail().await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
     let (agent_email, agent_password) = crate::credentials::add_member(&app, ws.id, "agent").await;
     let leaked = crate::credentials::token_for(&app, &agent_email, &agent_password, Some(ws.id)).await;
@@ -415,15 +413,7 @@ async fn mcp_tools_list(app: &TestApp, ws: i64, token: &str) -> reqwest::Respons
 /// positives.
 #[tokio::test]
 async fn a_leaked_app_token_revokes_its_grant_recorded_and_the_member_emailed_once() {
-    let sink = crate::mail_sink::SmtpSink::start().await;
-    let github = KeysStandIn::start();
-    let url = github.url.clone();
-    let app = TestApp::spawn_with(|s| {
-        s.secret_scanning.github_keys_url = url;
-        crate::mail_sink::mail_to(s, sink.port);
-    })
-    .await;
-    let _workers = app.start_mail();
+    let (app, github, sink, _workers) = spawn_with_mail().await;
     let ws = app.create_workspace(PlanTier::Growth).await;
     let browser = sign_in(&app, &ws).await;
     let leaked = crate::oauth::app_token(&app, ws.id, &browser).await;
