@@ -20,7 +20,7 @@ pub mod events;
 pub mod group_commit;
 pub mod key_notices;
 pub mod labels;
-pub mod leaked_keys;
+pub mod leaked_credentials;
 pub mod mail;
 pub mod members;
 pub mod messages;

@@ -229,7 +229,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         templates,
         secret_scanning: Arc::new(domain::secret_scanning::SecretScanningService::new(
             Arc::new(adapters_outbound::github_keys::GithubKeysClient::new(&settings.secret_scanning.github_keys_url)),
-            Arc::new(adapters_postgres::leaked_keys::PgLeakedKeyStore::new(
+            Arc::new(adapters_postgres::leaked_credentials::PgLeakedCredentialStore::new(
                 db.clone(),
                 crate::mail::site_url(settings),
             )),

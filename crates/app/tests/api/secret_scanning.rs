@@ -467,3 +467,126 @@ async fn a_leaked_app_token_revokes_its_grant_recorded_and_the_member_emailed_on
     assert_eq!(sink.received().len(), 1, "the member, once");
     assert!(sql_bool(&app, "(SELECT count(*) = 1 FROM audit_events WHERE action = 'oauth.revoked')").await);
 }
+
+fn link_report(token: &str) -> Value {
+    json!({"token": token, "type": "wms_login_token", "url": "https://github.com/o/r/blob/main/inbox.eml", "source": "content"})
+}
+
+async fn voided_records(app: &TestApp, token: &str) -> Vec<Value> {
+    let (status, audit) = app.get_json("/v1/audit-events?action=member.invitation_voided&limit=100", token).await;
+    assert_eq!(status, 200, "{audit}");
+    audit["data"].as_array().cloned().unwrap_or_default()
+}
+
+/// An invitation link in public lets anyone choose the invited account's password and join: a
+/// live one is voided at once, recorded, and the admins (who can invite again) are told; the
+/// membership stays invited and a new invitation works. Once void it is a false positive.
+#[tokio::test]
+async fn a_leaked_invitation_link_is_voided_recorded_and_the_admins_emailed_once() {
+    let (app, github, sink, _workers) = spawn_with_mail().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let admin = admin_token(&app, &ws).await;
+    let invitee = "new.hire@example.test";
+    let added = app.post_json("/v1/users", &admin, &json!({"email": invitee, "role": "agent"})).await;
+    assert_eq!(added.status(), 201);
+    let person: Value = added.json().await.expect("json");
+    let leaked = sink.token_for(invitee, "invitations", 0).await;
+    assert_eq!(app.get(&format!("/invitations/{leaked}")).await.status(), 200);
+
+    let body = serde_json::to_vec(&json!([link_report(&leaked), link_report(&leaked)])).expect("json");
+    let res = alert(&app, &github.current, "current-id", &body).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(labels_of(&res.json().await.expect("json")), ["true_positive", "true_positive"]);
+
+    assert_eq!(app.get(&format!("/invitations/{leaked}")).await.status(), 410, "the link opens nothing");
+    let records = voided_records(&app, &admin).await;
+    assert_eq!(records.len(), 1, "voided and recorded once: {records:?}");
+    let record = &records[0];
+    assert_eq!(record["actor"]["type"], "system");
+    assert_eq!((&record["target"]["type"], &record["target"]["id"]), (&json!("user"), &person["id"]));
+    assert_eq!(record["details"]["reason"], "leaked");
+    assert_eq!(record["details"]["url"], "https://github.com/o/r/blob/main/inbox.eml");
+    assert_eq!(record["details"]["email"], invitee);
+    assert!(!record.to_string().contains(&leaked[5..]), "never the token: {record}");
+    let (_, user) = app.get_json(&format!("/v1/users/{}", person["id"]), &admin).await;
+    assert_eq!(user["status"], "invited", "the membership stays invited: {user}");
+
+    let mail = sink.wait_for_mail_to(&ws.admin_email, std::time::Duration::from_secs(20)).await;
+    assert_eq!(mail.subject, format!("The invitation of {invitee} was found in public and has been voided"));
+    let text = mail.text.clone().expect("text part");
+    assert!(
+        text.contains("https://github.com/o/r/blob/main/inbox.eml") && text.contains("/settings/workspace/members")
+    );
+    assert!(!text.contains(&leaked[5..]) && !mail.html.unwrap_or_default().contains(&leaked[5..]));
+
+    // Reported again: void already, a false positive, nothing recorded or sent.
+    let body = serde_json::to_vec(&json!([link_report(&leaked)])).expect("json");
+    let res = alert(&app, &github.current, "current-id", &body).await;
+    assert_eq!(labels_of(&res.json().await.expect("json")), ["false_positive"]);
+    assert_eq!(voided_records(&app, &admin).await.len(), 1);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!(sink.to(&ws.admin_email).len(), 1, "the admin is told once");
+
+    // Inviting the person again sends a new link that works.
+    let again = app.post_json("/v1/users", &admin, &json!({"email": invitee, "role": "agent"})).await;
+    assert_eq!(again.status(), 201);
+    let fresh = sink.token_for(invitee, "invitations", 1).await;
+    assert_ne!(fresh, leaked);
+    assert_eq!(app.get(&format!("/invitations/{fresh}")).await.status(), 200);
+}
+
+/// A reset link in public lets anyone choose the account's password: a live one is voided at once
+/// and its owner told; the password is unchanged. Used or expired links are false positives.
+#[tokio::test]
+async fn a_leaked_password_reset_link_is_voided_and_its_owner_emailed_once() {
+    let (app, github, sink, _workers) = spawn_with_mail().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let ask = |email: String| {
+        let app = &app;
+        async move {
+            let body = json!({"email": email});
+            let res = app.client.post(app.url("/v1/auth/password-reset")).json(&body).send().await;
+            assert_eq!(res.expect("request").status(), 202);
+        }
+    };
+    ask(ws.admin_email.clone()).await;
+    let leaked = sink.token_for(&ws.admin_email, "password-reset", 0).await;
+    assert_eq!(app.get(&format!("/password-reset/{leaked}")).await.status(), 200);
+
+    let body = serde_json::to_vec(&json!([link_report(&leaked)])).expect("json");
+    let res = alert(&app, &github.current, "current-id", &body).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(labels_of(&res.json().await.expect("json")), ["true_positive"]);
+    assert_eq!(app.get(&format!("/password-reset/{leaked}")).await.status(), 410, "the link sets nothing");
+    // The password is unchanged: signing in with it still works.
+    admin_token(&app, &ws).await;
+
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    let notice = loop {
+        let found = sink.to(&ws.admin_email).into_iter().find(|m| m.subject.contains("has been voided"));
+        if let Some(mail) = found {
+            break mail;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no notice to the owner");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(notice.subject, "A password reset link of your wms account was found in public and has been voided");
+    let text = notice.text.clone().expect("text part");
+    assert!(text.contains("https://github.com/o/r/blob/main/inbox.eml") && text.contains("/password-reset"));
+    assert!(!text.contains(&leaked[5..]) && !notice.html.unwrap_or_default().contains(&leaked[5..]));
+
+    // Reported again, and an expired link: false positives, nothing changes, no more mail.
+    ask(ws.admin_email.clone()).await;
+    let expired = sink.token_for(&ws.admin_email, "password-reset", 2).await;
+    crate::credentials::sql(
+        &app,
+        "UPDATE password_resets SET expires_at = now() - interval '1 second' WHERE used_at IS NULL",
+    )
+    .await;
+    let body = serde_json::to_vec(&json!([link_report(&leaked), link_report(&expired)])).expect("json");
+    let res = alert(&app, &github.current, "current-id", &body).await;
+    assert_eq!(labels_of(&res.json().await.expect("json")), ["false_positive", "false_positive"]);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let notices = sink.to(&ws.admin_email).into_iter().filter(|m| m.subject.contains("has been voided")).count();
+    assert_eq!(notices, 1, "the owner is told once");
+}

@@ -123,7 +123,7 @@ pub fn expiry_mails(key: &ApiKey, admins: &[Email], site: &SiteUrl, now: OffsetD
 
 /// The notice for each admin that `key` was revoked because it was found at `url`.
 pub fn leak_mails(key: &ApiKey, url: Option<&str>, admins: &[Email], site: &SiteUrl) -> Vec<Mail> {
-    let found = url.map_or_else(|| "in a public place".to_owned(), |u| format!("at {u}"));
+    let found = crate::secret_scanning::found_at(url);
     let letter = Letter {
         paragraphs: vec![
             format!(

@@ -41,6 +41,8 @@ pub enum AuditAction {
     MemberReactivated,
     /// `member.removed`
     MemberRemoved,
+    /// `member.invitation_voided`
+    MemberInvitationVoided,
     /// `webhook.created`
     WebhookCreated,
     /// `webhook.updated`
@@ -114,6 +116,7 @@ impl AuditAction {
         AuditAction::MemberDeactivated,
         AuditAction::MemberReactivated,
         AuditAction::MemberRemoved,
+        AuditAction::MemberInvitationVoided,
         AuditAction::WebhookCreated,
         AuditAction::WebhookUpdated,
         AuditAction::WebhookDeleted,
@@ -158,6 +161,7 @@ impl AuditAction {
             AuditAction::MemberDeactivated => "member.deactivated",
             AuditAction::MemberReactivated => "member.reactivated",
             AuditAction::MemberRemoved => "member.removed",
+            AuditAction::MemberInvitationVoided => "member.invitation_voided",
             AuditAction::WebhookCreated => "webhook.created",
             AuditAction::WebhookUpdated => "webhook.updated",
             AuditAction::WebhookDeleted => "webhook.deleted",

@@ -31,10 +31,10 @@ pub struct ReportedToken {
 /// GitHub's verdict vocabulary for one token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeakLabel {
-    /// A key wms issued (whatever its state now), or a live login token.
+    /// A key wms issued (whatever its state now), or a live login token, app token or link.
     TruePositive,
-    /// Neither: malformed, a bad checksum, another prefix, no key or token has it, or a login
-    /// token that was revoked or expired already.
+    /// Neither: malformed, a bad checksum, another prefix, no credential has it, or a login token,
+    /// app token or link that was revoked, voided, used or expired already.
     FalsePositive,
 }
 
@@ -121,6 +121,12 @@ pub fn decide_leak(key: Option<&ApiKey>, reported: &ReportedToken, now: OffsetDa
         )
     });
     LeakDecision { label: LeakLabel::TruePositive, revoke }
+}
+
+/// Where a leaked credential was found, for the mails: "at <url>", or "in a public place" when
+/// the alert does not say.
+pub fn found_at(url: Option<&str>) -> String {
+    url.map_or_else(|| "in a public place".to_owned(), |u| format!("at {u}"))
 }
 
 #[cfg(test)]

@@ -101,7 +101,7 @@ pub fn decide_app_token_leak(
 /// The notice to `to` that a token of the app `client_name` acting for them was found at `url`
 /// and the app's access revoked.
 fn leak_mail(to: Email, client_name: &str, url: Option<&str>, site: &SiteUrl) -> Mail {
-    let found = url.map_or_else(|| "in a public place".to_owned(), |u| format!("at {u}"));
+    let found = crate::secret_scanning::found_at(url);
     let letter = Letter {
         paragraphs: vec![
             format!(

@@ -89,7 +89,7 @@ pub fn decide_login_token_leak(
 
 /// The notice to `to` that a login token of theirs was found at `url` and revoked.
 fn leak_mail(to: Email, url: Option<&str>, site: &SiteUrl) -> Mail {
-    let found = url.map_or_else(|| "in a public place".to_owned(), |u| format!("at {u}"));
+    let found = crate::secret_scanning::found_at(url);
     let letter = Letter {
         paragraphs: vec![
             format!(

@@ -27,7 +27,8 @@ pub trait ScanningKeySource: Send + Sync {
     async fn keys(&self, refresh: bool) -> Result<Vec<ScanningPublicKey>, KeysUnavailable>;
 }
 
-/// A reported token that could be a wms API key, login token or app token, to look up by digest.
+/// A reported token that could be a wms API key, login token (or invitation or reset link) or app
+/// token, to look up by digest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeakReport {
     /// What it could be, by its prefix.
@@ -38,15 +39,18 @@ pub struct LeakReport {
     pub reported: ReportedToken,
 }
 
-/// The keys, login tokens and app tokens a leak report finds, in every workspace (a digest names
-/// one).
+/// The keys, login tokens, app tokens and links a leak report finds, in every workspace (a digest
+/// names one).
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
-pub trait LeakedKeyStore: Send + Sync {
-    /// In one transaction: locks the key, login token or app token's grant of each report's digest
-    /// (by its kind), asks [`super::decide_leak`], [`super::decide_login_token_leak`] or
-    /// [`super::decide_app_token_leak`] at `at`, revokes the live ones (an app token's whole
-    /// grant) with their audit records and mails, and returns each report's label in order.
+pub trait LeakedCredentialStore: Send + Sync {
+    /// In one transaction: locks the key, login token, app token's grant, invitation or reset link
+    /// of each report's digest (by its kind; a `wmsu_` digest that is no login token is looked up
+    /// among the links), asks [`super::decide_leak`], [`super::decide_login_token_leak`],
+    /// [`super::decide_app_token_leak`], [`super::decide_invitation_leak`] or
+    /// [`super::decide_password_reset_leak`] at `at`, revokes the live credentials (an app token's
+    /// whole grant) and voids the live links with their audit records and mails, and returns each
+    /// report's label in order.
     ///
     /// # Errors
     /// Infrastructure failures only (nothing is revoked then).

@@ -1,11 +1,11 @@
 //! Receiving a secret-scanning alert: verify GitHub's signature, read the tokens, revoke the live
-//! keys and login tokens among them, label each token.
+//! credentials among them (and void the live links), label each token.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::alert::{leak_candidate, parse_alert, AlertBodyError, LeakLabel, ReportedToken};
-use super::ports::{LeakReport, LeakedKeyStore, ScanningKeySource};
+use super::ports::{LeakReport, LeakedCredentialStore, ScanningKeySource};
 use super::signature::{names_key, verify_alert, AlertSignature};
 use crate::auth::TokenDigest;
 use crate::common::error::{RepoError, ValidationErrors};
@@ -52,7 +52,7 @@ pub enum ReceiveAlertError {
 #[derive(Clone)]
 pub struct SecretScanningService {
     keys: Arc<dyn ScanningKeySource>,
-    store: Arc<dyn LeakedKeyStore>,
+    store: Arc<dyn LeakedCredentialStore>,
     clock: Arc<dyn crate::common::ports::Clock>,
 }
 
@@ -64,12 +64,12 @@ impl std::fmt::Debug for SecretScanningService {
 
 impl SecretScanningService {
     /// The service over its ports.
-    pub fn new(keys: Arc<dyn ScanningKeySource>, store: Arc<dyn LeakedKeyStore>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(keys: Arc<dyn ScanningKeySource>, store: Arc<dyn LeakedCredentialStore>, clock: Arc<dyn Clock>) -> Self {
         Self { keys, store, clock }
     }
 
     /// Takes an alert: the signature is checked over the raw `body` before anything in it is
-    /// read; then every well-formed API key and login token among the tokens is looked up and, if
+    /// read; then every well-formed wms credential among the tokens is looked up and, if
     /// live, revoked. The verdicts come in the alert's order; a token reported twice is looked up
     /// once and answered alike both times.
     ///
@@ -136,7 +136,7 @@ mod tests {
     use super::*;
     use crate::auth::{NewToken, TokenKind};
     use crate::common::ports::{MockClock, MockRandomSource};
-    use crate::secret_scanning::{MockLeakedKeyStore, MockScanningKeySource, ScanningPublicKey};
+    use crate::secret_scanning::{MockLeakedCredentialStore, MockScanningKeySource, ScanningPublicKey};
 
     fn github() -> (SigningKey, ScanningPublicKey) {
         let key = SigningKey::from_slice(&[3; 32]).expect("scalar");
@@ -144,7 +144,7 @@ mod tests {
         (key, ScanningPublicKey { identifier: "gh".into(), pem, is_current: true })
     }
 
-    fn service(keys: MockScanningKeySource, store: MockLeakedKeyStore) -> SecretScanningService {
+    fn service(keys: MockScanningKeySource, store: MockLeakedCredentialStore) -> SecretScanningService {
         let mut clock = MockClock::new();
         clock.expect_now().return_const(datetime!(2026-06-01 0:00 UTC));
         SecretScanningService::new(Arc::new(keys), Arc::new(store), Arc::new(clock))
@@ -177,7 +177,7 @@ mod tests {
             {"token": login, "type": "wms_login"},
         ]))
         .expect("json");
-        let mut store = MockLeakedKeyStore::new();
+        let mut store = MockLeakedCredentialStore::new();
         store
             .expect_revoke_leaked()
             .withf(move |reports, _| {
@@ -217,12 +217,12 @@ mod tests {
         let forger = SigningKey::from_slice(&[4; 32]).expect("scalar");
         let sig = sign(&forger, b"[]");
         // No expectation on the store: a call would panic.
-        let err = service(keys, MockLeakedKeyStore::new())
+        let err = service(keys, MockLeakedCredentialStore::new())
             .receive(AlertSignature { key_identifier: Some("new"), signature: Some(&sig) }, b"[]")
             .await
             .expect_err("refused");
         assert!(matches!(err, ReceiveAlertError::BadSignature));
-        let err = service(MockScanningKeySource::new(), MockLeakedKeyStore::new())
+        let err = service(MockScanningKeySource::new(), MockLeakedCredentialStore::new())
             .receive(AlertSignature::default(), b"[]")
             .await
             .expect_err("refused");

@@ -1,9 +1,12 @@
-//! Keys, login tokens and app tokens reported leaked by secret scanning: looked up by digest in
-//! every workspace, the live ones revoked with their audit records and e-mails in one transaction —
-//! a key's to its workspace's admins ([`domain::secret_scanning::decide_leak`],
+//! Credentials reported leaked by secret scanning: looked up by digest in every workspace, the
+//! live ones revoked (or, for links, voided) with their audit records and e-mails in one
+//! transaction — a key's to its workspace's admins ([`domain::secret_scanning::decide_leak`],
 //! [`domain::api_keys::leak_mails`]), a login token's to its owner
 //! ([`domain::secret_scanning::decide_login_token_leak`]), an app token's whole grant, to the
-//! member who granted it ([`domain::secret_scanning::decide_app_token_leak`]).
+//! member who granted it ([`domain::secret_scanning::decide_app_token_leak`]), an invitation link's
+//! to the workspace's admins ([`domain::secret_scanning::decide_invitation_leak`]) and a
+//! password-reset link's to its account's owner
+//! ([`domain::secret_scanning::decide_password_reset_leak`]).
 
 use std::collections::HashMap;
 
@@ -15,9 +18,11 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::api_keys::{leak_mails, ApiKey};
 use domain::auth::TokenKind;
 use domain::mail::SiteUrl;
+use domain::members::MemberStatus;
 use domain::secret_scanning::{
-    decide_app_token_leak, decide_leak, decide_login_token_leak, LeakLabel, LeakReport, LeakedAppToken, LeakedKeyStore,
-    LeakedLoginToken,
+    decide_app_token_leak, decide_invitation_leak, decide_leak, decide_login_token_leak, decide_password_reset_leak,
+    LeakLabel, LeakReport, LeakedAppToken, LeakedCredentialStore, LeakedInvitation, LeakedLoginToken,
+    LeakedPasswordReset,
 };
 use domain::users::{Email, UserId};
 use domain::workspace::WorkspaceId;
@@ -27,16 +32,16 @@ use time::OffsetDateTime;
 use crate::api_keys::ApiKeyRow;
 use crate::error::repo;
 use crate::pool::Db;
-use crate::schema::{api_keys, user_tokens, users};
+use crate::schema::{api_keys, member_invitations, password_resets, user_tokens, users, workspace_members, workspaces};
 
-/// [`LeakedKeyStore`] on PostgreSQL; the mails link to `site`.
+/// [`LeakedCredentialStore`] on PostgreSQL; the mails link to `site`.
 #[derive(Debug, Clone)]
-pub struct PgLeakedKeyStore {
+pub struct PgLeakedCredentialStore {
     db: Db,
     site: SiteUrl,
 }
 
-impl PgLeakedKeyStore {
+impl PgLeakedCredentialStore {
     /// A store on `db` whose mails link to `site`.
     pub fn new(db: Db, site: SiteUrl) -> Self {
         Self { db, site }
@@ -44,7 +49,7 @@ impl PgLeakedKeyStore {
 }
 
 #[async_trait]
-impl LeakedKeyStore for PgLeakedKeyStore {
+impl LeakedCredentialStore for PgLeakedCredentialStore {
     async fn revoke_leaked(&self, reports: &[LeakReport], at: OffsetDateTime) -> Result<Vec<LeakLabel>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let (reports, site) = (reports.to_vec(), self.site.clone());
@@ -53,8 +58,8 @@ impl LeakedKeyStore for PgLeakedKeyStore {
                 let digests = |kind: TokenKind| -> Vec<Vec<u8>> {
                     reports.iter().filter(|r| r.kind == kind).map(|r| r.digest.0.to_vec()).collect()
                 };
-                // Locked in id order (keys, then login tokens), so two alerts naming the same
-                // credentials never deadlock.
+                // Locked in id order (keys, then login tokens, app grants, invitations and reset
+                // links), so two alerts naming the same credentials never deadlock.
                 let rows: Vec<(Vec<u8>, ApiKeyRow)> = api_keys::table
                     .filter(api_keys::key_digest.eq_any(&digests(TokenKind::ApiKey)))
                     .order(api_keys::id)
@@ -68,6 +73,11 @@ impl LeakedKeyStore for PgLeakedKeyStore {
                 let app_digests: Vec<Vec<u8>> =
                     digests(TokenKind::AppAccess).into_iter().chain(digests(TokenKind::AppRefresh)).collect();
                 let mut app_tokens = lock_app_grants(conn, &app_digests).await?;
+                // A `wmsu_` token is a login token, or else an invitation or reset link's.
+                let links: Vec<Vec<u8>> =
+                    digests(TokenKind::User).into_iter().filter(|d| !tokens.contains_key(d.as_slice())).collect();
+                let mut invitations = lock_invitations(conn, &links).await?;
+                let mut resets = lock_password_resets(conn, &links).await?;
                 let mut labels = Vec::with_capacity(reports.len());
                 for report in &reports {
                     if report.kind.is_app() {
@@ -85,6 +95,36 @@ impl LeakedKeyStore for PgLeakedKeyStore {
                         continue;
                     }
                     if report.kind == TokenKind::User {
+                        if let Some(invitation) = invitations.get_mut(report.digest.0.as_slice()) {
+                            let decision = decide_invitation_leak(invitation, &report.reported, at, &site);
+                            if let Some(void) = &decision.void {
+                                // As re-sending the invitation does: the link goes, the membership
+                                // stays invited.
+                                diesel::delete(member_invitations::table.find(void.invitation_id))
+                                    .execute(conn)
+                                    .await?;
+                                crate::audit::write(conn, std::slice::from_ref(&void.audit), None).await?;
+                                crate::mail::enqueue(conn, &void.mails).await?;
+                                // The same link twice in one alert is voided (and recorded) once.
+                                invitation.used_at = Some(at);
+                            }
+                            labels.push(decision.label);
+                            continue;
+                        }
+                        if let Some(reset) = resets.get_mut(report.digest.0.as_slice()) {
+                            let decision = decide_password_reset_leak(reset, &report.reported, at, &site);
+                            if let Some(void) = &decision.void {
+                                // As using another link of the account does.
+                                diesel::update(password_resets::table.find(void.reset_id))
+                                    .set(password_resets::used_at.eq(at))
+                                    .execute(conn)
+                                    .await?;
+                                crate::mail::enqueue(conn, void.mail.as_slice()).await?;
+                                reset.used_at = Some(at);
+                            }
+                            labels.push(decision.label);
+                            continue;
+                        }
                         let token = tokens.get(report.digest.0.as_slice());
                         let decision = decide_login_token_leak(token, &report.reported, at, &site);
                         if let (Some(revocation), Some(token)) = (&decision.revoke, token) {
@@ -169,13 +209,7 @@ async fn lock_login_tokens(
         .load(conn)
         .await?;
     let owners: Vec<i64> = rows.iter().map(|r| r.3).collect();
-    let emails: HashMap<i64, String> = users::table
-        .filter(users::id.eq_any(&owners))
-        .select((users::id, users::email))
-        .load(conn)
-        .await?
-        .into_iter()
-        .collect();
+    let emails = emails_of(conn, &owners).await?;
     Ok(rows
         .into_iter()
         .map(|(id, digest, workspace_id, user_id, expires_at, revoked_at)| {
@@ -253,5 +287,102 @@ async fn lock_app_grants(
             };
             (r.token_digest, token)
         })
+        .collect())
+}
+
+/// The invitations of `digests`, locked in id order, with their workspaces, invited addresses,
+/// membership states and the workspaces' active admins.
+async fn lock_invitations(
+    conn: &mut AsyncPgConnection,
+    digests: &[Vec<u8>],
+) -> diesel::QueryResult<HashMap<Vec<u8>, LeakedInvitation>> {
+    if digests.is_empty() {
+        return Ok(HashMap::new());
+    }
+    type Row = (i64, Vec<u8>, i64, i64, OffsetDateTime, Option<OffsetDateTime>);
+    let rows: Vec<Row> = member_invitations::table
+        .filter(member_invitations::token_digest.eq_any(digests))
+        .order(member_invitations::id)
+        .select((
+            member_invitations::id,
+            member_invitations::token_digest,
+            member_invitations::workspace_id,
+            member_invitations::user_id,
+            member_invitations::expires_at,
+            member_invitations::used_at,
+        ))
+        .for_update()
+        .load(conn)
+        .await?;
+    let mut found = HashMap::with_capacity(rows.len());
+    for (id, digest, ws, user, expires_at, used_at) in rows {
+        let (workspace_name, invitee): (String, String) = workspaces::table
+            .inner_join(users::table.on(users::id.eq(user)))
+            .filter(workspaces::id.eq(ws))
+            .select((workspaces::name, users::email))
+            .first(conn)
+            .await?;
+        let status: Option<String> =
+            workspace_members::table.find((ws, user)).select(workspace_members::status).first(conn).await.optional()?;
+        let admins = crate::mail::admin_recipients(conn, WorkspaceId(ws)).await?;
+        let invitation = LeakedInvitation {
+            id,
+            workspace_id: WorkspaceId(ws),
+            workspace_name,
+            user_id: UserId(user),
+            invitee,
+            expires_at,
+            used_at,
+            still_invited: status.as_deref().and_then(|s| MemberStatus::parse(s).ok()) == Some(MemberStatus::Invited),
+            admins,
+        };
+        found.insert(digest, invitation);
+    }
+    Ok(found)
+}
+
+/// The password-reset links of `digests`, locked in id order, with their accounts' addresses
+/// (only read, as for login tokens: using a link locks the link before the account).
+async fn lock_password_resets(
+    conn: &mut AsyncPgConnection,
+    digests: &[Vec<u8>],
+) -> diesel::QueryResult<HashMap<Vec<u8>, LeakedPasswordReset>> {
+    if digests.is_empty() {
+        return Ok(HashMap::new());
+    }
+    type Row = (i64, Vec<u8>, i64, OffsetDateTime, Option<OffsetDateTime>);
+    let rows: Vec<Row> = password_resets::table
+        .filter(password_resets::token_digest.eq_any(digests))
+        .order(password_resets::id)
+        .select((
+            password_resets::id,
+            password_resets::token_digest,
+            password_resets::user_id,
+            password_resets::expires_at,
+            password_resets::used_at,
+        ))
+        .for_update()
+        .load(conn)
+        .await?;
+    let owners: Vec<i64> = rows.iter().map(|r| r.2).collect();
+    let emails = emails_of(conn, &owners).await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, digest, user, expires_at, used_at)| {
+            // As for login tokens: an address that no longer parses gets no mail.
+            let owner_email = emails.get(&user).and_then(|e| Email::new("email", e).ok());
+            (digest, LeakedPasswordReset { id, user_id: UserId(user), owner_email, expires_at, used_at })
+        })
+        .collect())
+}
+
+/// The stored addresses of `users`.
+async fn emails_of(conn: &mut AsyncPgConnection, users: &[i64]) -> diesel::QueryResult<HashMap<i64, String>> {
+    Ok(users::table
+        .filter(users::id.eq_any(users))
+        .select((users::id, users::email))
+        .load(conn)
+        .await?
+        .into_iter()
         .collect())
 }
