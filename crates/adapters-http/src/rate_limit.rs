@@ -43,7 +43,8 @@ pub fn add_rate_headers<B>(res: &mut ServiceResponse<B>) {
     if let Some(status) = status {
         let headers = res.headers_mut();
         for (name, value) in status.headers() {
-            if let Ok(value) = HeaderValue::from_str(&value) {
+            // Taken over, not copied: the string's buffer becomes the header's.
+            if let Ok(value) = HeaderValue::try_from(value) {
                 headers.insert(HeaderName::from_static(name), value);
             }
         }
