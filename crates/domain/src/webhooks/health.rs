@@ -1,12 +1,20 @@
 //! A destination's health after a batch of attempts: healthy again, failing since when, or gone
-//! (`410`). The queue adapter applies the verdicts to the stored `failing_since` and decides
-//! deactivation with [`super::retry::should_deactivate`].
+//! (`410`); which destinations that deactivates ([`deactivations`], with
+//! [`super::retry::should_deactivate`]), and what each deactivation records and announces. The
+//! queue adapter applies the verdicts to the stored `failing_since`, then applies the
+//! deactivations.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
+use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::{AttemptRecord, DestinationEffect, DomainEvent, WebhookRecord};
+use super::notices::HealthNotice;
+use super::retry::should_deactivate;
+use super::{AttemptRecord, DestinationEffect, DomainEvent, WebhookDestination, WebhookRecord};
+use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
+use crate::workspace::WorkspaceId;
 
 /// A destination whose last attempts in the batch failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,6 +165,78 @@ pub fn streaks(records: &[AttemptRecord], stored: &BTreeMap<i64, Streak>) -> Vec
         .collect()
 }
 
+/// A failing destination's stored health once the batch's verdict is applied: the facts
+/// [`deactivations`] decides on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredFailure {
+    /// The destination.
+    pub id: i64,
+    /// Whether it still takes deliveries.
+    pub active: bool,
+    /// Since when all its deliveries have failed.
+    pub failing_since: Option<OffsetDateTime>,
+}
+
+/// A destination to deactivate, why (the note shown on it and in the record) and at what time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deactivation {
+    /// The destination.
+    pub id: i64,
+    /// The deactivation note.
+    pub reason: String,
+    /// When: the attempt that decided it.
+    pub at: OffsetDateTime,
+}
+
+impl Deactivation {
+    /// Its record in the destination's workspace `ws`: `webhook.disabled` by `system`, with the
+    /// note as `details.reason`.
+    pub fn audit(&self, ws: WorkspaceId) -> AuditEntry {
+        AuditContext::system().entry(
+            ws,
+            AuditAction::WebhookDisabled,
+            AuditTarget::webhook(Some(self.id)),
+            serde_json::json!({ "reason": self.reason }),
+        )
+    }
+}
+
+/// The destinations a batch deactivates, each once, in the verdicts' order: every one that
+/// answered `410 Gone`, and every active one whose deliveries have all failed for `after` by its
+/// last attempt in the batch (`stored` as updated by the verdicts). Whether one is still active
+/// when deactivated is the storage's to check under its lock (an inactive one stays as it is).
+pub fn deactivations(verdicts: &DestinationVerdicts, stored: &[StoredFailure], after: Duration) -> Vec<Deactivation> {
+    let mut out: Vec<Deactivation> = verdicts
+        .gone
+        .iter()
+        .map(|&(id, at)| Deactivation { id, reason: format!("the endpoint answered 410 Gone at {}", rfc3339(at)), at })
+        .collect();
+    for failing in &verdicts.failing {
+        let Some(health) = stored.iter().find(|h| h.id == failing.id) else { continue };
+        let Some(since) = health.failing_since.filter(|_| health.active) else { continue };
+        if should_deactivate(since, failing.last_attempt, after) && !out.iter().any(|d| d.id == failing.id) {
+            let days = after.as_secs_f64() / 86400.0;
+            out.push(Deactivation {
+                id: failing.id,
+                reason: format!("every delivery failed for {days} days (since {})", rfc3339(since)),
+                at: failing.last_attempt,
+            });
+        }
+    }
+    out
+}
+
+/// What a deactivated `destination` announces: `webhook.disabled` about its record (to the
+/// workspace's other destinations) and the admins' notice with its note.
+pub fn disabled_announcement(destination: &WebhookDestination) -> (DomainEvent, HealthNotice) {
+    let reason = destination.disabled_reason.clone().unwrap_or_default();
+    (DomainEvent::WebhookDisabled(WebhookRecord::from(destination.clone())), HealthNotice::Disabled { reason })
+}
+
+fn rfc3339(t: OffsetDateTime) -> String {
+    t.format(&Rfc3339).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,5 +328,44 @@ mod tests {
         );
         assert_eq!(c.len(), 1, "2 was and stays healthy: {c:?}");
         assert_eq!(c[0].streak, Streak { failed_in_a_row: 1, failing: false });
+    }
+
+    fn failing(id: i64, last: OffsetDateTime) -> FailingDestination {
+        FailingDestination { id, first_failure: last, reset: false, last_attempt: last }
+    }
+
+    #[test]
+    fn gone_and_long_failing_active_destinations_are_deactivated_once_each() {
+        const DAYS_5: Duration = Duration::from_secs(5 * 86400);
+        let since = NOW - time::Duration::days(5);
+        let v = DestinationVerdicts {
+            healthy: vec![],
+            failing: vec![failing(1, NOW), failing(2, NOW), failing(3, NOW), failing(4, NOW), failing(5, NOW)],
+            gone: vec![(4, NOW - time::Duration::seconds(3))],
+        };
+        let stored = [
+            StoredFailure { id: 1, active: true, failing_since: Some(since) },
+            StoredFailure { id: 2, active: true, failing_since: Some(since + time::Duration::seconds(1)) },
+            StoredFailure { id: 3, active: false, failing_since: Some(since) },
+            StoredFailure { id: 4, active: true, failing_since: Some(since) },
+            StoredFailure { id: 5, active: true, failing_since: None },
+        ];
+        let out = deactivations(&v, &stored, DAYS_5);
+        let ids: Vec<i64> = out.iter().map(|d| d.id).collect();
+        assert_eq!(ids, [4, 1], "the 410 first, then five days of failures; 2 is a second short, 3 inactive");
+        assert_eq!(out[0].reason, "the endpoint answered 410 Gone at 2026-03-01T09:59:57Z");
+        assert_eq!(out[1].reason, "every delivery failed for 5 days (since 2026-02-24T10:00:00Z)");
+        assert_eq!(out[1].at, NOW);
+        let audit = out[1].audit(WorkspaceId(7));
+        assert_eq!(
+            (audit.action, audit.context.actor.kind, audit.workspace_id, audit.target),
+            (
+                AuditAction::WebhookDisabled,
+                crate::audit::ActorType::System,
+                WorkspaceId(7),
+                Some(AuditTarget::webhook(Some(1)))
+            )
+        );
+        assert_eq!(audit.details, serde_json::json!({"reason": out[1].reason}));
     }
 }

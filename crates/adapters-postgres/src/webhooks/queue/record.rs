@@ -1,5 +1,6 @@
 //! Recording a batch of attempt results: the attempts, the deliveries' new states, and each
-//! destination's health ([`verdicts`]), deactivating the ones that failed too long or are gone.
+//! destination's health ([`verdicts`]), deactivating the ones the domain says failed too long or
+//! are gone ([`deactivations`]).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -8,11 +9,13 @@ use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Timestampt
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::mail::SiteUrl;
-use domain::webhooks::health::{streaks, verdicts, HealthEvent, Streak};
+use domain::webhooks::health::{
+    deactivations, disabled_announcement, streaks, verdicts, HealthEvent, StoredFailure, Streak,
+};
 use domain::webhooks::notices::{admin_mails, HealthNotice};
 use domain::webhooks::pace::{Pace, PaceBounds};
-use domain::webhooks::retry::should_deactivate;
-use domain::webhooks::{AttemptRecord, DomainEvent, WebhookDestination, WebhookRecord};
+use domain::webhooks::{AttemptRecord, WebhookDestination, WebhookRecord};
+use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
 use super::pause_pending;
@@ -28,14 +31,12 @@ struct Health {
     active: bool,
 }
 
-fn rfc3339(t: OffsetDateTime) -> String {
-    t.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
-}
-
 #[derive(QueryableByName)]
 struct Disabled {
     #[diesel(sql_type = BigInt)]
     id: i64,
+    #[diesel(sql_type = BigInt)]
+    workspace_id: i64,
 }
 
 pub(super) async fn record_tx(
@@ -125,11 +126,7 @@ pub(super) async fn record_tx(
         .execute(conn)
         .await?;
     }
-    let mut disable: Vec<(i64, String, OffsetDateTime)> = v
-        .gone
-        .iter()
-        .map(|(id, at)| (*id, format!("the endpoint answered 410 Gone at {}", rfc3339(*at)), *at))
-        .collect();
+    let mut stored: Vec<StoredFailure> = Vec::with_capacity(v.failing.len());
     if !v.failing.is_empty() {
         let ids: Vec<i64> = v.failing.iter().map(|f| f.id).collect();
         let firsts: Vec<OffsetDateTime> = v.failing.iter().map(|f| f.first_failure).collect();
@@ -146,60 +143,50 @@ pub(super) async fn record_tx(
         .bind::<Array<Bool>, _>(&resets)
         .load(conn)
         .await?;
-        for h in health {
-            let last = v.failing.iter().find(|f| f.id == h.id).map(|f| f.last_attempt);
-            if let (true, Some(since), Some(now)) = (h.active, h.failing_since, last) {
-                if should_deactivate(since, now, auto_disable_after) && !disable.iter().any(|d| d.0 == h.id) {
-                    let days = auto_disable_after.as_secs_f64() / 86400.0;
-                    disable.push((
-                        h.id,
-                        format!("every delivery failed for {days} days (since {})", rfc3339(since)),
-                        now,
-                    ));
-                }
-            }
-        }
+        stored.extend(health.into_iter().map(|h| StoredFailure {
+            id: h.id,
+            active: h.active,
+            failing_since: h.failing_since,
+        }));
     }
+    let disable = deactivations(&v, &stored, auto_disable_after);
     if !disable.is_empty() {
-        let ids: Vec<i64> = disable.iter().map(|d| d.0).collect();
-        let reasons: Vec<&str> = disable.iter().map(|d| d.1.as_str()).collect();
-        let at: Vec<OffsetDateTime> = disable.iter().map(|d| d.2).collect();
-        // Each deactivation is recorded in its workspace's audit log, by `system`, in this
-        // transaction.
+        let ids: Vec<i64> = disable.iter().map(|d| d.id).collect();
+        let reasons: Vec<&str> = disable.iter().map(|d| d.reason.as_str()).collect();
+        let at: Vec<OffsetDateTime> = disable.iter().map(|d| d.at).collect();
+        // Only a destination still active is deactivated (and recorded).
         let disabled: Vec<Disabled> = diesel::sql_query(
-            "WITH d AS (
-               UPDATE webhook_destinations w
-               SET active = false, disabled_reason = v.reason, disabled_at = v.at, updated_at = v.at
-               FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS v(id, reason, at)
-               WHERE w.id = v.id AND w.active
-               RETURNING w.id, w.workspace_id, v.reason
-             ), audited AS (
-               INSERT INTO audit_events (workspace_id, action, actor_type, actor_label, target_type, target_id, details)
-               SELECT d.workspace_id, $4, 'system', 'wms', 'webhook', d.id, jsonb_build_object('reason', d.reason)
-               FROM d
-             )
-             SELECT d.id FROM d",
+            "UPDATE webhook_destinations w
+             SET active = false, disabled_reason = v.reason, disabled_at = v.at, updated_at = v.at
+             FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS v(id, reason, at)
+             WHERE w.id = v.id AND w.active
+             RETURNING w.id, w.workspace_id",
         )
         .bind::<Array<BigInt>, _>(&ids)
         .bind::<Array<Text>, _>(&reasons)
         .bind::<Array<Timestamptz>, _>(&at)
-        .bind::<Text, _>(domain::audit::AuditAction::WebhookDisabled.as_str())
         .load(conn)
         .await?;
+        // Each deactivation is recorded in its workspace's audit log, by `system`, in this
+        // transaction.
+        let audits: Vec<_> = disabled
+            .iter()
+            .filter_map(|row| disable.iter().find(|d| d.id == row.id).map(|d| d.audit(WorkspaceId(row.workspace_id))))
+            .collect();
+        crate::audit::write(conn, &audits, None).await?;
         let latest = at.iter().copied().max().unwrap_or_else(OffsetDateTime::now_utc);
         pause_pending(conn, &ids, latest).await?;
-        // Issue 16: the workspace's other destinations that subscribe hear of it (this one is
-        // inactive now, so the outbox does not queue the event for it), in this transaction.
+        // The workspace's other destinations that subscribe hear of it (this one is inactive now,
+        // so the outbox does not queue the event for it), in this transaction.
         let disabled: Vec<i64> = disabled.into_iter().map(|d| d.id).collect();
         for d in destinations::load_many(conn, &disabled).await? {
             let at = d.disabled_at.unwrap_or(latest);
-            let event = DomainEvent::WebhookDisabled(WebhookRecord::from(d.clone()));
+            let (event, notice) = disabled_announcement(&d);
             outbox::record(conn, d.workspace_id, at, &[event]).await?;
-            let reason = d.disabled_reason.clone().unwrap_or_default();
-            notices.push((d, HealthNotice::Disabled { reason }));
+            notices.push((d, notice));
         }
-        for (id, reason, _) in &disable {
-            tracing::warn!(destination_id = id, reason, "webhook destination deactivated");
+        for d in &disable {
+            tracing::warn!(destination_id = d.id, reason = d.reason, "webhook destination deactivated");
         }
     }
     if let Some(site) = site {
