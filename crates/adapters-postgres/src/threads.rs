@@ -7,9 +7,9 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::common::page::{Page, PageRequest};
 use domain::teams::AssignmentReason;
 use domain::threads::{
-    decide_manual_assignment, decide_status, Assignee, AssigneeFilter, LabelNames, ListThreadsError, ManualAssignment,
-    SetThreadLabelsError, StatusChange, StatusFacts, StatusReason, Thread, ThreadChange, ThreadFilter, ThreadRecord,
-    ThreadRepository, ThreadStatus, UpdateThreadError,
+    admit_assignee, decide_manual_assignment, decide_status, Assignee, AssigneeFilter, AssigneeStanding, LabelNames,
+    ListThreadsError, ManualAssignment, SetThreadLabelsError, StatusChange, StatusFacts, StatusReason, Thread,
+    ThreadChange, ThreadFilter, ThreadRecord, ThreadRepository, ThreadStatus, UpdateThreadError,
 };
 use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
@@ -175,32 +175,39 @@ async fn label_id(conn: &mut AsyncPgConnection, ws: WorkspaceId, name: &str) -> 
         .optional()
 }
 
-/// Whether `a` may take threads in `ws`: an active member, a team, or an active AI agent.
-async fn can_take(conn: &mut AsyncPgConnection, ws: WorkspaceId, a: Assignee) -> diesel::QueryResult<bool> {
-    let n: i64 = match a {
-        Assignee::User(id) => {
-            workspace_members::table
-                .filter(workspace_members::workspace_id.eq(ws.0))
-                .filter(workspace_members::user_id.eq(id))
-                .filter(workspace_members::is_active.eq(true))
-                .count()
-                .get_result(conn)
-                .await?
-        }
+/// How `a` stands in `ws` ([`admit_assignee`] decides whether it may take threads).
+async fn standing(conn: &mut AsyncPgConnection, ws: WorkspaceId, a: Assignee) -> diesel::QueryResult<AssigneeStanding> {
+    Ok(match a {
+        Assignee::User(id) => workspace_members::table
+            .filter(workspace_members::workspace_id.eq(ws.0))
+            .filter(workspace_members::user_id.eq(id))
+            .select(workspace_members::is_active)
+            .first::<bool>(conn)
+            .await
+            .optional()?
+            .map_or(AssigneeStanding::Unknown, |active| AssigneeStanding::Member { active }),
         Assignee::Team(id) => {
-            teams::table.filter(teams::workspace_id.eq(ws.0)).filter(teams::id.eq(id)).count().get_result(conn).await?
-        }
-        Assignee::AiAgent(id) => {
-            ai_agents::table
-                .filter(ai_agents::workspace_id.eq(ws.0))
-                .filter(ai_agents::id.eq(id))
-                .filter(ai_agents::status.eq("active"))
+            let n: i64 = teams::table
+                .filter(teams::workspace_id.eq(ws.0))
+                .filter(teams::id.eq(id))
                 .count()
                 .get_result(conn)
-                .await?
+                .await?;
+            if n > 0 {
+                AssigneeStanding::Team
+            } else {
+                AssigneeStanding::Unknown
+            }
         }
-    };
-    Ok(n > 0)
+        Assignee::AiAgent(id) => ai_agents::table
+            .filter(ai_agents::workspace_id.eq(ws.0))
+            .filter(ai_agents::id.eq(id))
+            .select(ai_agents::status)
+            .first::<String>(conn)
+            .await
+            .optional()?
+            .map_or(AssigneeStanding::Unknown, |status| AssigneeStanding::agent(&status)),
+    })
 }
 
 enum TxError<E> {
@@ -240,12 +247,7 @@ impl ThreadRepository for PgThreadRepository {
                     let assignment =
                         change.assignee.and_then(|wanted| decide_manual_assignment(before.assignee, wanted));
                     if let Some(a) = assignment.and_then(|a| a.assignee) {
-                        if !can_take(conn, ws, a).await? {
-                            return Err(TxError::Update(UpdateThreadError::UnknownAssignee {
-                                kind: a.kind(),
-                                id: a.id(),
-                            }));
-                        }
+                        admit_assignee(a, standing(conn, ws, a).await?).map_err(TxError::Update)?;
                     }
                     if let Some(status) = &status {
                         apply_status(conn, ws, id, status).await?;

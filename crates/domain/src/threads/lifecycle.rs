@@ -233,6 +233,53 @@ pub fn decide_manual_assignment(current: Option<Assignee>, wanted: Option<Assign
     Some(ManualAssignment { assignee: wanted, team_id, reason: AssignmentReason::Manual })
 }
 
+/// What the workspace knows of a wanted assignee, loaded by its kind and id: the facts
+/// [`admit_assignee`] decides on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AssigneeStanding {
+    /// A member of the workspace, active or not.
+    Member {
+        /// Whether the membership is active.
+        active: bool,
+    },
+    /// A team of the workspace.
+    Team,
+    /// An AI agent of the workspace.
+    AiAgent {
+        /// Whether the agent's status is `active`.
+        active: bool,
+    },
+    /// Nothing of the workspace has that kind and id.
+    Unknown,
+}
+
+impl AssigneeStanding {
+    /// An AI agent whose stored status is `status` (only `active` agents take threads).
+    pub fn agent(status: &str) -> Self {
+        Self::AiAgent { active: status == "active" }
+    }
+}
+
+/// Whether `assignee`, standing as `standing` in the workspace, may take threads: an active
+/// member, a team, or an active AI agent; anything else is
+/// [`super::UpdateThreadError::UnknownAssignee`] (the same answer whether it exists elsewhere, is
+/// inactive or never was).
+///
+/// # Errors
+/// [`super::UpdateThreadError::UnknownAssignee`].
+pub fn admit_assignee(assignee: Assignee, standing: AssigneeStanding) -> Result<(), super::UpdateThreadError> {
+    match standing {
+        AssigneeStanding::Member { active: true }
+        | AssigneeStanding::Team
+        | AssigneeStanding::AiAgent { active: true } => Ok(()),
+        AssigneeStanding::Member { active: false }
+        | AssigneeStanding::AiAgent { active: false }
+        | AssigneeStanding::Unknown => {
+            Err(super::UpdateThreadError::UnknownAssignee { kind: assignee.kind(), id: assignee.id() })
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,5 +378,25 @@ mod tests {
         assert_eq!(decide_snooze_expiry(facts(ThreadStatus::Snoozed, Some(NOW + Duration::SECOND)), NOW), None);
         assert_eq!(decide_snooze_expiry(facts(ThreadStatus::Snoozed, None), NOW), None);
         assert_eq!(decide_snooze_expiry(facts(ThreadStatus::Open, None), NOW), None);
+    }
+
+    #[test]
+    fn only_active_members_teams_and_active_agents_take_threads() {
+        assert!(admit_assignee(Assignee::User(1), AssigneeStanding::Member { active: true }).is_ok());
+        assert!(admit_assignee(Assignee::Team(2), AssigneeStanding::Team).is_ok());
+        assert!(admit_assignee(Assignee::AiAgent(3), AssigneeStanding::AiAgent { active: true }).is_ok());
+        for (a, standing) in [
+            (Assignee::User(1), AssigneeStanding::Member { active: false }),
+            (Assignee::User(1), AssigneeStanding::Unknown),
+            (Assignee::Team(2), AssigneeStanding::Unknown),
+            (Assignee::AiAgent(3), AssigneeStanding::AiAgent { active: false }),
+            (Assignee::AiAgent(3), AssigneeStanding::Unknown),
+        ] {
+            let refused = admit_assignee(a, standing);
+            assert!(
+                matches!(refused, Err(super::super::UpdateThreadError::UnknownAssignee { kind, id }) if kind == a.kind() && id == a.id()),
+                "{a:?} {standing:?}"
+            );
+        }
     }
 }
