@@ -287,7 +287,7 @@ fn webhook_resources(scope: &str, access: fn(A) -> Access) -> Vec<Resource> {
     ]
 }
 
-/// The assistant's endpoints (spec 4.2): members, and API keys with `assistant:read`. The check
+/// The assistant's endpoints (`docs/contract.md`, "Assistant"): members, and API keys with `assistant:read`. The check
 /// is per route ([`Access::Assistant`]), so that GET and DELETE on the MCP endpoint, which have
 /// no route, answer 405 as the transport requires. Every counted request gets the rate-limit
 /// headers.

@@ -238,8 +238,8 @@ pub struct AuditSettings {
 pub struct CoAdminSettings {
     /// Compact the workspace overview when its JSON exceeds about 2 KB.
     pub compress_overview: bool,
-    /// Hybrid documentation search when an embeddings provider is configured; the spec's
-    /// `CO_ADMIN_RAG_HYBRID=0` (unprefixed) turns it off.
+    /// Hybrid documentation search when an embeddings provider is configured; the published
+    /// `CO_ADMIN_RAG_HYBRID=0` (unprefixed: `docs/search.md`, "Hybrid search") turns it off.
     pub rag_hybrid: bool,
 }
 
@@ -352,7 +352,7 @@ impl Settings {
             builder = builder.add_source(config::File::from(path.as_path()).format(config::FileFormat::Toml));
         }
         builder = builder.add_source(config::Environment::with_prefix("WMS").prefix_separator("__").separator("__"));
-        // Spec 4.3 names this switch without the WMS__ prefix.
+        // This switch's published name has no WMS__ prefix (`docs/search.md`, "Hybrid search").
         if let Some(v) =
             std::env::var("CO_ADMIN_RAG_HYBRID").ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
         {

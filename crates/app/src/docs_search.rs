@@ -34,8 +34,8 @@ pub fn reranker(settings: &Settings) -> Option<HttpReranker> {
     Some(HttpReranker::new(url, r.model.as_deref(), r.api_key.as_deref(), Duration::from_millis(r.timeout_ms)))
 }
 
-/// Spec 4.3 rules 1 and 2: hybrid when an embeddings provider is configured and
-/// `CO_ADMIN_RAG_HYBRID` is not `0`, else full-text.
+/// Hybrid when an embeddings provider is configured and `CO_ADMIN_RAG_HYBRID` is not `0`, else
+/// full-text; hybrid falls back to full-text when a provider fails (`docs/search.md`, "Hybrid search").
 pub fn search_service(settings: &Settings, db: &Db) -> DocsSearchService {
     let index = Arc::new(PgDocsIndex::new(db.clone()));
     let hybrid = settings.co_admin.rag_hybrid;

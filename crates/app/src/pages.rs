@@ -28,7 +28,7 @@ pub fn state(settings: &Settings, db: &Db, reads: &Db) -> PagesState {
         countries: Arc::new(PgCountryStats::new(reads.clone())),
         // Written on every anonymous search: the primary, never the replica.
         docs_visitors: Arc::new(PgVisitorSearches::new(db.clone())),
-        // decisions: `Secure` outside `wms dev` (which sets it to false unless configured).
+        // `Secure` outside `wms dev` (which sets it to false unless configured): README, "Configuration".
         secure_cookies: settings.http.secure_cookies.unwrap_or(true),
         public_url: settings.http.public_url.clone(),
     }

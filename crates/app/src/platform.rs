@@ -36,7 +36,7 @@ impl RandomSource for OsRandom {
 /// argon2id at OWASP's recommended parameters (m = 19 MiB, t = 2, p = 1), run on the blocking
 /// pool so a sign-in never stalls the request threads, at most `auth.max_concurrent_hashes` at
 /// once: each hash holds 19 MiB and a core, so without a cap a flood of sign-ins from many
-/// addresses would take all memory and every core (spec "Abuse limits"). Hashes beyond the cap
+/// addresses would take all memory and every core (`docs/contract.md`, "Abuse limits"). Hashes beyond the cap
 /// wait their turn without holding any memory of their own.
 #[derive(Clone)]
 pub struct Argon2Hasher {

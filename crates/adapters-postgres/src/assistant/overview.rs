@@ -39,8 +39,9 @@ struct CountRow {
     b: i64,
 }
 
-// Spec 2.6. Threads come from the thread_status_stats rollup (summed over its slots): counting a
-// busy workspace's threads directly takes longer than the tool's whole latency budget.
+// `get_workspace_overview`'s counts (`docs/assistant.md`, "Speed: the rollups"). Threads come from
+// the thread_status_stats rollup (summed over its slots): counting a busy workspace's threads
+// directly takes longer than the tool's whole latency budget.
 const COUNTS: &str = "
     SELECT 'channels' AS section, channel_type AS key, count(*) AS a, count(*) FILTER (WHERE status = 'active') AS b
     FROM channels WHERE workspace_id = $1 GROUP BY channel_type

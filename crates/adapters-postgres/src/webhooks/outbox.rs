@@ -8,12 +8,21 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::webhooks::controls::{ordering_key, DeliveryOrdering, EventFilter, EventScope};
 use domain::webhooks::payload::envelope;
-use domain::webhooks::{DomainEvent, EventSubjects};
+use domain::webhooks::{DomainEvent, EventSubjects, EventType};
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
+/// A new event's message id as SQL: `msg_` and 32 hex digits, the `webhook-id` its deliveries are
+/// signed under. One expression for both writers of `webhook_events` ([`record`] and
+/// [`record_sample`]).
+macro_rules! new_message_id {
+    () => {
+        "'msg_' || replace(gen_random_uuid()::text, '-', '')"
+    };
+}
+
 /// Records `events` **inside the caller's open transaction**, in order, each with `timestamp`
-/// `at`; the one way an event is written.
+/// `at`; the one way an event is written (a test send's sample: [`record_sample`]).
 ///
 /// Call it from the transaction that makes the change (`conn.transaction(|conn| …)`), after the
 /// change itself, with the events the domain decided on (their `data` is the record exactly as
@@ -51,6 +60,39 @@ pub async fn record(
         insert(conn, workspace, run, at).await?;
     }
     Ok(())
+}
+
+/// Records the sample event of a test send (`POST /v1/webhooks/{webhook_id}/test`) **inside the
+/// caller's open transaction** and answers its id. A sample is no event of the workspace: marked
+/// `sample`, it stays out of the feed and replays, and no destination is queued for it here; the
+/// caller queues the one delivery to the destination under test.
+///
+/// # Errors
+/// Database errors, which should fail (roll back) the caller's transaction.
+pub async fn record_sample(
+    conn: &mut AsyncPgConnection,
+    workspace: WorkspaceId,
+    event: EventType,
+    payload: &str,
+) -> diesel::QueryResult<i64> {
+    #[derive(QueryableByName)]
+    struct Recorded {
+        #[diesel(sql_type = BigInt)]
+        id: i64,
+    }
+    let recorded: Recorded = diesel::sql_query(concat!(
+        "INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, sample)
+         VALUES ($1, $2, ",
+        new_message_id!(),
+        ", $3, true)
+         RETURNING id"
+    ))
+    .bind::<BigInt, _>(workspace.0)
+    .bind::<Text, _>(event.as_str())
+    .bind::<Text, _>(payload)
+    .get_result(conn)
+    .await?;
+    Ok(recorded.id)
 }
 
 /// The plans the access policy includes webhooks in; below them nothing is delivered.
@@ -103,10 +145,12 @@ async fn insert(
     // once to the active destinations that subscribe, on a plan with webhooks, and have neither
     // a filter nor an ordering; the others are returned (paired with each event) for the domain
     // to decide. Event ids follow the order of `events`, and so do their deliveries.
-    let controlled: Vec<Controlled> = diesel::sql_query(
+    let controlled: Vec<Controlled> = diesel::sql_query(concat!(
         "WITH ev AS (
              INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, contact_id, thread_id)
-             SELECT $1, $2, 'msg_' || replace(gen_random_uuid()::text, '-', ''), p.payload, p.contact_id, p.thread_id
+             SELECT $1, $2, ",
+        new_message_id!(),
+        ", p.payload, p.contact_id, p.thread_id
              FROM unnest($3::text[], $6::bigint[], $7::bigint[]) WITH ORDINALITY AS p (payload, contact_id, thread_id, ord)
              ORDER BY p.ord
              RETURNING id, created_at
@@ -126,8 +170,8 @@ async fn insert(
          SELECT evo.id AS event_id, evo.ord, evo.created_at, s.id AS destination_id, s.filter::text AS filter, s.ordering
          FROM evo CROSS JOIN subscribed s
          WHERE NOT (s.filter IS NULL AND s.ordering = 'none')
-         ORDER BY evo.id, s.id",
-    )
+         ORDER BY evo.id, s.id"
+    ))
     .bind::<BigInt, _>(workspace.0)
     .bind::<Text, _>(event.as_str())
     .bind::<Array<Text>, _>(&payloads)

@@ -76,7 +76,8 @@ pub(super) async fn add_member(settings: Settings, args: AddMemberArgs) -> Resul
             AddMemberFailure::Forbidden(why) => CommandError::Usage(why.to_owned()),
             AddMemberFailure::Unknown(e) => CommandError::Failed(e.0),
         })?;
-    // The operator's own command: it may print the link it also e-mailed (decisions: "Members").
+    // The operator's own command: it may print the link it also e-mailed
+    // (`docs/product/invitations.md`, "Inviting someone").
     let site = crate::mail::site_url(&settings);
     let url = added.invitation.as_ref().map(|i| site.link(&format!("/invitations/{}", i.token)));
     if args.json {

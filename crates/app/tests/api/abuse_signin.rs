@@ -1,4 +1,4 @@
-//! Sign-in floods (spec "Abuse limits"): the budget is reserved before hashing, so concurrent
+//! Sign-in floods (`docs/contract.md`, "Abuse limits"): the budget is reserved before hashing, so concurrent
 //! guesses cannot outrun it; failures from one address never lock the owner out from another; a
 //! refused attempt neither counts nor extends the window; `next` stays on this site.
 

@@ -1,4 +1,5 @@
-//! API key lifecycle (spec 3.1) through the settings API, and what each state means on `/v1`.
+//! API key lifecycle (`docs/auth.md`, "Settings API for keys") through the settings API, and what
+//! each state means on `/v1`.
 
 use domain::workspace::PlanTier;
 use serde_json::{json, Value};

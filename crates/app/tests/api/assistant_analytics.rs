@@ -1,5 +1,5 @@
 //! `get_channel_analytics` on the demo data against figures computed here from the messages
-//! themselves (spec 2.7), and the daily rollup behind it staying exact.
+//! themselves (`docs/assistant.md`, "Rates"), and the daily rollup behind it staying exact.
 
 use serde_json::{json, Value};
 

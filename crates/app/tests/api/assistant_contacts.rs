@@ -1,5 +1,6 @@
-//! `get_contact_analytics` on the demo data: the seven sections of spec 2.8 against figures
-//! computed here, lookups, the label filter, and the rules that never guess and never quote.
+//! `get_contact_analytics` on the demo data: the seven sections (`docs/assistant.md`,
+//! "`get_contact_analytics`") against figures computed here, lookups, the label filter, and the
+//! rules that never guess and never quote.
 
 use serde_json::{json, Value};
 
@@ -183,7 +184,7 @@ async fn every_section_matches_independent_figures() {
         }
     }
 
-    // Aggregates and metadata only (spec 2.8).
+    // Aggregates and metadata only: message content is never read.
     let text = r.to_string();
     for content in SEED_CONTENTS {
         assert!(!text.contains(content), "message content leaked: {content}");

@@ -1,5 +1,5 @@
 //! The assistant's endpoints: who may call them, how invalid calls are refused, workspace
-//! isolation, the read-only transaction and the capabilities manifest (spec 4.2, 4.3, 2.10).
+//! isolation, the read-only transaction and the capabilities manifest (`docs/assistant.md`).
 
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::RunQueryDsl;

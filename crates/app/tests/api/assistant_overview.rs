@@ -1,5 +1,5 @@
 //! `get_workspace_overview`, `list_channels` and `list_webhooks` on the demo data, every field
-//! checked against counts computed here with independent SQL (spec 2.4–2.6).
+//! checked against counts computed here with independent SQL (`docs/assistant.md`, "Results").
 
 use serde_json::{json, Value};
 
@@ -97,7 +97,7 @@ async fn overview_matches_independent_counts_field_by_field() {
         keys,
         ["ai_agents", "channels", "generated_at", "inbox", "labels", "team_members", "webhooks", "workspace"]
     );
-    assert!(!o.to_string().contains("Support (US)"), "no channel names in the overview (spec 2.6)");
+    assert!(!o.to_string().contains("Support (US)"), "no channel names in the overview");
 }
 
 #[tokio::test]

@@ -162,6 +162,10 @@ pub enum Action {
     /// deactivate, reactivate or remove an admin. Not a route of its own: the members service
     /// asks it on top of [`Action::MembersManage`]. People only: a key never touches it.
     AdminsManage,
+    /// Give a person's new account its password when adding them, instead of e-mailing an
+    /// invitation. Not a route of its own: the members service asks it when a password is given.
+    /// The operator's alone ([`Rule::operator_only`]).
+    MemberPasswordsSet,
     /// List and read webhook destinations and their deliveries.
     WebhooksRead,
     /// Create, change and delete destinations, see and rotate secrets, send tests, retry.
@@ -199,6 +203,9 @@ pub enum Action {
 pub struct Rule {
     /// The scope an API key needs; `None`: API keys may not (only people may).
     pub scope: Option<Scope>,
+    /// Only the operator on the server's command line may: no member (admins neither), key or
+    /// app.
+    pub operator_only: bool,
     /// Whether the `agent` role may (admins always may).
     pub agents: bool,
     /// The lowest plan that includes the action (the surface may need a higher one).
@@ -226,6 +233,7 @@ impl Action {
         Action::MembersUpdate,
         Action::MembersManage,
         Action::AdminsManage,
+        Action::MemberPasswordsSet,
         Action::WebhooksRead,
         Action::WebhooksWrite,
         Action::EventsRead,
@@ -245,7 +253,8 @@ impl Action {
 
     /// THE policy table. `docs/contract.md`: agents read everything but webhooks, keys and the audit
     /// log, and write messages, threads and contacts; everything else is for admins. Keys act
-    /// within their scopes and never manage keys, and the pages-only actions are for people.
+    /// within their scopes and never manage keys, the pages-only actions are for people, and what
+    /// vouches for a person (their password) is the operator's alone.
     pub fn rule(self) -> Rule {
         use PlanTier::{Advanced, Free};
         let (scope, agents, plan) = match self {
@@ -268,6 +277,10 @@ impl Action {
             Action::MembersUpdate => (Some(Scope::UsersWrite), true, Free),
             Action::MembersManage => (Some(Scope::UsersWrite), false, Free),
             Action::AdminsManage => (None, false, Free),
+            // A password vouches for the person, so nobody in the workspace sets one for someone
+            // else (`docs/contract.md`, "Members"); the operator, who runs the server, may when
+            // adding an account (`docs/product/invitations.md`, "Inviting someone").
+            Action::MemberPasswordsSet => return Rule { scope: None, operator_only: true, agents: false, plan: Free },
             Action::WebhooksRead => (Some(Scope::WebhooksRead), false, WEBHOOKS_PLAN),
             Action::WebhooksWrite => (Some(Scope::WebhooksWrite), false, WEBHOOKS_PLAN),
             Action::EventsRead => (Some(Scope::EventsRead), false, Free),
@@ -282,7 +295,7 @@ impl Action {
             Action::SlaPoliciesManage => (Some(Scope::SettingsWrite), false, Free),
             Action::ReportsRead => (Some(Scope::ReportsRead), false, Free),
         };
-        Rule { scope, agents, plan }
+        Rule { scope, operator_only: false, agents, plan }
     }
 
     /// A short name for messages and the published table (`members.manage`).
@@ -306,6 +319,7 @@ impl Action {
             Action::MembersUpdate => "members.update",
             Action::MembersManage => "members.manage",
             Action::AdminsManage => "members.manage_admins",
+            Action::MemberPasswordsSet => "members.set_password",
             Action::WebhooksRead => "webhooks.read",
             Action::WebhooksWrite => "webhooks.write",
             Action::EventsRead => "events.read",
@@ -345,6 +359,9 @@ impl Action {
             Action::MembersUpdate => "rename oneself (anything more needs members.manage)",
             Action::MembersManage => "add members, change roles and names, deactivate and remove members",
             Action::AdminsManage => "add, promote, demote, deactivate or remove an admin (with members.manage)",
+            Action::MemberPasswordsSet => {
+                "give a new account its password when adding it (`wms workspace add-member --password`)"
+            }
             Action::WebhooksRead => "list and read webhook destinations and deliveries",
             Action::WebhooksWrite => "manage webhook destinations, see and rotate secrets, test, retry",
             Action::EventsRead => "read the events feed",
@@ -400,6 +417,9 @@ pub fn authorize(caller: &Caller, action: Action) -> Result<(), Denied> {
     let required = rule.plan.max(caller.required_plan());
     if !caller.plan.includes(required) {
         return Err(Denied::PlanRequired { required, current: caller.plan });
+    }
+    if rule.operator_only && caller.actor != Actor::Operator {
+        return Err(Denied::Forbidden("only an operator on the server's command line can do this"));
     }
     match caller.actor {
         Actor::ApiKey { scopes, .. } => match rule.scope {
@@ -483,9 +503,18 @@ pub fn matrix() -> String {
     );
     for action in Action::ALL.iter().copied() {
         let rule = action.rule();
-        let scope = rule.scope.map_or_else(|| "— (people only)".to_owned(), |s| format!("`{s}`"));
+        let scope = match rule.scope {
+            Some(s) => format!("`{s}`"),
+            None if rule.operator_only => "— (operator only)".to_owned(),
+            None => "— (people only)".to_owned(),
+        };
+        let admin = if rule.operator_only { "no" } else { "yes" };
         let agent = if rule.agents { "yes" } else { "no" };
-        out.push_str(&format!("| `{action}` | {} | {scope} | yes | {agent} | {} |\n", action.description(), rule.plan));
+        out.push_str(&format!(
+            "| `{action}` | {} | {scope} | {admin} | {agent} | {} |\n",
+            action.description(),
+            rule.plan
+        ));
     }
     out
 }

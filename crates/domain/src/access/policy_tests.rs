@@ -142,3 +142,36 @@ fn only_callers_who_may_manage_webhooks_see_header_values() {
     // Below the webhooks' plan nobody reads destinations, and nobody sees values.
     assert!(!sees_webhook_header_values(&caller(PlanTier::Starter, admin(), Surface::Settings)));
 }
+
+#[test]
+fn only_the_operator_sets_a_password_for_someone() {
+    let action = Action::MemberPasswordsSet;
+    let on = |actor: Actor, surface: Surface| caller(PlanTier::Advanced, actor, surface);
+    let app = |role: Role| Actor::App { user_id: UserId(3), role, scopes: ScopeSet::full() };
+    let full_key = Actor::ApiKey { key_id: 1, scopes: ScopeSet::full() };
+    for who in [
+        on(admin(), Surface::Settings),
+        on(admin(), Surface::RestApi),
+        on(agent(), Surface::Settings),
+        on(full_key, Surface::RestApi),
+        on(full_key, Surface::Settings),
+        on(app(Role::Admin), Surface::Assistant),
+        on(app(Role::Agent), Surface::Assistant),
+    ] {
+        assert!(matches!(authorize(&who, action), Err(Denied::Forbidden(_))), "{who:?}");
+    }
+    for plan in PlanTier::ALL {
+        assert_eq!(authorize(&Caller::operator(WorkspaceId(1), plan), action), Ok(()), "{plan}");
+    }
+    assert!(matrix().contains("| `members.set_password` |"));
+    assert!(matrix().contains("| — (operator only) | no | no | free |"));
+}
+
+#[test]
+fn admins_may_do_every_action_but_the_operators_and_the_operator_every_one() {
+    for &action in Action::ALL {
+        let admin = authorize(&caller(PlanTier::Advanced, admin(), Surface::Settings), action);
+        assert_eq!(admin.is_ok(), !action.rule().operator_only, "{action}");
+        assert_eq!(authorize(&Caller::operator(WorkspaceId(1), PlanTier::Advanced), action), Ok(()), "{action}");
+    }
+}

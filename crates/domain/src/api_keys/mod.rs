@@ -1,5 +1,5 @@
-//! Workspace API keys (spec 2.1 and 3.1): created on the `advanced` plan by admins, shown in full
-//! once, stored as a digest, revoked (the record stays) or deleted.
+//! Workspace API keys (`docs/auth.md`, "Settings API for keys"): created on the `advanced` plan by
+//! admins, shown in full once, stored as a digest, revoked (the record stays) or deleted.
 
 pub mod model;
 pub mod notices;

@@ -69,7 +69,7 @@ impl KeyExpiry {
     }
 }
 
-/// A key's state (spec 3.1).
+/// A key's state (`docs/auth.md`, "Settings API for keys").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ApiKeyState {

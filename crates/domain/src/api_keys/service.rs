@@ -1,4 +1,5 @@
-//! The key lifecycle of spec 3.1: create, list, revoke, delete, for workspace admins.
+//! The key lifecycle (`docs/auth.md`, "Settings API for keys"): create, list, revoke, delete, for
+//! workspace admins.
 
 use std::sync::Arc;
 
@@ -238,7 +239,7 @@ impl ApiKeysService {
     }
 
     /// Revokes a key: it stops working on every instance at once and its record stays, showing
-    /// `revoked` (spec 3.1). Revoking a revoked key changes nothing.
+    /// `revoked`. Revoking a revoked key changes nothing.
     ///
     /// # Errors
     /// [`RevokeApiKeyError`].
@@ -303,7 +304,7 @@ impl ApiKeysService {
         }
     }
 
-    /// Deletes a key and its record (spec 3.1: from valid or revoked).
+    /// Deletes a key and its record, whether it is active, expired or revoked.
     ///
     /// # Errors
     /// [`DeleteApiKeyError`].

@@ -1,5 +1,6 @@
-//! The capabilities manifest (spec 2.10): what the assistant can and cannot do, its tools with their
-//! schemas, the routing groups and the tool-choice guidance (spec 4.3), ready for a system prompt.
+//! The capabilities manifest (`docs/assistant.md`, "One registry, three faces"): what the assistant
+//! can and cannot do, its tools with their schemas, the routing groups and the tool-choice guidance,
+//! ready for a system prompt.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -21,7 +22,7 @@ pub struct ManifestTool {
     pub input_schema: Value,
 }
 
-/// Which tool answers which kind of question (spec 4.3).
+/// Which tool answers which kind of question.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolChoice {
     /// The kind of question.

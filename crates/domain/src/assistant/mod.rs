@@ -1,6 +1,7 @@
-//! The workspace assistant's tools (spec 2.4–2.10, 4.2, 4.3): one registry of seven read-only tools,
-//! their argument schemas and validation, the capabilities manifest, and the service that runs a
-//! tool through the live-data port (and the documentation search of [`crate::docs`]).
+//! The workspace assistant's tools (`docs/assistant.md`; `docs/contract.md`, "Assistant"): one
+//! registry of seven read-only tools, their argument schemas and validation, the capabilities
+//! manifest, and the service that runs a tool through the live-data port (and the documentation
+//! search of [`crate::docs`]).
 
 pub mod manifest;
 pub mod model;

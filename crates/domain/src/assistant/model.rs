@@ -1,4 +1,4 @@
-//! What the live-data tools return (spec 2.4–2.8). Field names are the contract: the assistant,
+//! What the live-data tools return (`docs/assistant.md`, "Results"). Field names are the contract: the assistant,
 //! the execute endpoint and MCP clients read them as serialised here.
 
 use std::collections::BTreeMap;
@@ -40,7 +40,7 @@ pub(crate) mod wire {
 }
 
 // ---------------------------------------------------------------------------------------------
-// get_workspace_overview (spec 2.6)
+// get_workspace_overview
 
 /// A point-in-time snapshot of a workspace.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -163,7 +163,7 @@ pub struct TeamCounts {
 }
 
 // ---------------------------------------------------------------------------------------------
-// list_channels (spec 2.4) and list_webhooks (spec 2.5)
+// list_channels and list_webhooks
 
 /// A channel as the assistant sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -281,7 +281,7 @@ pub struct Period {
 }
 
 // ---------------------------------------------------------------------------------------------
-// get_channel_analytics (spec 2.7)
+// get_channel_analytics
 
 /// One day of a channel analytics series.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
@@ -332,7 +332,7 @@ pub enum ChannelAnalytics {
         #[serde(skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
-    /// Messenger or Instagram: no statistics here (spec 2.7).
+    /// Messenger or Instagram: no statistics here, a note pointing at Meta's insights instead.
     OtherPlatform {
         /// The channel asked about.
         channel: ChannelSummary,

@@ -79,7 +79,7 @@ pub struct ContactFacts {
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait LiveData: Send + Sync {
-    /// The counts of spec 2.6, or `None` when the workspace does not exist.
+    /// The counts of `get_workspace_overview`, or `None` when the workspace does not exist.
     ///
     /// # Errors
     /// Only infrastructure failures.

@@ -11,7 +11,8 @@ use crate::contacts::E164Phone;
 use crate::reports::{GroupBy, RawReportQuery};
 use crate::users::Email;
 
-/// Which kind of question a tool answers; an assistant backend routes on it (spec 2.10).
+/// Which kind of question a tool answers; an assistant backend routes on it (the manifest's
+/// `group` of each tool, `docs/assistant.md`, "One registry, three faces").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolGroup {
@@ -25,17 +26,17 @@ pub enum ToolGroup {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolName {
-    /// Spec 2.6.
+    /// Counts across the workspace: channels, webhooks, inbox, AI agents, labels, members.
     GetWorkspaceOverview,
-    /// Spec 2.4.
+    /// The workspace's channels, of one platform or all.
     ListChannels,
-    /// Spec 2.5.
+    /// The workspace's webhook destinations.
     ListWebhooks,
-    /// Spec 2.7.
+    /// WhatsApp delivery and read figures per day, of one channel or all.
     GetChannelAnalytics,
-    /// Spec 2.8.
+    /// One contact's conversations, messages, cost estimate and support team.
     GetContactAnalytics,
-    /// Spec 2.9 (issue 7 builds the search behind it).
+    /// Searches the product documentation (`docs/search.md`).
     SearchProductDocs,
     /// The conversation report of `GET /v1/reports/conversations` (issue 32).
     GetConversationReport,
@@ -83,11 +84,11 @@ impl ToolSpec {
     }
 }
 
-/// The ranges of `get_channel_analytics` (spec 8).
+/// The ranges of `get_channel_analytics` (`docs/product/assistant-tools.md`).
 pub const CHANNEL_RANGES: &[&str] = &["7d", "14d", "30d", "60d", "90d"];
-/// Bounds of `get_contact_analytics`'s range in days (spec 8).
+/// Bounds of `get_contact_analytics`'s range in days (`docs/product/assistant-tools.md`).
 pub const CONTACT_RANGE_DAYS: std::ops::RangeInclusive<u16> = 7..=90;
-/// `search_product_docs`'s limit bounds and default (spec 8).
+/// `search_product_docs`'s limit bounds and default (`docs/search.md`, "The result").
 pub const DOCS_LIMIT: (i64, i64, i64) = (1, 8, 5);
 /// The largest integer every JSON implementation reads exactly.
 const MAX_ID: i64 = 9_007_199_254_740_991;

@@ -15,7 +15,8 @@ use crate::docs::{DocsLibrary, DocsSearch, SearchError};
 use crate::reports::{ReportError, ReportsService};
 use crate::workspace::WorkspaceId;
 
-/// The overview is compacted above this many bytes of JSON when compression is on (spec 8).
+/// The overview is compacted above this many bytes of JSON when compression is on
+/// (`docs/assistant.md`, "`get_workspace_overview`").
 pub const OVERVIEW_COMPRESS_BYTES: usize = 2048;
 
 /// Why a tool call produced no result.
@@ -214,7 +215,7 @@ impl Assistant {
         q: ContactQuery,
         now: time::OffsetDateTime,
     ) -> Result<ContactAnalytics, ToolError> {
-        // Spec 4.3: a name alone never identifies a contact.
+        // A name alone never identifies a contact (`docs/assistant.md`, "`get_contact_analytics`").
         let keys: Vec<(&'static str, ContactKey)> = [
             q.phone.as_ref().map(|p| ("phone_number", ContactKey::Phone(p.as_str().to_owned()))),
             q.email.as_ref().map(|e| ("email", ContactKey::Email(e.as_str().to_owned()))),

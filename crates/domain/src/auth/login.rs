@@ -168,7 +168,7 @@ pub async fn check_credentials(
     let Some(email) = email else { return Err(LoginError::Invalid(errors)) };
 
     // Reserved before any hashing: the attempt counts as a failure until it proves otherwise, so
-    // concurrent guesses cannot outrun the budget (spec "Abuse limits").
+    // concurrent guesses cannot outrun the budget (`docs/contract.md`, "Abuse limits").
     let attempt = PasswordAttempt::new(&email, req.client);
     if let Some(retry_after_secs) = attempt.reserve(ports.throttle, ports.clock.now(), settings.throttle).await? {
         return Err(LoginError::Throttled { retry_after_secs });

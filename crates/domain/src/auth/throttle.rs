@@ -3,10 +3,10 @@
 //! began with the first failure ends.
 //!
 //! An attempt is *reserved* before the password hash is computed, atomically for all its subjects
-//! (spec "Abuse limits"): a thousand concurrent guesses cannot all pass a check made before any of
-//! them is counted, and a refused attempt costs neither hashing nor budget. The e-mail is counted
-//! per client network, never alone, so failures from one network never lock the owner out when
-//! signing in from another.
+//! (`docs/contract.md`, "Abuse limits"): a thousand concurrent guesses cannot all pass a check made
+//! before any of them is counted, and a refused attempt costs neither hashing nor budget. The
+//! e-mail is counted per client network, never alone, so failures from one network never lock the
+//! owner out when signing in from another.
 
 use std::net::IpAddr;
 
@@ -136,9 +136,9 @@ pub struct ThrottlePolicy {
 }
 
 impl Default for ThrottlePolicy {
-    /// 5 failures per address and client and 50 per client network in 15 minutes (spec "Abuse
-    /// limits"): far above what a person mistypes, far below what guessing needs (OWASP
-    /// authentication cheat sheet).
+    /// 5 failures per address and client and 50 per client network in 15 minutes
+    /// (`docs/contract.md`, "Abuse limits"): far above what a person mistypes, far below what
+    /// guessing needs (OWASP authentication cheat sheet).
     fn default() -> Self {
         Self { per_email: 5, per_client: 50, window: Duration::minutes(15) }
     }

@@ -1,6 +1,6 @@
 //! Accepting a platform callback: before any work that an unsigned body could multiply, the
 //! sender's address is checked against its recent bad signatures, and the signature is checked
-//! only against the app secrets of the accounts the body names (spec "Abuse limits").
+//! only against the app secrets of the accounts the body names (`docs/contract.md`, "Abuse limits").
 //!
 //! Meta signs a callback (`X-Hub-Signature-256`) with the secret of the Meta app, and a channel
 //! holds that secret in its sealed credentials. A body names the platform accounts it is for; the
@@ -30,10 +30,10 @@ use crate::channels::{ChannelId, ChannelType};
 use crate::common::error::RepoError;
 use crate::common::ports::{Clock, SecretCipher, SecretPlace};
 
-/// Most distinct platform accounts one callback may name (spec "Abuse limits").
+/// Most distinct platform accounts one callback may name (`docs/contract.md`, "Abuse limits").
 pub const MAX_CALLBACK_ACCOUNTS: usize = 100;
 
-/// Most distinct app secrets one callback is checked against (spec "Abuse limits").
+/// Most distinct app secrets one callback is checked against (`docs/contract.md`, "Abuse limits").
 pub const MAX_CANDIDATE_SECRETS: usize = 4;
 
 /// Badly signed callbacks per client address: more than 20 in a minute are refused (429) until the

@@ -1,4 +1,4 @@
-//! Product documentation and `search_product_docs` (spec 2.9, 4.3): pages split into chunks by
+//! Product documentation and `search_product_docs` (`docs/search.md`): pages split into chunks by
 //! heading, full-text search, hybrid search with vectors, fusion and rerank, and its evaluation.
 
 pub mod eval;

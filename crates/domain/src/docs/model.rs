@@ -1,9 +1,10 @@
-//! Documentation pages, their chunks, and the shape of a search result (spec 2.9).
+//! Documentation pages, their chunks, and the shape of a search result (`docs/search.md`, "The
+//! result").
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-/// Ingest status of a page. Spec 3.2: only `ready` documents are searched.
+/// Ingest status of a page. Only `ready` documents are searched (`docs/search.md`, "Ingest").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DocStatus {
@@ -287,7 +288,7 @@ pub enum SearchMode {
     Hybrid,
 }
 
-/// One matching page (spec 2.9).
+/// One matching page.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchHit {
     /// The page's slug.
@@ -313,7 +314,7 @@ pub struct SettingsPage {
     pub path: String,
 }
 
-/// What to offer when nothing matched (spec 4.3 rule 4).
+/// What to offer when nothing matched (`docs/search.md`, "The result": `suggestion`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Suggestion {
     /// A sentence the assistant can pass on.
@@ -324,7 +325,7 @@ pub struct Suggestion {
     pub rephrased_query: Option<String>,
 }
 
-/// The result of `search_product_docs` (spec 2.9) plus how it was produced.
+/// The result of `search_product_docs` plus how it was produced (`docs/search.md`, "The result").
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchResult {
     /// The query as searched (trimmed, control characters removed, at most 500 characters).

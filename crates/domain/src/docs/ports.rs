@@ -9,7 +9,7 @@ use crate::common::error::RepoError;
 /// Why a documentation search failed. A malformed query is never an error: it finds nothing.
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
-    /// `limit` is outside 1..=8 (spec 8).
+    /// `limit` is outside 1..=8.
     #[error("limit must be between 1 and 8, got {0}")]
     InvalidLimit(u8),
     /// The database failed.
@@ -17,7 +17,7 @@ pub enum SearchError {
     Unknown(#[from] RepoError),
 }
 
-/// `search_product_docs`: what the assistant's tool registry calls (spec 4.3).
+/// `search_product_docs`: what the assistant's tool registry calls (`docs/search.md`).
 ///
 /// Hybrid (vector + full-text, fused and reranked) when an embeddings provider is configured and
 /// `CO_ADMIN_RAG_HYBRID` is not `0`; full-text otherwise or when a provider fails, and the result

@@ -1,5 +1,5 @@
 //! What the search does with the user's text before and after the engines: normalisation and the
-//! suggestion offered when nothing matched (spec 4.3 rule 4).
+//! suggestion offered when nothing matched (`docs/search.md`, "The result").
 
 use super::model::{SettingsPage, Suggestion};
 

@@ -1,5 +1,5 @@
 //! `search_product_docs`: full-text, or hybrid (vector + full-text fused by RRF, then reranked)
-//! with a fall back to full-text whenever a provider fails (spec 4.3 rules 1 and 2).
+//! with a fall back to full-text whenever a provider fails (`docs/search.md`, "Hybrid search").
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -12,9 +12,9 @@ use super::query::{is_searchable, normalize_query, suggestion_for};
 use super::vectors::{reciprocal_rank_fusion, VectorIndex, RRF_K};
 use crate::common::error::RepoError;
 
-/// The tool's default `limit` (spec 8).
+/// The tool's default `limit` (`docs/search.md`, "The result").
 pub const DEFAULT_LIMIT: u8 = 5;
-/// The largest `limit` (spec 8).
+/// The largest `limit`.
 pub const MAX_LIMIT: u8 = 8;
 /// Documents each engine contributes to fusion: deep enough that a page ranked low by one engine
 /// and high by the other still surfaces.

@@ -10,7 +10,7 @@ use time::{Duration, OffsetDateTime};
 
 use super::model::{invitation_mail, MemberChange, MemberProfile};
 use super::ports::{AddMemberError, ChangeMemberError, MemberRepository, NewMember, PendingInvitation};
-use crate::access::{authorize, Action, Actor, Caller, Denied};
+use crate::access::{authorize, Action, Caller, Denied};
 use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
 use crate::auth::{LoginThrottleStore, NewToken, PasswordAttempt, ThrottlePolicy, TokenDigest, TokenKind};
 use crate::common::error::{RepoError, ValidationErrors};
@@ -234,8 +234,9 @@ impl MembersService {
     /// [`INVITATION_TTL`]. The answer is the same whether or not an account exists and whether it
     /// has a password. An `invited` person added again gets a new link and the old one stops
     /// working; an `active` or `deactivated` member is a conflict. Only admin members (and the
-    /// operator) add an admin. The operator's CLI may give a password for a new account: then the
-    /// membership is active at once and nothing is e-mailed.
+    /// operator) add an admin. The operator's CLI may give a password for a new account
+    /// ([`Action::MemberPasswordsSet`]): then the membership is active at once and nothing is
+    /// e-mailed.
     ///
     /// # Errors
     /// [`AddMemberFailure`].
@@ -258,10 +259,11 @@ impl MembersService {
         let (Some(email), Some(role), Some(name), Some(password)) = (email, role, name, password) else {
             return Err(AddMemberFailure::Invalid(errors));
         };
-        // A password vouches for the person: the operator's alone (decisions: "Members").
-        let vouched = password.is_some() && caller.actor == Actor::Operator;
-        if password.is_some() && !vouched {
-            return Err(AddMemberFailure::Forbidden("only an operator can set a password for someone"));
+        // A password vouches for the person: the policy leaves it to the operator.
+        let vouched = password.is_some();
+        if vouched {
+            authorize(caller, Action::MemberPasswordsSet)
+                .map_err(|_| AddMemberFailure::Forbidden("only an operator can set a password for someone"))?;
         }
         let existing = self.repo.find_by_email(caller.workspace_id, &email).await?;
         if role == Role::Admin || existing.as_ref().is_some_and(|m| m.role == Role::Admin) {

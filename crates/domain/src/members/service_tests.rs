@@ -162,3 +162,26 @@ async fn a_key_never_touches_the_admin_role_and_nothing_is_stored() {
     assert!(matches!(s.update(&k, &AuditContext::cli(), UserId(2), &off).await, Err(UpdateMemberError::Forbidden(_))));
     assert!(matches!(s.remove(&k, &AuditContext::cli(), UserId(2)).await, Err(RemoveMemberError::Forbidden(_))));
 }
+
+#[tokio::test]
+async fn only_the_operator_gives_someone_a_password_and_a_refusal_stores_nothing() {
+    let s = service(MockMemberRepository::new());
+    let app = Caller {
+        actor: Actor::App { user_id: UserId(1), role: Role::Admin, scopes: crate::access::ScopeSet::full() },
+        surface: Surface::Assistant,
+        ..member(1, Role::Admin)
+    };
+    for who in [member(1, Role::Admin), member(5, Role::Agent), key(crate::access::Scope::UsersWrite), app] {
+        let add = AddMember {
+            email: "pw@x.test".into(),
+            name: None,
+            role: "agent".into(),
+            password: Some("a long password".into()),
+        };
+        let refused = s.add(&who, &AuditContext::cli(), add).await;
+        assert!(
+            matches!(refused, Err(AddMemberFailure::Forbidden("only an operator can set a password for someone"))),
+            "{who:?}: {refused:?}"
+        );
+    }
+}

@@ -19,7 +19,7 @@ pub struct RateLimitPolicy {
 }
 
 impl RateLimitPolicy {
-    /// `limit` requests per rolling hour (spec section 8: 1000 by default).
+    /// `limit` requests per rolling hour (`docs/contract.md`, "Rate limit": 1000 by default).
     pub fn per_hour(limit: u32) -> Self {
         Self { limit: limit.max(1), window_secs: 3600 }
     }

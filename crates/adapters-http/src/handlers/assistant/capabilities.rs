@@ -1,4 +1,5 @@
-//! `GET /workspaces/{workspace_id}/co-admin/capabilities`: the capabilities manifest (spec 2.10).
+//! `GET /workspaces/{workspace_id}/co-admin/capabilities`: the capabilities manifest
+//! (`docs/assistant.md`, "One registry, three faces").
 
 use actix_web::http::header;
 use actix_web::HttpResponse;

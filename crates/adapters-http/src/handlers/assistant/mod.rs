@@ -1,4 +1,4 @@
-//! The assistant's endpoints (spec 4.2, `docs/contract.md`): run a tool, read the capabilities
+//! The assistant's endpoints (`docs/contract.md`, "Assistant"): run a tool, read the capabilities
 //! manifest, and the same tools over MCP. Members of the path's workspace (user token or
 //! settings session) and its API keys with `assistant:read` ([`crate::authentication::assistant`]); others
 //! get 403 and non-members 404.

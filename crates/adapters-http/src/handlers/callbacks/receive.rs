@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// Largest callback body (spec "Abuse limits"); Meta's batches stay far below it.
+/// Largest callback body (`docs/contract.md`, "Abuse limits"); Meta's batches stay far below it.
 pub const MAX_CALLBACK_BYTES: usize = 256 * 1024;
 
 /// Reads the body (at most 256 KiB, refused from `Content-Length` before reading when it says

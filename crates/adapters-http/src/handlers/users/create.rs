@@ -49,7 +49,7 @@ pub async fn create(
     let cmd = AddMember { email: body.email, name: body.name, role: body.role.as_str().to_owned(), password: None };
     let added =
         state.members.add(&caller, &crate::audit_context::RequestMeta::of(&req).context(caller.actor), cmd).await?;
-    // The link went to the address: never in this answer (decisions: "Accounts, invitations").
+    // The link went to the address: never in this answer (`docs/contract.md`, "Members").
     let location = format!("/v1/users/{}", added.profile.user_id.0);
     Ok(HttpResponse::Created()
         .insert_header(CacheControl(vec![CacheDirective::NoStore]))

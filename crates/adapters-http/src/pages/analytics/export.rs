@@ -1,5 +1,5 @@
 //! `GET /analytics/daily.csv` and `GET /analytics/top-countries.csv`: the exports the assistant
-//! cannot make (spec 4.3).
+//! cannot make (`docs/product/analytics-export.md`, "The assistant does not export").
 
 use actix_web::http::header::{CacheControl, CacheDirective, ContentDisposition, DispositionParam, DispositionType};
 use actix_web::{web, HttpResponse};

@@ -215,13 +215,28 @@ impl DeliveryQueue for PgDeliveryQueue {
         let row: Option<ClaimRow> = conn
             .transaction::<_, diesel::result::Error, _>(|conn| {
                 async move {
+                    #[derive(QueryableByName)]
+                    struct Held {
+                        #[diesel(sql_type = BigInt)]
+                        id: i64,
+                    }
+                    // Held until commit, so the destination cannot go between its sample and its
+                    // delivery; another workspace's destination is simply not found.
+                    let held: Option<Held> = diesel::sql_query(
+                        "SELECT id FROM webhook_destinations WHERE workspace_id = $1 AND id = $2 FOR KEY SHARE",
+                    )
+                    .bind::<BigInt, _>(ws.0)
+                    .bind::<BigInt, _>(destination.0)
+                    .get_result(conn)
+                    .await
+                    .optional_row()?;
+                    let Some(Held { id: destination }) = held else { return Ok(None) };
+                    let event_id = crate::webhooks::outbox::record_sample(conn, ws, event, &payload).await?;
                     let row: Option<ClaimRow> = diesel::sql_query(
                         "WITH w AS (
                              SELECT * FROM webhook_destinations WHERE workspace_id = $1 AND id = $2
                          ), e AS (
-                             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, sample)
-                             SELECT $1, $6, 'msg_' || replace(gen_random_uuid()::text, '-', ''), $4, true FROM w
-                             RETURNING id, message_id, payload
+                             SELECT id, message_id, payload FROM webhook_events WHERE workspace_id = $1 AND id = $4
                          ), d AS (
                              INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status,
                                                              next_attempt_at, created_at, updated_at)
@@ -237,11 +252,10 @@ impl DeliveryQueue for PgDeliveryQueue {
                          FROM d, w, e",
                     )
                     .bind::<BigInt, _>(ws.0)
-                    .bind::<BigInt, _>(destination.0)
+                    .bind::<BigInt, _>(destination)
                     .bind::<Timestamptz, _>(now)
-                    .bind::<Text, _>(&payload)
+                    .bind::<BigInt, _>(event_id)
                     .bind::<Timestamptz, _>(ts(now, lease))
-                    .bind::<Text, _>(event.as_str())
                     .get_result(conn)
                     .await
                     .optional_row()?;

@@ -1,4 +1,4 @@
-//! What `get_contact_analytics` returns (spec 2.8).
+//! What `get_contact_analytics` returns (`docs/assistant.md`, "`get_contact_analytics`").
 
 use std::collections::BTreeMap;
 
@@ -149,7 +149,7 @@ pub struct ContactCost {
     pub disclaimer: &'static str,
 }
 
-/// Someone or something a thread is assigned to (spec 2.8).
+/// Someone or something a thread is assigned to: a user, a team or an AI agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Assignee {
     /// `user`, `team` or `ai_agent`.
