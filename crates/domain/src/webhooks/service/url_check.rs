@@ -9,7 +9,7 @@ use crate::webhooks::model::{DestinationUrl, UrlHost};
 use crate::webhooks::ssrf::is_local_name;
 
 impl WebhookService {
-    /// Validates a URL and the addresses it points at (spec: SSRF guard at creation).
+    /// Validates a URL and the addresses it points at: the SSRF guard at creation (`docs/webhooks.md`).
     pub(super) async fn check_url(&self, raw: &str) -> Result<DestinationUrl, FieldError> {
         let url = DestinationUrl::parse(raw)?;
         // The message never names the address: what a name resolves to inside our network is
