@@ -6,7 +6,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::common::page::{Page, PageRequest};
-use domain::webhooks::controls::{DeliveryOrdering, DestinationControls, EventFilter};
+use domain::webhooks::controls::{decide_activation, Activation, DeliveryOrdering, DestinationControls, EventFilter};
 use domain::webhooks::stats::StatsFacts;
 use domain::webhooks::{
     Delivery, DeliveryId, DestinationChange, DestinationId, NewDestination, StoredSecrets, WebhookDestination,
@@ -238,9 +238,9 @@ impl WebhookRepository for PgWebhookRepository {
                         .returning(DestinationRow::as_returning())
                         .get_result(conn)
                         .await?;
-                    match (was_active, change.active) {
-                        (false, Some(true)) => {
-                            // Reactivation: a fresh start; paused deliveries resume now.
+                    let activation = decide_activation(was_active, change.active);
+                    match activation {
+                        Activation::Reactivated => {
                             diesel::update(target)
                                 .set((
                                     webhook_destinations::disabled_reason.eq(None::<String>),
@@ -262,15 +262,15 @@ impl WebhookRepository for PgWebhookRepository {
                             .execute(conn)
                             .await?;
                         }
-                        (true, Some(false)) => {
+                        Activation::Deactivated => {
                             diesel::update(target).set(webhook_destinations::disabled_at.eq(now)).execute(conn).await?;
                             super::queue::pause_pending(conn, &[id.0], now).await?;
                         }
-                        _ => {}
+                        Activation::Unchanged => {}
                     }
                     crate::audit::write(conn, &[audit], None).await?;
-                    // Re-read: the reactivation branch changed the deactivation note.
-                    let row = if change.active.is_some() && change.active != Some(was_active) {
+                    // Re-read: switching changed the deactivation note or time.
+                    let row = if activation != Activation::Unchanged {
                         target.select(DestinationRow::as_select()).first(conn).await?
                     } else {
                         row

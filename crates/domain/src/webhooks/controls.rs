@@ -1,6 +1,7 @@
-//! What an integrator controls on a destination: hard caps on its pace, static headers, a filter
-//! and per-thread ordering; and the rules that apply them to an event (which destinations get it,
-//! in which thread's turn). docs/webhooks.md, "Destination controls".
+//! What an integrator controls on a destination: switching it on and off ([`decide_activation`]),
+//! hard caps on its pace, static headers, a filter and per-thread ordering; and the rules that
+//! apply them to an event (which destinations get it, in which thread's turn). docs/webhooks.md,
+//! "Destination controls".
 
 use std::collections::BTreeMap;
 
@@ -14,6 +15,29 @@ pub const MAX_HEADERS: usize = 10;
 const MAX_HEADER_VALUE: usize = 2048;
 /// The most entries of each filter list.
 const MAX_FILTER_ITEMS: usize = 100;
+
+/// What switching a destination on or off changes besides the flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activation {
+    /// The flag is not asked to change: nothing else changes.
+    Unchanged,
+    /// Inactive → active: a fresh start. The deactivation note and time and the failure clock are
+    /// cleared, and the paused deliveries resume now.
+    Reactivated,
+    /// Active → inactive by a person: the deactivation time is stamped (no note: the note is
+    /// wms's own reason), and the pending deliveries are paused.
+    Deactivated,
+}
+
+/// What a change asking for `wanted` (none: the flag is not part of the change) does to a
+/// destination that `was_active`.
+pub fn decide_activation(was_active: bool, wanted: Option<bool>) -> Activation {
+    match (was_active, wanted) {
+        (false, Some(true)) => Activation::Reactivated,
+        (true, Some(false)) => Activation::Deactivated,
+        _ => Activation::Unchanged,
+    }
+}
 
 /// Whether a destination's events of one thread wait for each other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -258,5 +282,14 @@ mod tests {
         assert_eq!(ordering_key(DeliveryOrdering::None, scope), None);
         assert_eq!(DeliveryOrdering::parse("per_thread"), Ok(DeliveryOrdering::PerThread));
         assert!(DeliveryOrdering::parse("fifo").is_err());
+    }
+
+    #[test]
+    fn switching_a_destination_on_starts_afresh_and_off_pauses_it() {
+        assert_eq!(decide_activation(false, Some(true)), Activation::Reactivated);
+        assert_eq!(decide_activation(true, Some(false)), Activation::Deactivated);
+        for (was, wanted) in [(true, Some(true)), (false, Some(false)), (true, None), (false, None)] {
+            assert_eq!(decide_activation(was, wanted), Activation::Unchanged, "{was} {wanted:?}");
+        }
     }
 }
