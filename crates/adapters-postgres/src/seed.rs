@@ -1,6 +1,8 @@
 //! Realistic demo data, generated inside PostgreSQL with `generate_series` so that a million
 //! messages take seconds rather than a million round trips. One generator serves both
-//! `wms seed demo` (small) and `wms seed scale` (large).
+//! `wms seed demo` (small) and `wms seed scale` (large). What the live path would have recorded
+//! for each thread (its reports' facts, its SLA under the seeded policies, a reopening) is
+//! replayed through the domain's own decisions (the module `replay`).
 
 use diesel::sql_types::{Array, BigInt, Bool, Bytea, Double, Integer, Text};
 use diesel::QueryableByName;
@@ -12,6 +14,7 @@ use crate::pool::Db;
 
 mod conversations;
 mod plan;
+mod replay;
 
 /// What the generator is doing, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,9 +110,6 @@ pub async fn seed_workspace(
         let work = conn.transaction::<_, diesel::result::Error, _>(|c| {
             async move {
                 generate(c, ws, size, &password_hash, &destinations, seed, progress).await?;
-                // The generator writes messages, not the figures each would have added: its
-                // threads' histories are replayed into the reports as an upgrade's are.
-                crate::reports::backfill::note_workspace(c, WorkspaceId(ws)).await?;
                 diesel::sql_query(
                     "SELECT (SELECT count(*) FROM channels WHERE workspace_id = $1) AS channels,
                         (SELECT count(*) FROM contacts WHERE workspace_id = $1) AS contacts,
@@ -138,15 +138,10 @@ pub async fn seed_workspace(
             }
         }
     };
-    progress(SeedProgress::Step("statistics"));
-    // A bulk load leaves the planner's statistics describing the tables as they were before, so
-    // it would sort a whole channel's messages to return 25 (half a second) instead of walking the
-    // index (a fraction of a millisecond) until autovacuum catches up. Refresh them now.
-    diesel::sql_query("ANALYZE messages, threads, contacts, thread_labels").execute(&mut conn).await?;
-    progress(SeedProgress::Step("reports"));
-    crate::reports::backfill::run(db, Some(WorkspaceId(ws))).await?;
+    // The facts are queued for the rollup as the live path's are; the report is exact either way,
+    // folding them now spares the first reports the queue.
     crate::reports::rollup::fold(db).await.map_err(|e| e.0)?;
-    diesel::sql_query("ANALYZE conversation_facts, conversation_cycles, conversation_rollups")
+    diesel::sql_query("ANALYZE conversation_facts, conversation_cycles, conversation_rollups, thread_slas")
         .execute(&mut conn)
         .await?;
     Ok(report)
@@ -288,6 +283,7 @@ async fn generate(
 
     conversation_lines(c).await?;
     business_hours(c, ws, size.days).await?;
+    sla_policies(c, ws, size.days).await?;
 
     // Threads and messages are planned together: each thread is written once, with the figures
     // its messages will add up to (see `plan`).
@@ -335,6 +331,19 @@ async fn generate(
         ws,
     )
     .await?;
+
+    // A bulk load leaves the planner's statistics describing the tables as they were before, so
+    // it would sort a whole channel's messages to return 25 (half a second) instead of walking the
+    // index (a fraction of a millisecond) until autovacuum catches up; the replay below would read
+    // each batch's messages with a scan of them all. Refreshed here, they count this
+    // transaction's rows and are everyone's once it commits.
+    progress(SeedProgress::Step("statistics"));
+    diesel::sql_query("ANALYZE messages, threads, contacts, thread_labels").execute(c).await?;
+
+    // The generator writes messages, not what each would have recorded: every thread's history is
+    // replayed into its reports and its SLA.
+    progress(SeedProgress::Step("reports"));
+    replay::replay_threads(c, ws).await?;
 
     for d in destinations {
         diesel::sql_query(
@@ -386,6 +395,45 @@ async fn conversation_lines(c: &mut AsyncPgConnection) -> diesel::QueryResult<()
     .execute(c)
     .await?;
     diesel::sql_query("ANALYZE s_lines").execute(c).await?;
+    Ok(())
+}
+
+/// The workspace's business hours (weekdays 9 to 6 in its time zone, unless it has set its own) and
+/// three SLA policies, in force since before the first conversation: a tight one for the
+/// conversations of VIP customers (a thread is created without labels, so it applies from the
+/// cycles of threads that carry `vip`, when they come back), one in business hours for the UK
+/// sales line, and the standard one for every other conversation. The first policy by id that
+/// matches applies.
+async fn sla_policies(c: &mut AsyncPgConnection, ws: i64, days: i32) -> diesel::QueryResult<()> {
+    exec(
+        c,
+        r#"INSERT INTO business_hours (workspace_id, record)
+           SELECT id, jsonb_build_object('timezone', time_zone, 'holidays', '[]'::jsonb, 'days',
+                  '{"mon": [["09:00", "18:00"]], "tue": [["09:00", "18:00"]], "wed": [["09:00", "18:00"]],
+                    "thu": [["09:00", "18:00"]], "fri": [["09:00", "18:00"]]}'::jsonb)
+           FROM workspaces WHERE id = $1
+           ON CONFLICT (workspace_id) DO NOTHING"#,
+        ws,
+    )
+    .await?;
+    // One statement each: their ids are their order.
+    for policy in [
+        "SELECT $1, 'VIP customers', 900, 1800, 14400, false, '{}'::bigint[], '{vip}'::text[]
+         WHERE EXISTS (SELECT 1 FROM labels WHERE workspace_id = $1 AND name = 'vip')",
+        "SELECT $1, 'Sales (UK), business hours', 1800, 3600, 57600, true, ARRAY[id], '{}'::text[]
+         FROM channels WHERE workspace_id = $1 AND identifier = '+442079460958'",
+        "SELECT $1, 'Standard', 3600, 14400, 172800, false, '{}'::bigint[], '{}'::text[]",
+    ] {
+        diesel::sql_query(format!(
+            "INSERT INTO sla_policies (workspace_id, name, first_response_seconds, next_response_seconds,
+                                       resolution_seconds, business_hours, channel_ids, labels, created_at)
+             SELECT p.*, now() - make_interval(days => $2 + 1) FROM ({policy}) p"
+        ))
+        .bind::<BigInt, _>(ws)
+        .bind::<Integer, _>(days)
+        .execute(c)
+        .await?;
+    }
     Ok(())
 }
 

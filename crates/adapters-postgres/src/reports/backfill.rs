@@ -1,5 +1,5 @@
 //! The reports of threads whose messages were stored without figures (before the reports
-//! existed, or by the demo generator): each thread noted in `conversation_backfill` is loaded
+//! existed): each thread noted in `conversation_backfill` is loaded
 //! with its messages and recorded status changes, replayed by the domain's [`replay`] (the very
 //! decision the live path takes, event by event) and its facts and cycle stored; then its row
 //! goes, in the same transaction, so a thread is replayed once.
@@ -19,7 +19,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::business_hours::BusinessHours;
 use domain::messaging::Sender;
-use domain::reports::{replay, ConversationFact, PastMessage, Responder, ThreadAtEvent, ThreadHistory};
+use domain::reports::{replay, ConversationFact, Cycle, PastMessage, Responder, ThreadAtEvent, ThreadHistory};
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
@@ -94,8 +94,8 @@ pub async fn run(db: &Db, only: Option<WorkspaceId>) -> anyhow::Result<u64> {
     }
 }
 
-/// Notes every thread of `ws` that has messages for a replay (after the demo generator wrote
-/// them), in the caller's transaction.
+/// Notes every thread of `ws` that has messages for a replay, in the caller's transaction, as the
+/// reports' migration noted the threads stored before it.
 ///
 /// # Errors
 /// Database errors.
@@ -187,63 +187,17 @@ async fn batch(c: &mut AsyncPgConnection, only: Option<WorkspaceId>) -> diesel::
         let r = replay(&history, thread, &hours[&t.workspace_id]);
         replayed.extend(r.facts.into_iter().map(|f| (t, f)));
         if let Some(cycle) = r.cycle {
-            cycles.thread_id.push(t.thread_id);
-            cycles.workspace_id.push(t.workspace_id);
-            cycles.started_at.push(cycle.started_at);
-            cycles.first_response_at.push(cycle.first_response_at);
-            cycles.first_response_ai_at.push(cycle.first_response_ai_at);
-            cycles.awaiting_since.push(cycle.awaiting_since);
+            cycles.push(t.workspace_id, t.thread_id, &cycle);
         }
     }
     // In time order: the rows land next to each other in the period index, not all over it.
     replayed.sort_by_key(|(t, f)| (f.at, t.thread_id));
     let mut facts = FactColumns::default();
     for (t, f) in replayed {
-        facts.workspace_id.push(t.workspace_id);
-        facts.thread_id.push(t.thread_id);
-        facts.channel_id.push(t.channel_id);
-        facts.kind.push(f.kind.code());
-        facts.at.push(f.at);
-        facts.started_at.push(f.started_at);
-        facts.seconds.push(f.seconds);
-        facts.business_seconds.push(f.business_seconds);
-        facts.user_id.push(f.user_id);
-        facts.team_id.push(f.team_id);
+        facts.push(t.workspace_id, t.thread_id, t.channel_id, &f);
     }
-    diesel::sql_query(
-        "INSERT INTO conversation_facts (workspace_id, thread_id, channel_id, kind, at, started_at, seconds,
-                                         business_seconds, user_id, team_id)
-         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::smallint[], $5::timestamptz[],
-                              $6::timestamptz[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])",
-    )
-    .bind::<Array<BigInt>, _>(&facts.workspace_id)
-    .bind::<Array<BigInt>, _>(&facts.thread_id)
-    .bind::<Array<BigInt>, _>(&facts.channel_id)
-    .bind::<Array<SmallInt>, _>(&facts.kind)
-    .bind::<Array<Timestamptz>, _>(&facts.at)
-    .bind::<Array<Nullable<Timestamptz>>, _>(&facts.started_at)
-    .bind::<Array<Nullable<BigInt>>, _>(&facts.seconds)
-    .bind::<Array<Nullable<BigInt>>, _>(&facts.business_seconds)
-    .bind::<Array<Nullable<BigInt>>, _>(&facts.user_id)
-    .bind::<Array<Nullable<BigInt>>, _>(&facts.team_id)
-    .execute(c)
-    .await?;
-    // A cycle the live path started meanwhile is the thread's current one: it stays.
-    diesel::sql_query(
-        "INSERT INTO conversation_cycles (thread_id, workspace_id, started_at, first_response_at, first_response_ai_at,
-                                          awaiting_since)
-         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[],
-                              $6::timestamptz[])
-         ON CONFLICT (thread_id) DO NOTHING",
-    )
-    .bind::<Array<BigInt>, _>(&cycles.thread_id)
-    .bind::<Array<BigInt>, _>(&cycles.workspace_id)
-    .bind::<Array<Timestamptz>, _>(&cycles.started_at)
-    .bind::<Array<Nullable<Timestamptz>>, _>(&cycles.first_response_at)
-    .bind::<Array<Nullable<Timestamptz>>, _>(&cycles.first_response_ai_at)
-    .bind::<Array<Nullable<Timestamptz>>, _>(&cycles.awaiting_since)
-    .execute(c)
-    .await?;
+    facts.insert(c).await?;
+    cycles.insert(c).await?;
     diesel::sql_query("DELETE FROM conversation_backfill WHERE thread_id = ANY($1)")
         .bind::<Array<BigInt>, _>(&ids)
         .execute(c)
@@ -251,9 +205,9 @@ async fn batch(c: &mut AsyncPgConnection, only: Option<WorkspaceId>) -> diesel::
     Ok(ids.len() as u64)
 }
 
-/// The facts of a batch, column by column (one `unnest` insert).
+/// Facts to store, column by column (one `unnest` insert).
 #[derive(Default)]
-struct FactColumns {
+pub(crate) struct FactColumns {
     workspace_id: Vec<i64>,
     thread_id: Vec<i64>,
     channel_id: Vec<i64>,
@@ -266,13 +220,83 @@ struct FactColumns {
     team_id: Vec<Option<i64>>,
 }
 
-/// The cycles of a batch, column by column.
+impl FactColumns {
+    /// Adds fact `f` of thread `thread_id` on `channel_id` of workspace `ws`.
+    pub(crate) fn push(&mut self, ws: i64, thread_id: i64, channel_id: i64, f: &ConversationFact) {
+        self.workspace_id.push(ws);
+        self.thread_id.push(thread_id);
+        self.channel_id.push(channel_id);
+        self.kind.push(f.kind.code());
+        self.at.push(f.at);
+        self.started_at.push(f.started_at);
+        self.seconds.push(f.seconds);
+        self.business_seconds.push(f.business_seconds);
+        self.user_id.push(f.user_id);
+        self.team_id.push(f.team_id);
+    }
+
+    /// Stores them in one statement (queued for the rollup by its trigger).
+    pub(crate) async fn insert(&self, c: &mut AsyncPgConnection) -> diesel::QueryResult<usize> {
+        diesel::sql_query(
+            "INSERT INTO conversation_facts (workspace_id, thread_id, channel_id, kind, at, started_at, seconds,
+                                         business_seconds, user_id, team_id)
+         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::smallint[], $5::timestamptz[],
+                              $6::timestamptz[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])",
+        )
+        .bind::<Array<BigInt>, _>(&self.workspace_id)
+        .bind::<Array<BigInt>, _>(&self.thread_id)
+        .bind::<Array<BigInt>, _>(&self.channel_id)
+        .bind::<Array<SmallInt>, _>(&self.kind)
+        .bind::<Array<Timestamptz>, _>(&self.at)
+        .bind::<Array<Nullable<Timestamptz>>, _>(&self.started_at)
+        .bind::<Array<Nullable<BigInt>>, _>(&self.seconds)
+        .bind::<Array<Nullable<BigInt>>, _>(&self.business_seconds)
+        .bind::<Array<Nullable<BigInt>>, _>(&self.user_id)
+        .bind::<Array<Nullable<BigInt>>, _>(&self.team_id)
+        .execute(c)
+        .await
+    }
+}
+
+/// Threads' cycles to store, column by column.
 #[derive(Default)]
-struct CycleColumns {
+pub(crate) struct CycleColumns {
     thread_id: Vec<i64>,
     workspace_id: Vec<i64>,
     started_at: Vec<OffsetDateTime>,
     first_response_at: Vec<Option<OffsetDateTime>>,
     first_response_ai_at: Vec<Option<OffsetDateTime>>,
     awaiting_since: Vec<Option<OffsetDateTime>>,
+}
+
+impl CycleColumns {
+    /// Adds the current cycle of thread `thread_id` of workspace `ws`.
+    pub(crate) fn push(&mut self, ws: i64, thread_id: i64, cycle: &Cycle) {
+        self.thread_id.push(thread_id);
+        self.workspace_id.push(ws);
+        self.started_at.push(cycle.started_at);
+        self.first_response_at.push(cycle.first_response_at);
+        self.first_response_ai_at.push(cycle.first_response_ai_at);
+        self.awaiting_since.push(cycle.awaiting_since);
+    }
+
+    /// Stores them in one statement; a thread that has a cycle keeps it (one the live path
+    /// started meanwhile is the thread's current one).
+    pub(crate) async fn insert(&self, c: &mut AsyncPgConnection) -> diesel::QueryResult<usize> {
+        diesel::sql_query(
+        "INSERT INTO conversation_cycles (thread_id, workspace_id, started_at, first_response_at, first_response_ai_at,
+                                          awaiting_since)
+         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[],
+                              $6::timestamptz[])
+         ON CONFLICT (thread_id) DO NOTHING",
+    )
+        .bind::<Array<BigInt>, _>(&self.thread_id)
+        .bind::<Array<BigInt>, _>(&self.workspace_id)
+        .bind::<Array<Timestamptz>, _>(&self.started_at)
+        .bind::<Array<Nullable<Timestamptz>>, _>(&self.first_response_at)
+        .bind::<Array<Nullable<Timestamptz>>, _>(&self.first_response_ai_at)
+        .bind::<Array<Nullable<Timestamptz>>, _>(&self.awaiting_since)
+        .execute(c)
+        .await
+    }
 }

@@ -17,10 +17,14 @@ fn draw(n: &str, seq: &str, which: u8) -> String {
 }
 
 /// Whether message `seq` of thread `n` comes after a day or two of silence (the customer came
-/// back, or the team could only answer with a template).
-fn late(n: &str, seq: &str) -> String {
-    format!("({seq} > 0 AND {} > 0.97)", draw(n, seq, 2))
+/// back, or the team could only answer with a template). The message that reopens a resolved
+/// thread (`{t}.reopen_seq`) always does.
+fn late(t: &str, n: &str, seq: &str) -> String {
+    format!("({seq} > 0 AND ({} > 0.97 OR {seq} = coalesce({t}.reopen_seq, -1)))", draw(n, seq, 2))
 }
+
+/// The share of the resolved threads of seven messages or more that the customer reopened once.
+const REOPENED: f64 = 0.12;
 
 /// Seconds since the previous message of the thread (log-uniform, so mostly short): an AI agent
 /// answers in under a minute, a person in 1 min to 3 h, the customer writes back in 20 s to 2 h.
@@ -33,13 +37,16 @@ fn gap(t: &str, n: &str, seq: &str) -> String {
               WHEN {seq} % 2 = 1 AND {t}.assignee_type = 'ai_agent' AND {t}.handover_status <> 'human' THEN 3 + {r1} * 40
               WHEN {seq} % 2 = 1 THEN 60 * exp({r1} * ln(180))
               ELSE 20 * exp({r1} * ln(360)) END)",
-        late = late(n, seq)
+        late = late(t, n, seq)
     )
 }
 
 /// `s_threads`: every thread to write, numbered `n` in the order it started, with its reserved id,
 /// its language's index `lang_i` in [`super::conversations::LANGUAGES`] (English for any other),
-/// its share `k` of the messages, and what its messages will add up to: `scale` (a conversation
+/// its share `k` of the messages, the member who writes its team's answers (`responder_user_id`:
+/// its assignee, or for a team or an AI agent handing over, a member), for one resolved thread in
+/// a few the position of the customer's message that reopened it (`reopen_seq`, see
+/// [`insert_messages`]), and what its messages will add up to: `scale` (a conversation
 /// that would run past now is compressed into the time since it started, so today holds only
 /// what its hours can), `last_at` and `unread`.
 pub(super) async fn plan_threads(
@@ -98,10 +105,20 @@ pub(super) async fn plan_threads(
                     100000 + (482913 + a.n * 7919) % 900000 AS order_no,
                     0.9 * extract(epoch FROM now() - a.created_at)::float8 AS room
              FROM a),
-         f AS (
-             SELECT p.*, (SELECT sum({gap}) FROM generate_series(0, p.k - 1) s(seq)) AS total,
-                    p.k % 2 = 1 AND p.status <> 'resolved' AND {r3_last} >= 0.5 AS unread_last
+         q AS (
+             SELECT p.*,
+                    CASE WHEN p.assignee_type = 'user' THEN p.assignee_user_id
+                         WHEN p.assignee_type IN ('team', 'ai_agent')
+                         THEN (SELECT id FROM s_members WHERE n = (p.n * 7 + 3) % (SELECT count(*) FROM s_members)) END
+                        AS responder_user_id,
+                    -- An exchange after the first two and before the last: see `insert_messages`.
+                    CASE WHEN p.status = 'resolved' AND p.k >= 7 AND random() < {reopened}
+                         THEN 2 * (2 + floor(random() * ((p.k + 1) / 2 - 3))::bigint) END AS reopen_seq
              FROM p),
+         f AS (
+             SELECT q.*, (SELECT sum({gap}) FROM generate_series(0, q.k - 1) s(seq)) AS total,
+                    q.k % 2 = 1 AND q.status <> 'resolved' AND {r3_last} >= 0.5 AS unread_last
+             FROM q),
          s AS (SELECT f.*, CASE WHEN f.total > f.room THEN f.room / f.total ELSE 1 END AS scale FROM f ORDER BY f.n)
          -- Ids taken in the order the threads started (the subquery is sorted, so the sequence is
          -- read row by row in that order).
@@ -109,8 +126,9 @@ pub(super) async fn plan_threads(
                 CASE WHEN s.k > 0 THEN s.created_at + make_interval(secs => s.total * s.scale) END AS last_at,
                 CASE WHEN s.unread_last THEN 1 ELSE 0 END AS unread
          FROM s",
-        gap = gap("p", "p.n", "s.seq"),
-        r3_last = draw("p.n", "(p.k - 1)", 3),
+        gap = gap("q", "q.n", "s.seq"),
+        r3_last = draw("q.n", "(q.k - 1)", 3),
+        reopened = REOPENED,
     );
     diesel::sql_query(sql)
         .bind::<BigInt, _>(ws)
@@ -159,7 +177,7 @@ pub(super) async fn insert_messages(c: &mut AsyncPgConnection, ws: i64, salt: i6
                                author_ai_agent_id, content, status, queued_at, sent_at, delivered_at, read_at,
                                failed_at, failure_reason, platform_message_id, created_at, updated_at)
          SELECT $1, m.thread_id, m.channel_id, m.direction, m.sender_kind,
-                CASE WHEN m.sender_kind = 'human' THEN m.assignee_user_id END,
+                CASE WHEN m.sender_kind = 'human' THEN m.responder_user_id END,
                 CASE WHEN m.sender_kind = 'ai' THEN m.assignee_ai_agent_id END,
                 replace(l.text, '{{order}}', m.order_no::text),
                 m.status,
@@ -175,7 +193,7 @@ pub(super) async fn insert_messages(c: &mut AsyncPgConnection, ws: i64, salt: i6
          FROM (
              SELECT g.*, g.created_at + make_interval(secs => sum(g.gap) OVER (PARTITION BY g.tn ORDER BY g.seq) * g.scale) AS at
              FROM (
-                 SELECT t.n AS tn, t.id AS thread_id, t.channel_id, t.created_at, t.assignee_user_id, t.scale,
+                 SELECT t.n AS tn, t.id AS thread_id, t.channel_id, t.created_at, t.responder_user_id, t.scale,
                         t.assignee_ai_agent_id, t.lang_i, t.order_no, s.seq, x.r3, {gap} AS gap,
                         CASE WHEN s.seq % 2 = 0 THEN 'inbound' ELSE 'outbound' END AS direction,
                         CASE WHEN s.seq % 2 = 0 THEN 'contact'
@@ -186,12 +204,18 @@ pub(super) async fn insert_messages(c: &mut AsyncPgConnection, ws: i64, salt: i6
                              WHEN x.r3 < 0.45 THEN 'read' WHEN x.r3 < 0.72 THEN 'delivered' WHEN x.r3 < 0.88 THEN 'sent'
                              WHEN x.r3 < 0.96 THEN 'failed' ELSE 'queued' END AS status,
                         -- Which line: the topic's turns 0-2, then the middle exchanges 3-6; templates are topic -1.
+                        -- A reopened thread was resolved after thanks and goodbye; the customer came
+                        -- back with one more question (middle exchange 4), and the exchange after it
+                        -- is never that one again.
                         CASE WHEN s.seq % 2 = 1 AND x.late THEN -1
                              WHEN s.seq % 2 = 1 AND x.closing AND x.r2 < 0.5 THEN -1 ELSE t.topic END AS line_topic,
                         CASE WHEN s.seq % 2 = 1 AND x.late THEN 0
                              WHEN s.seq % 2 = 1 AND x.closing AND x.r2 < 0.5 THEN 1
+                             WHEN s.seq / 2 = t.reopen_seq / 2 - 1 THEN 2
+                             WHEN s.seq / 2 = t.reopen_seq / 2 THEN 4
                              WHEN s.seq / 2 < 2 THEN s.seq / 2
                              WHEN x.closing OR (s.seq % 2 = 0 AND s.seq / 2 = (t.k + 1) / 2 - 1 AND t.status = 'resolved') THEN 2
+                             WHEN s.seq / 2 = t.reopen_seq / 2 + 1 AND (s.seq / 2 - 2) % 4 = 1 THEN 3
                              ELSE 3 + (s.seq / 2 - 2) % 4 END AS turn
                  FROM s_threads t
                  CROSS JOIN LATERAL generate_series(0, t.k - 1) s(seq)
@@ -206,7 +230,7 @@ pub(super) async fn insert_messages(c: &mut AsyncPgConnection, ws: i64, salt: i6
          JOIN s_lines l ON l.key = m.lang_i * 1000 + (m.line_topic + 1) * 100 + m.turn * 2 + (m.seq % 2 = 0)::int
          ORDER BY m.at, m.tn, m.seq",
         gap = gap("t", "t.n", "s.seq"),
-        late = late("t.n", "s.seq"),
+        late = late("t", "t.n", "s.seq"),
     );
     diesel::sql_query(sql).bind::<BigInt, _>(ws).bind::<BigInt, _>(salt).execute(c).await
 }

@@ -292,36 +292,3 @@ async fn threads_stored_before_the_reports_are_replayed_once_after_the_upgrade()
     crate::helpers::revert_through(&database.url, VERSION).await;
     adapters_postgres::migrate::run_pending(&database.url).await.expect("migrate again");
 }
-
-#[tokio::test]
-async fn the_demo_data_has_report_figures_worth_looking_at() {
-    let app = TestApp::spawn().await;
-    let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
-    let (ws, key) = app.advanced_with_key().await;
-    app::commands::seed_demo(&app.db, cipher.as_ref(), Some(WorkspaceId(ws.id))).await.expect("seed");
-    let now = OffsetDateTime::now_utc();
-    let since = urlencode(&(now - Duration::days(120)).format(&Rfc3339).expect("since"));
-    let until = urlencode(&(now + Duration::days(1)).format(&Rfc3339).expect("until"));
-    let period = format!("since={since}&until={until}");
-    let (status, body) = app.get_json(&format!("/v1/reports/conversations?{period}"), &key).await;
-    assert_eq!(status, 200, "{body}");
-    let g = &body["groups"][0];
-    assert_eq!(g["conversations"], 1_200, "one cycle per thread: {g}");
-    assert_eq!(g["incoming_messages"].as_i64().unwrap_or(0) + g["outgoing_messages"].as_i64().unwrap_or(0), 9_000);
-    assert!(g["resolutions"].as_i64().is_some_and(|n| n > 500), "most old threads are resolved: {g}");
-    // People answer in minutes to hours, AI agents in seconds.
-    let human = g["first_response"]["median"].as_i64().expect("human first responses");
-    let ai = g["first_response_ai"]["median"].as_i64().expect("AI first responses");
-    assert!((60..=4 * 3600).contains(&human) && ai < 60, "human {human} s, AI {ai} s");
-    assert!(g["reply"]["p90"].as_i64() > g["reply"]["median"].as_i64(), "spread-out replies: {g}");
-    for grouping in ["agent", "team", "label", "channel"] {
-        let (status, body) =
-            app.get_json(&format!("/v1/reports/conversations?{period}&group_by={grouping}"), &key).await;
-        assert_eq!(status, 200);
-        assert!(body["groups"].as_array().is_some_and(|g| g.len() >= 2), "{grouping}: {body}");
-    }
-    assert_eq!(
-        count(&app.db, "SELECT count(*) AS n FROM conversation_backfill WHERE workspace_id = $1", ws.id).await,
-        0
-    );
-}

@@ -161,14 +161,17 @@ async fn insert_facts(conn: &mut AsyncPgConnection, n: i64) {
     run(conn, &sql).await;
 }
 
-/// Periods with edges inside days, on midnights, across block boundaries and inside one day.
-fn periods() -> Vec<(OffsetDateTime, OffsetDateTime)> {
+/// Periods over the 150 days from `start` (a midnight) with edges inside days, on midnights,
+/// across block boundaries and inside one day.
+pub(crate) fn periods(start: OffsetDateTime) -> Vec<(OffsetDateTime, OffsetDateTime)> {
+    let at = |days: i64, time: time::Time| (start + Duration::days(days)).replace_time(time);
+    let midnight = time::Time::MIDNIGHT;
     let mut out = vec![
-        (START - Duration::days(1), START + Duration::days(160)),
-        (datetime!(2026-06-14 00:00 UTC), datetime!(2026-08-17 00:00 UTC)),
-        (datetime!(2026-07-03 10:17:23 UTC), datetime!(2026-07-03 19:02:01 UTC)),
-        (datetime!(2026-07-03 10:17:23 UTC), datetime!(2026-07-05 00:00 UTC)),
-        (datetime!(2026-07-03 00:00 UTC), datetime!(2026-07-04 08:00 UTC)),
+        (start - Duration::days(1), start + Duration::days(160)),
+        (at(13, midnight), at(77, midnight)),
+        (at(32, time::macros::time!(10:17:23)), at(32, time::macros::time!(19:02:01))),
+        (at(32, time::macros::time!(10:17:23)), at(34, midnight)),
+        (at(32, midnight), at(33, time::macros::time!(08:00))),
     ];
     let mut x: u64 = 0x2545_f491_4f6c_dd1d;
     let mut next = |m: u64| {
@@ -178,7 +181,7 @@ fn periods() -> Vec<(OffsetDateTime, OffsetDateTime)> {
         x % m
     };
     for i in 0..12 {
-        let mut since = START + Duration::seconds(next(150 * 86_400) as i64);
+        let mut since = start + Duration::seconds(next(150 * 86_400) as i64);
         if i % 3 == 0 {
             since = since.date().midnight().assume_utc();
         }
@@ -190,9 +193,21 @@ fn periods() -> Vec<(OffsetDateTime, OffsetDateTime)> {
 
 /// Every period × grouping × clock: the report equals the aggregation over the facts.
 async fn assert_same_figures(db: &Db, conn: &mut AsyncPgConnection, ws: i64, what: &str) {
+    assert_same_figures_over(db, conn, ws, &periods(START), what).await;
+}
+
+/// Every period of `periods` × grouping × clock: the report (from the rollup and the facts still
+/// queued) equals the aggregation over the facts; and the rollup is the folded facts' rollup.
+pub(crate) async fn assert_same_figures_over(
+    db: &Db,
+    conn: &mut AsyncPgConnection,
+    ws: i64,
+    periods: &[(OffsetDateTime, OffsetDateTime)],
+    what: &str,
+) {
     let reports = PgReports::new(db.clone());
     let mut compared = 0;
-    for (since, until) in periods() {
+    for &(since, until) in periods {
         for group_by in GroupBy::ALL {
             for business_hours in [false, true] {
                 let query = ReportQuery { since, until, group_by, business_hours };

@@ -1,9 +1,14 @@
-//! The demo data has every kind of thing the later features report on, consistently.
+//! The demo data has every kind of thing the later features report on, consistently: the
+//! conversation report has figures worth looking at (reopened conversations, SLAs hit and
+//! missed), each thread's SLA is what its messages and status give, and the report read from the
+//! rollup is the aggregation of the facts.
 
 use diesel::sql_types::BigInt;
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
 use domain::workspace::WorkspaceId;
+use time::format_description::well_known::Rfc3339;
+use time::{Duration, OffsetDateTime};
 
 use crate::helpers::TestApp;
 
@@ -19,6 +24,16 @@ async fn counts(app: &TestApp, sql: &str, ws: i64) -> Vec<(String, i64)> {
     let mut conn = app.db.conn().await.expect("conn");
     let rows: Vec<Row> = diesel::sql_query(sql).bind::<BigInt, _>(ws).load(&mut conn).await.expect("query");
     rows.into_iter().map(|r| (r.k, r.n)).collect()
+}
+
+async fn one(app: &TestApp, sql: &str, ws: i64) -> i64 {
+    let rows = counts(app, sql, ws).await;
+    assert_eq!(rows.len(), 1, "{sql}");
+    rows[0].1
+}
+
+fn urlencode(s: &str) -> String {
+    s.replace('+', "%2B").replace(':', "%3A")
 }
 
 fn keys(rows: &[(String, i64)]) -> Vec<&str> {
@@ -204,4 +219,170 @@ async fn demo_threads_read_like_conversations_in_time_order() {
         (on_today as f64) <= allowed,
         "{on_today} messages today by {hour}:00 UTC, busiest full day {busiest_full_day}: {days:?}"
     );
+}
+
+#[tokio::test]
+async fn the_demo_data_has_report_figures_worth_looking_at() {
+    let app = TestApp::spawn().await;
+    let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
+    let (ws, key) = app.advanced_with_key().await;
+    app::commands::seed_demo(&app.db, cipher.as_ref(), Some(WorkspaceId(ws.id))).await.expect("seed");
+    let now = OffsetDateTime::now_utc();
+    let since = urlencode(&(now - Duration::days(120)).format(&Rfc3339).expect("since"));
+    let until = urlencode(&(now + Duration::days(1)).format(&Rfc3339).expect("until"));
+    let period = format!("since={since}&until={until}");
+    let (status, body) = app.get_json(&format!("/v1/reports/conversations?{period}"), &key).await;
+    assert_eq!(status, 200, "{body}");
+    let g = &body["groups"][0];
+    // A thread the customer came back to once it was resolved: its SLA's cycle started after its
+    // first message (every cycle has one, the standard policy applies to every channel).
+    let reopened = one(
+        &app,
+        "SELECT 'reopened' AS k, count(*) AS n FROM thread_slas s WHERE s.workspace_id = $1
+           AND s.cycle_started_at > (SELECT min(m.created_at) FROM messages m WHERE m.workspace_id = $1 AND m.thread_id = s.thread_id)",
+        ws.id,
+    )
+    .await;
+    let resolved = one(
+        &app,
+        "SELECT 'resolved' AS k, count(*) AS n FROM threads WHERE workspace_id = $1 AND status = 'resolved'",
+        ws.id,
+    )
+    .await;
+    assert!(
+        (3 * resolved..=12 * resolved).contains(&(100 * reopened)),
+        "{reopened} of {resolved} resolved threads reopened"
+    );
+    assert_eq!(g["conversations"], 1_200 + reopened, "one cycle per thread, two for a reopened one: {g}");
+    assert_eq!(g["resolutions"], resolved + reopened, "a reopened thread was resolved twice: {g}");
+    assert_eq!(g["incoming_messages"].as_i64().unwrap_or(0) + g["outgoing_messages"].as_i64().unwrap_or(0), 9_000);
+    // People answer in minutes to hours, AI agents in seconds.
+    let human = g["first_response"]["median"].as_i64().expect("human first responses");
+    let ai = g["first_response_ai"]["median"].as_i64().expect("AI first responses");
+    assert!((60..=4 * 3600).contains(&human) && ai < 60, "human {human} s, AI {ai} s");
+    assert!(g["reply"]["p90"].as_i64() > g["reply"]["median"].as_i64(), "spread-out replies: {g}");
+    // Most conversations meet their SLA, a good share does not.
+    let (hit, missed) = (g["sla"]["hit"].as_i64().unwrap_or(0), g["sla"]["missed"].as_i64().unwrap_or(0));
+    assert!(missed >= 100 && hit > missed, "SLAs hit {hit}, missed {missed}");
+    for grouping in ["agent", "team", "label", "channel"] {
+        let (status, body) =
+            app.get_json(&format!("/v1/reports/conversations?{period}&group_by={grouping}"), &key).await;
+        assert_eq!(status, 200);
+        let groups = body["groups"].as_array().cloned().unwrap_or_default();
+        assert!(groups.len() >= 2, "{grouping}: {body}");
+        if grouping == "channel" {
+            // The UK sales line has a policy of its own, in business hours.
+            let uk = groups.iter().find(|g| g["key"]["name"] == "Sales (UK)").expect("the UK sales line");
+            assert!(uk["sla"]["hit"].as_i64() > Some(0) && uk["sla"]["missed"].as_i64() > Some(0), "{uk}");
+        }
+    }
+    assert_eq!(
+        one(&app, "SELECT 'noted' AS k, count(*) AS n FROM conversation_backfill WHERE workspace_id = $1", ws.id).await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn demo_slas_are_what_each_threads_messages_and_status_give() {
+    let app = TestApp::spawn().await;
+    let cipher = app::secrets::cipher(&app.settings, &app.db, false).await.expect("cipher");
+    let ws = app::commands::seed_demo(&app.db, cipher.as_ref(), None).await.expect("seed").workspace_id;
+
+    let policies = counts(
+        &app,
+        "SELECT name || ':' || business_hours || ':' || cardinality(channel_ids) || ':' || cardinality(labels) AS k,
+                count(*) AS n FROM sla_policies WHERE workspace_id = $1 GROUP BY 1 ORDER BY min(id)",
+        ws,
+    )
+    .await;
+    assert_eq!(
+        keys(&policies),
+        ["VIP customers:false:0:1", "Sales (UK), business hours:true:1:0", "Standard:false:0:0"]
+    );
+    assert_eq!(
+        one(&app, "SELECT 'hours' AS k, count(*) AS n FROM business_hours WHERE workspace_id = $1", ws).await,
+        1
+    );
+
+    // Each SLA checked against the thread's messages and status, as the live path decides
+    // (docs/product/sla.md). A due time of the last minutes may have passed since the seed, or be
+    // the live timer's now: it is left out. While pending, the clock stands and its due times
+    // moved, so only the flags are checked.
+    let wrong = counts(
+        &app,
+        "WITH t AS (
+             SELECT th.status, th.updated_at AS status_at, s.*,
+                    (SELECT min(m.created_at) FROM messages m WHERE m.workspace_id = $1 AND m.thread_id = th.id
+                       AND m.direction = 'outbound' AND m.sender_type IN ('user', 'ai_agent')
+                       AND m.created_at >= s.cycle_started_at) AS responded_at,
+                    (SELECT max(f.at) FROM conversation_facts f WHERE f.workspace_id = $1 AND f.thread_id = th.id AND f.kind = 1)
+                        AS last_cycle_at,
+                    (SELECT count(*) FROM conversation_facts f WHERE f.workspace_id = $1 AND f.thread_id = th.id AND f.kind = 1)
+                        AS cycles,
+                    (SELECT count(*) FROM conversation_facts f WHERE f.workspace_id = $1 AND f.thread_id = th.id AND f.kind IN (8, 9))
+                        AS outcomes
+             FROM threads th JOIN thread_slas s ON s.workspace_id = th.workspace_id AND s.thread_id = th.id
+             WHERE th.workspace_id = $1),
+         e AS (SELECT t.*, CASE WHEN t.status = 'resolved' THEN t.status_at ELSE now() END AS ended_at,
+                      now() - interval '5 minutes' AS settled_by FROM t)
+         SELECT 'a thread the customer wrote to without an SLA' AS k, count(*) AS n FROM threads th
+          WHERE th.workspace_id = $1 AND NOT EXISTS (SELECT 1 FROM thread_slas s WHERE s.workspace_id = $1 AND s.thread_id = th.id)
+            AND EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = $1 AND m.thread_id = th.id AND m.direction = 'inbound')
+         UNION ALL SELECT 'the SLA not of the last cycle the report counts', count(*) FROM e WHERE cycle_started_at <> last_cycle_at
+         UNION ALL SELECT 'resolved but not resolved', count(*) FROM e WHERE resolved <> (status = 'resolved')
+         UNION ALL SELECT 'the clock stopped but not pending', count(*) FROM e WHERE (stopped_since IS NOT NULL) <> (status = 'pending')
+         UNION ALL SELECT 'responded without a response', count(*) FROM e WHERE responded <> (responded_at IS NOT NULL)
+         UNION ALL SELECT 'first response missed or met wrongly', count(*) FROM e
+          WHERE status <> 'pending' AND first_response_due_at < settled_by
+            AND ('first_response' = ANY (breaches)) <> (first_response_due_at <= coalesce(responded_at, ended_at))
+         UNION ALL SELECT 'resolution missed or met wrongly', count(*) FROM e
+          WHERE status <> 'pending' AND resolution_due_at < settled_by
+            AND ('resolution' = ANY (breaches)) <> (resolution_due_at <= ended_at)
+         UNION ALL SELECT 'next response missed before a first one', count(*) FROM e
+          WHERE 'next_response' = ANY (breaches) AND NOT responded
+         UNION ALL SELECT 'the timer not on the earliest due time running', count(*) FROM e
+          WHERE check_at IS DISTINCT FROM CASE WHEN stopped_since IS NULL AND NOT resolved THEN least(
+                    CASE WHEN NOT responded AND NOT 'first_response' = ANY (breaches) THEN first_response_due_at END,
+                    CASE WHEN NOT 'next_response' = ANY (breaches) THEN next_response_due_at END,
+                    CASE WHEN NOT 'resolution' = ANY (breaches) THEN resolution_due_at END) END
+         UNION ALL SELECT 'a due time passed unnoticed', count(*) FROM e WHERE check_at < settled_by
+         -- Every cycle before the current one was resolved, so settled; the current one once it is.
+         UNION ALL SELECT 'outcomes not one per settled cycle', count(*) FROM e
+          WHERE outcomes <> cycles - 1 + CASE WHEN cardinality(breaches) > 0 OR resolved THEN 1 ELSE 0 END",
+        ws,
+    )
+    .await;
+    for (what, n) in &wrong {
+        assert_eq!(*n, 0, "{what}");
+    }
+
+    // Each target is met by some conversations and missed by others.
+    let targets = counts(
+        &app,
+        "SELECT target || CASE WHEN target = ANY (breaches) THEN ':missed' ELSE ':met' END AS k, count(*) AS n
+         FROM thread_slas, unnest(ARRAY['first_response', 'next_response', 'resolution']) target
+         WHERE workspace_id = $1
+           AND (target = ANY (breaches) OR resolved OR (target = 'first_response' AND responded))
+         GROUP BY 1 ORDER BY 1",
+        ws,
+    )
+    .await;
+    assert_eq!(
+        keys(&targets),
+        [
+            "first_response:met",
+            "first_response:missed",
+            "next_response:met",
+            "next_response:missed",
+            "resolution:met",
+            "resolution:missed"
+        ]
+    );
+    assert!(targets.iter().all(|(_, n)| *n >= 10), "{targets:?}");
+
+    // The report the settings page reads, from the rollup, is the aggregation of the facts.
+    let start = (OffsetDateTime::now_utc() - Duration::days(95)).replace_time(time::Time::MIDNIGHT);
+    let mut conn = app.db.conn().await.expect("conn");
+    let periods = crate::reports_rollups::periods(start);
+    crate::reports_rollups::assert_same_figures_over(&app.db, &mut conn, ws, &periods, "the demo workspace").await;
 }
