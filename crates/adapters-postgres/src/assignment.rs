@@ -249,7 +249,8 @@ async fn serve_locked(
     now: OffsetDateTime,
     created: &[i64],
 ) -> QueryResult<usize> {
-    if policy.mode == AssignmentMode::Manual {
+    // Nothing to load for a team whose queue waits for people (the domain's rule).
+    if !policy.serves_queue() {
         return Ok(0);
     }
     let facts = team_facts(conn, ws, team_id, policy).await?;

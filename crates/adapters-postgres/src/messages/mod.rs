@@ -53,15 +53,6 @@ struct MessageRow {
     sender_id: Option<i64>,
 }
 
-/// The analytics' kind of an outbound message (`template`, `ai` or `human`).
-fn sender_kind(new: &NewOutboundMessage) -> &'static str {
-    match new.sender {
-        _ if new.template.is_some() => "template",
-        Sender::AiAgent(_) => "ai",
-        _ => "human",
-    }
-}
-
 /// The author columns the analytics and the assistant read.
 fn author_user(sender: Sender) -> Option<i64> {
     match sender {

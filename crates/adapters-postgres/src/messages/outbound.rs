@@ -16,9 +16,7 @@ use time::OffsetDateTime;
 use super::recipients::{
     addressed_by_phone, contacts_for_addresses, thread_for_address, threads_for_contacts, SendRefused, SendThread,
 };
-use super::{
-    author_ai_agent, author_user, claim_key, existing_key, into_db, load_message, sender_kind, MessageRow, TxError,
-};
+use super::{author_ai_agent, author_user, claim_key, existing_key, into_db, load_message, MessageRow, TxError};
 use crate::error::repo;
 use crate::group_commit::Commit;
 use crate::pool::Db;
@@ -64,7 +62,7 @@ pub(super) async fn insert_one(
                         messages::thread_id.eq(thread_id),
                         messages::channel_id.eq(new.channel_id.0),
                         messages::direction.eq("outbound"),
-                        messages::sender_kind.eq(sender_kind(new)),
+                        messages::sender_kind.eq(new.analytics_kind()),
                         messages::template.eq(new.template.as_ref().and_then(|t| serde_json::to_value(t).ok())),
                         messages::author_user_id.eq(author_user(new.sender)),
                         messages::author_ai_agent_id.eq(author_ai_agent(new.sender)),
@@ -297,7 +295,7 @@ pub(super) async fn insert_group(
                     messages::thread_id.eq(thread.id),
                     messages::channel_id.eq(new.channel_id.0),
                     messages::direction.eq("outbound"),
-                    messages::sender_kind.eq(sender_kind(new)),
+                    messages::sender_kind.eq(new.analytics_kind()),
                     messages::template.eq(new.template.as_ref().and_then(|t| serde_json::to_value(t).ok())),
                     messages::author_user_id.eq(author_user(new.sender)),
                     messages::author_ai_agent_id.eq(author_ai_agent(new.sender)),

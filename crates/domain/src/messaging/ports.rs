@@ -43,6 +43,18 @@ pub struct NewOutboundMessage {
     pub at: time::OffsetDateTime,
 }
 
+impl NewOutboundMessage {
+    /// The analytics' kind of the message, stored with it: `template` for a template send, `ai`
+    /// for an AI agent's free text, `human` for anyone else's (a member's or an integration's).
+    pub fn analytics_kind(&self) -> &'static str {
+        match self.sender {
+            _ if self.template.is_some() => "template",
+            crate::messaging::Sender::AiAgent(_) => "ai",
+            _ => "human",
+        }
+    }
+}
+
 /// An idempotency key and the SHA-256 fingerprint of the request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdempotencyKey {
@@ -129,4 +141,37 @@ pub trait MessageRepository: Send + Sync {
     /// # Errors
     /// [`InsertMessageError::IdempotencyMismatch`] when the key was used with another request.
     async fn insert_outbound(&self, ws: WorkspaceId, new: &NewOutboundMessage) -> Result<Stored, InsertMessageError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messaging::Sender;
+
+    fn message(sender: Sender, template: bool) -> NewOutboundMessage {
+        NewOutboundMessage {
+            channel_id: ChannelId(1),
+            recipient: Recipient::Address("+14155550123".into()),
+            content: "Hi".into(),
+            template: template.then(|| crate::connectors::Template {
+                name: "order_update".into(),
+                language: "en_US".into(),
+                parameters: vec![],
+            }),
+            sender,
+            idempotency: None,
+            need: super::super::window::WindowNeed::FreeText,
+            tag: None,
+            at: time::macros::datetime!(2026-11-27 12:00 UTC),
+        }
+    }
+
+    #[test]
+    fn a_template_send_is_a_template_an_agents_text_is_ai_anyone_elses_is_human() {
+        assert_eq!(message(Sender::AiAgent(3), true).analytics_kind(), "template");
+        assert_eq!(message(Sender::User(2), true).analytics_kind(), "template");
+        assert_eq!(message(Sender::AiAgent(3), false).analytics_kind(), "ai");
+        assert_eq!(message(Sender::User(2), false).analytics_kind(), "human");
+        assert_eq!(message(Sender::ApiKey(Some(9)), false).analytics_kind(), "human");
+    }
 }

@@ -86,6 +86,12 @@ impl AssignmentPolicy {
         errors.clone().into_result()?;
         mode.map(|mode| Self { mode, capacity }).ok_or(errors)
     }
+
+    /// Whether the team's queue is served automatically: never for a manual team (its threads
+    /// wait for a person to take them).
+    pub fn serves_queue(&self) -> bool {
+        self.mode != AssignmentMode::Manual
+    }
 }
 
 /// Why a thread has its assignee.
@@ -191,10 +197,10 @@ impl Assignment {
 /// capacity; round robin takes the one whose turn is oldest, balanced the one with the fewest
 /// threads (then the oldest turn). Nothing for a manual team.
 pub fn assign_waiting(facts: &TeamFacts, now: OffsetDateTime) -> Vec<Assignment> {
-    let mode = facts.policy.mode;
-    if mode == AssignmentMode::Manual {
+    if !facts.policy.serves_queue() {
         return Vec::new();
     }
+    let mode = facts.policy.mode;
     let mut members = facts.members.clone();
     let mut out = Vec::new();
     for (i, thread_id) in facts.waiting.iter().enumerate() {
