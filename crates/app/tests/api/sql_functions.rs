@@ -66,6 +66,31 @@ async fn every_live_function_is_the_file_of_its_name() {
     }
 }
 
+/// The delivery funnel every rollup counts by in SQL is the domain's rule, for every status and
+/// stage.
+#[tokio::test]
+async fn the_sql_funnel_is_the_domains() {
+    use domain::messaging::{FunnelStage, MessageStatus};
+    #[derive(QueryableByName)]
+    struct Reached {
+        #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Bool>)]
+        reached: Option<bool>,
+    }
+    let database = TestDatabase::new().await.expect("test database");
+    let mut conn = AsyncPgConnection::establish(&database.url).await.expect("connect");
+    for status in MessageStatus::ALL {
+        for stage in FunnelStage::ALL {
+            let row: Reached = diesel::sql_query("SELECT wms_message_reached($1, $2) AS reached")
+                .bind::<Text, _>(status.as_str())
+                .bind::<Text, _>(stage.as_str())
+                .get_result(&mut conn)
+                .await
+                .expect("query");
+            assert_eq!(row.reached, Some(status.reached(stage)), "{} at {}", status.as_str(), stage.as_str());
+        }
+    }
+}
+
 #[test]
 fn every_include_names_a_file_of_sql() {
     let migrations = MigrationSource::<Pg>::migrations(&MIGRATIONS).expect("every migration expands");

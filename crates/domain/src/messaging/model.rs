@@ -86,6 +86,53 @@ impl MessageStatus {
     }
 }
 
+impl MessageStatus {
+    /// Whether a message in this status reached `stage` of the delivery funnel: a message that
+    /// reached a stage counts in every stage before it (`delivered` includes `read`, `sent`
+    /// includes both); `queued` and `failed` reach none. Every rollup and report counts by this
+    /// rule through its SQL twin `wms_message_reached` (`crates/adapters-postgres/sql/functions/`),
+    /// which a test keeps equal to it.
+    pub fn reached(self, stage: FunnelStage) -> bool {
+        let rank = |s: MessageStatus| match s {
+            MessageStatus::Queued | MessageStatus::Failed => 0,
+            MessageStatus::Sent => 1,
+            MessageStatus::Delivered => 2,
+            MessageStatus::Read => 3,
+        };
+        let needed = match stage {
+            FunnelStage::Sent => 1,
+            FunnelStage::Delivered => 2,
+            FunnelStage::Read => 3,
+        };
+        rank(self) >= needed
+    }
+}
+
+/// A stage of the outbound delivery funnel, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FunnelStage {
+    /// Handed to the platform.
+    Sent,
+    /// On the contact's device.
+    Delivered,
+    /// Read by the contact.
+    Read,
+}
+
+impl FunnelStage {
+    /// Every stage, in funnel order.
+    pub const ALL: [FunnelStage; 3] = [FunnelStage::Sent, FunnelStage::Delivered, FunnelStage::Read];
+
+    /// The stage's name, as the SQL twin takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FunnelStage::Sent => "sent",
+            FunnelStage::Delivered => "delivered",
+            FunnelStage::Read => "read",
+        }
+    }
+}
+
 impl FromStr for MessageStatus {
     type Err = FieldError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -224,5 +271,21 @@ mod advance_tests {
         for s in MessageStatus::ALL {
             assert!(!Failed.can_advance_to(s));
         }
+    }
+}
+
+#[cfg(test)]
+mod funnel_tests {
+    use super::*;
+
+    #[test]
+    fn a_message_counts_in_every_stage_up_to_the_one_it_reached() {
+        use FunnelStage::{Delivered, Read, Sent};
+        let reached = |s: MessageStatus| FunnelStage::ALL.into_iter().filter(|&f| s.reached(f)).collect::<Vec<_>>();
+        assert_eq!(reached(MessageStatus::Queued), []);
+        assert_eq!(reached(MessageStatus::Failed), []);
+        assert_eq!(reached(MessageStatus::Sent), [Sent]);
+        assert_eq!(reached(MessageStatus::Delivered), [Sent, Delivered]);
+        assert_eq!(reached(MessageStatus::Read), [Sent, Delivered, Read]);
     }
 }
