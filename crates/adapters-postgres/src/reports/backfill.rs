@@ -53,18 +53,19 @@ struct Claimed {
     live_since: Option<OffsetDateTime>,
 }
 
+/// A message of a thread's history as the replays read it (this backfill and the seed's).
 #[derive(QueryableByName)]
-struct MessageRow {
+pub(crate) struct MessageRow {
     #[diesel(sql_type = BigInt)]
-    thread_id: i64,
+    pub(crate) thread_id: i64,
     #[diesel(sql_type = Timestamptz)]
-    created_at: OffsetDateTime,
+    pub(crate) created_at: OffsetDateTime,
     #[diesel(sql_type = Bool)]
-    inbound: bool,
+    pub(crate) inbound: bool,
     #[diesel(sql_type = Text)]
-    sender_type: String,
+    pub(crate) sender_type: String,
     #[diesel(sql_type = Nullable<BigInt>)]
-    sender_id: Option<i64>,
+    pub(crate) sender_id: Option<i64>,
 }
 
 #[derive(QueryableByName)]

@@ -19,7 +19,7 @@ use domain::threads::ThreadStatus;
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
-use crate::reports::backfill::{CycleColumns, FactColumns};
+use crate::reports::backfill::{CycleColumns, FactColumns, MessageRow};
 
 /// Threads replayed per round trip.
 const BATCH: i64 = 5_000;
@@ -42,20 +42,6 @@ struct Planned {
     updated_at: OffsetDateTime,
     #[diesel(sql_type = Nullable<BigInt>)]
     reopen_seq: Option<i64>,
-}
-
-#[derive(QueryableByName)]
-struct MessageRow {
-    #[diesel(sql_type = BigInt)]
-    thread_id: i64,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: OffsetDateTime,
-    #[diesel(sql_type = Bool)]
-    inbound: bool,
-    #[diesel(sql_type = Text)]
-    sender_type: String,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    sender_id: Option<i64>,
 }
 
 #[derive(QueryableByName)]
