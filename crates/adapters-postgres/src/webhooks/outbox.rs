@@ -141,7 +141,7 @@ async fn insert(
     let subjects: Vec<EventSubjects> = events.iter().map(DomainEvent::subjects).collect();
     let contact_ids: Vec<Option<i64>> = subjects.iter().map(|s| s.contact_id).collect();
     let thread_ids: Vec<Option<i64>> = subjects.iter().map(|s| s.thread_id).collect();
-    // The event is always kept (the workspace's feed and replays, issue 16). Deliveries go at
+    // The event is always kept (the workspace's events feed and replays read it). Deliveries go at
     // once to the active destinations that subscribe, on a plan with webhooks, and have neither
     // a filter nor an ordering; the others are returned (paired with each event) for the domain
     // to decide. Event ids follow the order of `events`, and so do their deliveries.
