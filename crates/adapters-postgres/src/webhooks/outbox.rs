@@ -31,7 +31,7 @@ macro_rules! new_message_id {
 /// ```ignore
 /// conn.transaction(|conn| async move {
 ///     let channel = insert_channel(conn, ws, &new).await?;
-///     let event = DomainEvent::ChannelCreated(ChannelRecord::from(channel.clone()));
+///     let event = new.event(&channel); // the domain's `channel.created`, never named here
 ///     adapters_postgres::webhooks::outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
 ///     Ok(channel)
 /// }.scope_boxed()).await
