@@ -1,4 +1,4 @@
-//! The event catalogue as a contract (issue 16): each event type's payload schema, published as
+//! The event catalogue as a contract (integrators build on its payloads): each event type's payload schema, published as
 //! the OpenAPI document's top-level `webhooks` and by `GET /v1/event-types`, and a realistic
 //! sample of each (typed test events). Both come from [`DomainEvent`]: a type's `data` schema is
 //! the component of the record its variant carries (the REST record of the resource), and its

@@ -19,8 +19,8 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::members::Availability;
 use domain::teams::{
-    assign_waiting, decide_reopen_capacity, place_new_thread, Assignment, AssignmentMode, AssignmentPolicy, Candidate,
-    DefaultTeam, ReopenFacts, TeamFacts, WAITING_BATCH,
+    assign_waiting, assignments_to_announce, decide_reopen_capacity, place_new_thread, Assignment, AssignmentMode,
+    AssignmentPolicy, Candidate, DefaultTeam, ReopenFacts, TeamFacts, WAITING_BATCH,
 };
 use domain::threads::{decide_snooze_expiry, LifecycleTimers, StatusFacts, ThreadStatus};
 use domain::webhooks::DomainEvent;
@@ -182,9 +182,9 @@ async fn team_facts(
     })
 }
 
-/// Writes the assignments the domain decided, and records `thread.assigned` for each thread but
-/// those `created` in this transaction (whose `thread.created`, recorded by the caller
-/// afterwards, carries the assignee).
+/// Writes the assignments the domain decided, and records `thread.assigned` for those it announces
+/// ([`assignments_to_announce`]: not the threads `created` in this transaction, whose
+/// `thread.created`, recorded by the caller afterwards, carries the assignee).
 async fn apply_assignments(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
@@ -231,10 +231,14 @@ async fn apply_assignments(
     )
     .execute(conn)
     .await?;
-    let others: Vec<i64> = threads.iter().copied().filter(|t| !created.contains(t)).collect();
-    if !others.is_empty() {
-        let events: Vec<DomainEvent> =
-            load_many(conn, ws, &others).await?.into_iter().map(|t| DomainEvent::ThreadAssigned(t.into())).collect();
+    let announced = assignments_to_announce(assignments, created);
+    if !announced.is_empty() {
+        let ids: Vec<i64> = announced.iter().map(|a| a.thread_id).collect();
+        let events: Vec<DomainEvent> = load_many(conn, ws, &ids)
+            .await?
+            .into_iter()
+            .filter_map(|t| announced.iter().find(|a| a.thread_id == t.id).map(|a| a.event(t.into())))
+            .collect();
         outbox::record(conn, ws, OffsetDateTime::now_utc(), &events).await?;
     }
     Ok(())

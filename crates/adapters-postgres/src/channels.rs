@@ -19,8 +19,6 @@ use crate::error::{repo, unique_violation};
 use crate::pool::Db;
 use crate::schema::channels;
 use crate::webhooks::outbox;
-use domain::channels::ChannelRecord;
-use domain::webhooks::DomainEvent;
 
 /// [`ChannelRepository`] on PostgreSQL. Identical concurrent listings, and concurrent reads of
 /// one channel (every send reads its channel), share one query ([`crate::coalesce`]).
@@ -43,7 +41,7 @@ impl PgChannelRepository {
 }
 
 /// One channel by id, read once for a batch of concurrent reads of it: 64 clients sending through
-/// one channel cost one read (and one transaction) per batch, not one per send (issue 21).
+/// one channel cost one read (and one transaction) per batch, not one per send.
 struct ChannelFinds {
     db: Db,
 }
@@ -192,8 +190,7 @@ impl ChannelRepository for PgChannelRepository {
                     let channel = row
                         .into_domain()
                         .map_err(|e| TxError::Db(diesel::result::Error::QueryBuilderError(e.0.into())))?;
-                    let event = DomainEvent::ChannelCreated(ChannelRecord::from(channel.clone()));
-                    outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
+                    outbox::record(conn, ws, OffsetDateTime::now_utc(), &[new.event(&channel)]).await?;
                     crate::audit::write(conn, std::slice::from_ref(audit), Some(channel.id.0)).await?;
                     Ok(channel)
                 }
@@ -280,8 +277,7 @@ impl ChannelRepository for PgChannelRepository {
                     let channel = row
                         .into_domain()
                         .map_err(|e| TxError::Db(diesel::result::Error::QueryBuilderError(e.0.into())))?;
-                    let event = DomainEvent::ChannelUpdated(ChannelRecord::from(channel.clone()));
-                    outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
+                    outbox::record(conn, ws, OffsetDateTime::now_utc(), &[change.event(&channel)]).await?;
                     crate::audit::write(conn, audit, None).await?;
                     Ok(channel)
                 }

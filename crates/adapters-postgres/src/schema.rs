@@ -59,7 +59,7 @@ diesel::table! {
         platform_account_id -> Nullable<Text>,
         verify_token_digest -> Nullable<Bytea>,
         send_paused_until -> Nullable<Timestamptz>,
-        // issue 30 (lifecycle)
+        // The conversation lifecycle (migration 2026-11-26-000701_lifecycle).
         default_team_id -> Nullable<Int8>,
         waba_id -> Nullable<Text>,
         templates_synced_at -> Nullable<Timestamptz>,
@@ -199,7 +199,7 @@ diesel::table! {
         template -> Nullable<Jsonb>,
         dispatch_attempts -> Int4,
         next_dispatch_at -> Nullable<Timestamptz>,
-        // issue 30 (lifecycle)
+        // The conversation lifecycle (migration 2026-11-26-000701_lifecycle).
         sender_type -> Text,
         sender_id -> Nullable<Int8>,
         platform_tag -> Nullable<Text>,
@@ -241,7 +241,7 @@ diesel::table! {
         workspace_id -> Int8,
         team_id -> Int8,
         user_id -> Int8,
-        // issue 30 (lifecycle)
+        // The conversation lifecycle (migration 2026-11-26-000701_lifecycle).
         last_assigned_at -> Nullable<Timestamptz>,
     }
 }
@@ -252,7 +252,7 @@ diesel::table! {
         workspace_id -> Int8,
         name -> Text,
         created_at -> Timestamptz,
-        // issue 30 (lifecycle)
+        // The conversation lifecycle (migration 2026-11-26-000701_lifecycle).
         assignment_mode -> Text,
         assignment_capacity -> Nullable<Int4>,
     }
@@ -292,7 +292,7 @@ diesel::table! {
         last_message_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
-        // issue 30 (lifecycle)
+        // The conversation lifecycle (migration 2026-11-26-000701_lifecycle).
         snoozed_until -> Nullable<Timestamptz>,
         status_reason -> Nullable<Text>,
         team_id -> Nullable<Int8>,
@@ -396,7 +396,7 @@ diesel::table! {
         created_at -> Timestamptz,
         txid -> Int8,
         sample -> Bool,
-        // abuse-a (issue 28): the event's contact and thread, for erasure by index.
+        // The event's contact and thread, so erasing a contact finds its events by index.
         contact_id -> Nullable<Int8>,
         thread_id -> Nullable<Int8>,
     }
@@ -424,7 +424,7 @@ diesel::table! {
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
         name -> Nullable<Text>,
-        // issue 30 (lifecycle)
+        // The conversation lifecycle (migration 2026-11-26-000701_lifecycle).
         availability -> Text,
         status -> Text,
         joined_at -> Nullable<Timestamptz>,
@@ -498,7 +498,7 @@ diesel::joinable!(workspace_members -> users (user_id));
 diesel::joinable!(workspace_members -> workspaces (workspace_id));
 diesel::joinable!(audit_events -> workspaces (workspace_id));
 
-// Issue 28 (abuse, second round): anonymous docs searches' pace per client address.
+// Anonymous docs searches' pace per client address (the public search cannot be flooded).
 diesel::table! {
     docs_search_visitors (client) {
         client -> Text,
@@ -507,7 +507,7 @@ diesel::table! {
     }
 }
 
-// Issue 28: the top-countries rollup (per channel, day and contact).
+// The top-countries rollup (per channel, day and contact).
 diesel::table! {
     contact_day_stats (workspace_id, channel_id, day, contact_id) {
         workspace_id -> Int8,

@@ -9,10 +9,8 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::channels::ChannelId;
 use domain::connectors::templates::{
-    ChangedTemplate, SyncTarget, TemplateEventRecord, TemplateRecord, TemplateStatus, TemplateStatusChange,
-    TemplateStore, WhatsappTemplate,
+    ChangedTemplate, SyncTarget, TemplateStatus, TemplateStatusChange, TemplateStore, WhatsappTemplate,
 };
-use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -285,12 +283,9 @@ impl TemplateStore for PgTemplates {
                                 .await?;
                             for row in rows {
                                 let template = WhatsappTemplate::from(row);
-                                let event = DomainEvent::TemplateStatusUpdated(TemplateEventRecord {
-                                    channel_id: h.channel_id.0,
-                                    template: TemplateRecord::from(template.clone()),
-                                });
-                                outbox::record(c, ws, OffsetDateTime::now_utc(), &[event]).await?;
-                                changed.push(ChangedTemplate { workspace_id: ws, channel_id: h.channel_id, template });
+                                let change = ChangedTemplate { workspace_id: ws, channel_id: h.channel_id, template };
+                                outbox::record(c, ws, OffsetDateTime::now_utc(), &[change.event()]).await?;
+                                changed.push(change);
                             }
                         }
                     }

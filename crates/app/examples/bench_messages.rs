@@ -293,7 +293,7 @@ async fn run(
                "template": {"name": "bench_hello", "language": "en_US"}})
     })
     .await;
-    // Not fatal: the old binary loses some first sends to the contact race (issue 21).
+    // Not fatal: an older binary, compared against, loses some first sends to the contact race.
     if warm.errors > 0 {
         eprintln!("warm-up: {} of {} sends failed ({:?})", warm.errors, 4 * clients, warm.statuses);
     }

@@ -1,4 +1,4 @@
-//! Property tests of the parsers that read what the internet sends (issue 20, item 9): bearer
+//! Property tests of the parsers that read what the internet sends (any input can arrive): bearer
 //! tokens, page cursors, webhook URLs, CIDRs and docs queries never panic on any input, and round
 //! trip where a round trip exists. The callback payloads and `next` have theirs beside their code
 //! in `adapters-http`; the callback signature header beside `domain::connectors::callbacks`.

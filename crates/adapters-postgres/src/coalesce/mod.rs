@@ -24,7 +24,7 @@
 //! its requests are answered "database unavailable" and the next batch is sent. Without the bound
 //! one statement stuck on the database (no connection to be had, or a connection that stopped
 //! answering) held its key's place for as long as it lasted, and every later request for that
-//! credential queued behind it, however long (issue 20, "Database out of reach").
+//! credential queued behind it, however long, even once the database was back.
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};

@@ -7,7 +7,8 @@ use diesel::sql_types::{BigInt, Text};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::channels::ChannelId;
-use domain::messaging::window::{admit, MessageTag, WindowNeed};
+use domain::messaging::recipients::opens_conversation;
+use domain::messaging::window::{admit, MessageTag};
 use domain::messaging::{InsertMessageError, Message, MessageRecord, NewOutboundMessage, Recipient, Stored};
 use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
@@ -97,7 +98,7 @@ pub(super) async fn insert_one(
                     .execute(conn)
                     .await?;
                 }
-                let event = DomainEvent::MessageCreated(MessageRecord::from(message.clone()));
+                let event = new.event(MessageRecord::from(message.clone()));
                 outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &[event]).await?;
                 if domain::sla::counts_as_response(message.sender) {
                     let breaches =
@@ -227,8 +228,8 @@ pub(super) async fn insert_group(
     addresses.sort_unstable();
     addresses.dedup();
     // Set-wise per channel: one statement finds the known contacts, one inserts the new ones, one
-    // finds the contacts' threads, one creates the missing threads (issue 21: a group of sends to
-    // different new recipients costs a few statements, not a few per recipient).
+    // finds the contacts' threads, one creates the missing threads (a group of sends to different
+    // new recipients costs a few statements, not a few per recipient).
     let mut threads_by_address: std::collections::HashMap<(ChannelId, &str), SendThread> =
         std::collections::HashMap::new();
     let mut channels: Vec<ChannelId> = addresses.iter().map(|(c, _)| *c).collect();
@@ -238,7 +239,7 @@ pub(super) async fn insert_group(
     let opening: std::collections::HashSet<(ChannelId, &str)> = items
         .iter()
         .zip(&outcomes)
-        .filter(|(item, o)| o.is_none() && item.need == WindowNeed::Template)
+        .filter(|(item, o)| o.is_none() && opens_conversation(item.need))
         .filter_map(|(item, _)| match &item.recipient {
             Recipient::Address(a) => Some((item.channel_id, a.as_str())),
             Recipient::Thread(_) => None,
@@ -355,7 +356,7 @@ pub(super) async fn insert_group(
             crate::reports::record(conn, ws, m.thread_id.0, outbound_event(m)).await?;
         }
         let events: Vec<DomainEvent> =
-            stored.iter().map(|m| DomainEvent::MessageCreated(MessageRecord::from(m.clone()))).collect();
+            pending.iter().zip(&stored).map(|(&(i, _), m)| items[i].event(MessageRecord::from(m.clone()))).collect();
         outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &events).await?;
         let responded: Vec<i64> =
             stored.iter().filter(|m| domain::sla::counts_as_response(m.sender)).map(|m| m.thread_id.0).collect();

@@ -7,7 +7,10 @@ use diesel::sql_types::{BigInt, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::channels::ChannelId;
-use domain::messaging::window::{admit, WindowClosed, WindowNeed};
+use domain::messaging::recipients::{
+    contact_created, created_contact, created_thread, opens_conversation, recipients_to_create, thread_created,
+};
+use domain::messaging::window::{admit, WindowClosed};
 use domain::messaging::NewOutboundMessage;
 use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
@@ -72,7 +75,7 @@ pub(super) async fn contact_for_address(
         .await
         .optional()?;
         if let Some(c) = inserted {
-            let event = DomainEvent::ContactCreated(crate::contacts::record(conn, ws, c.id).await?);
+            let event = contact_created(crate::contacts::record(conn, ws, c.id).await?);
             outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &[event]).await?;
             return Ok(c.id);
         }
@@ -160,7 +163,7 @@ pub(super) async fn thread_for_contact(
         .await?;
     crate::assignment::place_new_threads(conn, ws, channel_id.0, &[id], time::OffsetDateTime::now_utc()).await?;
     let thread = crate::threads::load(conn, ws, id, false).await?.ok_or(diesel::result::Error::NotFound)?;
-    outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &[DomainEvent::ThreadCreated(thread.into())]).await?;
+    outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &[thread_created(thread.into())]).await?;
     Ok(SendThread { id, created: true, latest_inbound_at: None })
 }
 
@@ -175,7 +178,7 @@ pub(super) async fn thread_for_address(
     address: &str,
 ) -> Result<SendThread, SendRefused> {
     let by_phone = addressed_by_phone(conn, ws, new.channel_id).await?;
-    if new.need != WindowNeed::Template {
+    if !opens_conversation(new.need) {
         let thread = match find_contact(conn, ws, by_phone, address).await? {
             Some(contact_id) => latest_thread(conn, ws, contact_id, new.channel_id).await?,
             None => None,
@@ -244,9 +247,7 @@ pub(super) async fn contacts_for_addresses(
     };
     let mut found: std::collections::HashMap<String, i64> =
         find(addresses.to_vec()).load::<AddressedContact>(conn).await?.into_iter().map(|c| (c.address, c.id)).collect();
-    // Only the recipients of sends that may open a conversation (templates) are created.
-    let missing: Vec<&str> =
-        addresses.iter().copied().filter(|a| !found.contains_key(*a) && creatable.contains(a)).collect();
+    let missing = recipients_to_create(addresses, |a| found.contains_key(a), creatable);
     if missing.is_empty() {
         return Ok(found);
     }
@@ -261,26 +262,9 @@ pub(super) async fn contacts_for_addresses(
     .load(conn)
     .await?;
     inserted.sort_unstable_by_key(|c| c.id);
-    // The contacts as the insert wrote them (the same record `contact_for_address` reads back):
-    // both times are the transaction's `now()`, and a platform user id is no member of the record.
-    let events: Vec<DomainEvent> = inserted
-        .iter()
-        .map(|c| {
-            DomainEvent::ContactCreated(domain::contacts::Contact {
-                id: c.id,
-                name: None,
-                phone: by_phone.then(|| c.address.clone()),
-                email: None,
-                country: None,
-                language: None,
-                note: None,
-                created_at: c.created_at,
-                updated_at: c.created_at,
-                first_contacted_at: Some(c.created_at),
-                last_contacted_at: None,
-            })
-        })
-        .collect();
+    // The contacts as the insert wrote them (the same record `contact_for_address` reads back).
+    let events: Vec<DomainEvent> =
+        inserted.iter().map(|c| contact_created(created_contact(c.id, &c.address, by_phone, c.created_at))).collect();
     outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &events).await?;
     found.extend(inserted.into_iter().map(|c| (c.address, c.id)));
     // Those another transaction created first: its commit was waited for, a new statement sees it.
@@ -350,9 +334,7 @@ pub(super) async fn threads_for_contacts(
     };
     let mut found: std::collections::HashMap<i64, SendThread> =
         latest(conn, ws, channel_id, contact_ids).await?.into_iter().map(known).collect();
-    // Only the contacts of sends that may open a conversation (templates) get a new thread.
-    let missing: Vec<i64> =
-        contact_ids.iter().copied().filter(|c| !found.contains_key(c) && creatable.contains(c)).collect();
+    let missing = recipients_to_create(contact_ids, |c| found.contains_key(&c), creatable);
     if missing.is_empty() {
         return Ok(found);
     }
@@ -394,7 +376,7 @@ pub(super) async fn threads_for_contacts(
     } else {
         created_records(channel_id, &created)
     };
-    let events: Vec<DomainEvent> = records.into_iter().map(DomainEvent::ThreadCreated).collect();
+    let events: Vec<DomainEvent> = records.into_iter().map(thread_created).collect();
     outbox::record(conn, ws, time::OffsetDateTime::now_utc(), &events).await?;
     found.extend(
         created.into_iter().map(|t| (t.contact_id, SendThread { id: t.id, created: true, latest_inbound_at: None })),
@@ -402,33 +384,9 @@ pub(super) async fn threads_for_contacts(
     Ok(found)
 }
 
-/// The records of threads just created unassigned, without reading them back.
+/// The records of threads just created unassigned, without reading them back: the columns as
+/// `thread_for_contact` reads them back (`last_message_at` and `created_at` are both the
+/// transaction's `now()`).
 fn created_records(channel_id: ChannelId, created: &[NewThread]) -> Vec<domain::threads::ThreadRecord> {
-    created
-        .iter()
-        .map(|t| {
-            // The columns as `thread_for_contact` reads them back: `last_message_at` and
-            // `created_at` are both the transaction's `now()`.
-            domain::threads::ThreadRecord::from(domain::threads::Thread {
-                id: t.id,
-                channel_id: channel_id.0,
-                contact_id: t.contact_id,
-                status: t.status.clone(),
-                unread_count: 0,
-                assignee: None,
-                handover_status: None,
-                last_message_at: Some(t.created_at),
-                created_at: t.created_at,
-                labels: Vec::new(),
-                snoozed_until: None,
-                status_reason: None,
-                team_id: None,
-                assigned_at: None,
-                assignment_reason: None,
-                latest_inbound_at: None,
-                // A thread created by a send has no cycle yet: only a contact's message starts one.
-                sla: None,
-            })
-        })
-        .collect()
+    created.iter().map(|t| created_thread(t.id, channel_id.0, t.contact_id, &t.status, t.created_at)).collect()
 }

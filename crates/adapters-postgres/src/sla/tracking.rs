@@ -9,11 +9,10 @@ use std::collections::HashMap;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::sla::{
-    decide_inbound, decide_sla, Hours, InboundSlaFacts, SlaDecision, SlaFact, SlaTarget, SlaTargets, SlaThreadFacts,
-    ThreadSla, WallClock,
+    decide_inbound, decide_sla, Hours, InboundSlaFacts, SlaBreach, SlaDecision, SlaFact, SlaTarget, SlaTargets,
+    SlaThreadFacts, ThreadSla, WallClock,
 };
 use domain::threads::ThreadStatus;
-use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
@@ -153,11 +152,11 @@ async fn store(
 /// Breaches to announce once the change's own writes and events are done.
 #[derive(Debug, Default)]
 #[must_use = "announce the breaches in the same transaction"]
-pub(crate) struct Breaches(Vec<(i64, SlaTarget)>);
+pub(crate) struct Breaches(Vec<SlaBreach>);
 
 impl Breaches {
     fn of(thread_id: i64, decision: &SlaDecision) -> Self {
-        Self(decision.breached.iter().map(|t| (thread_id, *t)).collect())
+        Self(decision.breaches(thread_id))
     }
 }
 
@@ -165,10 +164,10 @@ impl Breaches {
 /// transaction: the one place SLA events are recorded.
 pub(crate) async fn announce(conn: &mut AsyncPgConnection, ws: WorkspaceId, breaches: Breaches) -> QueryResult<usize> {
     let n = breaches.0.len();
-    for (thread_id, _) in breaches.0 {
-        let thread = crate::threads::load(conn, ws, thread_id, false).await?.ok_or(diesel::result::Error::NotFound)?;
-        let event = DomainEvent::SlaBreached(thread.into());
-        outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
+    for breach in breaches.0 {
+        let thread =
+            crate::threads::load(conn, ws, breach.thread_id, false).await?.ok_or(diesel::result::Error::NotFound)?;
+        outbox::record(conn, ws, OffsetDateTime::now_utc(), &[breach.event(thread.into())]).await?;
     }
     Ok(n)
 }

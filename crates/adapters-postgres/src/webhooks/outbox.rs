@@ -31,7 +31,7 @@ macro_rules! new_message_id {
 /// ```ignore
 /// conn.transaction(|conn| async move {
 ///     let channel = insert_channel(conn, ws, &new).await?;
-///     let event = DomainEvent::ChannelCreated(ChannelRecord::from(channel.clone()));
+///     let event = new.event(&channel); // the domain's `channel.created`, never named here
 ///     adapters_postgres::webhooks::outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
 ///     Ok(channel)
 /// }.scope_boxed()).await
@@ -141,7 +141,7 @@ async fn insert(
     let subjects: Vec<EventSubjects> = events.iter().map(DomainEvent::subjects).collect();
     let contact_ids: Vec<Option<i64>> = subjects.iter().map(|s| s.contact_id).collect();
     let thread_ids: Vec<Option<i64>> = subjects.iter().map(|s| s.thread_id).collect();
-    // The event is always kept (the workspace's feed and replays, issue 16). Deliveries go at
+    // The event is always kept (the workspace's events feed and replays read it). Deliveries go at
     // once to the active destinations that subscribe, on a plan with webhooks, and have neither
     // a filter nor an ordering; the others are returned (paired with each event) for the domain
     // to decide. Event ids follow the order of `events`, and so do their deliveries.

@@ -1,6 +1,7 @@
 //! The one access policy (`docs/contract.md`, "Access"): every route called by every kind of caller on
-//! every plan gets the answer the policy table gives; the escalation of issue 13 is closed; key
-//! scopes; the published matrix cannot drift.
+//! every plan gets the answer the policy table gives; an agent cannot make themselves admin, oust or
+//! demote an admin, or take over a channel's credentials; key scopes; the published matrix cannot
+//! drift.
 
 use domain::access::{authorize, Action, Actor, Caller, Denied, Scope, ScopeSet, Surface};
 use domain::users::{Role, UserId};

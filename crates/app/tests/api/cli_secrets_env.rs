@@ -1,4 +1,4 @@
-//! Secrets never need the command line (issue 28): `wms listen` takes its key from `WMS_API_KEY`
+//! Secrets never need the command line (where the process list shows them): `wms listen` takes its key from `WMS_API_KEY`
 //! and `wms secrets rotate-key` its key from `WMS_NEW_ENCRYPTION_KEY`, through the real binary;
 //! the flags still work, warn that the process list shows them, and bad values name the variable.
 

@@ -1,4 +1,4 @@
-//! Accounts only their owners control (issue 27): each of the five ways in which an admin of one
+//! Accounts only their owners control: each of the five ways in which an admin of one
 //! workspace (or a key) could take over an account now fails at the step shown and changes
 //! nothing, and `POST /v1/users` answers alike whatever the account's state.
 

@@ -1,4 +1,4 @@
-//! The conversation's lifecycle (issue 30): statuses and snoozes, reopening on a contact's
+//! The conversation's lifecycle: statuses and snoozes, reopening on a contact's
 //! message, the snooze timer across instances and restarts, who sent each message, and
 //! assignment by team policy.
 

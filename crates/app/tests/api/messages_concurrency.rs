@@ -1,5 +1,6 @@
 //! Many clients sending at once: one contact and one thread per recipient, every send accepted,
-//! and the rollups and events exactly right afterwards (issue 21).
+//! and the rollups and events exactly right afterwards (concurrent first sends to one address race
+//! to create its contact and thread).
 
 use diesel::sql_types::{BigInt, Text};
 use diesel::QueryableByName;

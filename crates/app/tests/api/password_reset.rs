@@ -1,4 +1,4 @@
-//! Password reset by e-mailed link (issue 27): the same 202 for every address, a one-hour link to
+//! Password reset by e-mailed link, which only the address's owner can use: the same 202 for every address, a one-hour link to
 //! the address only, a new password that signs the account out everywhere and voids its other
 //! links, and the sign-in throttle's budgets.
 

@@ -1,4 +1,4 @@
-//! Request logs name the route pattern, never a path that holds a token (issue 27): the log lines
+//! Request logs name the route pattern, never a path that holds a token (a log must not hand out access): the log lines
 //! the real binary writes for an invitation link, a password-reset link and a query string that a
 //! careless client filled with a key.
 

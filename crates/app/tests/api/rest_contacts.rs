@@ -1,4 +1,4 @@
-//! `/v1/contacts` (issue 15): the record, every filter and bad input, uniqueness, access, events,
+//! `/v1/contacts`, the contacts' REST API for integrators: the record, every filter and bad input, uniqueness, access, events,
 //! and erasure that leaves no trace of the person while every count stays as it was.
 
 use diesel::sql_types::{BigInt, Text};

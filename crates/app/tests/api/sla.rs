@@ -1,4 +1,4 @@
-//! SLA policies (issue 32): the policies' API with bad input and every kind of caller, due times
+//! SLA policies: the policies' API with bad input and every kind of caller, due times
 //! on the thread from the first matching policy, the clock stopped while snoozed or pending, hit
 //! and missed, and `sla.breached` once per breach across instances and a restart.
 

@@ -38,7 +38,7 @@ pub enum ToolName {
     GetContactAnalytics,
     /// Searches the product documentation (`docs/search.md`).
     SearchProductDocs,
-    /// The conversation report of `GET /v1/reports/conversations` (issue 32).
+    /// The conversation report of `GET /v1/reports/conversations`.
     GetConversationReport,
 }
 

@@ -3,8 +3,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::ChannelRecord;
 use crate::common::error::FieldError;
 use crate::contacts::E164Phone;
+use crate::webhooks::DomainEvent;
 
 /// A channel's database id.
 #[derive(
@@ -149,6 +151,41 @@ mod tests {
         }
         assert!("sms".parse::<ChannelType>().is_err());
     }
+
+    fn channel() -> Channel {
+        Channel {
+            id: ChannelId(7),
+            channel_type: ChannelType::Whatsapp,
+            display_name: "Support".into(),
+            identifier: "+442079460958".into(),
+            status: ChannelStatus::Active,
+            created_at: time::macros::datetime!(2026-01-02 03:04:05 UTC),
+            default_team_id: Some(3),
+        }
+    }
+
+    #[test]
+    fn a_new_channel_is_announced_as_created_with_its_stored_record() {
+        let new = NewChannel {
+            id: ChannelId(7),
+            channel_type: ChannelType::Whatsapp,
+            display_name: "Support".into(),
+            identifier: "+442079460958".into(),
+            status: ChannelStatus::Active,
+            credentials: None,
+        };
+        assert_eq!(new.event(&channel()), DomainEvent::ChannelCreated(ChannelRecord::from(channel())));
+    }
+
+    #[test]
+    fn every_accepted_change_is_announced_as_updated_even_one_naming_no_field() {
+        let renamed = ChannelChange { display_name: Some("Sales".into()), ..ChannelChange::default() };
+        assert_eq!(renamed.event(&channel()), DomainEvent::ChannelUpdated(ChannelRecord::from(channel())));
+        assert_eq!(
+            ChannelChange::default().event(&channel()),
+            DomainEvent::ChannelUpdated(ChannelRecord::from(channel()))
+        );
+    }
 }
 
 /// A channel as stored (credentials are never part of it).
@@ -212,6 +249,21 @@ pub struct ChannelChange {
     pub credentials: Option<SealedCredentials>,
     /// New default team (`Some(None)`: none).
     pub default_team_id: Option<Option<i64>>,
+}
+
+impl NewChannel {
+    /// `channel.created`, with the channel as it was stored.
+    pub fn event(&self, channel: &Channel) -> DomainEvent {
+        DomainEvent::ChannelCreated(ChannelRecord::from(channel.clone()))
+    }
+}
+
+impl ChannelChange {
+    /// `channel.updated`, with the channel as the change left it: every change the API accepts is
+    /// announced, whichever fields it names.
+    pub fn event(&self, channel: &Channel) -> DomainEvent {
+        DomainEvent::ChannelUpdated(ChannelRecord::from(channel.clone()))
+    }
 }
 
 /// Filters of a channel listing.

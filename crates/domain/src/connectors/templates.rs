@@ -11,6 +11,7 @@ use time::OffsetDateTime;
 use super::model::{ChannelCredentials, Template};
 use crate::channels::ChannelId;
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
+use crate::webhooks::DomainEvent;
 use crate::workspace::WorkspaceId;
 
 /// A template's review status at Meta.
@@ -247,6 +248,18 @@ pub struct ChangedTemplate {
     pub template: WhatsappTemplate,
 }
 
+impl ChangedTemplate {
+    /// `template.status_updated`, with the template as it is now and its channel. Every template a
+    /// status change of Meta's names is announced, even when its status was already that one:
+    /// the event repeats what Meta reported, it is not a diff of the catalogue.
+    pub fn event(&self) -> DomainEvent {
+        DomainEvent::TemplateStatusUpdated(TemplateEventRecord {
+            channel_id: self.channel_id.0,
+            template: TemplateRecord::from(self.template.clone()),
+        })
+    }
+}
+
 /// A WhatsApp channel whose templates are due to be synced, with its sealed credentials.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyncTarget {
@@ -326,7 +339,7 @@ pub trait TemplateStore: Send + Sync {
     async fn channels_for_wabas(&self, waba_ids: &[String]) -> Result<Vec<(String, SyncTarget)>, RepoError>;
 
     /// Applies status changes to the templates of `channels` (one transaction), recording
-    /// `template.status_updated` for each template that changed; returns them.
+    /// `template.status_updated` for each template they name ([`ChangedTemplate::event`]); returns them.
     ///
     /// # Errors
     /// Infrastructure failures only.
@@ -403,6 +416,22 @@ mod tests {
         assert_eq!(count_parameters("Hi {{1}}, order {{2}} for {{1}}"), 2);
         assert_eq!(count_parameters("No placeholders"), 0);
         assert_eq!(count_parameters("Broken {{1"), 0);
+    }
+
+    #[test]
+    fn a_status_change_is_announced_with_the_template_and_its_channel_even_when_the_status_stays() {
+        let changed = ChangedTemplate {
+            workspace_id: WorkspaceId(1),
+            channel_id: ChannelId(9),
+            template: entry(TemplateStatus::Approved, 2),
+        };
+        assert_eq!(
+            changed.event(),
+            DomainEvent::TemplateStatusUpdated(TemplateEventRecord {
+                channel_id: 9,
+                template: TemplateRecord::from(entry(TemplateStatus::Approved, 2)),
+            })
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Contact use cases: list, get, create, update and erase (issue 15).
+//! Contact use cases: list, get, create, update and erase.
 
 use std::sync::Arc;
 

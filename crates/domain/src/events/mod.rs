@@ -1,4 +1,4 @@
-//! Events as a contract (issue 16): the workspace's durable events feed (`GET /v1/events`) and
+//! Events as a contract (`docs/contract.md`): the workspace's durable events feed (`GET /v1/events`) and
 //! replays of a window of it to a webhook destination. The events are the webhook outbox's rows,
 //! so an event's feed id is the `webhook-id` of its deliveries.
 

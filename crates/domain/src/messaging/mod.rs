@@ -2,6 +2,7 @@
 
 pub mod model;
 pub mod ports;
+pub mod recipients;
 pub mod record;
 pub mod service;
 pub mod window;

@@ -3,9 +3,11 @@
 use async_trait::async_trait;
 
 use super::model::{Message, MessageFilter, MessageId, ThreadId};
+use super::record::MessageRecord;
 use crate::channels::ChannelId;
 use crate::common::error::RepoError;
 use crate::common::page::{Page, PageRequest};
+use crate::webhooks::DomainEvent;
 use crate::workspace::WorkspaceId;
 
 /// Who receives an outbound message.
@@ -52,6 +54,11 @@ impl NewOutboundMessage {
             crate::messaging::Sender::AiAgent(_) => "ai",
             _ => "human",
         }
+    }
+
+    /// `message.created`, once it is stored, with the stored message's record.
+    pub fn event(&self, message: MessageRecord) -> DomainEvent {
+        DomainEvent::MessageCreated(message)
     }
 }
 

@@ -163,10 +163,28 @@ pub struct SlaDecision {
     pub breached: Vec<SlaTarget>,
 }
 
-impl SlaDecision {
-    /// The event each breach emits.
+/// One target of a thread that a decision found missed: one `sla.breached` to announce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlaBreach {
+    /// The thread.
+    pub thread_id: i64,
+    /// The missed target.
+    pub target: SlaTarget,
+}
+
+impl SlaBreach {
+    /// `sla.breached`, with the thread as it is once the change is written (its `sla` lists the
+    /// breaches).
     pub fn event(&self, thread: ThreadRecord) -> DomainEvent {
         DomainEvent::SlaBreached(thread)
+    }
+}
+
+impl SlaDecision {
+    /// The breaches `thread_id`'s decision announces: one per target it found missed, in the
+    /// order of [`SlaTarget::ALL`].
+    pub fn breaches(&self, thread_id: i64) -> Vec<SlaBreach> {
+        self.breached.iter().map(|&target| SlaBreach { thread_id, target }).collect()
     }
 
     /// Whether anything differs from `before` (nothing to write otherwise).

@@ -223,3 +223,18 @@ fn a_cycle_settles_its_report_outcome_once_hit_or_missed() {
     assert_eq!(hit.settled(Some(&only_first)), Some(true));
     assert_eq!(hit.settled(None), Some(true), "a cycle settled as it starts");
 }
+
+#[test]
+fn each_missed_target_is_one_breach_of_the_thread_to_announce() {
+    let late =
+        start_cycle(&[policy(1, targets(Some(60), None, Some(120)), false)], &facts(), T0, &WallClock, T0 + secs(121));
+    assert_eq!(
+        late.breaches(7),
+        [
+            SlaBreach { thread_id: 7, target: SlaTarget::FirstResponse },
+            SlaBreach { thread_id: 7, target: SlaTarget::Resolution }
+        ]
+    );
+    let quiet = start_cycle(&[policy(1, targets(Some(60), None, None), false)], &facts(), T0, &WallClock, T0);
+    assert!(quiet.breaches(7).is_empty());
+}

@@ -193,6 +193,13 @@ impl Assignment {
     }
 }
 
+/// The assignments `thread.assigned` announces, in their order: those of threads that existed
+/// before the transaction. A thread created in the same transaction (`created`) is announced once,
+/// by its `thread.created`, which already carries its assignee.
+pub fn assignments_to_announce<'a>(assignments: &'a [Assignment], created: &[i64]) -> Vec<&'a Assignment> {
+    assignments.iter().filter(|a| !created.contains(&a.thread_id)).collect()
+}
+
 /// Gives the waiting threads, oldest first, to eligible members until none is: online, under the
 /// capacity; round robin takes the one whose turn is oldest, balanced the one with the fewest
 /// threads (then the oldest turn). Nothing for a manual team.
@@ -329,6 +336,16 @@ mod tests {
         assert_eq!(decide_reopen_capacity(facts(50, Some((9, unlimited)))), None);
         let unheld = ReopenFacts { holder: None, ..facts(50, Some((9, policy))) };
         assert_eq!(decide_reopen_capacity(unheld), None, "a thread no member holds");
+    }
+
+    #[test]
+    fn threads_created_in_the_same_transaction_get_no_thread_assigned() {
+        let members = vec![member(1, true, 0, None), member(2, true, 0, None)];
+        let a = assign_waiting(&facts(AssignmentMode::RoundRobin, None, members, 4), NOW);
+        let announced: Vec<i64> = assignments_to_announce(&a, &[2, 4]).iter().map(|a| a.thread_id).collect();
+        assert_eq!(announced, [1, 3]);
+        assert_eq!(assignments_to_announce(&a, &[]).len(), 4);
+        assert!(assignments_to_announce(&a, &[1, 2, 3, 4]).is_empty());
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub struct TokenBucket {
 /// (held back by the rate), and each destination's remaining tokens (as of `now`). A candidate
 /// held back only because its destination has no free slot is in neither list: it stays due and
 /// untouched, and is claimed as soon as a slot frees (writing it back "for later" cost a
-/// statement per claim and delayed it by a guessed backoff; issue 21).
+/// statement per claim and delayed it by a guessed backoff).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Allotment {
     /// Deliveries to send now, in candidate order.

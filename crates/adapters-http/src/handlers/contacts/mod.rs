@@ -1,4 +1,4 @@
-//! `/v1/contacts`: the people a workspace talks to, for integrators (issue 15).
+//! `/v1/contacts`: the people a workspace talks to, for integrators.
 
 pub mod create;
 pub mod delete;

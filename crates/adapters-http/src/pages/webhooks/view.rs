@@ -149,7 +149,7 @@ pub fn list_page(
         @match all {
             None => (plan_required("Webhooks", WEBHOOK_PLAN, s.plan())),
             Some(all) => {
-                // Issue 16: a destination wms deactivated is not silent.
+                // A destination wms deactivated is not silent: its owner sees why deliveries stopped.
                 @for d in all.iter().filter(|d| !d.active && d.disabled_reason.is_some()) {
                     div.warning.disabled-banner role="alert" data-disabled-destination=(d.id.0) {
                         p {

@@ -1,4 +1,4 @@
-//! Anonymous abuse of the callbacks (issue 28): more than 20 badly signed callbacks a minute from
+//! Anonymous abuse of the callbacks (they are public and unauthenticated until signed): more than 20 badly signed callbacks a minute from
 //! one address are refused (429) on every instance, and a flood of large forged callbacks from
 //! many addresses never slows the other routes.
 

@@ -1,4 +1,4 @@
-//! Erasure (issue 28): exact (nothing of another contact changes, whatever their addresses),
+//! Erasure of a contact: exact (nothing of another contact changes, whatever their addresses),
 //! audited as `contact.erased`, queued messages cancelled, `country` cleared, later deliveries
 //! carrying the erased data; bad input changes nothing; the migration fills existing events.
 
