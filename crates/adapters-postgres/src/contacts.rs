@@ -165,19 +165,6 @@ struct ContactSet<'a> {
     note: Option<Option<&'a str>>,
 }
 
-/// Whether applying `change` to `c` would change any value.
-fn changes(c: &Contact, change: &ContactChange) -> bool {
-    fn differs(now: &Option<String>, new: Option<Option<&str>>) -> bool {
-        new.is_some_and(|v| now.as_deref() != v)
-    }
-    change.name.as_deref().is_some_and(|n| c.name.as_deref() != Some(n))
-        || differs(&c.phone, change.phone.as_ref().map(|v| v.as_ref().map(|p| p.as_str())))
-        || differs(&c.email, change.email.as_ref().map(|v| v.as_ref().map(|e| e.as_str())))
-        || differs(&c.country, change.country.as_ref().map(|v| v.as_ref().map(|x| x.as_str())))
-        || differs(&c.language, change.language.as_ref().map(|v| v.as_ref().map(|x| x.as_str())))
-        || differs(&c.note, change.note.as_ref().map(|v| v.as_deref()))
-}
-
 #[async_trait]
 impl ContactRepository for PgContactRepository {
     async fn list(
@@ -288,7 +275,7 @@ impl ContactRepository for PgContactRepository {
             .transaction::<_, TxError, _>(|conn| {
                 async move {
                     let before = load(conn, ws, id, true).await?.ok_or(TxError::NotFound)?;
-                    if !changes(&before, &change) {
+                    if !change.alters(&before) {
                         return Ok(before);
                     }
                     if let Some(Some(email)) = &change.email {
@@ -312,7 +299,7 @@ impl ContactRepository for PgContactRepository {
                     .get_result(conn)
                     .await?;
                     let contact = Contact::from(row);
-                    let event = DomainEvent::ContactUpdated(contact.clone());
+                    let event = change.event(contact.clone());
                     outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
                     Ok(contact)
                 }

@@ -7,9 +7,9 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::common::page::{Page, PageRequest};
 use domain::teams::AssignmentReason;
 use domain::threads::{
-    admit_assignee, decide_manual_assignment, decide_status, Assignee, AssigneeFilter, AssigneeStanding, LabelNames,
-    ListThreadsError, ManualAssignment, SetThreadLabelsError, StatusChange, StatusFacts, StatusReason, Thread,
-    ThreadChange, ThreadFilter, ThreadRecord, ThreadRepository, ThreadStatus, UpdateThreadError,
+    admit_assignee, decide_labels, decide_manual_assignment, decide_status, Assignee, AssigneeFilter, AssigneeStanding,
+    KnownLabel, LabelNames, ListThreadsError, ManualAssignment, SetThreadLabelsError, StatusChange, StatusFacts,
+    StatusReason, Thread, ThreadChange, ThreadFilter, ThreadRecord, ThreadRepository, ThreadStatus, UpdateThreadError,
 };
 use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
@@ -118,9 +118,8 @@ pub(crate) async fn apply_status(
         ))
         .execute(conn)
         .await?;
-    if change.status == ThreadStatus::Resolved {
-        let at = OffsetDateTime::now_utc();
-        crate::reports::record(conn, ws, id, domain::reports::ConversationEvent::Resolved { at }).await?;
+    if let Some(report) = change.report(OffsetDateTime::now_utc()) {
+        crate::reports::record(conn, ws, id, report).await?;
     }
     Ok(())
 }
@@ -368,43 +367,35 @@ impl ThreadRepository for PgThreadRepository {
     async fn set_labels(&self, ws: WorkspaceId, id: i64, wanted: &LabelNames) -> Result<Thread, SetThreadLabelsError> {
         let mut pooled = self.db.conn().await.map_err(|e| SetThreadLabelsError::Unknown(repo(e)))?;
         let conn: &mut AsyncPgConnection = &mut pooled;
-        let names: Vec<String> = wanted.names().to_vec();
+        let wanted = wanted.clone();
         let result = conn
             .transaction::<_, TxError<SetThreadLabelsError>, _>(|conn| {
                 async move {
                     let before =
                         load(conn, ws, id, true).await?.ok_or(TxError::Update(SetThreadLabelsError::NotFound(id)))?;
-                    let lowered: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
-                    let found: Vec<(i64, String)> = labels::table
+                    let lowered: Vec<String> = wanted.names().iter().map(|n| n.to_lowercase()).collect();
+                    let known: Vec<KnownLabel> = labels::table
                         .filter(labels::workspace_id.eq(ws.0))
                         .filter(lower(labels::name).eq_any(&lowered))
                         .select((labels::id, labels::name))
-                        .load(conn)
-                        .await?;
-                    let unknown: Vec<String> = names
-                        .iter()
-                        .filter(|n| !found.iter().any(|(_, f)| f.to_lowercase() == n.to_lowercase()))
-                        .cloned()
+                        .load::<(i64, String)>(conn)
+                        .await?
+                        .into_iter()
+                        .map(|(id, name)| KnownLabel { id, name })
                         .collect();
-                    if !unknown.is_empty() {
-                        return Err(TxError::Update(SetThreadLabelsError::UnknownLabels(unknown)));
-                    }
-                    let mut after_names: Vec<String> = found.iter().map(|(_, n)| n.clone()).collect();
-                    after_names.sort_by_cached_key(|n| n.to_lowercase());
-                    // The same set again changes nothing: no write, no event (docs/product/labels.md).
-                    if after_names == before.labels {
+                    let Some(change) = decide_labels(&wanted, &known, &before.labels).map_err(TxError::Update)? else {
                         return Ok(before);
-                    }
-                    let ids: Vec<i64> = found.iter().map(|(i, _)| *i).collect();
+                    };
                     diesel::delete(
                         thread_labels::table
                             .filter(thread_labels::workspace_id.eq(ws.0))
                             .filter(thread_labels::thread_id.eq(id))
-                            .filter(thread_labels::label_id.ne_all(&ids)),
+                            .filter(thread_labels::label_id.ne_all(&change.label_ids)),
                     )
                     .execute(conn)
                     .await?;
-                    let rows: Vec<_> = ids
+                    let rows: Vec<_> = change
+                        .label_ids
                         .iter()
                         .map(|l| {
                             (
@@ -426,7 +417,7 @@ impl ThreadRepository for PgThreadRepository {
                         .execute(conn)
                         .await?;
                     let after = load(conn, ws, id, false).await?.ok_or(TxError::Db(diesel::result::Error::NotFound))?;
-                    let event = DomainEvent::ThreadLabelsChanged(after.clone().into());
+                    let event = change.event(ThreadRecord::from(after.clone()));
                     outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
                     Ok(after)
                 }

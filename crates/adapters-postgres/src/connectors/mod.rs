@@ -13,8 +13,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::channels::{ChannelId, ChannelType};
 use domain::connectors::{Dispatch, DispatchQueue, OutboundContent, Template};
-use domain::messaging::{MessageId, MessageStatus};
-use domain::webhooks::DomainEvent;
+use domain::messaging::{decide_advance, MessageId, MessageStatus};
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -88,6 +87,17 @@ fn into_dispatch(r: ClaimedRow) -> Result<Dispatch, RepoError> {
     })
 }
 
+/// The column holding the time a message reached `status`.
+fn stamp_column(status: MessageStatus) -> &'static str {
+    match status {
+        MessageStatus::Sent => "sent_at",
+        MessageStatus::Delivered => "delivered_at",
+        MessageStatus::Read => "read_at",
+        MessageStatus::Failed => "failed_at",
+        MessageStatus::Queued => "queued_at",
+    }
+}
+
 /// Moves one message to `next` if that is forward (domain rule), stamping the status time, and
 /// records `message.status_updated`. Returns whether it changed. Runs in the caller's transaction.
 pub(crate) async fn advance(
@@ -108,22 +118,10 @@ pub(crate) async fn advance(
         .await
         .optional()?;
     let Some(current) = current.and_then(|s| s.parse::<MessageStatus>().ok()) else { return Ok(false) };
-    if !current.can_advance_to(next) {
-        return Ok(false);
-    }
-    let stamp = match next {
-        MessageStatus::Sent => "sent_at",
-        MessageStatus::Delivered => "delivered_at",
-        MessageStatus::Read => "read_at",
-        MessageStatus::Failed => "failed_at",
-        MessageStatus::Queued => "queued_at",
-    };
-    // Skipped steps get the same time (a read receipt implies delivery), never a later one.
-    let fill = match next {
-        MessageStatus::Read => ", sent_at = coalesce(sent_at, $3), delivered_at = coalesce(delivered_at, $3)",
-        MessageStatus::Delivered => ", sent_at = coalesce(sent_at, $3)",
-        _ => "",
-    };
+    let Some(change) = decide_advance(current, next) else { return Ok(false) };
+    let stamp = stamp_column(change.status);
+    let fill: String =
+        change.implied.iter().map(|s| format!(", {c} = coalesce({c}, $3)", c = stamp_column(*s))).collect();
     diesel::sql_query(format!(
         "UPDATE messages SET status = $4, {stamp} = $3, failure_reason = coalesce($5, failure_reason),
                 platform_message_id = coalesce(platform_message_id, $6), updated_at = now() {fill}
@@ -132,7 +130,7 @@ pub(crate) async fn advance(
     .bind::<BigInt, _>(ws.0)
     .bind::<BigInt, _>(message_id)
     .bind::<Timestamptz, _>(at)
-    .bind::<Text, _>(next.as_str())
+    .bind::<Text, _>(change.status.as_str())
     .bind::<Nullable<Text>, _>(reason)
     .bind::<Nullable<Text>, _>(platform_message_id)
     .execute(conn)
@@ -163,7 +161,7 @@ pub(crate) async fn advance(
         sender: domain::messaging::Sender::stored(&row.7, row.8),
     };
     // docs/contract.md, "Events as a contract": `data` is exactly the Message record.
-    let event = DomainEvent::MessageStatusUpdated(m.into());
+    let event = change.event(m);
     outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
     Ok(true)
 }

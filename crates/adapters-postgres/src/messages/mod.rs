@@ -10,8 +10,8 @@ use domain::channels::ChannelId;
 use domain::common::page::{Page, PageRequest};
 use domain::messaging::window::WindowClosed;
 use domain::messaging::{
-    Direction, IdempotencyKey, InsertMessageError, Message, MessageFilter, MessageId, MessageRepository, MessageStatus,
-    NewOutboundMessage, Sender, Stored, ThreadId, ThreadRef,
+    Direction, EarlierUse, IdempotencyKey, InsertMessageError, Message, MessageFilter, MessageId, MessageRepository,
+    MessageStatus, NewOutboundMessage, Sender, SenderStanding, Stored, ThreadId, ThreadRef,
 };
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
@@ -215,36 +215,40 @@ impl MessageRepository for PgMessageRepository {
         }))
     }
 
-    async fn can_send_as(&self, ws: WorkspaceId, sender: Sender) -> Result<bool, RepoError> {
+    async fn sender_standing(&self, ws: WorkspaceId, sender: Sender) -> Result<SenderStanding, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let n: i64 = match sender {
+        Ok(match sender {
             Sender::User(id) => workspace_members::table
                 .filter(workspace_members::workspace_id.eq(ws.0))
                 .filter(workspace_members::user_id.eq(id))
-                .filter(workspace_members::is_active.eq(true))
-                .count()
-                .get_result(&mut conn)
+                .select(workspace_members::is_active)
+                .first::<bool>(&mut conn)
                 .await
-                .map_err(repo)?,
+                .optional()
+                .map_err(repo)?
+                .map_or(SenderStanding::Unknown, |active| SenderStanding::Member { active }),
             Sender::AiAgent(id) => ai_agents::table
                 .filter(ai_agents::workspace_id.eq(ws.0))
                 .filter(ai_agents::id.eq(id))
-                .filter(ai_agents::status.eq("active"))
-                .count()
-                .get_result(&mut conn)
+                .select(ai_agents::status)
+                .first::<String>(&mut conn)
                 .await
-                .map_err(repo)?,
-            Sender::Contact(_) | Sender::ApiKey(_) => 0,
-        };
-        Ok(n > 0)
+                .optional()
+                .map_err(repo)?
+                .map_or(SenderStanding::Unknown, |status| SenderStanding::agent(&status)),
+            Sender::Contact(_) | Sender::ApiKey(_) => SenderStanding::Unknown,
+        })
     }
 
     async fn replay(&self, ws: WorkspaceId, key: &IdempotencyKey) -> Result<Option<Message>, InsertMessageError> {
         let mut conn = self.db.conn().await.map_err(|e| InsertMessageError::Unknown(repo(e)))?;
-        match existing_key(&mut conn, ws, key).await.map_err(|e| InsertMessageError::Unknown(repo(e)))? {
-            None | Some((_, None)) => Ok(None),
-            Some((fp, Some(_))) if fp != key.fingerprint => Err(InsertMessageError::IdempotencyMismatch),
-            Some((_, Some(id))) => Ok(load_message(&mut conn, ws, id).await?),
+        let earlier = existing_key(&mut conn, ws, key)
+            .await
+            .map_err(|e| InsertMessageError::Unknown(repo(e)))?
+            .map(|(fingerprint, id)| EarlierUse { fingerprint, message_id: id.map(MessageId) });
+        match key.replay_of(earlier.as_ref())? {
+            Some(id) => Ok(load_message(&mut conn, ws, id.0).await?),
+            None => Ok(None),
         }
     }
 

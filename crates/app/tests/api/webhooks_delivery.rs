@@ -236,6 +236,28 @@ async fn gone_deactivates_the_destination_at_once() {
 }
 
 #[tokio::test]
+async fn a_retry_recorded_after_its_destination_was_switched_off_is_paused() {
+    let app = TestApp::spawn_with(loopback).await;
+    let receiver = Receiver::start().await;
+    receiver.answer_always(Answer::status(500));
+    let (ws, key) = app.advanced_with_key().await;
+    let (id, _) = destination(&app, &key, &receiver.url("/"), &["contact.created"]).await;
+    emit(&app, ws.id, EventType::ContactCreated, json!({"id": 1})).await;
+    let engine = engine(&app, &TestClock::new());
+    let limits = engine.policy.limits;
+    let claims = engine.queue.claim_due(engine.clock.now(), 1, limits).await.expect("claim");
+    let rec = engine.attempt(&claims[0]).await;
+    // Switched off while the attempt was in flight.
+    let res = app.authed(Method::PATCH, &format!("/v1/webhooks/{id}"), &key).json(&json!({"active": false})).send();
+    assert_eq!(res.await.expect("req").status(), 200);
+    engine.queue.record(&[rec], engine.policy.auto_disable_after, engine.policy.limits.bounds()).await.expect("record");
+
+    let log = deliveries(&app, &key, id).await;
+    assert_eq!(log[0]["status"], "paused", "{log:?}");
+    assert_eq!(log[0]["attempts"].as_array().map(Vec::len), Some(1));
+}
+
+#[tokio::test]
 async fn five_days_of_failures_deactivate_and_a_success_resets_the_clock() {
     let app = TestApp::spawn_with(|s| {
         loopback(s);

@@ -170,6 +170,27 @@ pub struct ContactChange {
     pub note: Option<Option<String>>,
 }
 
+impl ContactChange {
+    /// Whether applying the change to `c` changes any value: a change that only sets what is
+    /// already there writes nothing and emits no `contact.updated`.
+    pub fn alters(&self, c: &Contact) -> bool {
+        fn differs(now: &Option<String>, new: Option<Option<&str>>) -> bool {
+            new.is_some_and(|v| now.as_deref() != v)
+        }
+        self.name.as_deref().is_some_and(|n| c.name.as_deref() != Some(n))
+            || differs(&c.phone, self.phone.as_ref().map(|v| v.as_ref().map(E164Phone::as_str)))
+            || differs(&c.email, self.email.as_ref().map(|v| v.as_ref().map(crate::users::Email::as_str)))
+            || differs(&c.country, self.country.as_ref().map(|v| v.as_ref().map(CountryCode::as_str)))
+            || differs(&c.language, self.language.as_ref().map(|v| v.as_ref().map(LanguageTag::as_str)))
+            || differs(&c.note, self.note.as_ref().map(|v| v.as_deref()))
+    }
+
+    /// The event an applied change emits, with the contact's record once changed.
+    pub fn event(&self, contact: Contact) -> crate::webhooks::DomainEvent {
+        crate::webhooks::DomainEvent::ContactUpdated(contact)
+    }
+}
+
 /// Which contacts a listing returns; every filter given must match.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct ContactFilter {
@@ -207,6 +228,60 @@ impl ContactField {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn contact() -> Contact {
+        Contact {
+            id: 1,
+            name: Some("Ana".into()),
+            phone: Some("+14155550123".into()),
+            email: None,
+            country: Some("BR".into()),
+            language: None,
+            note: Some("VIP".into()),
+            created_at: OffsetDateTime::UNIX_EPOCH,
+            updated_at: OffsetDateTime::UNIX_EPOCH,
+            first_contacted_at: None,
+            last_contacted_at: None,
+        }
+    }
+
+    #[test]
+    fn a_change_to_what_is_there_alters_nothing() {
+        let c = contact();
+        assert!(!ContactChange::default().alters(&c));
+        let same = ContactChange {
+            name: Some("Ana".into()),
+            phone: Some(Some(E164Phone::new("phone", "+1 415 555 0123").expect("valid"))),
+            email: Some(None),
+            country: Some(Some(CountryCode::new("country", "br").expect("valid"))),
+            language: Some(None),
+            note: Some(Some("VIP".into())),
+        };
+        assert!(!same.alters(&c));
+    }
+
+    #[test]
+    fn setting_or_clearing_any_field_alters_the_contact() {
+        let c = contact();
+        let changes = [
+            ContactChange { name: Some("Ana Lima".into()), ..Default::default() },
+            ContactChange { phone: Some(None), ..Default::default() },
+            ContactChange {
+                email: Some(Some(crate::users::Email::new("email", "ana@example.com").expect("valid"))),
+                ..Default::default()
+            },
+            ContactChange { country: Some(None), ..Default::default() },
+            ContactChange {
+                language: Some(Some(LanguageTag::new("language", "pt-BR").expect("valid"))),
+                ..Default::default()
+            },
+            ContactChange { note: Some(None), ..Default::default() },
+        ];
+        for change in changes {
+            assert!(change.alters(&c), "{change:?}");
+            assert_eq!(change.event(c.clone()).event_type(), crate::webhooks::EventType::ContactUpdated);
+        }
+    }
 
     #[test]
     fn typed_numbers_are_normalised() {

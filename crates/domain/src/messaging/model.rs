@@ -251,11 +251,74 @@ impl MessageStatus {
             (current, next) => next > current,
         }
     }
+
+    /// The earlier steps this status implies, whose times a move to it fills with its own when
+    /// they are not stamped yet: a read receipt implies delivery, a delivery the send (never a
+    /// later time than the step that implies them).
+    pub fn implied_steps(self) -> &'static [MessageStatus] {
+        match self {
+            MessageStatus::Read => &[MessageStatus::Sent, MessageStatus::Delivered],
+            MessageStatus::Delivered => &[MessageStatus::Sent],
+            MessageStatus::Queued | MessageStatus::Sent | MessageStatus::Failed => &[],
+        }
+    }
+}
+
+/// A message's move to a status a platform (or the dispatcher) reports, decided: the status to
+/// write, stamped with the move's time, and the implied steps' times to fill
+/// ([`MessageStatus::implied_steps`]). It emits `message.status_updated` once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusAdvance {
+    /// The new status.
+    pub status: MessageStatus,
+    /// The earlier steps whose times are filled with the same time when unset.
+    pub implied: &'static [MessageStatus],
+}
+
+impl StatusAdvance {
+    /// The event the move emits, with the message once moved.
+    pub fn event(&self, message: Message) -> crate::webhooks::DomainEvent {
+        crate::webhooks::DomainEvent::MessageStatusUpdated(message.into())
+    }
+}
+
+/// A reported move from `current` to `next`: `None` when it is not forward
+/// ([`MessageStatus::can_advance_to`]: nothing written, no event).
+pub fn decide_advance(current: MessageStatus, next: MessageStatus) -> Option<StatusAdvance> {
+    current.can_advance_to(next).then_some(StatusAdvance { status: next, implied: next.implied_steps() })
 }
 
 #[cfg(test)]
 mod advance_tests {
     use super::MessageStatus::{self, *};
+    use super::{decide_advance, StatusAdvance};
+
+    #[test]
+    fn a_forward_move_fills_the_steps_it_implies_and_a_late_one_is_nothing() {
+        assert_eq!(decide_advance(Queued, Read), Some(StatusAdvance { status: Read, implied: &[Sent, Delivered] }));
+        assert_eq!(decide_advance(Sent, Delivered), Some(StatusAdvance { status: Delivered, implied: &[Sent] }));
+        assert_eq!(decide_advance(Queued, Sent), Some(StatusAdvance { status: Sent, implied: &[] }));
+        assert_eq!(decide_advance(Sent, Failed), Some(StatusAdvance { status: Failed, implied: &[] }));
+        assert_eq!(decide_advance(Read, Delivered), None);
+        assert_eq!(decide_advance(Delivered, Failed), None);
+        assert_eq!(decide_advance(Failed, Read), None);
+    }
+
+    #[test]
+    fn the_move_emits_the_status_update() {
+        let message = super::Message {
+            id: super::MessageId(1),
+            channel_id: crate::channels::ChannelId(2),
+            thread_id: super::ThreadId(3),
+            direction: super::Direction::Outbound,
+            content: "hi".into(),
+            status: Delivered,
+            created_at: time::OffsetDateTime::UNIX_EPOCH,
+            sender: super::Sender::ApiKey(None),
+        };
+        let advance = decide_advance(Sent, Delivered).expect("forward");
+        assert_eq!(advance.event(message).event_type(), crate::webhooks::EventType::MessageStatusUpdated);
+    }
 
     #[test]
     fn statuses_only_move_forward() {

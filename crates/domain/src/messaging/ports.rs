@@ -71,6 +71,33 @@ pub struct IdempotencyKey {
     pub fingerprint: [u8; 32],
 }
 
+/// An earlier use of an idempotency key, as stored: its request's fingerprint, and its message
+/// once stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierUse {
+    /// Fingerprint of the earlier request's body.
+    pub fingerprint: Vec<u8>,
+    /// The message it stored; `None` while that request is in flight.
+    pub message_id: Option<MessageId>,
+}
+
+impl IdempotencyKey {
+    /// The message a request with this key is answered with before anything is sent, given the
+    /// key's earlier use: the message stored for the same request; `None` when the key is unused
+    /// or its first request is still in flight (the insert settles those).
+    ///
+    /// # Errors
+    /// [`InsertMessageError::IdempotencyMismatch`] when the key stored a message for another
+    /// request.
+    pub fn replay_of(&self, earlier: Option<&EarlierUse>) -> Result<Option<MessageId>, InsertMessageError> {
+        match earlier {
+            None | Some(EarlierUse { message_id: None, .. }) => Ok(None),
+            Some(e) if e.fingerprint != self.fingerprint => Err(InsertMessageError::IdempotencyMismatch),
+            Some(EarlierUse { message_id, .. }) => Ok(*message_id),
+        }
+    }
+}
+
 /// The stored message and whether it is a replay of an earlier request with the same key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stored {
@@ -134,11 +161,16 @@ pub trait MessageRepository: Send + Sync {
     /// [`InsertMessageError::IdempotencyMismatch`] when the key was used with another request.
     async fn replay(&self, ws: WorkspaceId, key: &IdempotencyKey) -> Result<Option<Message>, InsertMessageError>;
 
-    /// Whether `sender` may send in `ws`: an active member or an active AI agent of it.
+    /// How `sender` stands in `ws` (a member or an AI agent of it, active or not, or unknown):
+    /// [`crate::messaging::admit_sender`] decides whether a key may send on its behalf.
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn can_send_as(&self, ws: WorkspaceId, sender: crate::messaging::Sender) -> Result<bool, RepoError>;
+    async fn sender_standing(
+        &self,
+        ws: WorkspaceId,
+        sender: crate::messaging::Sender,
+    ) -> Result<crate::messaging::SenderStanding, RepoError>;
 
     /// Stores a `queued` outbound message in one transaction: the contact and thread when new
     /// (with `contact.created` / `thread.created`), the message (`message.created`), the thread's
@@ -180,5 +212,19 @@ mod tests {
         assert_eq!(message(Sender::AiAgent(3), false).analytics_kind(), "ai");
         assert_eq!(message(Sender::User(2), false).analytics_kind(), "human");
         assert_eq!(message(Sender::ApiKey(Some(9)), false).analytics_kind(), "human");
+    }
+
+    #[test]
+    fn a_key_replays_only_the_message_it_stored_for_the_same_request() {
+        let key = IdempotencyKey { key: "k".into(), fingerprint: [7; 32] };
+        let used = |fingerprint: [u8; 32], message_id: Option<i64>| EarlierUse {
+            fingerprint: fingerprint.to_vec(),
+            message_id: message_id.map(MessageId),
+        };
+        assert_eq!(key.replay_of(None).ok(), Some(None));
+        assert_eq!(key.replay_of(Some(&used([7; 32], None))).ok(), Some(None), "in flight");
+        assert_eq!(key.replay_of(Some(&used([8; 32], None))).ok(), Some(None), "in flight: the insert decides");
+        assert_eq!(key.replay_of(Some(&used([7; 32], Some(5)))).ok(), Some(Some(MessageId(5))));
+        assert!(matches!(key.replay_of(Some(&used([8; 32], Some(5)))), Err(InsertMessageError::IdempotencyMismatch)));
     }
 }

@@ -78,6 +78,49 @@ pub fn decide_sender(by: SendAs, named: Option<(&str, i64)>) -> Result<Sender, F
     }
 }
 
+/// What the workspace knows of a sender a key names, loaded by its kind and id: the facts
+/// [`admit_sender`] decides on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SenderStanding {
+    /// A member of the workspace, active or not.
+    Member {
+        /// Whether the membership is active.
+        active: bool,
+    },
+    /// An AI agent of the workspace.
+    AiAgent {
+        /// Whether the agent's status is `active`.
+        active: bool,
+    },
+    /// Nothing of the workspace has that kind and id (contacts and keys are never named).
+    Unknown,
+}
+
+impl SenderStanding {
+    /// An AI agent whose stored status is `status` (only `active` agents send).
+    pub fn agent(status: &str) -> Self {
+        Self::AiAgent { active: status == "active" }
+    }
+}
+
+/// Whether a key may send on behalf of `sender`, standing as `standing` in the workspace: an
+/// active member or an active AI agent; anything else is refused naming `sender` (the same answer
+/// whether it exists elsewhere, is inactive or never was).
+///
+/// # Errors
+/// A [`FieldError`] on `sender`.
+pub fn admit_sender(sender: Sender, standing: SenderStanding) -> Result<(), FieldError> {
+    match standing {
+        SenderStanding::Member { active: true } | SenderStanding::AiAgent { active: true } => Ok(()),
+        SenderStanding::Member { active: false }
+        | SenderStanding::AiAgent { active: false }
+        | SenderStanding::Unknown => Err(FieldError::new(
+            "sender",
+            format!("no active {} {} in this workspace", sender.kind(), sender.id().unwrap_or(0)),
+        )),
+    }
+}
+
 /// Why a message was not sent.
 #[derive(Debug, thiserror::Error)]
 pub enum SendMessageError {
@@ -249,12 +292,8 @@ impl MessagingService {
         errors.clone().into_result()?;
         let Some(sender) = sender else { return Err(errors.into()) };
         let on_behalf = matches!(by, SendAs::ApiKey(_)) && matches!(sender, Sender::User(_) | Sender::AiAgent(_));
-        if on_behalf && !messages.can_send_as(ws, sender).await? {
-            return Err(ValidationErrors::one(
-                "sender",
-                format!("no active {} {} in this workspace", sender.kind(), sender.id().unwrap_or(0)),
-            )
-            .into());
+        if on_behalf {
+            admit_sender(sender, messages.sender_standing(ws, sender).await?).map_err(|e| ValidationErrors(vec![e]))?;
         }
 
         if let Some(key) = &idempotency {

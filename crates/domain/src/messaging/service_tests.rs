@@ -215,12 +215,27 @@ fn a_key_may_name_a_member_or_agent_and_a_member_only_themselves() {
 #[tokio::test]
 async fn a_key_naming_someone_who_cannot_send_is_refused_naming_sender() {
     let mut m = MockMessageRepository::new();
-    m.expect_can_send_as().returning(|_, _| Ok(false));
+    m.expect_sender_standing().returning(|_, _| Ok(SenderStanding::Member { active: false }));
     let mut i = input(Some("+14155550123"), None);
     i.sender = Some(("user".into(), 77));
     let r =
         send_message(channels(ChannelStatus::Active, ChannelType::Whatsapp), m, WorkspaceId(1), i, None, None).await;
     assert!(matches!(r, Err(SendMessageError::Invalid(e)) if e.0[0].field == "sender"));
+}
+
+#[test]
+fn only_active_members_and_active_agents_are_sent_for() {
+    assert_eq!(admit_sender(Sender::User(9), SenderStanding::Member { active: true }), Ok(()));
+    assert_eq!(admit_sender(Sender::AiAgent(2), SenderStanding::agent("active")), Ok(()));
+    for (sender, standing, message) in [
+        (Sender::User(9), SenderStanding::Member { active: false }, "no active user 9 in this workspace"),
+        (Sender::User(9), SenderStanding::Unknown, "no active user 9 in this workspace"),
+        (Sender::AiAgent(2), SenderStanding::agent("paused"), "no active ai_agent 2 in this workspace"),
+        (Sender::AiAgent(2), SenderStanding::Unknown, "no active ai_agent 2 in this workspace"),
+    ] {
+        let refused = admit_sender(sender, standing).expect_err("refused");
+        assert_eq!((refused.field.as_str(), refused.message.as_str()), ("sender", message), "{standing:?}");
+    }
 }
 
 fn thread_written_at(at: Option<time::OffsetDateTime>) -> MockMessageRepository {

@@ -8,6 +8,7 @@ use time::{Duration, OffsetDateTime};
 use super::model::Assignee;
 use super::record::ThreadRecord;
 use crate::common::error::{FieldError, ValidationErrors};
+use crate::reports::ConversationEvent;
 use crate::teams::AssignmentReason;
 use crate::webhooks::DomainEvent;
 
@@ -170,6 +171,12 @@ impl StatusChange {
     /// The event the change emits, with the thread's record once changed.
     pub fn event(&self, thread: ThreadRecord) -> DomainEvent {
         DomainEvent::ThreadStatusChanged(thread)
+    }
+
+    /// What the change adds to the conversation reports when made at `at`: a resolution closes
+    /// the thread's cycle; any other status adds nothing.
+    pub fn report(&self, at: OffsetDateTime) -> Option<ConversationEvent> {
+        (self.status == ThreadStatus::Resolved).then_some(ConversationEvent::Resolved { at })
     }
 }
 
@@ -344,6 +351,15 @@ mod tests {
                     .expect("a change");
                 assert_eq!((change.status, change.snoozed_until, change.reason), (to, None, StatusReason::Manual));
             }
+        }
+    }
+
+    #[test]
+    fn only_a_resolution_is_reported() {
+        for status in ThreadStatus::ALL {
+            let change = StatusChange { status, snoozed_until: None, reason: StatusReason::Manual };
+            let expected = (status == ThreadStatus::Resolved).then_some(ConversationEvent::Resolved { at: NOW });
+            assert_eq!(change.report(NOW), expected, "{status:?}");
         }
     }
 

@@ -213,6 +213,17 @@ impl DeliveryStatus {
             DeliveryStatus::Failed => "failed",
         }
     }
+
+    /// The status an attempt's outcome leaves its delivery in when it is recorded, given whether
+    /// its destination is active then: a delivery to wait for another attempt to an inactive
+    /// destination is paused instead (it resumes when the destination is reactivated); every
+    /// other outcome stands.
+    pub fn recorded_for(self, destination_active: bool) -> DeliveryStatus {
+        match self {
+            DeliveryStatus::Pending if !destination_active => DeliveryStatus::Paused,
+            status => status,
+        }
+    }
 }
 
 impl FromStr for DeliveryStatus {
@@ -306,6 +317,19 @@ pub struct Delivery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retry_to_an_inactive_destination_is_paused_and_every_other_outcome_stands() {
+        assert_eq!(DeliveryStatus::Pending.recorded_for(false), DeliveryStatus::Paused);
+        for status in DeliveryStatus::ALL {
+            assert_eq!(status.recorded_for(true), status, "{status:?}");
+        }
+        for status in
+            [DeliveryStatus::Succeeded, DeliveryStatus::Failed, DeliveryStatus::Paused, DeliveryStatus::Sending]
+        {
+            assert_eq!(status.recorded_for(false), status, "{status:?}");
+        }
+    }
 
     #[test]
     fn urls_must_be_absolute_http_or_https_and_bounded() {

@@ -32,6 +32,14 @@ struct Health {
 }
 
 #[derive(QueryableByName)]
+struct DestinationActive {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Bool)]
+    active: bool,
+}
+
+#[derive(QueryableByName)]
 struct Disabled {
     #[diesel(sql_type = BigInt)]
     id: i64,
@@ -60,17 +68,24 @@ pub(super) async fn record_tx(
     let durations: Vec<i32> = records.iter().map(|r| i32::try_from(r.duration_ms).unwrap_or(i32::MAX)).collect();
     let excerpts: Vec<&str> = records.iter().map(|r| r.response_excerpt.as_str()).collect();
     let next: Vec<Option<OffsetDateTime>> = records.iter().map(|r| r.next_attempt_at).collect();
-    let statuses: Vec<&str> = records.iter().map(|r| r.status.as_str()).collect();
 
     // Only for deliveries that still exist (their destination may have been deleted meanwhile).
-    diesel::sql_query(
-        "INSERT INTO webhook_attempts (workspace_id, delivery_id, attempt_number, trigger, attempted_at,
-             status_code, error, duration_ms, response_excerpt, next_attempt_at)
-         SELECT v.ws, v.id, v.n, v.trigger, v.at, v.code, v.err, v.dur, v.excerpt, v.next
-         FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::text[], $5::timestamptz[], $6::int[], $7::text[],
-                     $8::int[], $9::text[], $10::timestamptz[])
-              AS v(ws, id, n, trigger, at, code, err, dur, excerpt, next)
-         WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = v.id)",
+    // The same statement reads whether each delivery's destination is active (no round trip of
+    // its own): a destination deactivated after this read leaves its delivery pending, which no
+    // claim takes while the destination is inactive, as when it is deactivated after the write.
+    let active: BTreeMap<i64, bool> = diesel::sql_query(
+        "WITH attempts AS (
+             INSERT INTO webhook_attempts (workspace_id, delivery_id, attempt_number, trigger, attempted_at,
+                 status_code, error, duration_ms, response_excerpt, next_attempt_at)
+             SELECT v.ws, v.id, v.n, v.trigger, v.at, v.code, v.err, v.dur, v.excerpt, v.next
+             FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::text[], $5::timestamptz[], $6::int[],
+                         $7::text[], $8::int[], $9::text[], $10::timestamptz[])
+                  AS v(ws, id, n, trigger, at, code, err, dur, excerpt, next)
+             WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = v.id)
+         )
+         SELECT d.id, w.active FROM webhook_deliveries d
+         JOIN webhook_destinations w ON w.workspace_id = d.workspace_id AND w.id = d.destination_id
+         WHERE d.id = ANY ($2)",
     )
     .bind::<Array<BigInt>, _>(&ws)
     .bind::<Array<BigInt>, _>(&ids)
@@ -82,18 +97,24 @@ pub(super) async fn record_tx(
     .bind::<Array<Integer>, _>(&durations)
     .bind::<Array<Text>, _>(&excerpts)
     .bind::<Array<Nullable<Timestamptz>>, _>(&next)
-    .execute(conn)
-    .await?;
-
+    .load::<DestinationActive>(conn)
+    .await?
+    .into_iter()
+    .map(|r| (r.id, r.active))
+    .collect();
+    // A delivery no longer stored has no row for the update to write, whatever its status.
+    let statuses: Vec<&str> = records
+        .iter()
+        .map(|r| r.status.recorded_for(active.get(&r.delivery_id.0).copied().unwrap_or(true)).as_str())
+        .collect();
     // A stale result (a lease that expired and was claimed again) never overwrites a newer one.
     diesel::sql_query(
         "UPDATE webhook_deliveries d SET
-             status = CASE WHEN v.status = 'pending' AND NOT w.active THEN 'paused' ELSE v.status END,
+             status = v.status,
              attempt_count = v.n, next_attempt_at = v.next, last_attempt_at = v.at, updated_at = v.at
          FROM unnest($1::bigint[], $2::text[], $3::int[], $4::timestamptz[], $5::timestamptz[])
-              AS v(id, status, n, next, at),
-              webhook_destinations w
-         WHERE d.id = v.id AND w.id = d.destination_id AND d.attempt_count < v.n",
+              AS v(id, status, n, next, at)
+         WHERE d.id = v.id AND d.attempt_count < v.n",
     )
     .bind::<Array<BigInt>, _>(&ids)
     .bind::<Array<Text>, _>(&statuses)
