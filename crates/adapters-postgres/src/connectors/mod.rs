@@ -188,7 +188,7 @@ impl DispatchQueue for PgConnectors {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let rows: Vec<ClaimedRow> = diesel::sql_query(
             // Channel first: queued messages of channels that cannot send (no credentials,
-            // inactive, paused) are not looked at, however many there are (issue 21).
+            // inactive, paused) are not looked at, however many there are.
             "WITH due AS (
                  SELECT q.id FROM channels c
                  CROSS JOIN LATERAL (
