@@ -85,7 +85,7 @@ impl MessageRow {
 }
 
 enum TxError {
-    Mismatch,
+    Refused(InsertMessageError),
     Window(WindowClosed),
     Db(diesel::result::Error),
 }
@@ -141,19 +141,22 @@ async fn claim_key(conn: &mut AsyncPgConnection, ws: WorkspaceId, key: &Idempote
     Ok(inserted > 0)
 }
 
+/// The live earlier use of the key, if any: the facts [`IdempotencyKey::replay_of`] and
+/// [`IdempotencyKey::reuse_of`] decide over.
 async fn existing_key(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
     key: &IdempotencyKey,
-) -> diesel::QueryResult<Option<(Vec<u8>, Option<i64>)>> {
-    idempotency_keys::table
+) -> diesel::QueryResult<Option<EarlierUse>> {
+    let row: Option<(Vec<u8>, Option<i64>)> = idempotency_keys::table
         .filter(idempotency_keys::workspace_id.eq(ws.0))
         .filter(idempotency_keys::key.eq(&key.key))
         .filter(idempotency_keys::created_at.gt(idempotency_cutoff()))
         .select((idempotency_keys::fingerprint, idempotency_keys::message_id))
         .first(conn)
         .await
-        .optional()
+        .optional()?;
+    Ok(row.map(|(fingerprint, id)| EarlierUse { fingerprint, message_id: id.map(MessageId) }))
 }
 
 #[async_trait]
@@ -242,10 +245,7 @@ impl MessageRepository for PgMessageRepository {
 
     async fn replay(&self, ws: WorkspaceId, key: &IdempotencyKey) -> Result<Option<Message>, InsertMessageError> {
         let mut conn = self.db.conn().await.map_err(|e| InsertMessageError::Unknown(repo(e)))?;
-        let earlier = existing_key(&mut conn, ws, key)
-            .await
-            .map_err(|e| InsertMessageError::Unknown(repo(e)))?
-            .map(|(fingerprint, id)| EarlierUse { fingerprint, message_id: id.map(MessageId) });
+        let earlier = existing_key(&mut conn, ws, key).await.map_err(|e| InsertMessageError::Unknown(repo(e)))?;
         match key.replay_of(earlier.as_ref())? {
             Some(id) => Ok(load_message(&mut conn, ws, id.0).await?),
             None => Ok(None),

@@ -9,7 +9,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::channels::ChannelId;
 use domain::messaging::recipients::opens_conversation;
 use domain::messaging::window::{admit, MessageTag};
-use domain::messaging::{InsertMessageError, Message, MessageRecord, NewOutboundMessage, Recipient, Stored};
+use domain::messaging::{InsertMessageError, Message, MessageId, MessageRecord, NewOutboundMessage, Recipient, Stored};
 use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
@@ -37,14 +37,14 @@ pub(super) async fn insert_one(
             async move {
                 if let Some(key) = &new.idempotency {
                     if !claim_key(conn, ws, key).await? {
-                        return match existing_key(conn, ws, key).await? {
-                            Some((fp, _)) if fp != key.fingerprint => Err(TxError::Mismatch),
-                            Some((_, Some(id))) => {
-                                let m = load_message(conn, ws, id).await.map_err(into_db)?;
+                        let earlier = existing_key(conn, ws, key).await?;
+                        return match key.reuse_of(earlier.as_ref()).map_err(TxError::Refused)? {
+                            Some(id) => {
+                                let m = load_message(conn, ws, id.0).await.map_err(into_db)?;
                                 m.map(|message| Stored { message, replayed: true })
                                     .ok_or(TxError::Db(diesel::result::Error::NotFound))
                             }
-                            _ => Err(TxError::Db(diesel::result::Error::NotFound)),
+                            None => Err(TxError::Db(diesel::result::Error::NotFound)),
                         };
                     }
                 }
@@ -111,7 +111,7 @@ pub(super) async fn insert_one(
         })
         .await;
     result.map_err(|e| match e {
-        TxError::Mismatch => InsertMessageError::IdempotencyMismatch,
+        TxError::Refused(refused) => refused,
         TxError::Window(c) => InsertMessageError::WindowClosed(c),
         TxError::Db(e) => InsertMessageError::Unknown(repo(e)),
     })
@@ -202,14 +202,17 @@ pub(super) async fn insert_group(
             continue;
         }
         if !claim_key(conn, ws, key).await? {
-            let answer = match existing_key(conn, ws, key).await? {
-                Some((fp, _)) if fp != key.fingerprint => Err(InsertMessageError::IdempotencyMismatch),
-                Some((_, Some(id))) => match load_message(conn, ws, id).await {
+            let earlier = existing_key(conn, ws, key).await?;
+            let answer = match key.reuse_of(earlier.as_ref()) {
+                Err(refused) => Err(refused),
+                Ok(Some(MessageId(id))) => match load_message(conn, ws, id).await {
                     Ok(Some(message)) => Ok(Stored { message, replayed: true }),
                     Ok(None) => Err(InsertMessageError::Unknown(repo(anyhow::anyhow!("message {id} vanished")))),
                     Err(e) => Err(InsertMessageError::Unknown(e)),
                 },
-                _ => Err(InsertMessageError::Unknown(repo(anyhow::anyhow!("idempotency key without its message")))),
+                Ok(None) => {
+                    Err(InsertMessageError::Unknown(repo(anyhow::anyhow!("idempotency key without its message"))))
+                }
             };
             outcomes[i] = Some(Outcome::Done(answer));
         }

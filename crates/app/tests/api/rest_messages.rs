@@ -148,6 +148,49 @@ async fn a_retried_post_with_the_same_idempotency_key_sends_once() {
 }
 
 #[tokio::test]
+async fn concurrent_sends_of_different_requests_with_one_key_store_one_and_refuse_the_others() {
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
+    let body = |content: &str| json!({"channel_id": ch, "content": content, "to": "+14155550123", "template": crate::helpers::test_template()});
+    // Both requests race for the key: whichever stores first owns it, and the other request is
+    // refused even when it finds the key while the first is still being stored.
+    let requests: Vec<_> = (0..8)
+        .map(|i| {
+            let content = if i % 2 == 0 { "First" } else { "Second" };
+            let b = body(content);
+            let key = &key;
+            let app = &app;
+            async move {
+                let r = app
+                    .authed(Method::POST, "/v1/messages", key)
+                    .header("Idempotency-Key", "race")
+                    .json(&b)
+                    .send()
+                    .await
+                    .expect("request");
+                let status = r.status().as_u16();
+                let answer: serde_json::Value = r.json().await.expect("json");
+                (content, status, answer)
+            }
+        })
+        .collect();
+    let answers = futures_util::future::join_all(requests).await;
+    let stored: Vec<&(&str, u16, serde_json::Value)> = answers.iter().filter(|(_, s, _)| *s == 201).collect();
+    let winner = stored.first().map(|(c, _, _)| *c).expect("one request stored");
+    for (content, status, answer) in &answers {
+        if *content == winner {
+            assert_eq!(*status, 201, "{answer}");
+            assert_eq!(answer["id"], stored[0].2["id"], "one message for the key");
+        } else {
+            assert_eq!((*status, answer["code"].as_str()), (409, Some("conflict")), "{answer}");
+        }
+    }
+    let (_, list) = app.get_json(&format!("/v1/messages?channel_id={ch}"), &key).await;
+    assert_eq!(list["data"].as_array().map(Vec::len), Some(1), "sent once");
+}
+
+#[tokio::test]
 async fn listing_is_newest_first_filtered_and_stable_under_inserts() {
     let app = TestApp::spawn().await;
     let (_, key) = app.advanced_with_key().await;

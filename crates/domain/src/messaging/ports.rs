@@ -96,6 +96,23 @@ impl IdempotencyKey {
             Some(EarlierUse { message_id, .. }) => Ok(*message_id),
         }
     }
+
+    /// The message a send is answered with when storing it finds its key already held by an
+    /// earlier request: the message stored for the same request; `None` when the earlier use
+    /// names no message to answer with (nothing a committed request leaves: the caller's storage
+    /// is inconsistent). Unlike [`Self::replay_of`], a different request is refused even while
+    /// the earlier one has stored no message yet: a key answers one request only.
+    ///
+    /// # Errors
+    /// [`InsertMessageError::IdempotencyMismatch`] when the key was used with another request,
+    /// stored or in flight.
+    pub fn reuse_of(&self, earlier: Option<&EarlierUse>) -> Result<Option<MessageId>, InsertMessageError> {
+        match earlier {
+            Some(e) if e.fingerprint != self.fingerprint => Err(InsertMessageError::IdempotencyMismatch),
+            Some(EarlierUse { message_id, .. }) => Ok(*message_id),
+            None => Ok(None),
+        }
+    }
 }
 
 /// The stored message and whether it is a replay of an earlier request with the same key.
@@ -226,5 +243,22 @@ mod tests {
         assert_eq!(key.replay_of(Some(&used([8; 32], None))).ok(), Some(None), "in flight: the insert decides");
         assert_eq!(key.replay_of(Some(&used([7; 32], Some(5)))).ok(), Some(Some(MessageId(5))));
         assert!(matches!(key.replay_of(Some(&used([8; 32], Some(5)))), Err(InsertMessageError::IdempotencyMismatch)));
+    }
+
+    #[test]
+    fn a_held_key_answers_its_own_request_and_refuses_another_even_in_flight() {
+        let key = IdempotencyKey { key: "k".into(), fingerprint: [7; 32] };
+        let used = |fingerprint: [u8; 32], message_id: Option<i64>| EarlierUse {
+            fingerprint: fingerprint.to_vec(),
+            message_id: message_id.map(MessageId),
+        };
+        assert_eq!(key.reuse_of(Some(&used([7; 32], Some(5)))).ok(), Some(Some(MessageId(5))));
+        assert!(matches!(key.reuse_of(Some(&used([8; 32], Some(5)))), Err(InsertMessageError::IdempotencyMismatch)));
+        assert!(
+            matches!(key.reuse_of(Some(&used([8; 32], None))), Err(InsertMessageError::IdempotencyMismatch)),
+            "in flight with another request"
+        );
+        assert_eq!(key.reuse_of(Some(&used([7; 32], None))).ok(), Some(None), "nothing to answer with");
+        assert_eq!(key.reuse_of(None).ok(), Some(None), "the key vanished");
     }
 }
