@@ -7,10 +7,9 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditContext;
 use domain::contacts::{
-    ChangeContactError, Contact, ContactChange, ContactField, ContactFilter, ContactRepository, EraseContactStoreError,
-    InsertContactError, ListContactsStoreError, NewContact,
+    admit_email, ChangeContactError, Contact, ContactChange, ContactField, ContactFilter, ContactRepository,
+    EraseContactStoreError, InsertContactError, ListContactsStoreError, NewContact,
 };
-use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -106,9 +105,10 @@ fn like_prefix(prefix: &str) -> String {
     p
 }
 
-/// Whether another live contact of the workspace has `email`, asked under a transaction lock on
-/// (workspace, e-mail) so that two writers of one address take turns and the second sees the
-/// first (the rule is checked here, not by a unique index: older contacts may share an address).
+/// Whether another live contact of the workspace has `email` (the fact [`admit_email`] decides
+/// over), asked under a transaction lock on (workspace, e-mail) so that two writers of one
+/// address take turns and the second sees the first (no unique index: older contacts may share
+/// an address).
 async fn email_taken(conn: &mut AsyncPgConnection, ws: WorkspaceId, email: &str, except: i64) -> QueryResult<bool> {
     #[derive(diesel::QueryableByName)]
     struct Taken {
@@ -235,9 +235,7 @@ impl ContactRepository for PgContactRepository {
             .transaction::<_, TxError, _>(|conn| {
                 async move {
                     if let Some(email) = &new.email {
-                        if email_taken(conn, ws, email.as_str(), 0).await? {
-                            return Err(TxError::Duplicate(ContactField::Email));
-                        }
+                        admit_email(email_taken(conn, ws, email.as_str(), 0).await?).map_err(TxError::Duplicate)?;
                     }
                     let row: ContactRow = diesel::insert_into(contacts::table)
                         .values((
@@ -253,7 +251,7 @@ impl ContactRepository for PgContactRepository {
                         .get_result(conn)
                         .await?;
                     let contact = Contact::from(row);
-                    let event = DomainEvent::ContactCreated(contact.clone());
+                    let event = new.event(contact.clone());
                     outbox::record(conn, ws, OffsetDateTime::now_utc(), &[event]).await?;
                     Ok(contact)
                 }
@@ -279,9 +277,7 @@ impl ContactRepository for PgContactRepository {
                         return Ok(before);
                     }
                     if let Some(Some(email)) = &change.email {
-                        if email_taken(conn, ws, email.as_str(), id).await? {
-                            return Err(TxError::Duplicate(ContactField::Email));
-                        }
+                        admit_email(email_taken(conn, ws, email.as_str(), id).await?).map_err(TxError::Duplicate)?;
                     }
                     let set = ContactSet {
                         name: change.name.as_deref(),

@@ -153,6 +153,28 @@ pub struct NewContact {
     pub note: Option<String>,
 }
 
+impl NewContact {
+    /// The event a stored contact emits, with its record as stored.
+    pub fn event(&self, contact: Contact) -> crate::webhooks::DomainEvent {
+        crate::webhooks::DomainEvent::ContactCreated(contact)
+    }
+}
+
+/// Whether a contact may be created with, or changed to, an e-mail address, given whether
+/// another contact of the workspace already has it: one address names one contact. No unique
+/// index says so (older contacts may share an address), so the repository asks, under a lock on
+/// the address, and this decides.
+///
+/// # Errors
+/// [`ContactField::Email`], the field the contact collides on, when the address is taken.
+pub fn admit_email(taken_by_another: bool) -> Result<(), ContactField> {
+    if taken_by_another {
+        Err(ContactField::Email)
+    } else {
+        Ok(())
+    }
+}
+
 /// A validated change: `None` keeps a field, `Some(None)` clears it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContactChange {
@@ -281,6 +303,21 @@ mod tests {
             assert!(change.alters(&c), "{change:?}");
             assert_eq!(change.event(c.clone()).event_type(), crate::webhooks::EventType::ContactUpdated);
         }
+    }
+
+    #[test]
+    fn an_address_another_contact_has_is_refused() {
+        assert_eq!(admit_email(true), Err(ContactField::Email));
+        assert_eq!(admit_email(false), Ok(()));
+    }
+
+    #[test]
+    fn a_stored_contact_emits_contact_created_with_its_record() {
+        let new =
+            NewContact { name: "Ana".into(), phone: None, email: None, country: None, language: None, note: None };
+        let event = new.event(contact());
+        assert_eq!(event.event_type(), crate::webhooks::EventType::ContactCreated);
+        assert!(matches!(event, crate::webhooks::DomainEvent::ContactCreated(c) if c == contact()));
     }
 
     #[test]
