@@ -12,7 +12,7 @@ use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::channels::{ChannelId, ChannelType};
-use domain::connectors::{Dispatch, DispatchQueue, OutboundContent, Template};
+use domain::connectors::{attempts_after_rate_limit, Dispatch, DispatchQueue, OutboundContent, Template};
 use domain::messaging::{decide_advance, MessageId, MessageStatus};
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
@@ -286,16 +286,21 @@ impl DispatchQueue for PgConnectors {
                 .set(channels::send_paused_until.eq(until))
                 .execute(c)
                 .await?;
-                // The platform's limit is not the message's fault: the attempt does not count.
-                diesel::sql_query(
-                    "UPDATE messages SET next_dispatch_at = $3, dispatch_attempts = greatest(dispatch_attempts - 1, 0)
-                     WHERE workspace_id = $1 AND id = $2",
-                )
-                .bind::<BigInt, _>(ws.0)
-                .bind::<BigInt, _>(id)
-                .bind::<Timestamptz, _>(until)
-                .execute(c)
-                .await?;
+                // The attempts as stored, under the row's lock, not as claimed: once a lease
+                // expires another dispatcher may have claimed the message again, and its attempt
+                // counts. One more statement than an update that computes the value itself, on
+                // the rare path of a rate limit.
+                let message = messages::table.filter(messages::workspace_id.eq(ws.0)).filter(messages::id.eq(id));
+                let stored: Option<i32> =
+                    message.select(messages::dispatch_attempts).for_update().first(c).await.optional()?;
+                let Some(stored) = stored else { return Ok(()) };
+                diesel::update(message)
+                    .set((
+                        messages::next_dispatch_at.eq(until),
+                        messages::dispatch_attempts.eq(attempts_after_rate_limit(stored)),
+                    ))
+                    .execute(c)
+                    .await?;
                 Ok(())
             }
             .scope_boxed()

@@ -28,6 +28,13 @@ pub fn retry_delay(attempts: i32) -> Option<Duration> {
     Some(Duration::seconds((5i64 << exp).min(900)))
 }
 
+/// The dispatch attempts to store for a message whose send the platform rate-limited, given the
+/// attempts stored now (the claim counted this one): the platform's limit is not the message's
+/// fault, so this attempt does not count, and none is ever below zero.
+pub fn attempts_after_rate_limit(stored: i32) -> i32 {
+    (stored - 1).max(0)
+}
+
 /// What one dispatch pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DispatchReport {
@@ -281,6 +288,13 @@ mod tests {
         let secs: Vec<i64> = (1..=11).filter_map(retry_delay).map(|d| d.whole_seconds()).collect();
         assert_eq!(secs, [5, 10, 20, 40, 80, 160, 320, 640, 900, 900, 900]);
         assert_eq!(retry_delay(MAX_ATTEMPTS), None);
+    }
+
+    #[test]
+    fn a_rate_limited_attempt_does_not_count() {
+        assert_eq!(attempts_after_rate_limit(3), 2);
+        assert_eq!(attempts_after_rate_limit(1), 0);
+        assert_eq!(attempts_after_rate_limit(0), 0, "never below zero");
     }
 
     #[test]

@@ -95,6 +95,11 @@ async fn rate_limits_pause_the_channel_and_server_errors_retry_later() {
     let r = dispatch(&app).await;
     assert_eq!((r.claimed, r.deferred), (1, 1));
     assert_eq!(message(&app, &key, &m["id"]).await["status"], "queued", "a rate limit never fails a message");
+    assert_eq!(
+        dispatch_state(&app, &m["id"]).await,
+        (0, true),
+        "the attempt does not count and the message waits for the channel"
+    );
     let other = send(&app, &key, json!({"channel_id": ch, "content": "Also waits", "to": "+14155550124"})).await;
     assert_eq!(dispatch(&app).await.claimed, 0, "the channel is paused");
     assert_eq!(message(&app, &key, &other["id"]).await["status"], "queued");
@@ -107,6 +112,29 @@ async fn rate_limits_pause_the_channel_and_server_errors_retry_later() {
     assert_eq!((r.claimed, r.deferred), (1, 1));
     assert_eq!(message(&app, &key, &m2["id"]).await["status"], "queued");
     assert_eq!(dispatch(&app).await.claimed, 0, "the retry waits for its backoff");
+}
+
+/// A message's stored dispatch attempts, and whether it waits until its channel's pause ends.
+async fn dispatch_state(app: &TestApp, id: &Value) -> (i32, bool) {
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        attempts: i32,
+        #[diesel(sql_type = diesel::sql_types::Bool)]
+        waits: bool,
+    }
+    let mut conn = app.db.conn().await.expect("conn");
+    let row: Row = diesel::sql_query(
+        "SELECT m.dispatch_attempts AS attempts, coalesce(m.next_dispatch_at = c.send_paused_until, false) AS waits
+         FROM messages m JOIN channels c ON c.workspace_id = m.workspace_id AND c.id = m.channel_id
+         WHERE m.id = $1",
+    )
+    .bind::<diesel::sql_types::BigInt, _>(id.as_i64().expect("id"))
+    .get_result(&mut conn)
+    .await
+    .expect("row");
+    (row.attempts, row.waits)
 }
 
 #[tokio::test]
