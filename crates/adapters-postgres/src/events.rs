@@ -14,7 +14,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::events::{EventPosition, EventStore, FeedPage, FeedQuery, ReplayWindow, StoredEvent};
-use domain::webhooks::DestinationId;
+use domain::webhooks::{DeliveryStatus, DestinationId};
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 
@@ -64,9 +64,8 @@ struct Replayed {
 
 #[derive(QueryableByName)]
 struct Found {
-    #[diesel(sql_type = BigInt)]
-    #[allow(dead_code)]
-    id: i64,
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    active: bool,
 }
 
 /// The page's statement. One text per combination of filters (rather than `$n IS NULL OR …`),
@@ -151,7 +150,7 @@ impl EventStore for PgEventStore {
                 // Concurrent replays of one destination take turns, so the second one sees the
                 // first one's deliveries (its statement starts after the lock) and adds none.
                 let found: Option<Found> = diesel::sql_query(
-                    "SELECT id FROM webhook_destinations WHERE workspace_id = $1 AND id = $2 FOR UPDATE",
+                    "SELECT active FROM webhook_destinations WHERE workspace_id = $1 AND id = $2 FOR UPDATE",
                 )
                 .bind::<BigInt, _>(ws.0)
                 .bind::<BigInt, _>(destination.0)
@@ -159,15 +158,13 @@ impl EventStore for PgEventStore {
                 .await
                 .map(Some)
                 .or_else(|e| if e == diesel::result::Error::NotFound { Ok(None) } else { Err(e) })?;
-                if found.is_none() {
-                    return Ok(None);
-                }
+                let Some(found) = found else { return Ok(None) };
                 let replayed: Replayed = diesel::sql_query(
                     // Oldest first: due times a microsecond apart in feed order, all already due.
-                    // An event already received, or already on its way (pending, being sent, or
-                    // paused until the destination is active again), is not queued twice.
+                    // An event whose delivery holds it (the domain's `DeliveryStatus::holds_event`)
+                    // is not queued twice; the status of the new ones is the domain's too.
                     "WITH d AS (
-                         SELECT id, events, active FROM webhook_destinations WHERE workspace_id = $1 AND id = $2
+                         SELECT id, events FROM webhook_destinations WHERE workspace_id = $1 AND id = $2
                      ), cand AS (
                          SELECT e.id, row_number() OVER (ORDER BY e.txid, e.id) AS ord, count(*) OVER () AS total
                          FROM webhook_events e, d
@@ -178,11 +175,11 @@ impl EventStore for PgEventStore {
                            AND NOT EXISTS (
                                SELECT 1 FROM webhook_deliveries x
                                WHERE x.event_id = e.id AND x.destination_id = $2
-                                 AND x.status IN ('succeeded', 'pending', 'sending', 'paused'))
+                                 AND x.status = ANY ($7::text[]))
                      ), ins AS (
                          INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status,
                                                          next_attempt_at, created_at, updated_at)
-                         SELECT $1, d.id, cand.id, CASE WHEN d.active THEN 'pending' ELSE 'paused' END,
+                         SELECT $1, d.id, cand.id, $8,
                                 $6::timestamptz - (cand.total - cand.ord) * interval '1 microsecond', $6, $6
                          FROM cand, d
                          ORDER BY cand.ord
@@ -196,15 +193,15 @@ impl EventStore for PgEventStore {
                 .bind::<Timestamptz, _>(window.until)
                 .bind::<Array<Text>, _>(types)
                 .bind::<Timestamptz, _>(window.now)
+                .bind::<Array<Text>, _>(DeliveryStatus::holding_event())
+                .bind::<Text, _>(DeliveryStatus::queued_for(found.active).as_str())
                 .get_result(conn)
                 .await?;
-                // Recorded with the deliveries it queued; a replay that queues nothing changed
-                // nothing and is not recorded.
-                if replayed.queued > 0 {
-                    let entry = crate::audit::with_detail(&audit, "queued", replayed.queued);
+                let queued = replayed.queued as u64;
+                if let Some(entry) = ReplayWindow::record(&audit, queued) {
                     crate::audit::write(conn, &[entry], None).await?;
                 }
-                Ok(Some(replayed.queued as u64))
+                Ok(Some(queued))
             }
             .scope_boxed()
         })

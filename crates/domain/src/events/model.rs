@@ -4,6 +4,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use time::OffsetDateTime;
 
+use crate::audit::AuditEntry;
 use crate::webhooks::EventType;
 
 /// Where an event sits in the feed: its writing transaction, then its id.
@@ -95,9 +96,29 @@ pub struct ReplayWindow {
     pub now: OffsetDateTime,
 }
 
+impl ReplayWindow {
+    /// The audit record of a replay that queued `queued` deliveries, `audit` with their count: a
+    /// replay that queues nothing changed nothing and is not recorded.
+    pub fn record(audit: &AuditEntry, queued: u64) -> Option<AuditEntry> {
+        (queued > 0).then(|| audit.with_detail("queued", queued))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::audit::{AuditAction, AuditContext, AuditTarget};
+    use crate::workspace::WorkspaceId;
+
+    #[test]
+    fn a_replay_is_recorded_with_its_count_only_when_it_queued_something() {
+        let target = AuditTarget { kind: "webhook", id: Some(4) };
+        let audit =
+            AuditContext::cli().entry(WorkspaceId(1), AuditAction::WebhookReplayed, target, serde_json::json!({}));
+        assert_eq!(ReplayWindow::record(&audit, 0), None);
+        let recorded = ReplayWindow::record(&audit, 3).expect("recorded");
+        assert_eq!(recorded.details, serde_json::json!({ "queued": 3 }));
+    }
 
     #[test]
     fn cursors_round_trip_and_junk_is_refused() {

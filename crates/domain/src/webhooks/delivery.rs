@@ -19,6 +19,12 @@ use crate::common::ports::{Clock, RandomSource, SecretCipher, SecretPlace};
 /// The `user-agent` of every delivery.
 pub const USER_AGENT: &str = concat!("wms-webhooks/", env!("CARGO_PKG_VERSION"));
 
+/// The secret a destination had before its last rotation, while it still signs at `now`: until
+/// `until`, the end of the rotation's grace (excluded), and never without one.
+pub fn previous_secret_at<T>(previous: Option<T>, until: Option<OffsetDateTime>, now: OffsetDateTime) -> Option<T> {
+    previous.filter(|_| until.is_some_and(|until| until > now))
+}
+
 /// The rules of delivery, from configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeliveryPolicy {
@@ -185,6 +191,16 @@ mod tests {
     use time::macros::datetime;
 
     const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+    #[test]
+    fn the_previous_secret_signs_only_until_the_end_of_its_grace() {
+        let now = datetime!(2026-03-01 10:00:00 UTC);
+        let later = datetime!(2026-03-02 10:00:00 UTC);
+        assert_eq!(previous_secret_at(Some("old"), Some(later), now), Some("old"));
+        assert_eq!(previous_secret_at(Some("old"), Some(now), now), None);
+        assert_eq!(previous_secret_at(Some("old"), None, now), None);
+        assert_eq!(previous_secret_at(None::<&str>, Some(later), now), None);
+    }
     const NOW: OffsetDateTime = datetime!(2026-03-01 10:00:00 UTC);
 
     fn claim(attempt_number: i32) -> ClaimedDelivery {

@@ -118,6 +118,15 @@ impl HealthEvent {
             Self::Recovered => DomainEvent::WebhookRecovered(destination),
         }
     }
+
+    /// The e-mail the workspace's admins get about it: one when the destination starts failing,
+    /// none when it recovers.
+    pub fn notice(self) -> Option<HealthNotice> {
+        match self {
+            Self::Failing => Some(HealthNotice::Failing),
+            Self::Recovered => None,
+        }
+    }
 }
 
 /// One destination's run of failures after a batch, and the events it emits, in order.
@@ -245,6 +254,12 @@ mod tests {
     use time::macros::datetime;
 
     const NOW: OffsetDateTime = datetime!(2026-03-01 10:00:00 UTC);
+
+    #[test]
+    fn admins_hear_when_a_destination_starts_failing_but_not_when_it_recovers() {
+        assert_eq!(HealthEvent::Failing.notice(), Some(HealthNotice::Failing));
+        assert_eq!(HealthEvent::Recovered.notice(), None);
+    }
 
     fn rec(dest: i64, secs: i64, effect: DestinationEffect) -> AttemptRecord {
         AttemptRecord {

@@ -224,6 +224,32 @@ impl DeliveryStatus {
             status => status,
         }
     }
+
+    /// Whether a delivery in this status is still on its retry schedule, so that it keeps the
+    /// schedule after a manual attempt fails: a delivery waiting, paused or being sent keeps
+    /// retrying; one that succeeded or failed for good is only attempted again by hand.
+    pub fn on_schedule(self) -> bool {
+        matches!(self, DeliveryStatus::Pending | DeliveryStatus::Paused | DeliveryStatus::Sending)
+    }
+
+    /// Whether a delivery in this status already takes care of its event for its destination,
+    /// so that a replay does not queue the event again: received, or on its way (waiting, being
+    /// sent, or paused until the destination is active again). A delivery that failed for good
+    /// does not: a replay queues a new one.
+    pub fn holds_event(self) -> bool {
+        self != DeliveryStatus::Failed
+    }
+
+    /// The statuses that [`holds_event`](Self::holds_event), by stored name.
+    pub fn holding_event() -> Vec<&'static str> {
+        Self::ALL.into_iter().filter(|s| s.holds_event()).map(DeliveryStatus::as_str).collect()
+    }
+
+    /// The status a delivery is queued in for a destination that is `active` or not: pending, or
+    /// paused until it is reactivated.
+    pub fn queued_for(destination_active: bool) -> DeliveryStatus {
+        DeliveryStatus::Pending.recorded_for(destination_active)
+    }
 }
 
 impl FromStr for DeliveryStatus {
@@ -317,6 +343,23 @@ pub struct Delivery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_delivery_waiting_paused_or_being_sent_keeps_its_schedule_after_a_manual_attempt() {
+        let kept: Vec<DeliveryStatus> = DeliveryStatus::ALL.into_iter().filter(|s| s.on_schedule()).collect();
+        assert_eq!(kept, [DeliveryStatus::Pending, DeliveryStatus::Sending, DeliveryStatus::Paused]);
+    }
+
+    #[test]
+    fn a_replay_queues_again_only_an_event_whose_delivery_failed_for_good() {
+        assert_eq!(DeliveryStatus::holding_event(), ["pending", "sending", "paused", "succeeded"]);
+    }
+
+    #[test]
+    fn a_delivery_is_queued_pending_for_an_active_destination_and_paused_for_an_inactive_one() {
+        assert_eq!(DeliveryStatus::queued_for(true), DeliveryStatus::Pending);
+        assert_eq!(DeliveryStatus::queued_for(false), DeliveryStatus::Paused);
+    }
 
     #[test]
     fn a_retry_to_an_inactive_destination_is_paused_and_every_other_outcome_stands() {

@@ -205,7 +205,7 @@ pub(super) async fn claim_due_tx(
         .into_iter()
         .map(|r| {
             let window = windows.get(&r.destination_id).copied().unwrap_or(1);
-            ClaimedDelivery { window, ..r.into_claim(AttemptTrigger::Scheduled, true) }
+            ClaimedDelivery { window, ..r.into_claim(AttemptTrigger::Scheduled, true, now) }
         })
         .collect())
 }

@@ -12,6 +12,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::mail::SiteUrl;
+use domain::webhooks::delivery::previous_secret_at;
 use domain::webhooks::pace::PaceBounds;
 use domain::webhooks::{
     AttemptRecord, AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryId, DeliveryQueue, DeliveryStatus,
@@ -65,6 +66,8 @@ struct ClaimRow {
     secret: Vec<u8>,
     #[diesel(sql_type = Nullable<diesel::sql_types::Bytea>)]
     previous_secret: Option<Vec<u8>>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    previous_until: Option<OffsetDateTime>,
     #[diesel(sql_type = Text)]
     message_id: String,
     #[diesel(sql_type = Text)]
@@ -78,7 +81,8 @@ struct ClaimRow {
 }
 
 impl ClaimRow {
-    fn into_claim(self, trigger: AttemptTrigger, retries_on_failure: bool) -> ClaimedDelivery {
+    /// The claim made at `now` (when the previous secret still signs).
+    fn into_claim(self, trigger: AttemptTrigger, retries_on_failure: bool, now: OffsetDateTime) -> ClaimedDelivery {
         ClaimedDelivery {
             delivery_id: DeliveryId(self.id),
             workspace_id: WorkspaceId(self.workspace_id),
@@ -87,7 +91,7 @@ impl ClaimRow {
             message_id: self.message_id,
             payload: self.payload,
             secret_sealed: self.secret,
-            previous_secret_sealed: self.previous_secret,
+            previous_secret_sealed: previous_secret_at(self.previous_secret, self.previous_until, now),
             attempt_number: self.attempt_count.saturating_add(1),
             trigger,
             retries_on_failure,
@@ -104,7 +108,7 @@ impl ClaimRow {
 /// The columns a claim returns, for `UPDATE … FROM webhook_events e, webhook_destinations w`.
 const CLAIM_RETURNING: &str = "d.id, d.workspace_id, d.destination_id, d.attempt_count, w.url,
     w.secret_encrypted AS secret,
-    CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_encrypted END AS previous_secret,
+    w.previous_secret_encrypted AS previous_secret, w.previous_secret_expires_at AS previous_until,
     e.message_id, e.payload, w.headers::text AS headers, w.headers_encrypted AS headers_sealed";
 
 fn ts(now: OffsetDateTime, d: Duration) -> OffsetDateTime {
@@ -175,8 +179,12 @@ impl DeliveryQueue for PgDeliveryQueue {
                     // The record goes with the claim: a claim that rolls back leaves none.
                     crate::audit::write(conn, std::slice::from_ref(&audit), None).await?;
                     // A delivery still on its schedule keeps it after a failed manual attempt.
-                    let on_schedule = matches!(row.old_status.as_str(), "pending" | "paused" | "sending");
-                    return Ok(ManualClaim::Claimed(Box::new(row.into_claim(AttemptTrigger::Manual, on_schedule))));
+                    let on_schedule = row.old_status.parse::<DeliveryStatus>().is_ok_and(DeliveryStatus::on_schedule);
+                    return Ok(ManualClaim::Claimed(Box::new(row.into_claim(
+                        AttemptTrigger::Manual,
+                        on_schedule,
+                        now,
+                    ))));
                 }
                 #[derive(QueryableByName)]
                 struct N {
@@ -245,8 +253,8 @@ impl DeliveryQueue for PgDeliveryQueue {
                          )
                          SELECT d.id, d.workspace_id, d.destination_id, d.attempt_count, w.url,
                                 w.secret_encrypted AS secret,
-                                CASE WHEN w.previous_secret_expires_at > $3 THEN w.previous_secret_encrypted END
-                                  AS previous_secret,
+                                w.previous_secret_encrypted AS previous_secret,
+                                w.previous_secret_expires_at AS previous_until,
                                 e.message_id, e.payload, 'pending' AS old_status, w.headers::text AS headers,
                                 w.headers_encrypted AS headers_sealed
                          FROM d, w, e",
@@ -271,7 +279,7 @@ impl DeliveryQueue for PgDeliveryQueue {
             })
             .await
             .map_err(repo)?;
-        Ok(row.map(|r| r.into_claim(AttemptTrigger::Test, false)))
+        Ok(row.map(|r| r.into_claim(AttemptTrigger::Test, false, now)))
     }
 
     async fn record(

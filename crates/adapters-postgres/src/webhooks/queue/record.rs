@@ -9,9 +9,7 @@ use diesel::sql_types::{Array, BigInt, Bool, Integer, Nullable, Text, Timestampt
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::mail::SiteUrl;
-use domain::webhooks::health::{
-    deactivations, disabled_announcement, streaks, verdicts, HealthEvent, StoredFailure, Streak,
-};
+use domain::webhooks::health::{deactivations, disabled_announcement, streaks, verdicts, StoredFailure, Streak};
 use domain::webhooks::notices::{admin_mails, HealthNotice};
 use domain::webhooks::pace::{Pace, PaceBounds};
 use domain::webhooks::{AttemptRecord, WebhookDestination, WebhookRecord};
@@ -285,8 +283,8 @@ async fn apply_streaks(
                 "webhook destination health changed"
             );
             outbox::record(conn, d.workspace_id, latest, &[event]).await?;
-            if *health == HealthEvent::Failing {
-                notices.push((d.clone(), HealthNotice::Failing));
+            if let Some(notice) = health.notice() {
+                notices.push((d.clone(), notice));
             }
         }
     }
