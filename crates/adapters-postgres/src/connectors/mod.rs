@@ -12,6 +12,7 @@ use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::channels::{ChannelId, ChannelType};
+use domain::connectors::inbound::SenderAddress;
 use domain::connectors::{attempts_after_rate_limit, Dispatch, DispatchQueue, OutboundContent, Template};
 use domain::messaging::{decide_advance, MessageId, MessageStatus};
 use domain::workspace::WorkspaceId;
@@ -57,7 +58,9 @@ struct ClaimedRow {
     #[diesel(sql_type = Bytea)]
     credentials: Vec<u8>,
     #[diesel(sql_type = Nullable<Text>)]
-    to_address: Option<String>,
+    phone: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    platform_user_id: Option<String>,
     #[diesel(sql_type = Text)]
     content: String,
     #[diesel(sql_type = Nullable<Jsonb>)]
@@ -80,7 +83,8 @@ fn into_dispatch(r: ClaimedRow) -> Result<Dispatch, RepoError> {
         channel_id: ChannelId(r.channel_id),
         channel_type,
         credentials_sealed: r.credentials,
-        to: r.to_address,
+        // The contact's address on the channel's platform.
+        to: SenderAddress::of(channel_type).pick(r.phone, r.platform_user_id),
         content,
         attempts: r.attempts,
         tag: r.platform_tag.as_deref().and_then(domain::messaging::window::MessageTag::from_platform_name),
@@ -211,7 +215,7 @@ impl DispatchQueue for PgConnectors {
                  RETURNING m.id, m.workspace_id, m.channel_id, m.thread_id, m.content, m.template, m.dispatch_attempts, m.platform_tag
              )
              SELECT cl.id, cl.workspace_id, cl.channel_id, c.channel_type, c.credentials_encrypted AS credentials,
-                    CASE WHEN c.channel_type = 'whatsapp' THEN ct.phone ELSE ct.platform_user_id END AS to_address,
+                    ct.phone, ct.platform_user_id,
                     cl.content, cl.template, cl.dispatch_attempts AS attempts, cl.platform_tag
              FROM claimed cl
              JOIN channels c ON c.workspace_id = cl.workspace_id AND c.id = cl.channel_id

@@ -6,7 +6,8 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::channels::ChannelId;
+use domain::channels::{ChannelId, ChannelType};
+use domain::connectors::inbound::SenderAddress;
 use domain::messaging::recipients::{
     contact_created, created_contact, created_thread, opens_conversation, recipients_to_create, thread_created,
 };
@@ -31,7 +32,8 @@ pub(super) async fn addressed_by_phone(
         .select(channels::channel_type)
         .first(conn)
         .await?;
-    Ok(channel_type == "whatsapp")
+    // A channel type wms does not know addresses nobody by phone.
+    Ok(channel_type.parse::<ChannelType>().is_ok_and(|t| SenderAddress::of(t) == SenderAddress::Phone))
 }
 
 #[derive(QueryableByName)]

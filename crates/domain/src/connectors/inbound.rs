@@ -49,7 +49,7 @@ pub struct InboundFacts {
     pub received_at: Option<OffsetDateTime>,
 }
 
-/// Which contact column identifies a sender on a platform.
+/// Which contact column identifies a sender on a platform, and so the recipient of a send on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SenderAddress {
     /// `contacts.phone` (WhatsApp: the sender is an E.164 number).
@@ -64,6 +64,14 @@ impl SenderAddress {
         match channel_type {
             ChannelType::Whatsapp => Self::Phone,
             ChannelType::Messenger | ChannelType::Instagram => Self::PlatformUserId,
+        }
+    }
+
+    /// Of a contact's phone and platform user id, the one this column holds.
+    pub fn pick<T>(self, phone: T, platform_user_id: T) -> T {
+        match self {
+            Self::Phone => phone,
+            Self::PlatformUserId => platform_user_id,
         }
     }
 
@@ -278,6 +286,15 @@ mod tests {
             contact: Some(KnownContact { id: 7, name: name.map(Into::into) }),
             thread: thread.map(|status| KnownThread { id: 70, status: status.into(), latest_inbound_at: None }),
             received_at: None,
+        }
+    }
+
+    #[test]
+    fn a_whatsapp_contact_is_reached_by_phone_and_others_by_platform_user_id() {
+        let wa = SenderAddress::of(ChannelType::Whatsapp);
+        assert_eq!(wa.pick("+14155550123", "psid"), "+14155550123");
+        for other in [ChannelType::Messenger, ChannelType::Instagram] {
+            assert_eq!(SenderAddress::of(other).pick("+14155550123", "psid"), "psid");
         }
     }
 
