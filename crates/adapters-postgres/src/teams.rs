@@ -9,8 +9,8 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::common::page::{Page, PageRequest};
 use domain::teams::{
-    decide_team_deletion, AssignmentMode, AssignmentPolicy, CreateTeamError, NewTeam, Team, TeamChange, TeamDeletion,
-    TeamLookupError, TeamRepository, TeamThread, UpdateTeamError,
+    admit_team_members, decide_team_deletion, AssignmentMode, AssignmentPolicy, CreateTeamError, NewTeam, Team,
+    TeamChange, TeamDeletion, TeamLookupError, TeamRepository, TeamThread, UpdateTeamError,
 };
 use domain::threads::Assignee;
 use domain::webhooks::DomainEvent;
@@ -99,15 +99,14 @@ async fn find(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64, lock: bool
     Ok(with_members(conn, ws, vec![row]).await?.pop())
 }
 
-/// Those of `ids` that are not members of `ws`.
-async fn not_members(conn: &mut AsyncPgConnection, ws: WorkspaceId, ids: &[i64]) -> QueryResult<Vec<i64>> {
-    let known: Vec<i64> = workspace_members::table
+/// Those of `ids` that are members of `ws` ([`admit_team_members`] decides over them).
+async fn members_among(conn: &mut AsyncPgConnection, ws: WorkspaceId, ids: &[i64]) -> QueryResult<Vec<i64>> {
+    workspace_members::table
         .filter(workspace_members::workspace_id.eq(ws.0))
         .filter(workspace_members::user_id.eq_any(ids))
         .select(workspace_members::user_id)
         .load(conn)
-        .await?;
-    Ok(ids.iter().copied().filter(|i| !known.contains(i)).collect())
+        .await
 }
 
 async fn replace_members(conn: &mut AsyncPgConnection, ws: WorkspaceId, team: i64, ids: &[i64]) -> QueryResult<()> {
@@ -228,10 +227,9 @@ impl TeamRepository for PgTeamRepository {
         let result = conn
             .transaction::<_, TxError<CreateTeamError>, _>(|conn| {
                 async move {
-                    let unknown = not_members(conn, ws, &new.member_ids).await?;
-                    if !unknown.is_empty() {
-                        return Err(TxError::Refused(CreateTeamError::UnknownMembers(unknown)));
-                    }
+                    let members = members_among(conn, ws, &new.member_ids).await?;
+                    admit_team_members(&new.member_ids, &members)
+                        .map_err(|unknown| TxError::Refused(CreateTeamError::UnknownMembers(unknown)))?;
                     let row: TeamRow = diesel::insert_into(teams::table)
                         .values((teams::workspace_id.eq(ws.0), teams::name.eq(&new.name)))
                         .returning(TeamRow::as_returning())
@@ -279,10 +277,9 @@ impl TeamRepository for PgTeamRepository {
                             })?;
                     }
                     if let Some(members) = &change.member_ids {
-                        let unknown = not_members(conn, ws, members).await?;
-                        if !unknown.is_empty() {
-                            return Err(TxError::Refused(UpdateTeamError::UnknownMembers(unknown)));
-                        }
+                        let found = members_among(conn, ws, members).await?;
+                        admit_team_members(members, &found)
+                            .map_err(|unknown| TxError::Refused(UpdateTeamError::UnknownMembers(unknown)))?;
                         replace_members(conn, ws, id, members).await?;
                     }
                     if let Some(policy) = change.assignment {

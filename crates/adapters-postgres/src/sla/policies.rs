@@ -7,11 +7,11 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::common::page::{Page, PageRequest};
 use domain::sla::{
-    some_target, CreateSlaPolicyError, DeleteSlaPolicyError, NewSlaPolicy, SlaPolicy, SlaPolicyChange,
-    SlaPolicyRepository, SlaTargets, UpdateSlaPolicyError,
+    decide_new_policy, decide_policy_change, CreateSlaPolicyError, DeleteSlaPolicyError, NewSlaPolicy,
+    PolicyReferences, SlaPolicy, SlaPolicyChange, SlaPolicyRepository, SlaTargets, UpdateSlaPolicyError,
 };
 use domain::workspace::WorkspaceId;
-use domain::{RepoError, ValidationErrors};
+use domain::RepoError;
 use time::OffsetDateTime;
 
 use crate::error::repo;
@@ -79,46 +79,28 @@ pub(crate) async fn all(conn: &mut AsyncPgConnection, ws: WorkspaceId) -> QueryR
     Ok(rows.into_iter().map(SlaPolicy::from).collect())
 }
 
-/// What a policy names that the workspace lacks: channel ids, label names.
-struct Unknown {
-    channels: Vec<i64>,
-    labels: Vec<String>,
-}
-
-/// The channels and labels of `channel_ids` and `names` that are not the workspace's; the
-/// labels as the workspace spells them.
-async fn check_names(
+/// What the workspace has of `channel_ids` and the labels `names` (matched ignoring case), for
+/// the domain's [`decide_new_policy`] and [`decide_policy_change`].
+async fn references(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
     channel_ids: &[i64],
     names: &[String],
-) -> QueryResult<(Unknown, Vec<String>)> {
-    let found: Vec<i64> = channels::table
+) -> QueryResult<PolicyReferences> {
+    let channels: Vec<i64> = channels::table
         .filter(channels::workspace_id.eq(ws.0))
         .filter(channels::id.eq_any(channel_ids))
         .select(channels::id)
         .load(conn)
         .await?;
     let lowered: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
-    let existing: Vec<String> = labels::table
+    let labels: Vec<String> = labels::table
         .filter(labels::workspace_id.eq(ws.0))
         .filter(lower(labels::name).eq_any(&lowered))
         .select(labels::name)
         .load(conn)
         .await?;
-    let spelled: Vec<String> =
-        names.iter().filter_map(|n| existing.iter().find(|e| e.to_lowercase() == n.to_lowercase()).cloned()).collect();
-    Ok((
-        Unknown {
-            channels: channel_ids.iter().copied().filter(|c| !found.contains(c)).collect(),
-            labels: names
-                .iter()
-                .filter(|n| !existing.iter().any(|e| e.to_lowercase() == n.to_lowercase()))
-                .cloned()
-                .collect(),
-        },
-        spelled,
-    ))
+    Ok(PolicyReferences { channels, labels })
 }
 
 enum TxError<E> {
@@ -159,13 +141,8 @@ impl SlaPolicyRepository for PgSlaPolicyRepository {
         let (new, audit) = (new.clone(), audit.clone());
         conn.transaction::<_, TxError<CreateSlaPolicyError>, _>(|conn| {
             async move {
-                let (unknown, labels) = check_names(conn, ws, &new.channel_ids, &new.labels).await?;
-                if !unknown.channels.is_empty() {
-                    return Err(TxError::Refused(CreateSlaPolicyError::UnknownChannels(unknown.channels)));
-                }
-                if !unknown.labels.is_empty() {
-                    return Err(TxError::Refused(CreateSlaPolicyError::UnknownLabels(unknown.labels)));
-                }
+                let found = references(conn, ws, &new.channel_ids, &new.labels).await?;
+                let new = decide_new_policy(&new, &found).map_err(TxError::Refused)?;
                 let row: PolicyRow = diesel::insert_into(sla_policies::table)
                     .values((
                         sla_policies::workspace_id.eq(ws.0),
@@ -175,7 +152,7 @@ impl SlaPolicyRepository for PgSlaPolicyRepository {
                         sla_policies::resolution_seconds.eq(new.targets.resolution),
                         sla_policies::business_hours.eq(new.business_hours),
                         sla_policies::channel_ids.eq(&new.channel_ids),
-                        sla_policies::labels.eq(&labels),
+                        sla_policies::labels.eq(&new.labels),
                     ))
                     .returning(PolicyRow::as_returning())
                     .get_result(conn)
@@ -213,20 +190,10 @@ impl SlaPolicyRepository for PgSlaPolicyRepository {
                     .optional()?
                     .map(SlaPolicy::from)
                     .ok_or(TxError::Refused(UpdateSlaPolicyError::NotFound(id)))?;
-                let mut after = change.apply(&before);
-                if let Err(e) = some_target(after.targets) {
-                    return Err(TxError::Refused(UpdateSlaPolicyError::Invalid(ValidationErrors(vec![e]))));
-                }
-                let (unknown, labels) = check_names(conn, ws, &after.channel_ids, &after.labels).await?;
-                if !unknown.channels.is_empty() {
-                    return Err(TxError::Refused(UpdateSlaPolicyError::UnknownChannels(unknown.channels)));
-                }
-                if change.labels.is_some() && !unknown.labels.is_empty() {
-                    return Err(TxError::Refused(UpdateSlaPolicyError::UnknownLabels(unknown.labels)));
-                }
-                if change.labels.is_some() {
-                    after.labels = labels;
-                }
+                // What the policy would name after the change: the facts its decision needs.
+                let named = change.apply(&before);
+                let found = references(conn, ws, &named.channel_ids, &named.labels).await?;
+                let after = decide_policy_change(&before, &change, &found).map_err(TxError::Refused)?;
                 let row: PolicyRow = diesel::update(target)
                     .set((
                         sla_policies::name.eq(&after.name),

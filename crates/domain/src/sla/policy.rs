@@ -3,6 +3,7 @@
 
 use time::OffsetDateTime;
 
+use super::ports::{CreateSlaPolicyError, UpdateSlaPolicyError};
 use crate::common::error::{FieldError, ValidationErrors};
 use crate::common::text::bounded;
 
@@ -348,9 +349,159 @@ impl SlaPolicyChangeInput {
     }
 }
 
+/// What the workspace has of the channels and labels a policy names, as its storage read them
+/// inside the change's transaction.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolicyReferences {
+    /// The named channel ids that are channels of the workspace.
+    pub channels: Vec<i64>,
+    /// The workspace's labels among the named ones, as the workspace spells them.
+    pub labels: Vec<String>,
+}
+
+impl PolicyReferences {
+    /// The ids of `ids` that are no channel of the workspace.
+    fn unknown_channels(&self, ids: &[i64]) -> Vec<i64> {
+        ids.iter().copied().filter(|c| !self.channels.contains(c)).collect()
+    }
+
+    /// The names of `names` that are no label of the workspace (ignoring case).
+    fn unknown_labels(&self, names: &[String]) -> Vec<String> {
+        names.iter().filter(|n| self.spelling(n).is_none()).cloned().collect()
+    }
+
+    /// `names` as the workspace spells them, the unknown ones left out.
+    fn spelled(&self, names: &[String]) -> Vec<String> {
+        names.iter().filter_map(|n| self.spelling(n).map(ToOwned::to_owned)).collect()
+    }
+
+    fn spelling(&self, name: &str) -> Option<&str> {
+        let lowered = name.to_lowercase();
+        self.labels.iter().find(|e| e.to_lowercase() == lowered).map(String::as_str)
+    }
+}
+
+/// The policy to store for `new`: refused when it names a channel, then a label, that the
+/// workspace lacks; its labels as the workspace spells them.
+///
+/// # Errors
+/// [`CreateSlaPolicyError::UnknownChannels`], [`CreateSlaPolicyError::UnknownLabels`].
+pub fn decide_new_policy(new: &NewSlaPolicy, found: &PolicyReferences) -> Result<NewSlaPolicy, CreateSlaPolicyError> {
+    let channels = found.unknown_channels(&new.channel_ids);
+    if !channels.is_empty() {
+        return Err(CreateSlaPolicyError::UnknownChannels(channels));
+    }
+    let labels = found.unknown_labels(&new.labels);
+    if !labels.is_empty() {
+        return Err(CreateSlaPolicyError::UnknownLabels(labels));
+    }
+    Ok(NewSlaPolicy { labels: found.spelled(&new.labels), ..new.clone() })
+}
+
+/// The policy `before` becomes with `change`, over what the workspace has of the channels and
+/// labels it then names: refused when it is left without a target, or names a channel the
+/// workspace lacks, or a label the workspace lacks among those the change names. Labels the
+/// change names are stored as the workspace spells them; labels it keeps stay as they were (a
+/// label deleted since does not block a change of something else).
+///
+/// # Errors
+/// [`UpdateSlaPolicyError::Invalid`], [`UpdateSlaPolicyError::UnknownChannels`],
+/// [`UpdateSlaPolicyError::UnknownLabels`].
+pub fn decide_policy_change(
+    before: &SlaPolicy,
+    change: &SlaPolicyChange,
+    found: &PolicyReferences,
+) -> Result<SlaPolicy, UpdateSlaPolicyError> {
+    let mut after = change.apply(before);
+    some_target(after.targets).map_err(|e| UpdateSlaPolicyError::Invalid(ValidationErrors(vec![e])))?;
+    let channels = found.unknown_channels(&after.channel_ids);
+    if !channels.is_empty() {
+        return Err(UpdateSlaPolicyError::UnknownChannels(channels));
+    }
+    if change.labels.is_some() {
+        let labels = found.unknown_labels(&after.labels);
+        if !labels.is_empty() {
+            return Err(UpdateSlaPolicyError::UnknownLabels(labels));
+        }
+        after.labels = found.spelled(&after.labels);
+    }
+    Ok(after)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn names(labels: &[&str]) -> Vec<String> {
+        labels.iter().map(|l| (*l).to_owned()).collect()
+    }
+
+    fn new_policy(channels: &[i64], labels: &[&str]) -> NewSlaPolicy {
+        NewSlaPolicy {
+            name: "Gold".into(),
+            targets: SlaTargets { first_response: Some(60), ..SlaTargets::default() },
+            business_hours: false,
+            channel_ids: channels.to_vec(),
+            labels: names(labels),
+        }
+    }
+
+    fn found(channels: &[i64], labels: &[&str]) -> PolicyReferences {
+        PolicyReferences { channels: channels.to_vec(), labels: names(labels) }
+    }
+
+    #[test]
+    fn a_new_policy_naming_a_channel_the_workspace_lacks_is_refused_before_its_labels() {
+        let e = decide_new_policy(&new_policy(&[1, 2, 3], &["vip"]), &found(&[2], &[])).expect_err("refused");
+        assert!(matches!(e, CreateSlaPolicyError::UnknownChannels(ids) if ids == [1, 3]));
+    }
+
+    #[test]
+    fn a_new_policy_naming_a_label_the_workspace_lacks_is_refused() {
+        let e = decide_new_policy(&new_policy(&[2], &["VIP", "gone"]), &found(&[2], &["vip"])).expect_err("refused");
+        assert!(matches!(e, CreateSlaPolicyError::UnknownLabels(n) if n == ["gone"]));
+    }
+
+    #[test]
+    fn a_new_policy_stores_its_labels_as_the_workspace_spells_them() {
+        let stored = decide_new_policy(&new_policy(&[2], &["vip", "BILLING"]), &found(&[2], &["Billing", "VIP"]));
+        assert_eq!(stored.expect("admitted").labels, ["VIP", "Billing"]);
+    }
+
+    #[test]
+    fn a_change_that_leaves_no_target_is_refused() {
+        let before = policy(1, &[], &[]);
+        let change = SlaPolicyChange { first_response: Some(None), ..SlaPolicyChange::default() };
+        let e = decide_policy_change(&before, &change, &found(&[], &[])).expect_err("refused");
+        assert!(matches!(e, UpdateSlaPolicyError::Invalid(_)));
+    }
+
+    #[test]
+    fn a_change_is_refused_for_a_channel_the_policy_would_name_that_the_workspace_lacks() {
+        let before = policy(1, &[4], &[]);
+        let change = SlaPolicyChange { name: Some("Silver".into()), ..SlaPolicyChange::default() };
+        let e = decide_policy_change(&before, &change, &found(&[], &[])).expect_err("refused");
+        assert!(matches!(e, UpdateSlaPolicyError::UnknownChannels(ids) if ids == [4]));
+    }
+
+    #[test]
+    fn labels_a_change_keeps_are_neither_checked_nor_respelled() {
+        let before = policy(1, &[], &["deleted since"]);
+        let change = SlaPolicyChange { name: Some("Silver".into()), ..SlaPolicyChange::default() };
+        let after = decide_policy_change(&before, &change, &found(&[], &[])).expect("admitted");
+        assert_eq!((after.name.as_str(), after.labels), ("Silver", names(&["deleted since"])));
+    }
+
+    #[test]
+    fn labels_a_change_names_must_exist_and_are_stored_as_the_workspace_spells_them() {
+        let before = policy(1, &[], &[]);
+        let change = SlaPolicyChange { labels: Some(names(&["vip", "gone"])), ..SlaPolicyChange::default() };
+        let e = decide_policy_change(&before, &change, &found(&[], &["VIP"])).expect_err("refused");
+        assert!(matches!(e, UpdateSlaPolicyError::UnknownLabels(n) if n == ["gone"]));
+        let change = SlaPolicyChange { labels: Some(names(&["vip"])), ..SlaPolicyChange::default() };
+        let after = decide_policy_change(&before, &change, &found(&[], &["VIP"])).expect("admitted");
+        assert_eq!(after.labels, ["VIP"]);
+    }
 
     fn policy(id: i64, channels: &[i64], labels: &[&str]) -> SlaPolicy {
         SlaPolicy {

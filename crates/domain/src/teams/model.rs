@@ -65,9 +65,30 @@ pub struct TeamChange {
     pub assignment: Option<super::AssignmentPolicy>,
 }
 
+/// Only members of the workspace are in its teams: `Err` has the ids of `named` that are not
+/// among `members`, the workspace's members among them as its storage found them.
+///
+/// # Errors
+/// The ids that are no member of the workspace.
+pub fn admit_team_members(named: &[i64], members: &[i64]) -> Result<(), Vec<i64>> {
+    let unknown: Vec<i64> = named.iter().copied().filter(|i| !members.contains(i)).collect();
+    if unknown.is_empty() {
+        Ok(())
+    } else {
+        Err(unknown)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_team_may_name_only_members_of_its_workspace() {
+        assert_eq!(admit_team_members(&[2, 5], &[5, 2, 9]), Ok(()));
+        assert_eq!(admit_team_members(&[], &[]), Ok(()));
+        assert_eq!(admit_team_members(&[2, 3, 5, 7], &[5, 2]), Err(vec![3, 7]));
+    }
 
     #[test]
     fn member_ids_are_sorted_and_deduplicated() {
