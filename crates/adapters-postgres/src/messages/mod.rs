@@ -112,11 +112,9 @@ async fn load_message(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64) ->
     row.map(MessageRow::into_domain).transpose()
 }
 
-/// Keys older than this are forgotten.
-const IDEMPOTENCY_HOURS: i64 = 24;
-
+/// Keys used at or before this time are forgotten (the domain's [`IdempotencyKey::LIFETIME`]).
 fn idempotency_cutoff() -> OffsetDateTime {
-    OffsetDateTime::now_utc() - time::Duration::hours(IDEMPOTENCY_HOURS)
+    IdempotencyKey::forgotten_at_or_before(OffsetDateTime::now_utc())
 }
 
 /// Claims the key for this send: forgets it if it expired, then inserts it unless a live one

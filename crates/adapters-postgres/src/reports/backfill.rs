@@ -19,7 +19,10 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::business_hours::BusinessHours;
 use domain::messaging::Sender;
-use domain::reports::{replay, ConversationFact, Cycle, PastMessage, Responder, ThreadAtEvent, ThreadHistory};
+use domain::reports::{
+    replay, BackfillThread, ConversationFact, Cycle, PastMessage, Responder, ThreadAtEvent, ThreadHistory,
+};
+use domain::threads::ThreadStatus;
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
@@ -172,15 +175,12 @@ async fn batch(c: &mut AsyncPgConnection, only: Option<WorkspaceId>) -> diesel::
     let mut replayed: Vec<(&Claimed, ConversationFact)> = Vec::new();
     let mut cycles = CycleColumns::default();
     for t in &claimed {
-        let mut history = histories.remove(&t.thread_id).unwrap_or_default();
-        // What the live path recorded is not history.
-        if let Some(live) = t.live_since {
-            history.messages.retain(|m| m.at < live);
-            history.status_changes.retain(|s| s.0 < live);
-        }
-        if t.status == "resolved" && t.live_since.is_none() && t.updated_at < t.noted_at {
-            history.resolved_now_at = Some(t.updated_at);
-        }
+        let history = histories.remove(&t.thread_id).unwrap_or_default().for_backfill(&BackfillThread {
+            live_since: t.live_since,
+            resolved_now: ThreadStatus::stored(&t.status) == ThreadStatus::Resolved,
+            updated_at: t.updated_at,
+            noted_at: t.noted_at,
+        });
         let thread = ThreadAtEvent {
             team_id: t.team_id,
             assignee_user_id: t.assignee_user_id.filter(|_| t.assignee_type.as_deref() == Some("user")),

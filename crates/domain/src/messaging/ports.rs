@@ -82,6 +82,15 @@ pub struct EarlierUse {
 }
 
 impl IdempotencyKey {
+    /// How long a key answers for its first request: an older use is forgotten, so the key is
+    /// free again.
+    pub const LIFETIME: time::Duration = time::Duration::hours(24);
+
+    /// The uses of a key made at or before this time are forgotten at `now`.
+    pub fn forgotten_at_or_before(now: time::OffsetDateTime) -> time::OffsetDateTime {
+        now - Self::LIFETIME
+    }
+
     /// The message a request with this key is answered with before anything is sent, given the
     /// key's earlier use: the message stored for the same request; `None` when the key is unused
     /// or its first request is still in flight (the insert settles those).
@@ -203,6 +212,12 @@ pub trait MessageRepository: Send + Sync {
 mod tests {
     use super::*;
     use crate::messaging::Sender;
+
+    #[test]
+    fn an_idempotency_key_is_forgotten_a_day_after_its_use() {
+        let now = time::macros::datetime!(2026-03-02 10:00 UTC);
+        assert_eq!(IdempotencyKey::forgotten_at_or_before(now), time::macros::datetime!(2026-03-01 10:00 UTC));
+    }
 
     fn message(sender: Sender, template: bool) -> NewOutboundMessage {
         NewOutboundMessage {

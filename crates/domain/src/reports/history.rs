@@ -28,6 +28,36 @@ pub struct ThreadHistory {
     pub resolved_now_at: Option<OffsetDateTime>,
 }
 
+/// What the backfill knows of a thread besides its stored history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackfillThread {
+    /// When its first fact was recorded live, if one was: the live path figured everything from
+    /// then on.
+    pub live_since: Option<OffsetDateTime>,
+    /// Whether it is `resolved` now.
+    pub resolved_now: bool,
+    /// When it was last updated.
+    pub updated_at: OffsetDateTime,
+    /// When it was noted for the backfill.
+    pub noted_at: OffsetDateTime,
+}
+
+impl ThreadHistory {
+    /// The part of the history a backfill replays for `thread`: what came before its first live
+    /// fact (the rest the live path recorded); and, with no live fact, a thread `resolved` now
+    /// and last updated before it was noted counts as resolved at that update.
+    pub fn for_backfill(mut self, thread: &BackfillThread) -> Self {
+        if let Some(live) = thread.live_since {
+            self.messages.retain(|m| m.at < live);
+            self.status_changes.retain(|s| s.0 < live);
+        }
+        if thread.resolved_now && thread.live_since.is_none() && thread.updated_at < thread.noted_at {
+            self.resolved_now_at = Some(thread.updated_at);
+        }
+        self
+    }
+}
+
 /// What replaying a history stores: the cycle the thread is in afterwards, and every fact.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Replay {
@@ -116,6 +146,31 @@ mod tests {
 
     fn kinds(r: &Replay) -> Vec<(FactKind, Option<i64>)> {
         r.facts.iter().map(|f| (f.kind, f.seconds)).collect()
+    }
+
+    fn backfill(live_since: Option<OffsetDateTime>, resolved_now: bool, updated: i64) -> BackfillThread {
+        BackfillThread { live_since, resolved_now, updated_at: at(updated), noted_at: at(30) }
+    }
+
+    #[test]
+    fn a_backfill_replays_only_what_came_before_the_first_live_fact() {
+        let history = ThreadHistory {
+            messages: vec![msg(0, None), msg(5, Some(Responder::User(9))), msg(10, None)],
+            status_changes: vec![(at(4), true), (at(10), false)],
+            resolved_now_at: None,
+        };
+        let cut = history.for_backfill(&backfill(Some(at(10)), true, 20));
+        assert_eq!(cut.messages, vec![msg(0, None), msg(5, Some(Responder::User(9)))]);
+        assert_eq!(cut.status_changes, vec![(at(4), true)]);
+        assert_eq!(cut.resolved_now_at, None, "a thread with live facts is not taken as resolved at its update");
+    }
+
+    #[test]
+    fn a_backfilled_thread_resolved_now_counts_as_resolved_at_its_update_before_it_was_noted() {
+        let history = ThreadHistory { messages: vec![msg(0, None)], ..ThreadHistory::default() };
+        assert_eq!(history.clone().for_backfill(&backfill(None, true, 20)).resolved_now_at, Some(at(20)));
+        assert_eq!(history.clone().for_backfill(&backfill(None, true, 30)).resolved_now_at, None);
+        assert_eq!(history.for_backfill(&backfill(None, false, 20)).resolved_now_at, None);
     }
 
     #[test]
