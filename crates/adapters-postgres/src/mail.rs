@@ -10,7 +10,8 @@ use diesel::sql_types::{BigInt, Integer, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::mail::{ClaimedMail, Mail, MailFate, MailId, MailQueue, MailResult};
-use domain::users::Email;
+use domain::members::{told_about_workspace, MemberStatus};
+use domain::users::{Email, Role};
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -55,24 +56,35 @@ pub async fn enqueue(conn: &mut AsyncPgConnection, mails: &[Mail]) -> diesel::Qu
 struct Recipient {
     #[diesel(sql_type = Text)]
     email: String,
+    #[diesel(sql_type = Text)]
+    role: String,
+    #[diesel(sql_type = Text)]
+    status: String,
 }
 
-/// The addresses of the workspace's active admins (the people to tell about its keys and
-/// webhooks), read inside the caller's transaction; an invited or deactivated admin is not told.
+/// The addresses of the workspace's members the domain tells about its keys and webhooks
+/// ([`told_about_workspace`]: its active admins), read inside the caller's transaction.
 ///
 /// # Errors
 /// Database errors.
 pub async fn admin_recipients(conn: &mut AsyncPgConnection, ws: WorkspaceId) -> diesel::QueryResult<Vec<Email>> {
     let rows: Vec<Recipient> = diesel::sql_query(
-        "SELECT u.email FROM workspace_members m JOIN users u ON u.id = m.user_id
-         WHERE m.workspace_id = $1 AND m.role = 'admin' AND m.status = 'active'
+        "SELECT u.email, m.role, m.status FROM workspace_members m JOIN users u ON u.id = m.user_id
+         WHERE m.workspace_id = $1
          ORDER BY m.user_id",
     )
     .bind::<BigInt, _>(ws.0)
     .load(conn)
     .await?;
-    // Stored addresses were validated on the way in; one that no longer parses is skipped.
-    Ok(rows.into_iter().filter_map(|r| Email::new("email", &r.email).ok()).collect())
+    Ok(rows
+        .into_iter()
+        .filter(|r| {
+            let (role, status) = (r.role.parse::<Role>(), MemberStatus::parse(&r.status));
+            role.is_ok_and(|role| status.is_ok_and(|status| told_about_workspace(role, status)))
+        })
+        // Stored addresses were validated on the way in; one that no longer parses is skipped.
+        .filter_map(|r| Email::new("email", &r.email).ok())
+        .collect())
 }
 
 /// [`MailQueue`] on PostgreSQL.

@@ -165,8 +165,7 @@ fn to_delivery(r: DeliveryRow, attempts: Vec<DeliveryAttempt>) -> Delivery {
         message_id: r.message_id,
         event_type: r.event_type,
         payload: r.payload,
-        // While leased, next_attempt_at is the lease's end, not a planned attempt.
-        next_attempt_at: if status == DeliveryStatus::Pending { r.next_attempt_at } else { None },
+        next_attempt_at: status.planned_attempt(r.next_attempt_at),
         status,
         attempt_count: r.attempt_count,
         created_at: r.created_at,

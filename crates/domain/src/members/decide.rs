@@ -30,8 +30,15 @@ impl MemberFacts {
     /// the other active admins ([`decide_change`], [`decide_removal`]). The storage reads that
     /// count only then, with the admins' memberships locked, so two concurrent demotions serialise.
     pub fn is_active_admin(&self) -> bool {
-        self.role == Role::Admin && self.status == MemberStatus::Active
+        told_about_workspace(self.role, self.status)
     }
+}
+
+/// Whether a member with `role` and `status` is told about the workspace's keys and webhooks
+/// (leaks, expiries, failing or deactivated destinations) by e-mail: its active admins; an
+/// invited or deactivated admin is not.
+pub fn told_about_workspace(role: Role, status: MemberStatus) -> bool {
+    role == Role::Admin && status == MemberStatus::Active
 }
 
 /// What a change writes: each `Some` field is stored; `audit` is stored with it.

@@ -13,6 +13,16 @@ fn entry(action: AuditAction, details: serde_json::Value) -> AuditEntry {
     AuditContext::cli().entry(WorkspaceId(1), action, AuditTarget::user(Some(7)), details)
 }
 
+#[test]
+fn only_active_admins_are_told_about_the_workspace() {
+    for status in [MemberStatus::Invited, MemberStatus::Active, MemberStatus::Deactivated] {
+        for role in [Role::Admin, Role::Agent] {
+            let told = told_about_workspace(role, status);
+            assert_eq!(told, role == Role::Admin && status == MemberStatus::Active, "{role:?} {status:?}");
+        }
+    }
+}
+
 fn change(name: Option<&str>, role: Option<&str>, active: Option<bool>) -> MemberChange {
     MemberChange::new(name, role, active).expect("valid")
 }

@@ -245,6 +245,13 @@ impl DeliveryStatus {
         Self::ALL.into_iter().filter(|s| s.holds_event()).map(DeliveryStatus::as_str).collect()
     }
 
+    /// When the delivery is next attempted, as its record shows it, given its stored
+    /// `next_attempt_at`: only a pending delivery has a planned attempt (while one is being sent
+    /// the stored time is the worker's lease, not an attempt).
+    pub fn planned_attempt(self, next_attempt_at: Option<OffsetDateTime>) -> Option<OffsetDateTime> {
+        next_attempt_at.filter(|_| self == DeliveryStatus::Pending)
+    }
+
     /// The status a delivery is queued in for a destination that is `active` or not: pending, or
     /// paused until it is reactivated.
     pub fn queued_for(destination_active: bool) -> DeliveryStatus {
@@ -348,6 +355,15 @@ mod tests {
     fn a_delivery_waiting_paused_or_being_sent_keeps_its_schedule_after_a_manual_attempt() {
         let kept: Vec<DeliveryStatus> = DeliveryStatus::ALL.into_iter().filter(|s| s.on_schedule()).collect();
         assert_eq!(kept, [DeliveryStatus::Pending, DeliveryStatus::Sending, DeliveryStatus::Paused]);
+    }
+
+    #[test]
+    fn only_a_pending_delivery_shows_its_next_attempt() {
+        let at = Some(time::macros::datetime!(2026-03-01 10:00 UTC));
+        for status in DeliveryStatus::ALL {
+            let shown = status.planned_attempt(at);
+            assert_eq!(shown, if status == DeliveryStatus::Pending { at } else { None }, "{status:?}");
+        }
     }
 
     #[test]
