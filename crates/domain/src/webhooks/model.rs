@@ -240,6 +240,13 @@ impl DeliveryStatus {
         self != DeliveryStatus::Failed
     }
 
+    /// Whether a delivery in this status holds back the later deliveries of its ordering key
+    /// (a destination that orders by thread or contact): until it succeeded or failed for good,
+    /// they wait; a paused one keeps them waiting until the destination is active again.
+    pub fn holds_back_its_key(self) -> bool {
+        matches!(self, DeliveryStatus::Pending | DeliveryStatus::Sending | DeliveryStatus::Paused)
+    }
+
     /// The statuses that [`holds_event`](Self::holds_event), by stored name.
     pub fn holding_event() -> Vec<&'static str> {
         Self::ALL.into_iter().filter(|s| s.holds_event()).map(DeliveryStatus::as_str).collect()
@@ -364,6 +371,12 @@ mod tests {
             let shown = status.planned_attempt(at);
             assert_eq!(shown, if status == DeliveryStatus::Pending { at } else { None }, "{status:?}");
         }
+    }
+
+    #[test]
+    fn an_unfinished_delivery_holds_back_the_later_ones_of_its_key() {
+        let holding: Vec<DeliveryStatus> = DeliveryStatus::ALL.into_iter().filter(|s| s.holds_back_its_key()).collect();
+        assert_eq!(holding, [DeliveryStatus::Pending, DeliveryStatus::Sending, DeliveryStatus::Paused]);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::webhooks::limiter::{allot, DeliveryCandidate, TokenBucket};
 use domain::webhooks::pace::{DestinationLimits, Pace, PaceCaps};
-use domain::webhooks::{AttemptTrigger, ClaimLimits, ClaimedDelivery};
+use domain::webhooks::{AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryStatus};
 use time::OffsetDateTime;
 
 use super::{ts, ClaimRow, CLAIM_RETURNING};
@@ -48,6 +48,18 @@ struct Bucket {
 /// oldest ones. Deliveries beyond it are seen once the older ones are sent.
 const CLAIM_SCAN: i64 = 2000;
 
+/// `column IN (…)` of the statuses whose delivery holds back the later ones of its ordering key,
+/// as the domain defines them; written out (not bound) so PostgreSQL matches the partial index
+/// `webhook_deliveries_ordering_idx` built on it.
+fn holding_back_a_key(column: &str) -> String {
+    let names: Vec<String> = DeliveryStatus::ALL
+        .into_iter()
+        .filter(|s| s.holds_back_its_key())
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect();
+    format!("{column} IN ({})", names.join(", "))
+}
+
 pub(super) async fn claim_due_tx(
     conn: &mut AsyncPgConnection,
     now: OffsetDateTime,
@@ -60,7 +72,7 @@ pub(super) async fn claim_due_tx(
     // delivery waiting for its thread's turn (`ordering_key`: an earlier delivery of the same
     // thread to the same destination is not finished) is not a candidate at all. A destination
     // never measured is looked at with the starting pace's concurrency.
-    let candidates: Vec<Candidate> = diesel::sql_query(
+    let candidates: Vec<Candidate> = diesel::sql_query(format!(
         "SELECT d.id, d.destination_id FROM webhook_deliveries d
          JOIN (
              SELECT s.id, s.destination_id, s.next_attempt_at,
@@ -71,7 +83,7 @@ pub(super) async fn claim_due_tx(
                    AND (x.ordering_key IS NULL OR NOT EXISTS (
                        SELECT 1 FROM webhook_deliveries p
                        WHERE p.destination_id = x.destination_id AND p.ordering_key = x.ordering_key
-                         AND p.id < x.id AND p.status IN ('pending', 'sending', 'paused')))
+                         AND p.id < x.id AND {}))
                  ORDER BY x.next_attempt_at
                  LIMIT $3
              ) s
@@ -83,7 +95,8 @@ pub(super) async fn claim_due_tx(
          ORDER BY r.next_attempt_at, d.id
          LIMIT $2
          FOR UPDATE OF d SKIP LOCKED",
-    )
+        holding_back_a_key("p.status")
+    ))
     .bind::<Timestamptz, _>(now)
     .bind::<BigInt, _>(i64::try_from(max).unwrap_or(i64::MAX))
     .bind::<BigInt, _>(CLAIM_SCAN)
