@@ -4,11 +4,12 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use domain::users::{Role, UserId};
 use domain::workspace::{
     CreatedWorkspace, InsertWorkspaceError, NewWorkspace, PlanTier, SetPlanError, Workspace, WorkspaceId,
     WorkspaceRepository,
 };
-use domain::{users::UserId, RepoError};
+use domain::RepoError;
 use time::OffsetDateTime;
 
 use crate::error::{repo, unique_violation};
@@ -109,7 +110,7 @@ impl WorkspaceRepository for PgWorkspaceRepository {
                         .values((
                             workspace_members::workspace_id.eq(workspace_id),
                             workspace_members::user_id.eq(user_id),
-                            workspace_members::role.eq("admin"),
+                            workspace_members::role.eq(Role::Admin.as_str()),
                         ))
                         .execute(conn)
                         .await?;
