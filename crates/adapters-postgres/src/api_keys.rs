@@ -269,20 +269,23 @@ pub async fn insert(db: &Db, ws: WorkspaceId, name: &str, token: &NewToken) -> a
         .await?)
 }
 
-/// Whether the key with this digest belongs to `ws` and still works (neither revoked nor
-/// expired): `wms dev` shows the demo key of an earlier run again only then.
+/// The key with this digest in `ws`, if any, whatever its state: `wms dev` shows the demo key
+/// of an earlier run again only while [`ApiKey::state`] says it still works.
 ///
 /// # Errors
 /// On database failure.
-pub async fn is_usable(db: &Db, ws: WorkspaceId, digest: &domain::auth::TokenDigest) -> anyhow::Result<bool> {
+pub async fn find_by_digest(
+    db: &Db,
+    ws: WorkspaceId,
+    digest: &domain::auth::TokenDigest,
+) -> anyhow::Result<Option<ApiKey>> {
     let mut conn = db.conn().await?;
-    Ok(diesel::select(diesel::dsl::exists(
-        api_keys::table
-            .filter(api_keys::workspace_id.eq(ws.0))
-            .filter(api_keys::key_digest.eq(digest.0.to_vec()))
-            .filter(api_keys::revoked_at.is_null().or(api_keys::revoked_at.gt(diesel::dsl::now)))
-            .filter(api_keys::expires_at.is_null().or(api_keys::expires_at.gt(diesel::dsl::now))),
-    ))
-    .get_result(&mut conn)
-    .await?)
+    let row: Option<ApiKeyRow> = api_keys::table
+        .filter(api_keys::workspace_id.eq(ws.0))
+        .filter(api_keys::key_digest.eq(digest.0.to_vec()))
+        .select(ApiKeyRow::as_select())
+        .first(&mut conn)
+        .await
+        .optional()?;
+    Ok(row.map(ApiKey::from))
 }

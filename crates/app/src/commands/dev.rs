@@ -7,6 +7,7 @@ use std::time::Duration;
 use adapters_postgres::Db;
 use anyhow::Context;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use domain::api_keys::ApiKeyState;
 use domain::auth::{NewToken, TokenKind};
 use domain::workspace::WorkspaceId;
 
@@ -151,7 +152,8 @@ async fn demo_key(db: &Db, ws: WorkspaceId, data_dir: &Path) -> anyhow::Result<(
     if let Ok(kept) = std::fs::read_to_string(&file) {
         let kept = kept.trim();
         if let Ok(presented) = domain::auth::parse(kept) {
-            if adapters_postgres::api_keys::is_usable(db, ws, &presented.digest).await? {
+            let kept_key = adapters_postgres::api_keys::find_by_digest(db, ws, &presented.digest).await?;
+            if kept_key.is_some_and(|k| k.state(time::OffsetDateTime::now_utc()) == ApiKeyState::Active) {
                 return Ok((kept.to_owned(), false));
             }
         }
