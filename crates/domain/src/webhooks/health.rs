@@ -29,6 +29,18 @@ pub struct FailingDestination {
     pub last_attempt: OffsetDateTime,
 }
 
+impl FailingDestination {
+    /// The failure clock to store, given the stored one (`failing_since`, read under the
+    /// destination's lock): restarted at `first_failure` after a success in the batch, else the
+    /// earliest start kept, or `first_failure` when the clock was not running.
+    pub fn failing_since(&self, stored: Option<OffsetDateTime>) -> OffsetDateTime {
+        match stored {
+            Some(since) if !self.reset => since,
+            _ => self.first_failure,
+        }
+    }
+}
+
 /// Per destination of a batch: whether it ends healthy or failing, and 410 answers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DestinationVerdicts {
@@ -254,6 +266,18 @@ mod tests {
     use time::macros::datetime;
 
     const NOW: OffsetDateTime = datetime!(2026-03-01 10:00:00 UTC);
+
+    #[test]
+    fn the_failure_clock_keeps_its_start_unless_a_success_restarts_it() {
+        let first = datetime!(2026-01-01 12:00 UTC);
+        let earlier = datetime!(2026-01-01 9:00 UTC);
+        let running = FailingDestination { id: 1, first_failure: first, reset: false, last_attempt: first };
+        assert_eq!(running.failing_since(Some(earlier)), earlier);
+        assert_eq!(running.failing_since(None), first);
+        let restarted = FailingDestination { reset: true, ..running };
+        assert_eq!(restarted.failing_since(Some(earlier)), first);
+        assert_eq!(restarted.failing_since(None), first);
+    }
 
     #[test]
     fn admins_hear_when_a_destination_starts_failing_but_not_when_it_recovers() {

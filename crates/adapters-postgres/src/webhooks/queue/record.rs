@@ -128,7 +128,7 @@ pub(super) async fn record_tx(
     // Destination rows are locked in id order before any update, so concurrent recorders of
     // several instances cannot deadlock; healthy destinations are only touched if they had failed.
     let locked: Vec<StreakRow> = diesel::sql_query(
-        "SELECT id, failed_in_a_row, failing FROM webhook_destinations
+        "SELECT id, failed_in_a_row, failing, failing_since FROM webhook_destinations
          WHERE (id = ANY ($1) AND (failing_since IS NOT NULL OR failed_in_a_row > 0)) OR id = ANY ($2)
          ORDER BY id FOR UPDATE",
     )
@@ -148,18 +148,20 @@ pub(super) async fn record_tx(
     let mut stored: Vec<StoredFailure> = Vec::with_capacity(v.failing.len());
     if !v.failing.is_empty() {
         let ids: Vec<i64> = v.failing.iter().map(|f| f.id).collect();
-        let firsts: Vec<OffsetDateTime> = v.failing.iter().map(|f| f.first_failure).collect();
-        let resets: Vec<bool> = v.failing.iter().map(|f| f.reset).collect();
+        // Every failing destination's row is locked above, with its stored clock.
+        let since: Vec<OffsetDateTime> = v
+            .failing
+            .iter()
+            .map(|f| f.failing_since(locked.iter().find(|r| r.id == f.id).and_then(|r| r.failing_since)))
+            .collect();
         let health: Vec<Health> = diesel::sql_query(
-            "UPDATE webhook_destinations w
-             SET failing_since = CASE WHEN v.reset THEN v.first ELSE coalesce(w.failing_since, v.first) END
-             FROM unnest($1::bigint[], $2::timestamptz[], $3::bool[]) AS v(id, first, reset)
+            "UPDATE webhook_destinations w SET failing_since = v.since
+             FROM unnest($1::bigint[], $2::timestamptz[]) AS v(id, since)
              WHERE w.id = v.id
              RETURNING w.id, w.failing_since, w.active",
         )
         .bind::<Array<BigInt>, _>(&ids)
-        .bind::<Array<Timestamptz>, _>(&firsts)
-        .bind::<Array<Bool>, _>(&resets)
+        .bind::<Array<Timestamptz>, _>(&since)
         .load(conn)
         .await?;
         stored.extend(health.into_iter().map(|h| StoredFailure {
@@ -243,6 +245,8 @@ struct StreakRow {
     failed_in_a_row: i32,
     #[diesel(sql_type = Bool)]
     failing: bool,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    failing_since: Option<OffsetDateTime>,
 }
 
 /// Writes the destinations' runs of failures ([`streaks`]) and emits `webhook.failing` /
