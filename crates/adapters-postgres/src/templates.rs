@@ -144,13 +144,7 @@ impl TemplateStore for PgTemplates {
             .await
             .optional()
             .map_err(repo)?;
-        Ok(row.map(|(id, sealed, waba)| {
-            sealed.filter(|_| waba.is_some()).map(|credentials_sealed| SyncTarget {
-                workspace_id: ws,
-                channel_id: ChannelId(id),
-                credentials_sealed,
-            })
-        }))
+        Ok(row.map(|(id, sealed, waba)| SyncTarget::of(ws, ChannelId(id), sealed, waba.as_deref())))
     }
 
     async fn replace(

@@ -271,6 +271,21 @@ pub struct SyncTarget {
     pub credentials_sealed: Vec<u8>,
 }
 
+impl SyncTarget {
+    /// A WhatsApp channel's sync target: its catalogue can be synced only once it has credentials
+    /// and a WhatsApp Business Account id (Meta lists templates per WABA); `None` otherwise.
+    pub fn of(
+        workspace_id: WorkspaceId,
+        channel_id: ChannelId,
+        credentials_sealed: Option<Vec<u8>>,
+        waba_id: Option<&str>,
+    ) -> Option<SyncTarget> {
+        let credentials_sealed = credentials_sealed?;
+        waba_id?;
+        Some(SyncTarget { workspace_id, channel_id, credentials_sealed })
+    }
+}
+
 /// Where templates come from: Meta's `GET /{waba_id}/message_templates`.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
@@ -383,6 +398,18 @@ mod tests {
             Err(TemplateRefusal::Invalid(v)) => v.0.first().map(|f| f.field.clone()),
             _ => None,
         }
+    }
+
+    #[test]
+    fn only_a_channel_with_credentials_and_a_waba_can_sync() {
+        let (ws, ch) = (WorkspaceId(1), ChannelId(2));
+        assert_eq!(
+            SyncTarget::of(ws, ch, Some(vec![1, 2]), Some("waba")),
+            Some(SyncTarget { workspace_id: ws, channel_id: ch, credentials_sealed: vec![1, 2] })
+        );
+        assert_eq!(SyncTarget::of(ws, ch, Some(vec![1, 2]), None), None);
+        assert_eq!(SyncTarget::of(ws, ch, None, Some("waba")), None);
+        assert_eq!(SyncTarget::of(ws, ch, None, None), None);
     }
 
     #[test]
