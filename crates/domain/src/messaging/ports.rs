@@ -246,13 +246,13 @@ mod tests {
         assert_eq!(message(Sender::ApiKey(Some(9)), false).analytics_kind(), "human");
     }
 
+    fn used(fingerprint: [u8; 32], message_id: Option<i64>) -> EarlierUse {
+        EarlierUse { fingerprint: fingerprint.to_vec(), message_id: message_id.map(MessageId) }
+    }
+
     #[test]
     fn a_key_replays_only_the_message_it_stored_for_the_same_request() {
         let key = IdempotencyKey { key: "k".into(), fingerprint: [7; 32] };
-        let used = |fingerprint: [u8; 32], message_id: Option<i64>| EarlierUse {
-            fingerprint: fingerprint.to_vec(),
-            message_id: message_id.map(MessageId),
-        };
         assert_eq!(key.replay_of(None).ok(), Some(None));
         assert_eq!(key.replay_of(Some(&used([7; 32], None))).ok(), Some(None), "in flight");
         assert_eq!(key.replay_of(Some(&used([8; 32], None))).ok(), Some(None), "in flight: the insert decides");
@@ -263,10 +263,6 @@ mod tests {
     #[test]
     fn a_held_key_answers_its_own_request_and_refuses_another_even_in_flight() {
         let key = IdempotencyKey { key: "k".into(), fingerprint: [7; 32] };
-        let used = |fingerprint: [u8; 32], message_id: Option<i64>| EarlierUse {
-            fingerprint: fingerprint.to_vec(),
-            message_id: message_id.map(MessageId),
-        };
         assert_eq!(key.reuse_of(Some(&used([7; 32], Some(5)))).ok(), Some(Some(MessageId(5))));
         assert!(matches!(key.reuse_of(Some(&used([8; 32], Some(5)))), Err(InsertMessageError::IdempotencyMismatch)));
         assert!(

@@ -229,6 +229,13 @@ impl DeliveryStatus {
     /// schedule after a manual attempt fails: a delivery waiting, paused or being sent keeps
     /// retrying; one that succeeded or failed for good is only attempted again by hand.
     pub fn on_schedule(self) -> bool {
+        self.is_unfinished()
+    }
+
+    /// Whether the delivery is still under way: waiting, being sent or paused; not yet succeeded
+    /// or failed for good. [`on_schedule`](Self::on_schedule) and
+    /// [`holds_back_its_key`](Self::holds_back_its_key) are this one fact, read for two rules.
+    pub fn is_unfinished(self) -> bool {
         matches!(self, DeliveryStatus::Pending | DeliveryStatus::Paused | DeliveryStatus::Sending)
     }
 
@@ -244,7 +251,7 @@ impl DeliveryStatus {
     /// (a destination that orders by thread or contact): until it succeeded or failed for good,
     /// they wait; a paused one keeps them waiting until the destination is active again.
     pub fn holds_back_its_key(self) -> bool {
-        matches!(self, DeliveryStatus::Pending | DeliveryStatus::Sending | DeliveryStatus::Paused)
+        self.is_unfinished()
     }
 
     /// The statuses that [`holds_event`](Self::holds_event), by stored name.
