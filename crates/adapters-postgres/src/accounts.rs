@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use domain::accounts::{NewPasswordReset, PasswordResetRepository};
-use domain::auth::TokenDigest;
+use domain::accounts::{decide_reset, NewPasswordReset, PasswordResetRepository, ResetAccount, ResetLinkFacts};
+use domain::auth::{OneTimeLink, TokenDigest};
 use domain::common::ports::PasswordHash;
 use domain::users::{Email, UserId};
 use domain::RepoError;
@@ -33,20 +33,19 @@ impl PgPasswordResets {
 
 #[async_trait]
 impl PasswordResetRepository for PgPasswordResets {
-    async fn account_with_password(&self, email: &Email) -> Result<Option<UserId>, RepoError> {
+    async fn account(&self, email: &Email) -> Result<Option<ResetAccount>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let id: Option<i64> = users::table
+        let row: Option<(i64, String)> = users::table
             .filter(
                 diesel::dsl::sql::<diesel::sql_types::Bool>("lower(email) = ")
                     .bind::<diesel::sql_types::Text, _>(email.as_str()),
             )
-            .filter(users::password_hash.ne(NO_PASSWORD))
-            .select(users::id)
+            .select((users::id, users::password_hash))
             .first(&mut conn)
             .await
             .optional()
             .map_err(repo)?;
-        Ok(id.map(UserId))
+        Ok(row.map(|(id, hash)| ResetAccount { user_id: UserId(id), has_password: hash != NO_PASSWORD }))
     }
 
     async fn create(&self, reset: &NewPasswordReset) -> Result<(), RepoError> {
@@ -70,18 +69,17 @@ impl PasswordResetRepository for PgPasswordResets {
         .map_err(repo)
     }
 
-    async fn open(&self, digest: &TokenDigest, now: OffsetDateTime) -> Result<Option<String>, RepoError> {
+    async fn link(&self, digest: &TokenDigest) -> Result<Option<ResetLinkFacts>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        password_resets::table
+        let row: Option<LinkRow> = password_resets::table
             .inner_join(users::table)
             .filter(password_resets::token_digest.eq(digest.0.as_slice()))
-            .filter(password_resets::used_at.is_null())
-            .filter(password_resets::expires_at.gt(now))
-            .select(users::email)
+            .select(LINK_COLUMNS)
             .first(&mut conn)
             .await
             .optional()
-            .map_err(repo)
+            .map_err(repo)?;
+        Ok(row.map(link_facts))
     }
 
     async fn complete(
@@ -92,24 +90,29 @@ impl PasswordResetRepository for PgPasswordResets {
     ) -> Result<Option<UserId>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let digest = digest.0.to_vec();
-        let hash = password.0.clone();
+        let password = password.clone();
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
-                // The UPDATE takes the row: of two concurrent submissions, one finds it used.
-                let user: Option<i64> = diesel::update(
-                    password_resets::table
-                        .filter(password_resets::token_digest.eq(&digest))
-                        .filter(password_resets::used_at.is_null())
-                        .filter(password_resets::expires_at.gt(now)),
-                )
-                .set(password_resets::used_at.eq(now))
-                .returning(password_resets::user_id)
-                .get_result(conn)
-                .await
-                .optional()?;
-                let Some(user) = user else { return Ok(None) };
+                // The link is locked first, so that of two concurrent submissions one finds it
+                // used; its account only read, as voiding a leaked link does.
+                password_resets::table
+                    .filter(password_resets::token_digest.eq(&digest))
+                    .select(password_resets::id)
+                    .for_update()
+                    .load::<i64>(conn)
+                    .await?;
+                let row: Option<LinkRow> = password_resets::table
+                    .inner_join(users::table)
+                    .filter(password_resets::token_digest.eq(&digest))
+                    .select(LINK_COLUMNS)
+                    .first(conn)
+                    .await
+                    .optional()?;
+                let Some(facts) = row.map(link_facts) else { return Ok(None) };
+                let Some(reset) = decide_reset(&facts, now, password) else { return Ok(None) };
+                let (user, at) = (reset.user_id.0, reset.at);
                 diesel::update(users::table.find(user))
-                    .set((users::password_hash.eq(&hash), users::updated_at.eq(diesel::dsl::now)))
+                    .set((users::password_hash.eq(&reset.password.0), users::updated_at.eq(diesel::dsl::now)))
                     .execute(conn)
                     .await?;
                 diesel::update(
@@ -117,26 +120,36 @@ impl PasswordResetRepository for PgPasswordResets {
                         .filter(password_resets::user_id.eq(user))
                         .filter(password_resets::used_at.is_null()),
                 )
-                .set(password_resets::used_at.eq(now))
+                .set(password_resets::used_at.eq(at))
                 .execute(conn)
                 .await?;
                 diesel::update(
                     user_tokens::table.filter(user_tokens::user_id.eq(user)).filter(user_tokens::revoked_at.is_null()),
                 )
-                .set(user_tokens::revoked_at.eq(now))
+                .set(user_tokens::revoked_at.eq(at))
                 .execute(conn)
                 .await?;
                 diesel::update(
                     sessions::table.filter(sessions::user_id.eq(user)).filter(sessions::revoked_at.is_null()),
                 )
-                .set(sessions::revoked_at.eq(now))
+                .set(sessions::revoked_at.eq(at))
                 .execute(conn)
                 .await?;
-                Ok(Some(UserId(user)))
+                Ok(Some(reset.user_id))
             }
             .scope_boxed()
         })
         .await
         .map_err(repo)
     }
+}
+
+/// A reset link as read: its account (id, address) and its expiry and use.
+type LinkRow = (i64, String, OffsetDateTime, Option<OffsetDateTime>);
+
+const LINK_COLUMNS: (password_resets::user_id, users::email, password_resets::expires_at, password_resets::used_at) =
+    (password_resets::user_id, users::email, password_resets::expires_at, password_resets::used_at);
+
+fn link_facts((user, email, expires_at, used_at): LinkRow) -> ResetLinkFacts {
+    ResetLinkFacts { user_id: UserId(user), email, link: OneTimeLink { expires_at, used_at } }
 }

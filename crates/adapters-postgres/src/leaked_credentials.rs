@@ -16,7 +16,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::api_keys::{leak_mails, ApiKey};
-use domain::auth::TokenKind;
+use domain::auth::{OneTimeLink, TokenKind};
 use domain::mail::SiteUrl;
 use domain::members::MemberStatus;
 use domain::secret_scanning::{
@@ -106,7 +106,7 @@ impl LeakedCredentialStore for PgLeakedCredentialStore {
                                 crate::audit::write(conn, std::slice::from_ref(&void.audit), None).await?;
                                 crate::mail::enqueue(conn, &void.mails).await?;
                                 // The same link twice in one alert is voided (and recorded) once.
-                                invitation.used_at = Some(at);
+                                invitation.link.used_at = Some(at);
                             }
                             labels.push(decision.label);
                             continue;
@@ -120,7 +120,7 @@ impl LeakedCredentialStore for PgLeakedCredentialStore {
                                     .execute(conn)
                                     .await?;
                                 crate::mail::enqueue(conn, void.mail.as_slice()).await?;
-                                reset.used_at = Some(at);
+                                reset.link.used_at = Some(at);
                             }
                             labels.push(decision.label);
                             continue;
@@ -331,9 +331,11 @@ async fn lock_invitations(
             workspace_name,
             user_id: UserId(user),
             invitee,
-            expires_at,
-            used_at,
-            still_invited: status.as_deref().and_then(|s| MemberStatus::parse(s).ok()) == Some(MemberStatus::Invited),
+            link: OneTimeLink { expires_at, used_at },
+            membership: status
+                .map(|s| MemberStatus::parse(&s))
+                .transpose()
+                .map_err(|e| diesel::result::Error::DeserializationError(e.into()))?,
             admins,
         };
         found.insert(digest, invitation);
@@ -371,7 +373,15 @@ async fn lock_password_resets(
         .map(|(id, digest, user, expires_at, used_at)| {
             // As for login tokens: an address that no longer parses gets no mail.
             let owner_email = emails.get(&user).and_then(|e| Email::new("email", e).ok());
-            (digest, LeakedPasswordReset { id, user_id: UserId(user), owner_email, expires_at, used_at })
+            (
+                digest,
+                LeakedPasswordReset {
+                    id,
+                    user_id: UserId(user),
+                    owner_email,
+                    link: OneTimeLink { expires_at, used_at },
+                },
+            )
         })
         .collect())
 }

@@ -5,13 +5,13 @@ use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
-use domain::auth::TokenDigest;
+use domain::auth::{OneTimeLink, TokenDigest};
 use domain::common::page::{Page, PageRequest};
 use domain::common::ports::PasswordHash;
 use domain::members::{
-    decide_admission, decide_change, decide_removal, AcceptedInvitation, AddMemberError, AddedRow, Availability,
-    ChangeMemberError, InvitationFacts, MemberChange, MemberFacts, MemberProfile, MemberRepository, MemberStatus,
-    MemberWrite, NewMember,
+    decide_acceptance, decide_admission, decide_change, decide_removal, AcceptedInvitation, AddMemberError, AddedRow,
+    Availability, ChangeMemberError, InvitationFacts, MemberChange, MemberFacts, MemberProfile, MemberRepository,
+    MemberStatus, MemberWrite, NewMember,
 };
 use domain::users::{Email, Role, UserId};
 use domain::workspace::WorkspaceId;
@@ -186,6 +186,59 @@ fn finish<T>(r: Result<T, TxError>) -> Result<T, ChangeMemberError> {
         TxError::Change(c) => c,
         TxError::Db(e) => ChangeMemberError::Unknown(repo(e)),
     })
+}
+
+/// An invitation as read: its workspace (id, name), account (id, address, password hash), link
+/// (expiry, use) and membership status.
+type InvitationRow = (i64, String, i64, String, String, OffsetDateTime, Option<OffsetDateTime>, String);
+
+fn invitation_facts(
+    (ws, workspace_name, user, email, hash, expires_at, used_at, status): InvitationRow,
+) -> Result<InvitationFacts, anyhow::Error> {
+    Ok(InvitationFacts {
+        workspace_id: WorkspaceId(ws),
+        workspace_name,
+        user_id: UserId(user),
+        email,
+        password_hash: (hash != NO_PASSWORD).then_some(PasswordHash(hash)),
+        link: OneTimeLink { expires_at, used_at },
+        membership: MemberStatus::parse(&status).map_err(|e| anyhow::anyhow!(e))?,
+    })
+}
+
+/// The invitation with `digest`, read with its account, membership and link locked in the order
+/// adding a member locks them (account, membership, links), so that accepting a link and
+/// inviting the person again never deadlock; `None` when there is none (voided meanwhile
+/// included).
+async fn lock_invitation(conn: &mut AsyncPgConnection, digest: &[u8]) -> QueryResult<Option<InvitationFacts>> {
+    let found: Option<(i64, i64)> = member_invitations::table
+        .filter(member_invitations::token_digest.eq(digest))
+        .select((member_invitations::workspace_id, member_invitations::user_id))
+        .first(conn)
+        .await
+        .optional()?;
+    let Some((ws, user)) = found else { return Ok(None) };
+    let (email, hash): (String, String) =
+        users::table.find(user).select((users::email, users::password_hash)).for_update().first(conn).await?;
+    let status: Option<String> = workspace_members::table
+        .find((ws, user))
+        .select(workspace_members::status)
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?;
+    let link: Option<(OffsetDateTime, Option<OffsetDateTime>)> = member_invitations::table
+        .filter(member_invitations::token_digest.eq(digest))
+        .select((member_invitations::expires_at, member_invitations::used_at))
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?;
+    let (Some(status), Some((expires_at, used_at))) = (status, link) else { return Ok(None) };
+    let workspace_name: String = workspaces::table.find(ws).select(workspaces::name).first(conn).await?;
+    invitation_facts((ws, workspace_name, user, email, hash, expires_at, used_at, status))
+        .map(Some)
+        .map_err(|e| diesel::result::Error::DeserializationError(e.into()))
 }
 
 #[async_trait]
@@ -375,13 +428,9 @@ impl MemberRepository for PgMemberRepository {
         }
     }
 
-    async fn invitation(
-        &self,
-        digest: &TokenDigest,
-        now: OffsetDateTime,
-    ) -> Result<Option<InvitationFacts>, RepoError> {
+    async fn invitation(&self, digest: &TokenDigest) -> Result<Option<InvitationFacts>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let row: Option<(i64, String, i64, String, String)> = member_invitations::table
+        let row: Option<InvitationRow> = member_invitations::table
             .inner_join(
                 workspace_members::table.on(workspace_members::workspace_id
                     .eq(member_invitations::workspace_id)
@@ -390,21 +439,21 @@ impl MemberRepository for PgMemberRepository {
             .inner_join(users::table.on(users::id.eq(member_invitations::user_id)))
             .inner_join(workspaces::table.on(workspaces::id.eq(member_invitations::workspace_id)))
             .filter(member_invitations::token_digest.eq(digest.0.as_slice()))
-            .filter(member_invitations::used_at.is_null())
-            .filter(member_invitations::expires_at.gt(now))
-            .filter(workspace_members::status.eq(MemberStatus::Invited.as_str()))
-            .select((workspaces::id, workspaces::name, users::id, users::email, users::password_hash))
+            .select((
+                workspaces::id,
+                workspaces::name,
+                users::id,
+                users::email,
+                users::password_hash,
+                member_invitations::expires_at,
+                member_invitations::used_at,
+                workspace_members::status,
+            ))
             .first(&mut conn)
             .await
             .optional()
             .map_err(repo)?;
-        Ok(row.map(|(ws, workspace_name, user, email, hash)| InvitationFacts {
-            workspace_id: WorkspaceId(ws),
-            workspace_name,
-            user_id: UserId(user),
-            email,
-            password_hash: (hash != NO_PASSWORD).then_some(PasswordHash(hash)),
-        }))
+        row.map(invitation_facts).transpose().map_err(repo)
     }
 
     async fn accept_invitation(
@@ -415,57 +464,35 @@ impl MemberRepository for PgMemberRepository {
     ) -> Result<Option<AcceptedInvitation>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let digest = digest.0.to_vec();
-        let r = conn
-            .transaction::<_, diesel::result::Error, _>(|conn| {
-                async move {
-                    // The UPDATE takes the row: of two concurrent submissions, one finds it used.
-                    let used: Option<(i64, i64)> = diesel::update(
-                        member_invitations::table
-                            .filter(member_invitations::token_digest.eq(&digest))
-                            .filter(member_invitations::used_at.is_null())
-                            .filter(member_invitations::expires_at.gt(now)),
-                    )
-                    .set(member_invitations::used_at.eq(now))
-                    .returning((member_invitations::workspace_id, member_invitations::user_id))
-                    .get_result(conn)
-                    .await
-                    .optional()?;
-                    let Some((ws, user)) = used else { return Err(diesel::result::Error::RollbackTransaction) };
-                    let joined = diesel::update(
-                        workspace_members::table
-                            .find((ws, user))
-                            .filter(workspace_members::status.eq(MemberStatus::Invited.as_str())),
-                    )
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                let Some(facts) = lock_invitation(conn, &digest).await? else { return Ok(None) };
+                let Some(acceptance) = decide_acceptance(&facts, now, password) else { return Ok(None) };
+                let (ws, user) = (acceptance.accepted.workspace_id.0, acceptance.accepted.user_id.0);
+                diesel::update(member_invitations::table.filter(member_invitations::token_digest.eq(&digest)))
+                    .set(member_invitations::used_at.eq(acceptance.at))
+                    .execute(conn)
+                    .await?;
+                diesel::update(workspace_members::table.find((ws, user)))
                     .set((
                         workspace_members::status.eq(MemberStatus::Active.as_str()),
-                        workspace_members::joined_at.eq(now),
+                        workspace_members::joined_at.eq(acceptance.at),
                         workspace_members::updated_at.eq(diesel::dsl::now),
                     ))
                     .execute(conn)
                     .await?;
-                    if joined == 0 {
-                        return Err(diesel::result::Error::RollbackTransaction);
-                    }
-                    if let Some(hash) = &password {
-                        // Only an account still without a password takes one from a link.
-                        let set = diesel::update(users::table.find(user).filter(users::password_hash.eq(NO_PASSWORD)))
-                            .set((users::password_hash.eq(&hash.0), users::updated_at.eq(diesel::dsl::now)))
-                            .execute(conn)
-                            .await?;
-                        if set == 0 {
-                            return Err(diesel::result::Error::RollbackTransaction);
-                        }
-                    }
-                    Ok(AcceptedInvitation { workspace_id: WorkspaceId(ws), user_id: UserId(user) })
+                if let Some(hash) = &acceptance.password {
+                    diesel::update(users::table.find(user))
+                        .set((users::password_hash.eq(&hash.0), users::updated_at.eq(diesel::dsl::now)))
+                        .execute(conn)
+                        .await?;
                 }
-                .scope_boxed()
-            })
-            .await;
-        match r {
-            Ok(accepted) => Ok(Some(accepted)),
-            Err(diesel::result::Error::RollbackTransaction) => Ok(None),
-            Err(e) => Err(repo(e)),
-        }
+                Ok(Some(acceptance.accepted))
+            }
+            .scope_boxed()
+        })
+        .await
+        .map_err(repo)
     }
 
     async fn remove(&self, ws: WorkspaceId, user: UserId, audit: &AuditEntry) -> Result<(), ChangeMemberError> {

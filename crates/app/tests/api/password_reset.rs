@@ -124,3 +124,26 @@ async fn the_reset_forms_refuse_a_post_without_their_token_and_change_nothing() 
     assert!(cleared, "the form's cookie is removed on its path");
     assert_eq!(login_status(&app, &ws.admin_email, "the owner's new password").await, 200);
 }
+
+#[tokio::test]
+async fn one_reset_link_submitted_twice_at_once_sets_one_password() {
+    let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
+    let ws = app.create_workspace(domain::workspace::PlanTier::Advanced).await;
+    assert_eq!(ask(&app, &ws.admin_email).await.status(), 202);
+    let token = sink.token_for(&ws.admin_email, "password-reset", 0).await;
+    let path = format!("/password-reset/{token}");
+    let (first, second) = (form_token(&app, &path).await, form_token(&app, &path).await);
+    let (a, b) = tokio::join!(
+        first.post(&app, &path, &[("password", "the first new password")]).send(),
+        second.post(&app, &path, &[("password", "the second new password")]).send(),
+    );
+    let mut statuses = [a.expect("request").status().as_u16(), b.expect("request").status().as_u16()];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [303, 410], "the link works once");
+    let works = [
+        login_status(&app, &ws.admin_email, "the first new password").await,
+        login_status(&app, &ws.admin_email, "the second new password").await,
+    ];
+    assert_eq!(works.iter().filter(|s| **s == 200).count(), 1, "{works:?}");
+    assert_eq!(login_status(&app, &ws.admin_email, &ws.admin_password).await, 401);
+}

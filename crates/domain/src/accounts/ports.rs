@@ -3,6 +3,9 @@
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
+#[cfg(doc)]
+use super::decide::{decide_reset, PasswordResetCompletion};
+use super::decide::{ResetAccount, ResetLinkFacts};
 use crate::auth::TokenDigest;
 use crate::common::error::RepoError;
 use crate::common::ports::PasswordHash;
@@ -26,12 +29,11 @@ pub struct NewPasswordReset {
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait PasswordResetRepository: Send + Sync {
-    /// The account with this address that has a password; `None` for an unknown address or an
-    /// account that never chose one (it accepts an invitation instead).
+    /// The account with this address (compared without case); `None` for an unknown address.
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn account_with_password(&self, email: &Email) -> Result<Option<UserId>, RepoError>;
+    async fn account(&self, email: &Email) -> Result<Option<ResetAccount>, RepoError>;
 
     /// Stores the link and writes its e-mail to the outbox, in one transaction.
     ///
@@ -39,15 +41,15 @@ pub trait PasswordResetRepository: Send + Sync {
     /// Infrastructure failures only.
     async fn create(&self, reset: &NewPasswordReset) -> Result<(), RepoError>;
 
-    /// The address of the account an unused, unexpired link at `now` is for; `None` otherwise.
+    /// The reset link with this digest, used, expired or not; `None` when there is none.
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn open(&self, digest: &TokenDigest, now: OffsetDateTime) -> Result<Option<String>, RepoError>;
+    async fn link(&self, digest: &TokenDigest) -> Result<Option<ResetLinkFacts>, RepoError>;
 
-    /// In one transaction: uses up the open link, sets the account's password, voids its other
-    /// reset links and revokes every login token and settings session of the account; `None`
-    /// (nothing changed) when the link is not open.
+    /// Completes the reset of the link with this digest as [`decide_reset`] decides over its
+    /// facts read under lock, applying the [`PasswordResetCompletion`] in one transaction; `None`
+    /// (nothing changed) when it refuses or there is no such link.
     ///
     /// # Errors
     /// Infrastructure failures only.

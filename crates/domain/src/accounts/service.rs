@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use time::Duration;
 
+use super::decide::ResetLinkFacts;
 use super::ports::{NewPasswordReset, PasswordResetRepository};
 use crate::auth::{LoginThrottleStore, NewToken, ThrottlePolicy, ThrottleSubject, TokenDigest, TokenKind};
 use crate::common::error::{RepoError, ValidationErrors};
@@ -100,7 +101,9 @@ impl PasswordResetService {
         if let Some(retry_after_secs) = self.throttle.reserve(&subjects, self.clock.now(), self.policy).await? {
             return Err(RequestResetError::Throttled { retry_after_secs });
         }
-        let Some(user_id) = self.repo.account_with_password(&email).await? else { return Ok(()) };
+        let Some(user_id) = self.repo.account(&email).await?.filter(|a| a.has_password).map(|a| a.user_id) else {
+            return Ok(());
+        };
         let token = NewToken::generate(TokenKind::User, self.random.as_ref());
         let link = self.site.link(&format!("/password-reset/{}", token.secret));
         let reset = NewPasswordReset {
@@ -119,7 +122,7 @@ impl PasswordResetService {
     /// Infrastructure failures only.
     pub async fn open(&self, token: &str) -> Result<Option<String>, RepoError> {
         match digest(token) {
-            Some(d) => self.repo.open(&d, self.clock.now()).await,
+            Some(d) => Ok(self.open_link(&d).await?.map(|f| f.email)),
             None => Ok(None),
         }
     }
@@ -134,12 +137,18 @@ impl PasswordResetService {
         let password =
             Password::new("password", password).map_err(|e| CompleteResetError::Password(ValidationErrors(vec![e])))?;
         // Checked before hashing, so a made-up link costs no password hash.
-        if self.repo.open(&digest, self.clock.now()).await?.is_none() {
+        if self.open_link(&digest).await?.is_none() {
             return Err(CompleteResetError::Invalid);
         }
         let hash = self.hasher.hash(&password).await.map_err(RepoError)?;
         self.repo.complete(&digest, self.clock.now(), &hash).await?.ok_or(CompleteResetError::Invalid)?;
         Ok(())
+    }
+
+    /// The link with `digest` while it works.
+    async fn open_link(&self, digest: &TokenDigest) -> Result<Option<ResetLinkFacts>, RepoError> {
+        let now = self.clock.now();
+        Ok(self.repo.link(digest).await?.filter(|f| f.link.is_open(now)))
     }
 }
 

@@ -1,6 +1,7 @@
 //! Credentials: API keys (`wmsk_`) and login tokens (`wmsu_`), how requests are authenticated
-//! with them, signing in and out, and the sign-in throttle.
+//! with them, signing in and out, the sign-in throttle, and the one-time links sent by e-mail.
 
+pub mod link;
 pub mod login;
 pub mod model;
 pub mod ports;
@@ -8,6 +9,7 @@ pub mod throttle;
 pub mod token;
 pub mod verify;
 
+pub use link::*;
 pub use login::*;
 pub use model::*;
 pub use ports::*;

@@ -1,14 +1,16 @@
 //! The rules of a membership's change, removal and admission over the facts the storage reads
 //! inside its transaction (facts → decision → apply): the last active admin stays, a
 //! reactivation gives access back only to who once accepted, the audit records carry what was
-//! before, and the same name again is not recorded.
+//! before, the same name again is not recorded, and an invitation is accepted once, while open.
 
 use time::OffsetDateTime;
 
 use super::model::{Admission, Availability, MemberChange, MemberStatus};
-use super::ports::{AddMemberError, ChangeMemberError};
+use super::ports::{AddMemberError, ChangeMemberError, InvitationFacts};
 use crate::audit::{AuditAction, AuditEntry};
-use crate::users::{PersonName, Role};
+use crate::common::ports::PasswordHash;
+use crate::users::{PersonName, Role, UserId};
+use crate::workspace::WorkspaceId;
 
 /// A membership as its transaction reads it, before a change or a removal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,6 +143,47 @@ pub fn decide_admission(
     };
     let (status, joined_at) = if invited { (MemberStatus::Invited, None) } else { (MemberStatus::Active, Some(now)) };
     Ok(AdmissionWrite { reinvite, status, joined_at })
+}
+
+/// An accepted invitation: who is now signed in where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AcceptedInvitation {
+    /// The workspace.
+    pub workspace_id: WorkspaceId,
+    /// The user.
+    pub user_id: UserId,
+}
+
+/// What accepting an invitation writes, all in one transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvitationAcceptance {
+    /// Who joined where.
+    pub accepted: AcceptedInvitation,
+    /// When: the link is used and the membership active (joined) since then.
+    pub at: OffsetDateTime,
+    /// The account's first password, when it had none.
+    pub password: Option<PasswordHash>,
+}
+
+/// Decides accepting the invitation `facts` (read with the account, the membership and the link
+/// locked) at `now`, with the `password` chosen on its page, hashed. The link must still open the
+/// invitation ([`InvitationFacts::is_open`]), and a new password goes exactly with an account
+/// that has none: an account without one cannot join without choosing it, and the link never
+/// changes a password an account has (one set by another submission meanwhile included). `None`:
+/// refused, nothing changes.
+pub fn decide_acceptance(
+    facts: &InvitationFacts,
+    now: OffsetDateTime,
+    password: Option<PasswordHash>,
+) -> Option<InvitationAcceptance> {
+    if !facts.is_open(now) || password.is_some() == facts.password_hash.is_some() {
+        return None;
+    }
+    Some(InvitationAcceptance {
+        accepted: AcceptedInvitation { workspace_id: facts.workspace_id, user_id: facts.user_id },
+        at: now,
+        password,
+    })
 }
 
 #[cfg(test)]

@@ -105,3 +105,64 @@ fn an_admission_invites_or_activates_and_refuses_members() {
         assert!(matches!(decide_admission(Some(s), true, now), Err(AddMemberError::AlreadyMember)));
     }
 }
+
+fn invitation(password: Option<&str>) -> InvitationFacts {
+    InvitationFacts {
+        workspace_id: WorkspaceId(3),
+        workspace_name: "Acme".into(),
+        user_id: UserId(9),
+        email: "new@example.com".into(),
+        password_hash: password.map(|h| PasswordHash(h.into())),
+        link: crate::auth::OneTimeLink { expires_at: NOW + time::Duration::days(1), used_at: None },
+        membership: MemberStatus::Invited,
+    }
+}
+
+const NOW: OffsetDateTime = datetime!(2026-06-01 12:00 UTC);
+
+#[test]
+fn an_open_invitation_is_accepted_with_the_first_password_of_an_account_without_one() {
+    let chosen = PasswordHash("$argon2id$chosen".into());
+    let acceptance = decide_acceptance(&invitation(None), NOW, Some(chosen.clone())).expect("accepted");
+    assert_eq!(
+        acceptance,
+        InvitationAcceptance {
+            accepted: AcceptedInvitation { workspace_id: WorkspaceId(3), user_id: UserId(9) },
+            at: NOW,
+            password: Some(chosen),
+        }
+    );
+}
+
+#[test]
+fn an_account_with_a_password_joins_without_a_new_one() {
+    let acceptance = decide_acceptance(&invitation(Some("$argon2id$kept")), NOW, None).expect("accepted");
+    assert_eq!(acceptance.password, None);
+}
+
+#[test]
+fn the_link_never_changes_a_password_an_account_has() {
+    // Another submission set one between this one's check and its transaction.
+    let chosen = PasswordHash("$argon2id$chosen".into());
+    assert_eq!(decide_acceptance(&invitation(Some("$argon2id$set meanwhile")), NOW, Some(chosen)), None);
+}
+
+#[test]
+fn an_account_without_a_password_cannot_join_without_choosing_one() {
+    assert_eq!(decide_acceptance(&invitation(None), NOW, None), None);
+}
+
+#[test]
+fn a_used_expired_or_settled_invitation_is_refused() {
+    let chosen = || Some(PasswordHash("$argon2id$chosen".into()));
+    let open = invitation(None);
+    for closed in [
+        InvitationFacts { link: crate::auth::OneTimeLink { used_at: Some(NOW), ..open.link }, ..open.clone() },
+        InvitationFacts { link: crate::auth::OneTimeLink { expires_at: NOW, ..open.link }, ..open.clone() },
+        InvitationFacts { membership: MemberStatus::Active, ..open.clone() },
+        InvitationFacts { membership: MemberStatus::Deactivated, ..open.clone() },
+    ] {
+        assert!(!closed.is_open(NOW));
+        assert_eq!(decide_acceptance(&closed, NOW, chosen()), None, "{closed:?}");
+    }
+}

@@ -2,14 +2,14 @@
 
 use async_trait::async_trait;
 
-use super::model::{MemberChange, MemberProfile};
+use super::model::{MemberChange, MemberProfile, MemberStatus};
 use crate::common::error::RepoError;
 use crate::mail::Mail;
 use time::OffsetDateTime;
 
-use super::service::AcceptedInvitation;
+use super::decide::AcceptedInvitation;
 use crate::audit::AuditEntry;
-use crate::auth::TokenDigest;
+use crate::auth::{OneTimeLink, TokenDigest};
 use crate::common::page::{Page, PageRequest};
 use crate::common::ports::PasswordHash;
 use crate::users::{Email, PersonName, Role, UserId};
@@ -76,7 +76,8 @@ pub enum AddMemberError {
     Unknown(#[from] RepoError),
 }
 
-/// What an open invitation link leads to.
+/// An invitation link as stored, with what it leads to: the facts
+/// [`InvitationFacts::is_open`] and [`decide_acceptance`](super::decide_acceptance) read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InvitationFacts {
     /// The workspace.
@@ -89,6 +90,19 @@ pub struct InvitationFacts {
     pub email: String,
     /// Its password hash; `None` while it has no password.
     pub password_hash: Option<PasswordHash>,
+    /// The link: when it expires, and when it was used.
+    pub link: OneTimeLink,
+    /// The status of the membership it invites to.
+    pub membership: MemberStatus,
+}
+
+impl InvitationFacts {
+    /// Whether the link still opens the invitation at `now`: unused, unexpired, and its
+    /// membership still `invited` (a link of a membership that became active, or was deactivated
+    /// meanwhile, opens nothing).
+    pub fn is_open(&self, now: OffsetDateTime) -> bool {
+        self.link.is_open(now) && self.membership == MemberStatus::Invited
+    }
 }
 
 /// Members of a workspace. Every method is scoped by the workspace.
@@ -128,18 +142,18 @@ pub trait MemberRepository: Send + Sync {
     /// [`AddMemberError`].
     async fn add(&self, new: &NewMember, audit: &AuditEntry) -> Result<AddedRow, AddMemberError>;
 
-    /// What the unused, unexpired invitation with this digest leads to at `now`; `None` when no
-    /// such link is open.
+    /// The invitation with this digest, used, expired or not; `None` when there is none (never
+    /// sent, voided, or its membership removed).
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn invitation(&self, digest: &TokenDigest, now: OffsetDateTime)
-        -> Result<Option<InvitationFacts>, RepoError>;
+    async fn invitation(&self, digest: &TokenDigest) -> Result<Option<InvitationFacts>, RepoError>;
 
-    /// Uses up an open invitation and activates its membership, atomically (a link works once
-    /// even when submitted twice at the same time); with `password`, also sets the account's
-    /// password, which only an account still without one takes. `None` (and nothing changed) when
-    /// the link is not open or the account got a password meanwhile.
+    /// Accepts the invitation with this digest as
+    /// [`decide_acceptance`](super::decide_acceptance) decides over its facts read under lock
+    /// (a link works once even when submitted twice at the same time): uses up the link,
+    /// activates the membership and, with `password`, sets the account's first password. `None`
+    /// (and nothing changed) when it refuses.
     ///
     /// # Errors
     /// Infrastructure failures only.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use time::{Duration, OffsetDateTime};
 
+use super::decide::AcceptedInvitation;
 use super::model::{invitation_mail, MemberChange, MemberProfile};
 use super::ports::{AddMemberError, ChangeMemberError, MemberRepository, NewMember, PendingInvitation};
 use crate::access::{authorize, Action, Caller, Denied};
@@ -169,15 +170,6 @@ pub struct InvitationView {
     /// Whether the account has a password (then the page asks for it), else the page lets the
     /// person choose one.
     pub has_password: bool,
-}
-
-/// An accepted invitation: who is now signed in where.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AcceptedInvitation {
-    /// The workspace.
-    pub workspace_id: crate::workspace::WorkspaceId,
-    /// The user.
-    pub user_id: UserId,
 }
 
 /// The members use cases.
@@ -368,7 +360,8 @@ impl MembersService {
     /// Infrastructure failures only.
     pub async fn invitation(&self, token: &str) -> Result<Option<InvitationView>, RepoError> {
         let Some(digest) = invitation_digest(token) else { return Ok(None) };
-        Ok(self.repo.invitation(&digest, self.clock.now()).await?.map(|f| InvitationView {
+        let now = self.clock.now();
+        Ok(self.repo.invitation(&digest).await?.filter(|f| f.is_open(now)).map(|f| InvitationView {
             user_id: f.user_id,
             workspace_name: f.workspace_name,
             email: f.email,
@@ -393,7 +386,9 @@ impl MembersService {
         client: Option<IpAddr>,
     ) -> Result<AcceptedInvitation, AcceptInvitationError> {
         let digest = invitation_digest(token).ok_or(AcceptInvitationError::Invalid)?;
-        let facts = self.repo.invitation(&digest, self.clock.now()).await?.ok_or(AcceptInvitationError::Invalid)?;
+        let now = self.clock.now();
+        let facts =
+            self.repo.invitation(&digest).await?.filter(|f| f.is_open(now)).ok_or(AcceptInvitationError::Invalid)?;
         if signed_in.is_some_and(|u| u != facts.user_id) {
             return Err(AcceptInvitationError::OtherAccount);
         }

@@ -9,7 +9,9 @@ use time::OffsetDateTime;
 
 use super::alert::{found_at, LeakLabel, ReportedToken};
 use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
+use crate::auth::OneTimeLink;
 use crate::mail::{Letter, Mail, MailLink, SiteUrl};
+use crate::members::MemberStatus;
 use crate::users::{Email, UserId};
 use crate::workspace::WorkspaceId;
 
@@ -32,13 +34,11 @@ pub struct LeakedInvitation {
     pub user_id: UserId,
     /// The invited address, as stored.
     pub invitee: String,
-    /// When the link stops working by itself.
-    pub expires_at: OffsetDateTime,
-    /// When it was used, if it was.
-    pub used_at: Option<OffsetDateTime>,
-    /// Whether the membership is still `invited` (a link of a membership that became active or
-    /// was removed opens nothing).
-    pub still_invited: bool,
+    /// The link: when it expires, and when it was used.
+    pub link: OneTimeLink,
+    /// The membership's status now; `None` when it was removed. Only a membership still
+    /// `invited` is opened by its link.
+    pub membership: Option<MemberStatus>,
     /// The workspace's active admins, who may invite the person again.
     pub admins: Vec<Email>,
 }
@@ -46,7 +46,7 @@ pub struct LeakedInvitation {
 impl LeakedInvitation {
     /// Whether the link still opens the invitation at `now`.
     pub fn is_live(&self, now: OffsetDateTime) -> bool {
-        self.used_at.is_none() && self.expires_at > now && self.still_invited
+        self.link.is_open(now) && self.membership == Some(MemberStatus::Invited)
     }
 }
 
@@ -139,17 +139,8 @@ pub struct LeakedPasswordReset {
     /// The account's address; `None` when the stored one no longer parses (the link is voided
     /// all the same).
     pub owner_email: Option<Email>,
-    /// When the link stops working by itself.
-    pub expires_at: OffsetDateTime,
-    /// When it was used or voided, if it was.
-    pub used_at: Option<OffsetDateTime>,
-}
-
-impl LeakedPasswordReset {
-    /// Whether the link still sets a password at `now`.
-    pub fn is_live(&self, now: OffsetDateTime) -> bool {
-        self.used_at.is_none() && self.expires_at > now
-    }
+    /// The link: when it expires, and when it was used or voided.
+    pub link: OneTimeLink,
 }
 
 /// The voiding of a live leaked reset link, with the owner's mail, written with it in one
@@ -182,7 +173,7 @@ pub fn decide_password_reset_leak(
     now: OffsetDateTime,
     site: &SiteUrl,
 ) -> PasswordResetLeakDecision {
-    if !reset.is_live(now) {
+    if !reset.link.is_open(now) {
         return PasswordResetLeakDecision { label: LeakLabel::FalsePositive, void: None };
     }
     let mail = reset.owner_email.clone().map(|to| reset_mail(to, reported.url.as_deref(), site));

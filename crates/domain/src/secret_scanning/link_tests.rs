@@ -17,9 +17,8 @@ fn invitation() -> LeakedInvitation {
         workspace_name: "Acme support".into(),
         user_id: UserId(9),
         invitee: "new.hire@example.com".into(),
-        expires_at: NOW + time::Duration::days(6),
-        used_at: None,
-        still_invited: true,
+        link: OneTimeLink { expires_at: NOW + time::Duration::days(6), used_at: None },
+        membership: Some(MemberStatus::Invited),
         admins: vec![email("admin.one@example.com"), email("admin.two@example.com")],
     }
 }
@@ -29,8 +28,7 @@ fn reset() -> LeakedPasswordReset {
         id: 44,
         user_id: UserId(9),
         owner_email: Some(email("ana@example.com")),
-        expires_at: NOW + time::Duration::minutes(40),
-        used_at: None,
+        link: OneTimeLink { expires_at: NOW + time::Duration::minutes(40), used_at: None },
     }
 }
 
@@ -78,9 +76,13 @@ fn a_live_invitation_link_is_voided_recorded_and_every_admin_told_without_the_to
 fn a_used_expired_or_settled_invitation_is_a_false_positive_and_changes_nothing() {
     let nothing = InvitationLeakDecision { label: LeakLabel::FalsePositive, void: None };
     for dead in [
-        LeakedInvitation { used_at: Some(NOW - time::Duration::hours(1)), ..invitation() },
-        LeakedInvitation { expires_at: NOW, ..invitation() },
-        LeakedInvitation { still_invited: false, ..invitation() },
+        LeakedInvitation {
+            link: OneTimeLink { used_at: Some(NOW - time::Duration::hours(1)), ..invitation().link },
+            ..invitation()
+        },
+        LeakedInvitation { link: OneTimeLink { expires_at: NOW, ..invitation().link }, ..invitation() },
+        LeakedInvitation { membership: Some(MemberStatus::Active), ..invitation() },
+        LeakedInvitation { membership: None, ..invitation() },
     ] {
         assert_eq!(decide_invitation_leak(&dead, &reported(), NOW, &site()), nothing);
     }
@@ -117,8 +119,11 @@ fn a_live_reset_link_is_voided_and_its_owner_told_without_the_token() {
 fn a_used_or_expired_reset_link_is_a_false_positive_and_changes_nothing() {
     let nothing = PasswordResetLeakDecision { label: LeakLabel::FalsePositive, void: None };
     for dead in [
-        LeakedPasswordReset { used_at: Some(NOW - time::Duration::minutes(1)), ..reset() },
-        LeakedPasswordReset { expires_at: NOW, ..reset() },
+        LeakedPasswordReset {
+            link: OneTimeLink { used_at: Some(NOW - time::Duration::minutes(1)), ..reset().link },
+            ..reset()
+        },
+        LeakedPasswordReset { link: OneTimeLink { expires_at: NOW, ..reset().link }, ..reset() },
     ] {
         assert_eq!(decide_password_reset_leak(&dead, &reported(), NOW, &site()), nothing);
     }

@@ -271,6 +271,31 @@ impl DeliveryStatus {
     pub fn queued_for(destination_active: bool) -> DeliveryStatus {
         DeliveryStatus::Pending.recorded_for(destination_active)
     }
+
+    /// What a manual attempt may do with a delivery in this status, given its stored
+    /// `next_attempt_at` (while it is being sent, the end of the worker's lease) at `now`. A
+    /// worker whose lease is live is attempting it right now: the manual attempt waits its turn.
+    /// Any other delivery is claimed, and keeps its retry schedule when it is
+    /// [`on_schedule`](Self::on_schedule); a lease that ran out is a worker that died.
+    pub fn manual_attempt(self, next_attempt_at: Option<OffsetDateTime>, now: OffsetDateTime) -> ManualAttempt {
+        if self == DeliveryStatus::Sending && next_attempt_at.is_some_and(|lease_end| lease_end > now) {
+            return ManualAttempt::InProgress;
+        }
+        ManualAttempt::Claim { on_schedule: self.on_schedule() }
+    }
+}
+
+/// What a manual attempt may do with a delivery ([`DeliveryStatus::manual_attempt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManualAttempt {
+    /// Claim it for an attempt now; `on_schedule`: it keeps its retry schedule if the attempt
+    /// fails.
+    Claim {
+        /// Whether it was on its retry schedule.
+        on_schedule: bool,
+    },
+    /// A worker is attempting it right now.
+    InProgress,
 }
 
 impl FromStr for DeliveryStatus {
@@ -369,6 +394,27 @@ mod tests {
     fn a_delivery_waiting_paused_or_being_sent_keeps_its_schedule_after_a_manual_attempt() {
         let kept: Vec<DeliveryStatus> = DeliveryStatus::ALL.into_iter().filter(|s| s.on_schedule()).collect();
         assert_eq!(kept, [DeliveryStatus::Pending, DeliveryStatus::Sending, DeliveryStatus::Paused]);
+    }
+
+    #[test]
+    fn a_manual_attempt_waits_only_for_a_live_lease() {
+        let now = time::macros::datetime!(2026-03-01 10:00 UTC);
+        let (live, ran_out) = (Some(now + time::Duration::seconds(1)), Some(now));
+        assert_eq!(DeliveryStatus::Sending.manual_attempt(live, now), ManualAttempt::InProgress);
+        assert_eq!(
+            DeliveryStatus::Sending.manual_attempt(ran_out, now),
+            ManualAttempt::Claim { on_schedule: true },
+            "the worker died"
+        );
+        for status in DeliveryStatus::ALL.into_iter().filter(|s| *s != DeliveryStatus::Sending) {
+            for at in [live, ran_out, None] {
+                assert_eq!(
+                    status.manual_attempt(at, now),
+                    ManualAttempt::Claim { on_schedule: status.on_schedule() },
+                    "{status:?}"
+                );
+            }
+        }
     }
 
     #[test]

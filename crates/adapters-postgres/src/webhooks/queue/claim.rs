@@ -193,7 +193,7 @@ pub(super) async fn claim_due_tx(
         "UPDATE webhook_deliveries d SET status = 'sending', next_attempt_at = $2, updated_at = $3
          FROM webhook_events e, webhook_destinations w
          WHERE d.id = ANY ($1) AND e.id = d.event_id AND w.id = d.destination_id AND w.active
-         RETURNING {CLAIM_RETURNING}, 'pending' AS old_status"
+         RETURNING {CLAIM_RETURNING}"
     ))
     .bind::<Array<BigInt>, _>(&allotment.claimed)
     .bind::<Timestamptz, _>(ts(now, limits.claim_lease))

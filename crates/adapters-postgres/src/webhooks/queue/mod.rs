@@ -16,7 +16,7 @@ use domain::webhooks::delivery::previous_secret_at;
 use domain::webhooks::pace::PaceBounds;
 use domain::webhooks::{
     AttemptRecord, AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryId, DeliveryQueue, DeliveryStatus,
-    DestinationId, EventType, ManualClaim, WorkSignal,
+    DestinationId, EventType, ManualAttempt, ManualClaim, WorkSignal,
 };
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
@@ -72,8 +72,6 @@ struct ClaimRow {
     message_id: String,
     #[diesel(sql_type = Text)]
     payload: String,
-    #[diesel(sql_type = Text)]
-    old_status: String,
     #[diesel(sql_type = Text)]
     headers: String,
     #[diesel(sql_type = Nullable<diesel::sql_types::Bytea>)]
@@ -156,51 +154,47 @@ impl DeliveryQueue for PgDeliveryQueue {
         let audit = audit.clone();
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
-                let rows: Vec<ClaimRow> = diesel::sql_query(format!(
-                    "WITH old AS (
-                         SELECT id, status FROM webhook_deliveries
-                         WHERE id = $1 AND workspace_id = $4 AND destination_id = $5
-                           AND NOT (status = 'sending' AND next_attempt_at > $3)
-                         FOR UPDATE
-                     )
-                     UPDATE webhook_deliveries d SET status = 'sending', next_attempt_at = $2, updated_at = $3
-                     FROM old, webhook_events e, webhook_destinations w
-                     WHERE d.id = old.id AND e.id = d.event_id AND w.id = d.destination_id
-                     RETURNING {CLAIM_RETURNING}, old.status AS old_status"
-                ))
-                .bind::<BigInt, _>(delivery.0)
-                .bind::<Timestamptz, _>(ts(now, lease))
-                .bind::<Timestamptz, _>(now)
-                .bind::<BigInt, _>(ws.0)
-                .bind::<BigInt, _>(destination.0)
-                .load(conn)
-                .await?;
-                if let Some(row) = rows.into_iter().next() {
-                    // The record goes with the claim: a claim that rolls back leaves none.
-                    crate::audit::write(conn, std::slice::from_ref(&audit), None).await?;
-                    // A delivery still on its schedule keeps it after a failed manual attempt.
-                    let on_schedule = row.old_status.parse::<DeliveryStatus>().is_ok_and(DeliveryStatus::on_schedule);
-                    return Ok(ManualClaim::Claimed(Box::new(row.into_claim(
-                        AttemptTrigger::Manual,
-                        on_schedule,
-                        now,
-                    ))));
-                }
                 #[derive(QueryableByName)]
-                struct N {
-                    #[diesel(sql_type = BigInt)]
-                    n: i64,
+                struct Held {
+                    #[diesel(sql_type = Text)]
+                    status: String,
+                    #[diesel(sql_type = Nullable<Timestamptz>)]
+                    next_attempt_at: Option<OffsetDateTime>,
                 }
-                let exists: N = diesel::sql_query(
-                    "SELECT count(*) AS n FROM webhook_deliveries \
-                     WHERE id = $1 AND workspace_id = $2 AND destination_id = $3",
+                // Locked, so that a worker's claim and this one take turns.
+                let held: Option<Held> = diesel::sql_query(
+                    "SELECT status, next_attempt_at FROM webhook_deliveries \
+                     WHERE id = $1 AND workspace_id = $2 AND destination_id = $3 FOR UPDATE",
                 )
                 .bind::<BigInt, _>(delivery.0)
                 .bind::<BigInt, _>(ws.0)
                 .bind::<BigInt, _>(destination.0)
                 .get_result(conn)
+                .await
+                .optional_row()?;
+                let Some(held) = held else { return Ok(ManualClaim::NotFound) };
+                let status = held
+                    .status
+                    .parse::<DeliveryStatus>()
+                    .map_err(|e| diesel::result::Error::DeserializationError(e.message.into()))?;
+                let on_schedule = match status.manual_attempt(held.next_attempt_at, now) {
+                    ManualAttempt::InProgress => return Ok(ManualClaim::InProgress),
+                    ManualAttempt::Claim { on_schedule } => on_schedule,
+                };
+                let row: ClaimRow = diesel::sql_query(format!(
+                    "UPDATE webhook_deliveries d SET status = 'sending', next_attempt_at = $2, updated_at = $3
+                     FROM webhook_events e, webhook_destinations w
+                     WHERE d.id = $1 AND e.id = d.event_id AND w.id = d.destination_id
+                     RETURNING {CLAIM_RETURNING}"
+                ))
+                .bind::<BigInt, _>(delivery.0)
+                .bind::<Timestamptz, _>(ts(now, lease))
+                .bind::<Timestamptz, _>(now)
+                .get_result(conn)
                 .await?;
-                Ok(if exists.n > 0 { ManualClaim::InProgress } else { ManualClaim::NotFound })
+                // The record goes with the claim: a claim that rolls back leaves none.
+                crate::audit::write(conn, std::slice::from_ref(&audit), None).await?;
+                Ok(ManualClaim::Claimed(Box::new(row.into_claim(AttemptTrigger::Manual, on_schedule, now))))
             }
             .scope_boxed()
         })
@@ -255,7 +249,7 @@ impl DeliveryQueue for PgDeliveryQueue {
                                 w.secret_encrypted AS secret,
                                 w.previous_secret_encrypted AS previous_secret,
                                 w.previous_secret_expires_at AS previous_until,
-                                e.message_id, e.payload, 'pending' AS old_status, w.headers::text AS headers,
+                                e.message_id, e.payload, w.headers::text AS headers,
                                 w.headers_encrypted AS headers_sealed
                          FROM d, w, e",
                     )

@@ -222,3 +222,32 @@ async fn another_workspaces_members_are_not_found_on_the_members_page() {
     let html = b.get(&app, "/settings/workspace/members").await.text().await.expect("html");
     assert!(!html.contains(&other.admin_email));
 }
+
+#[tokio::test]
+async fn one_invitation_link_submitted_twice_at_once_sets_one_password() {
+    let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let admin = admin_token(&app, &ws).await;
+    let res = app.post_json("/v1/users", &admin, &json!({"email": "twice@example.com", "role": "agent"})).await;
+    assert_eq!(res.status(), 201);
+    let token = sink.token_for("twice@example.com", "invitations", 0).await;
+    let path = format!("/invitations/{token}");
+    let (first, second) = (crate::pages::form_token(&app, &path).await, crate::pages::form_token(&app, &path).await);
+    let (a, b) = tokio::join!(
+        first.post(&app, &path, &[("password", "the first chosen password")]).send(),
+        second.post(&app, &path, &[("password", "the second chosen password")]).send(),
+    );
+    let mut statuses = [a.expect("request").status().as_u16(), b.expect("request").status().as_u16()];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [303, 410], "the link works once");
+    let mut works = 0;
+    for password in ["the first chosen password", "the second chosen password"] {
+        let body = json!({"email": "twice@example.com", "password": password, "workspace_id": ws.id});
+        let res = app.client.post(app.url("/v1/auth/login")).json(&body).send().await.expect("request");
+        works += usize::from(res.status() == 200);
+    }
+    assert_eq!(works, 1, "one password was set");
+    let joined = "(SELECT status = 'active' AND joined_at IS NOT NULL FROM workspace_members \
+                  WHERE user_id = (SELECT id FROM users WHERE email = 'twice@example.com'))";
+    assert!(sql_bool(&app, joined).await);
+}
