@@ -11,7 +11,8 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::RunQueryDsl;
 use domain::analytics::{CountryFigures, CountryStats, TopCountries};
 use domain::assistant::DeliveryCounts;
-use domain::channels::ChannelId;
+use domain::channels::{figures_scope, ChannelId, ChannelType, FiguresScope};
+use domain::common::error::FieldError;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::{Date, Duration, OffsetDateTime};
@@ -41,9 +42,11 @@ struct Clock {
 }
 
 #[derive(QueryableByName)]
-struct Id {
+struct ChannelRow {
     #[diesel(sql_type = BigInt)]
     id: i64,
+    #[diesel(sql_type = Text)]
+    channel_type: String,
 }
 
 #[derive(QueryableByName)]
@@ -114,17 +117,22 @@ impl CountryStats for PgCountryStats {
     ) -> Result<Option<TopCountries>, RepoError> {
         read_only(&self.db, move |c| {
             async move {
-                let ids: Vec<Id> = diesel::sql_query(
-                    "SELECT id FROM channels
-                     WHERE workspace_id = $1 AND (id = $2 OR ($2 IS NULL AND channel_type = 'whatsapp')) ORDER BY id",
-                )
-                .bind::<BigInt, _>(ws.0)
-                .bind::<Nullable<BigInt>, _>(channel.map(|c| c.0))
-                .load(c)
-                .await?;
-                if channel.is_some() && ids.is_empty() {
-                    return Ok(None);
-                }
+                let channels: Vec<ChannelRow> =
+                    diesel::sql_query("SELECT id, channel_type FROM channels WHERE workspace_id = $1 ORDER BY id")
+                        .bind::<BigInt, _>(ws.0)
+                        .load(c)
+                        .await?;
+                let channels = channels
+                    .into_iter()
+                    .map(|r| r.channel_type.parse().map(|t| (ChannelId(r.id), t)))
+                    .collect::<Result<Vec<(ChannelId, ChannelType)>, _>>()
+                    .map_err(|e: FieldError| diesel::result::Error::DeserializationError(e.message.into()))?;
+                // A Messenger or Instagram channel asked for gets its own (empty) figures.
+                let ids: Vec<i64> = match figures_scope(channels, channel, |c| *c) {
+                    FiguresScope::Unknown => return Ok(None),
+                    FiguresScope::One((id, _)) | FiguresScope::OtherPlatform((id, _)) => vec![id.0],
+                    FiguresScope::Every(channels) => channels.into_iter().map(|(id, _)| id.0).collect(),
+                };
                 let clock: Clock = diesel::sql_query(
                     "SELECT time_zone, ($2 AT TIME ZONE time_zone)::date AS today FROM workspaces WHERE id = $1",
                 )
@@ -134,7 +142,6 @@ impl CountryStats for PgCountryStats {
                 .await?;
                 let from = clock.today.checked_sub(Duration::days(i64::from(days.max(1)) - 1)).unwrap_or(clock.today);
                 let until = clock.today.next_day().unwrap_or(clock.today);
-                let ids: Vec<i64> = ids.into_iter().map(|i| i.id).collect();
                 // Each message counts on the calendar day it was created in the workspace's time
                 // zone, as in the daily series. The period ends today, so a contact counts in it
                 // exactly when its latest day with messages in the selection falls in it:

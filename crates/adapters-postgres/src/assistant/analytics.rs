@@ -5,7 +5,7 @@ use diesel::QueryableByName;
 use diesel_async::scoped_futures::{ScopedBoxFuture, ScopedFutureExt};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::assistant::{ChannelStats, DeliveryCounts, WhatsappDays};
-use domain::channels::{ChannelId, ChannelType};
+use domain::channels::{figures_scope, ChannelId, FiguresScope};
 use domain::workspace::WorkspaceId;
 use time::{Date, Duration, OffsetDateTime};
 
@@ -62,22 +62,17 @@ pub(super) fn load(
     async move {
         let rows: Vec<ChannelRow> = diesel::sql_query(
             "SELECT id, channel_type, display_name, identifier, status FROM channels
-             WHERE workspace_id = $1 AND (id = $2 OR ($2 IS NULL AND channel_type = 'whatsapp')) ORDER BY id",
+             WHERE workspace_id = $1 ORDER BY id",
         )
         .bind::<BigInt, _>(ws.0)
-        .bind::<diesel::sql_types::Nullable<BigInt>, _>(channel.map(|c| c.0))
         .load(c)
         .await?;
-        let channels = rows.into_iter().map(ChannelRow::into_summary).collect::<Result<Vec<_>, _>>()?;
-        let asked = match channel {
-            Some(_) => match <[_]>::first(&channels) {
-                None => return Ok(None),
-                Some(ch) if ch.channel_type != ChannelType::Whatsapp => {
-                    return Ok(Some(ChannelStats::OtherPlatform(ch.clone())))
-                }
-                Some(ch) => Some(ch.clone()),
-            },
-            None => None,
+        let all = rows.into_iter().map(ChannelRow::into_summary).collect::<Result<Vec<_>, _>>()?;
+        let (asked, channels) = match figures_scope(all, channel, |ch| (ch.id, ch.channel_type)) {
+            FiguresScope::Unknown => return Ok(None),
+            FiguresScope::OtherPlatform(ch) => return Ok(Some(ChannelStats::OtherPlatform(ch))),
+            FiguresScope::One(ch) => (Some(ch.clone()), vec![ch]),
+            FiguresScope::Every(channels) => (None, channels),
         };
         let clock = today(c, ws, now).await?;
         let ids: Vec<i64> = channels.iter().map(|ch| ch.id.0).collect();
