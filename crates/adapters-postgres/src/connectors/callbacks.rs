@@ -48,7 +48,7 @@ async fn apply_watermark(
         .filter(messages::workspace_id.eq(ch.workspace_id.0))
         .filter(messages::channel_id.eq(ch.channel_id.0))
         .filter(messages::direction.eq("outbound"))
-        .filter(messages::status.eq_any(["sent", "delivered"]))
+        .filter(messages::status.eq_any(WatermarkUpdate::moved_statuses()))
         .filter(messages::created_at.le(w.watermark))
         .filter(contacts::platform_user_id.eq(&w.contact))
         .select(messages::id)

@@ -230,6 +230,18 @@ pub struct WatermarkUpdate {
     pub watermark: OffsetDateTime,
 }
 
+impl WatermarkUpdate {
+    /// The statuses of the outbound messages up to the watermark that it moves on to its
+    /// [`status`](Self::status): those the platform accepted, `sent` and `delivered` (a queued
+    /// message has not reached the contact and a failed one never will; a read one is done).
+    pub const MOVES: [MessageStatus; 2] = [MessageStatus::Sent, MessageStatus::Delivered];
+
+    /// [`MOVES`](Self::MOVES) by stored name, for the query that finds the messages.
+    pub fn moved_statuses() -> [&'static str; 2] {
+        Self::MOVES.map(MessageStatus::as_str)
+    }
+}
+
 /// A message a contact sent us.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InboundMessage {
@@ -266,4 +278,21 @@ pub enum ProofError {
     /// The platform could not be reached or failed (502).
     #[error("{0}")]
     Unreachable(String),
+}
+
+#[cfg(test)]
+mod watermark_tests {
+    use super::*;
+
+    #[test]
+    fn a_watermark_moves_only_messages_the_platform_accepted_and_not_yet_read() {
+        let moved: Vec<MessageStatus> =
+            MessageStatus::ALL.into_iter().filter(|s| WatermarkUpdate::MOVES.contains(s)).collect();
+        assert_eq!(moved, [MessageStatus::Sent, MessageStatus::Delivered]);
+        assert_eq!(WatermarkUpdate::moved_statuses(), ["sent", "delivered"]);
+        // Every status it moves can still advance to what a watermark reports.
+        for status in WatermarkUpdate::MOVES {
+            assert!(crate::messaging::decide_advance(status, MessageStatus::Read).is_some(), "{status:?}");
+        }
+    }
 }
