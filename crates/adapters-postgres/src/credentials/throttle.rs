@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Double, Integer, Text, Timestamptz};
+use diesel::sql_types::{Array, Integer, Text, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::auth::{LoginThrottleStore, ThrottlePolicy, ThrottleRecord, ThrottleSubject};
@@ -105,6 +105,53 @@ struct ThrottleRow {
 /// two-key form, so it never meets the single-key locks taken elsewhere).
 const THROTTLE_LOCK_CLASS: i32 = 0x7717_0001;
 
+/// The records of `keys` (sorted), each subject's advisory lock taken first, until the
+/// transaction ends. A transaction-scoped lock per subject (safe behind PgBouncer's transaction
+/// pooling, unlike a session lock), taken in sorted order so that two reservations never wait on
+/// each other in a cycle; it also covers subjects without a row yet, which `FOR UPDATE` could not.
+async fn lock_records(conn: &mut diesel_async::AsyncPgConnection, keys: &[String]) -> QueryResult<Vec<ThrottleRecord>> {
+    for key in keys {
+        diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+            .bind::<Integer, _>(THROTTLE_LOCK_CLASS)
+            .bind::<Text, _>(key)
+            .execute(conn)
+            .await?;
+    }
+    let rows: Vec<ThrottleRow> =
+        diesel::sql_query("SELECT subject, failures, window_started_at FROM login_throttle WHERE subject = ANY ($1)")
+            .bind::<Array<Text>, _>(keys)
+            .load(conn)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| ThrottleRecord {
+            subject: ThrottleSubject::from_stored(r.subject),
+            failures: u32::try_from(r.failures).unwrap_or(0),
+            window_started_at: r.window_started_at,
+        })
+        .collect())
+}
+
+/// Stores `records` as they are (decided by [`ThrottleRecord::after_failure`] under the
+/// subjects' locks).
+async fn store_records(conn: &mut diesel_async::AsyncPgConnection, records: &[ThrottleRecord]) -> QueryResult<()> {
+    let subjects: Vec<&str> = records.iter().map(|r| r.subject.as_str()).collect();
+    let failures: Vec<i32> = records.iter().map(|r| i32::try_from(r.failures).unwrap_or(i32::MAX)).collect();
+    let started: Vec<OffsetDateTime> = records.iter().map(|r| r.window_started_at).collect();
+    diesel::sql_query(
+        "INSERT INTO login_throttle (subject, failures, window_started_at) \
+         SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[]) \
+         ON CONFLICT (subject) DO UPDATE SET failures = excluded.failures, \
+                                             window_started_at = excluded.window_started_at",
+    )
+    .bind::<Array<Text>, _>(subjects)
+    .bind::<Array<Integer>, _>(failures)
+    .bind::<Array<Timestamptz>, _>(started)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 #[async_trait]
 impl LoginThrottleStore for PgLoginThrottle {
     async fn reserve(
@@ -161,32 +208,8 @@ impl PgLoginThrottle {
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
                 // Reading the counts and counting the attempt must be one step, or concurrent
-                // attempts all read the same count (issue: 1,000 at once all passed). A
-                // transaction-scoped lock per subject (safe behind PgBouncer's transaction
-                // pooling, unlike a session lock), taken in sorted order so that two
-                // reservations never wait on each other in a cycle; it also covers subjects
-                // without a row yet, which `FOR UPDATE` could not.
-                for key in &keys {
-                    diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-                        .bind::<Integer, _>(THROTTLE_LOCK_CLASS)
-                        .bind::<Text, _>(key)
-                        .execute(conn)
-                        .await?;
-                }
-                let rows: Vec<ThrottleRow> = diesel::sql_query(
-                    "SELECT subject, failures, window_started_at FROM login_throttle WHERE subject = ANY ($1)",
-                )
-                .bind::<Array<Text>, _>(&keys)
-                .load(conn)
-                .await?;
-                let records: Vec<ThrottleRecord> = rows
-                    .into_iter()
-                    .map(|r| ThrottleRecord {
-                        subject: ThrottleSubject::from_stored(r.subject),
-                        failures: u32::try_from(r.failures).unwrap_or(0),
-                        window_started_at: r.window_started_at,
-                    })
-                    .collect();
+                // attempts all read the same count and all pass.
+                let records = lock_records(conn, &keys).await?;
                 // Refused: nothing is written, so a refusal never extends the window.
                 if let Some(retry_after) = policy.retry_after(&records, now) {
                     for r in &records {
@@ -196,20 +219,15 @@ impl PgLoginThrottle {
                     }
                     return Ok(Some(retry_after));
                 }
-                diesel::sql_query(
-                    "INSERT INTO login_throttle (subject, failures, window_started_at) \
-                     SELECT s, 1, $2 FROM unnest($1::text[]) AS s \
-                     ON CONFLICT (subject) DO UPDATE SET \
-                       failures = CASE WHEN login_throttle.window_started_at <= $2 - make_interval(secs => $3) \
-                                       THEN 1 ELSE login_throttle.failures + 1 END, \
-                       window_started_at = CASE WHEN login_throttle.window_started_at <= $2 - make_interval(secs => $3) \
-                                                THEN $2 ELSE login_throttle.window_started_at END",
-                )
-                .bind::<Array<Text>, _>(&keys)
-                .bind::<Timestamptz, _>(now)
-                .bind::<Double, _>(policy.window.as_seconds_f64())
-                .execute(conn)
-                .await?;
+                let counted: Vec<ThrottleRecord> = keys
+                    .iter()
+                    .map(|key| {
+                        let subject = ThrottleSubject::from_stored(key.clone());
+                        let earlier = records.iter().find(|r| r.subject == subject);
+                        ThrottleRecord::after_failure(&subject, earlier, now, policy.window)
+                    })
+                    .collect();
+                store_records(conn, &counted).await?;
                 // Subjects nobody retried for a day are forgotten; cheap thanks to the index.
                 diesel::sql_query("DELETE FROM login_throttle WHERE window_started_at < $1 - interval '1 day'")
                     .bind::<Timestamptz, _>(now)

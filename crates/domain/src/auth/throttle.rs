@@ -124,6 +124,27 @@ pub struct ThrottleRecord {
     pub window_started_at: OffsetDateTime,
 }
 
+impl ThrottleRecord {
+    /// `subject`'s record after one more failure at `now`, `earlier` being its record so far: the
+    /// failure counts in the window under way, or starts a new one when there is none or it
+    /// began `window` or longer ago. Sign-ins and badly signed callbacks count alike.
+    pub fn after_failure(
+        subject: &ThrottleSubject,
+        earlier: Option<&ThrottleRecord>,
+        now: OffsetDateTime,
+        window: Duration,
+    ) -> ThrottleRecord {
+        match earlier.filter(|r| r.window_started_at > now - window) {
+            Some(r) => ThrottleRecord {
+                subject: subject.clone(),
+                failures: r.failures.saturating_add(1),
+                window_started_at: r.window_started_at,
+            },
+            None => ThrottleRecord { subject: subject.clone(), failures: 1, window_started_at: now },
+        }
+    }
+}
+
 /// Limits of the throttle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThrottlePolicy {
@@ -188,6 +209,22 @@ mod tests {
             ThrottleSubject::client("2001:db8:1:2:bbbb::9".parse().expect("ip")).as_str()
         );
         assert_eq!(ThrottleSubject::client("::ffff:10.1.2.3".parse().expect("ip")).as_str(), "ip:10.1.2.3");
+    }
+
+    #[test]
+    fn a_failure_counts_in_the_window_under_way_or_starts_a_new_one() {
+        let window = Duration::minutes(15);
+        let first = ThrottleRecord::after_failure(&email(), None, NOW, window);
+        assert_eq!(first, record(email(), 1, 0));
+        assert_eq!(
+            ThrottleRecord::after_failure(&email(), Some(&record(email(), 4, 14)), NOW, window),
+            record(email(), 5, 14)
+        );
+        // A window that began exactly `window` ago is over.
+        assert_eq!(
+            ThrottleRecord::after_failure(&email(), Some(&record(email(), 9, 15)), NOW, window),
+            record(email(), 1, 0)
+        );
     }
 
     #[test]

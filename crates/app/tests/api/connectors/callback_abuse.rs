@@ -171,3 +171,31 @@ async fn a_flood_of_large_forged_callbacks_never_slows_the_other_routes() {
         "/healthz p99 {loaded:.1} ms under the flood ({quiet:.1} ms quiet)"
     );
 }
+
+#[tokio::test]
+async fn concurrent_bad_signatures_on_two_instances_all_count() {
+    let graph = Graph::start();
+    let app = spawn(&graph).await;
+    let (_, key) = app.advanced_with_key().await;
+    whatsapp_channel(&app, &key, "pn-901").await;
+    let other_instance = app.spawn_instance();
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let body = serde_json::to_vec(&wa_inbound("pn-901", "wamid.race", "14155550124", "hi", now)).expect("json");
+    let forged = sign_with("not-the-app-secret", &body);
+    let attacker = client_from(42);
+    // Fifteen at once, under the budget of twenty: each one is counted, none lost to a race.
+    let sends = (0..15).map(|i| {
+        let base = if i % 2 == 0 { app.address.clone() } else { other_instance.clone() };
+        let (attacker, body, forged) = (attacker.clone(), body.clone(), forged.clone());
+        async move { post(&attacker, &base, &body, &forged).await.status().as_u16() }
+    });
+    let statuses = futures_util::future::join_all(sends).await;
+    assert!(statuses.iter().all(|s| *s == 401), "{statuses:?}");
+    assert!(
+        crate::credentials::sql_bool(
+            &app,
+            "(SELECT failures = 15 FROM login_throttle WHERE subject = 'callback:ip:127.0.0.42')"
+        )
+        .await
+    );
+}
