@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, Integer, Text, Timestamptz};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use domain::auth::{LoginThrottleStore, ThrottlePolicy, ThrottleRecord, ThrottleSubject};
+use domain::auth::{release, LoginThrottleStore, ThrottlePolicy, ThrottleRecord, ThrottleSubject};
 use domain::RepoError;
 use time::OffsetDateTime;
 
@@ -177,20 +177,26 @@ impl LoginThrottleStore for PgLoginThrottle {
     }
 
     async fn release(&self, forget: &ThrottleSubject, refund: &[ThrottleSubject]) -> Result<(), RepoError> {
-        let refund: Vec<&str> = refund.iter().map(ThrottleSubject::as_str).collect();
+        let mut keys: Vec<String> = std::iter::once(forget).chain(refund).map(|s| s.as_str().to_owned()).collect();
+        keys.sort();
+        keys.dedup();
+        let (forget, refund) = (forget.clone(), refund.to_vec());
         let mut conn = self.db.conn().await.map_err(repo)?;
-        diesel::sql_query(
-            "WITH gone AS (DELETE FROM login_throttle \
-                           WHERE subject = $1 OR (subject = ANY ($2) AND failures <= 1) RETURNING subject) \
-             UPDATE login_throttle SET failures = failures - 1 \
-             WHERE subject = ANY ($2) AND failures > 1 AND subject NOT IN (SELECT subject FROM gone)",
-        )
-        .bind::<Text, _>(forget.as_str())
-        .bind::<Array<Text>, _>(refund)
-        .execute(&mut conn)
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                let records = lock_records(conn, &keys).await?;
+                let released = release(&records, &forget, &refund);
+                let gone: Vec<&str> = released.gone.iter().map(ThrottleSubject::as_str).collect();
+                diesel::sql_query("DELETE FROM login_throttle WHERE subject = ANY ($1)")
+                    .bind::<Array<Text>, _>(gone)
+                    .execute(conn)
+                    .await?;
+                store_records(conn, &released.kept).await
+            }
+            .scope_boxed()
+        })
         .await
-        .map_err(repo)?;
-        Ok(())
+        .map_err(repo)
     }
 }
 

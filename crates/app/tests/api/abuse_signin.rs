@@ -204,3 +204,16 @@ async fn next_sends_people_only_to_paths_of_this_site() {
     let html = page.text().await.expect("html");
     assert!(html.contains(&format!("name=\"next\" value=\"{home}\"")), "{html}");
 }
+
+#[tokio::test]
+async fn a_right_password_forgets_the_emails_failures_and_gives_the_network_its_attempt_back() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let client = client_from([127, 0, 0, 3]);
+    for _ in 0..3 {
+        problem(login(&app, &client, &ws.admin_email, "a wrong guess").await, 401, "invalid_credentials").await;
+    }
+    assert_eq!(login(&app, &client, &ws.admin_email, &ws.admin_password).await.status(), 200);
+    // Four reserved from the network, one given back; the e-mail from it starts afresh.
+    assert_eq!(throttle_rows(&app).await, [("ip:127.0.0.3".to_owned(), 3)]);
+}

@@ -143,6 +143,39 @@ impl ThrottleRecord {
             None => ThrottleRecord { subject: subject.clone(), failures: 1, window_started_at: now },
         }
     }
+
+    /// The record after a reserved attempt is given back (the password was right): one failure
+    /// fewer in the same window; `None` (forgotten) when none is left.
+    pub fn refunded(&self) -> Option<ThrottleRecord> {
+        (self.failures > 1).then(|| ThrottleRecord { failures: self.failures - 1, ..self.clone() })
+    }
+}
+
+/// What a successful attempt changes in the throttle's records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThrottleRelease {
+    /// Records to store as they are.
+    pub kept: Vec<ThrottleRecord>,
+    /// Subjects whose records go.
+    pub gone: Vec<ThrottleSubject>,
+}
+
+/// Gives back a successful attempt over `records` (read under the subjects' locks): `forget`'s
+/// failures are forgotten (the e-mail from this client), and each of `refund` gets its reserved
+/// attempt back ([`ThrottleRecord::refunded`]; the client network).
+pub fn release(records: &[ThrottleRecord], forget: &ThrottleSubject, refund: &[ThrottleSubject]) -> ThrottleRelease {
+    let mut out = ThrottleRelease::default();
+    for r in records {
+        if r.subject == *forget {
+            out.gone.push(r.subject.clone());
+        } else if refund.contains(&r.subject) {
+            match r.refunded() {
+                Some(kept) => out.kept.push(kept),
+                None => out.gone.push(r.subject.clone()),
+            }
+        }
+    }
+    out
 }
 
 /// Limits of the throttle.
@@ -225,6 +258,24 @@ mod tests {
             ThrottleRecord::after_failure(&email(), Some(&record(email(), 9, 15)), NOW, window),
             record(email(), 1, 0)
         );
+    }
+
+    #[test]
+    fn a_refund_gives_one_attempt_back_and_forgets_a_record_left_empty() {
+        assert_eq!(record(email(), 3, 4).refunded(), Some(record(email(), 2, 4)));
+        assert_eq!(record(email(), 1, 4).refunded(), None);
+        assert_eq!(record(email(), 0, 4).refunded(), None);
+    }
+
+    #[test]
+    fn a_success_forgets_the_pair_and_refunds_the_network() {
+        let network = ThrottleSubject::client("10.0.0.1".parse().expect("ip"));
+        let other = ThrottleSubject::client("10.0.0.9".parse().expect("ip"));
+        let records = [record(email(), 4, 3), record(network.clone(), 7, 3), record(other.clone(), 2, 3)];
+        let released = release(&records, &email(), std::slice::from_ref(&network));
+        assert_eq!(released, ThrottleRelease { kept: vec![record(network.clone(), 6, 3)], gone: vec![email()] });
+        let last = release(&[record(network.clone(), 1, 3)], &email(), std::slice::from_ref(&network));
+        assert_eq!(last, ThrottleRelease { kept: vec![], gone: vec![network] });
     }
 
     #[test]
