@@ -428,8 +428,7 @@ impl OAuthStore for PgOAuthStore {
         .optional()
         .map_err(repo)?;
         let Some(row) = row else { return Ok(None) };
-        // Last use to the minute, as for keys and login tokens: one write a minute at most.
-        if row.last_used_at.is_none_or(|t| t < now - time::Duration::minutes(1)) {
+        if domain::auth::records_use(row.last_used_at, now) {
             diesel::sql_query("UPDATE oauth_grants SET last_used_at = $2 WHERE id = $1")
                 .bind::<BigInt, _>(row.grant_id)
                 .bind::<Timestamptz, _>(now)
