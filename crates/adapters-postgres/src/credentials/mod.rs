@@ -149,13 +149,7 @@ impl AuthenticateRow {
             ("ok", Some((policy, window))) => Ok(spread(policy, window, count)
                 .map_err(|e| repo(anyhow::anyhow!("wms_authenticate: {e}")))?
                 .into_iter()
-                .map(|rate| {
-                    if rate.is_limited() {
-                        CredentialCheck::Limited { caller, rate }
-                    } else {
-                        CredentialCheck::Admitted { caller, rate: Some(rate) }
-                    }
-                })
+                .map(|rate| CredentialCheck::counted(caller, rate))
                 .collect()),
             (other, _) => Err(repo(anyhow::anyhow!(
                 "wms_authenticate returned outcome `{other}` admitting {} of {count}",

@@ -69,6 +69,18 @@ pub enum CredentialCheck {
     },
 }
 
+impl CredentialCheck {
+    /// The verdict on one counted request of `caller` whose place in the window is `rate` (one of
+    /// [`spread`](crate::rate_limit::spread)'s): refused with its retry delay, or admitted.
+    pub fn counted(caller: Caller, rate: RateLimitStatus) -> Self {
+        if rate.is_limited() {
+            CredentialCheck::Limited { caller, rate }
+        } else {
+            CredentialCheck::Admitted { caller, rate: Some(rate) }
+        }
+    }
+}
+
 /// A login token to store: its digest, never the token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewUserToken {
@@ -203,4 +215,30 @@ pub trait SessionLookup: Send + Sync {
     /// # Errors
     /// Infrastructure failures only.
     async fn member(&self, ws: WorkspaceId, user: UserId) -> Result<Option<WorkspaceMember>, RepoError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::Actor;
+
+    #[test]
+    fn a_counted_request_is_limited_exactly_when_its_window_gives_a_retry_delay() {
+        let caller = Caller {
+            workspace_id: WorkspaceId(1),
+            plan: PlanTier::Advanced,
+            actor: Actor::Member { user_id: UserId(2), role: Role::Agent },
+            surface: Surface::RestApi,
+        };
+        let rate = RateLimitStatus {
+            policy: RateLimitPolicy::per_hour(10),
+            remaining: 0,
+            reset_after_secs: 30,
+            retry_after_secs: None,
+            now_epoch: 1_700_000_000,
+        };
+        assert_eq!(CredentialCheck::counted(caller, rate), CredentialCheck::Admitted { caller, rate: Some(rate) });
+        let refused = RateLimitStatus { retry_after_secs: Some(30), ..rate };
+        assert_eq!(CredentialCheck::counted(caller, refused), CredentialCheck::Limited { caller, rate: refused });
+    }
 }
