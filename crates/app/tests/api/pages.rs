@@ -71,6 +71,19 @@ pub async fn submit_form(app: &TestApp, path: &str, fields: &[(&str, &str)]) -> 
     form_token(app, path).await.post(app, path, fields).send().await.expect("request")
 }
 
+/// Submits the form at `path` twice at the same time, each with a form token of its own and one
+/// of `passwords`: the two statuses, sorted.
+pub async fn submit_twice_at_once(app: &TestApp, path: &str, passwords: [&str; 2]) -> [u16; 2] {
+    let (first, second) = (form_token(app, path).await, form_token(app, path).await);
+    let (a, b) = tokio::join!(
+        first.post(app, path, &[("password", passwords[0])]).send(),
+        second.post(app, path, &[("password", passwords[1])]).send(),
+    );
+    let mut statuses = [a.expect("request").status().as_u16(), b.expect("request").status().as_u16()];
+    statuses.sort_unstable();
+    statuses
+}
+
 /// Submits the sign-in form; the response (303 on success).
 pub async fn submit_login(app: &TestApp, email: &str, password: &str) -> reqwest::Response {
     submit_form(app, "/login", &[("email", email), ("password", password), ("next", "")]).await

@@ -132,13 +132,8 @@ async fn one_reset_link_submitted_twice_at_once_sets_one_password() {
     assert_eq!(ask(&app, &ws.admin_email).await.status(), 202);
     let token = sink.token_for(&ws.admin_email, "password-reset", 0).await;
     let path = format!("/password-reset/{token}");
-    let (first, second) = (form_token(&app, &path).await, form_token(&app, &path).await);
-    let (a, b) = tokio::join!(
-        first.post(&app, &path, &[("password", "the first new password")]).send(),
-        second.post(&app, &path, &[("password", "the second new password")]).send(),
-    );
-    let mut statuses = [a.expect("request").status().as_u16(), b.expect("request").status().as_u16()];
-    statuses.sort_unstable();
+    let statuses =
+        crate::pages::submit_twice_at_once(&app, &path, ["the first new password", "the second new password"]).await;
     assert_eq!(statuses, [303, 410], "the link works once");
     let works = [
         login_status(&app, &ws.admin_email, "the first new password").await,

@@ -232,13 +232,9 @@ async fn one_invitation_link_submitted_twice_at_once_sets_one_password() {
     assert_eq!(res.status(), 201);
     let token = sink.token_for("twice@example.com", "invitations", 0).await;
     let path = format!("/invitations/{token}");
-    let (first, second) = (crate::pages::form_token(&app, &path).await, crate::pages::form_token(&app, &path).await);
-    let (a, b) = tokio::join!(
-        first.post(&app, &path, &[("password", "the first chosen password")]).send(),
-        second.post(&app, &path, &[("password", "the second chosen password")]).send(),
-    );
-    let mut statuses = [a.expect("request").status().as_u16(), b.expect("request").status().as_u16()];
-    statuses.sort_unstable();
+    let statuses =
+        crate::pages::submit_twice_at_once(&app, &path, ["the first chosen password", "the second chosen password"])
+            .await;
     assert_eq!(statuses, [303, 410], "the link works once");
     let mut works = 0;
     for password in ["the first chosen password", "the second chosen password"] {
