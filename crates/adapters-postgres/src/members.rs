@@ -219,7 +219,7 @@ async fn lock_invitation(conn: &mut AsyncPgConnection, digest: &[u8]) -> QueryRe
         .optional()?;
     let Some((ws, user)) = found else { return Ok(None) };
     let (email, hash): (String, String) =
-        users::table.find(user).select((users::email, users::password_hash)).for_update().first(conn).await?;
+        users::table.find(user).select((users::email, users::password_hash)).for_no_key_update().first(conn).await?;
     let status: Option<String> = workspace_members::table
         .find((ws, user))
         .select(workspace_members::status)

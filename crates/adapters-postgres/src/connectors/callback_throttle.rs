@@ -7,12 +7,14 @@ use async_trait::async_trait;
 use diesel::sql_types::{Integer, Text, Timestamptz};
 use diesel::OptionalExtension;
 use diesel::QueryableByName;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::auth::throttle::{ThrottleRecord, ThrottleSubject};
 use domain::connectors::CallbackThrottle;
 use domain::RepoError;
 use time::{Duration, OffsetDateTime};
 
+use crate::credentials::throttle::{lock_records, store_records};
 use crate::error::repo;
 use crate::pool::Db;
 
@@ -36,10 +38,6 @@ struct Row {
     #[diesel(sql_type = Timestamptz)]
     window_started_at: OffsetDateTime,
 }
-
-/// The most times one failure is tried again when other instances counted in between; each
-/// lost race is another failure counted, so giving up undercounts by at most this one.
-const MAX_RACES: usize = 16;
 
 async fn read(conn: &mut AsyncPgConnection, subject: &ThrottleSubject) -> diesel::QueryResult<Option<ThrottleRecord>> {
     let row: Option<Row> =
@@ -69,45 +67,20 @@ impl CallbackThrottle for PgCallbackThrottle {
         window: Duration,
     ) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        // Compare and set, without a transaction: the write only lands on the record it was
-        // decided from, and a failure that lost the race to another instance's is decided
-        // again. Two statements a badly signed callback, where a locked transaction took five.
-        for _ in 0..MAX_RACES {
-            let earlier = read(&mut conn, subject).await.map_err(repo)?;
-            let next = ThrottleRecord::after_failure(subject, earlier.as_ref(), now, window);
-            let failures = i32::try_from(next.failures).unwrap_or(i32::MAX);
-            let written = match earlier {
-                None => {
-                    diesel::sql_query(
-                        "INSERT INTO login_throttle (subject, failures, window_started_at) VALUES ($1, $2, $3)
-                     ON CONFLICT (subject) DO NOTHING",
-                    )
-                    .bind::<Text, _>(subject.as_str())
-                    .bind::<Integer, _>(failures)
-                    .bind::<Timestamptz, _>(next.window_started_at)
-                    .execute(&mut conn)
-                    .await
-                }
-                Some(earlier) => {
-                    diesel::sql_query(
-                        "UPDATE login_throttle SET failures = $2, window_started_at = $3
-                     WHERE subject = $1 AND failures = $4 AND window_started_at = $5",
-                    )
-                    .bind::<Text, _>(subject.as_str())
-                    .bind::<Integer, _>(failures)
-                    .bind::<Timestamptz, _>(next.window_started_at)
-                    .bind::<Integer, _>(i32::try_from(earlier.failures).unwrap_or(i32::MAX))
-                    .bind::<Timestamptz, _>(earlier.window_started_at)
-                    .execute(&mut conn)
-                    .await
-                }
+        let subject = subject.clone();
+        // Under the subject's lock, as a sign-in counts: concurrent failures from every instance
+        // all count. Only failures that passed the address's check get here, and an address over
+        // its budget is refused from memory, so a flood pays this at most the budget's times a
+        // window.
+        conn.transaction::<_, diesel::result::Error, _>(|conn| {
+            async move {
+                let records = lock_records(conn, &[subject.as_str().to_owned()]).await?;
+                let counted = ThrottleRecord::after_failure(&subject, records.iter().next(), now, window);
+                store_records(conn, &[counted]).await
             }
-            .map_err(repo)?;
-            if written == 1 {
-                return Ok(());
-            }
-        }
-        tracing::warn!(subject = subject.as_str(), "callback failure not counted: lost {MAX_RACES} races");
-        Ok(())
+            .scope_boxed()
+        })
+        .await
+        .map_err(repo)
     }
 }

@@ -28,7 +28,7 @@ use crate::pool::Db;
 use crate::schema::user_tokens;
 
 mod directory;
-mod throttle;
+pub(crate) mod throttle;
 
 pub use directory::PgUserDirectory;
 pub use throttle::PgLoginThrottle;

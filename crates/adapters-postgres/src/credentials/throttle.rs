@@ -109,7 +109,10 @@ const THROTTLE_LOCK_CLASS: i32 = 0x7717_0001;
 /// transaction ends. A transaction-scoped lock per subject (safe behind PgBouncer's transaction
 /// pooling, unlike a session lock), taken in sorted order so that two reservations never wait on
 /// each other in a cycle; it also covers subjects without a row yet, which `FOR UPDATE` could not.
-async fn lock_records(conn: &mut diesel_async::AsyncPgConnection, keys: &[String]) -> QueryResult<Vec<ThrottleRecord>> {
+pub(crate) async fn lock_records(
+    conn: &mut diesel_async::AsyncPgConnection,
+    keys: &[String],
+) -> QueryResult<Vec<ThrottleRecord>> {
     for key in keys {
         diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
             .bind::<Integer, _>(THROTTLE_LOCK_CLASS)
@@ -134,7 +137,10 @@ async fn lock_records(conn: &mut diesel_async::AsyncPgConnection, keys: &[String
 
 /// Stores `records` as they are (decided by [`ThrottleRecord::after_failure`] under the
 /// subjects' locks).
-async fn store_records(conn: &mut diesel_async::AsyncPgConnection, records: &[ThrottleRecord]) -> QueryResult<()> {
+pub(crate) async fn store_records(
+    conn: &mut diesel_async::AsyncPgConnection,
+    records: &[ThrottleRecord],
+) -> QueryResult<()> {
     let subjects: Vec<&str> = records.iter().map(|r| r.subject.as_str()).collect();
     let failures: Vec<i32> = records.iter().map(|r| i32::try_from(r.failures).unwrap_or(i32::MAX)).collect();
     let started: Vec<OffsetDateTime> = records.iter().map(|r| r.window_started_at).collect();
