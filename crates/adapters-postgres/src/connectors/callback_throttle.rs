@@ -75,7 +75,7 @@ impl CallbackThrottle for PgCallbackThrottle {
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
                 let records = lock_records(conn, &[subject.as_str().to_owned()]).await?;
-                let counted = ThrottleRecord::after_failure(&subject, records.iter().next(), now, window);
+                let counted = ThrottleRecord::after_failure(&subject, <[_]>::first(&records), now, window);
                 store_records(conn, &[counted]).await
             }
             .scope_boxed()
