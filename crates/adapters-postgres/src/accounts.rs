@@ -93,10 +93,21 @@ impl PasswordResetRepository for PgPasswordResets {
         let password = password.clone();
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
-                // The link is locked first, so that of two concurrent submissions one finds it
-                // used; its account only read, as voiding a leaked link does.
-                password_resets::table
+                // Every link of the account is locked, in id order, before anything is decided:
+                // of two submissions of one link, one finds it used; two links of the account
+                // completed at once take turns instead of each holding its own and waiting for
+                // the other's (completing voids them all). The account is only read, as voiding
+                // a leaked link does.
+                let owner: Option<i64> = password_resets::table
                     .filter(password_resets::token_digest.eq(&digest))
+                    .select(password_resets::user_id)
+                    .first(conn)
+                    .await
+                    .optional()?;
+                let Some(owner) = owner else { return Ok(None) };
+                password_resets::table
+                    .filter(password_resets::user_id.eq(owner))
+                    .order(password_resets::id)
                     .select(password_resets::id)
                     .for_update()
                     .load::<i64>(conn)
