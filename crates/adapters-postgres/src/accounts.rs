@@ -93,11 +93,12 @@ impl PasswordResetRepository for PgPasswordResets {
         let password = password.clone();
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
-                // Every link of the account is locked, in id order, before anything is decided:
-                // of two submissions of one link, one finds it used; two links of the account
-                // completed at once take turns instead of each holding its own and waiting for
-                // the other's (completing voids them all). The account is only read, as voiding
-                // a leaked link does.
+                // The account's live login tokens, then every link of the account, are locked in
+                // id order before anything is decided: of two submissions of one link, one finds
+                // it used; two links of the account completed at once take turns instead of each
+                // holding its own and waiting for the other's (completing voids them all); and a
+                // leak alert, which locks login tokens before reset links too, takes turns with
+                // it. The account is only read, as voiding a leaked link does.
                 let owner: Option<i64> = password_resets::table
                     .filter(password_resets::token_digest.eq(&digest))
                     .select(password_resets::user_id)
@@ -105,6 +106,14 @@ impl PasswordResetRepository for PgPasswordResets {
                     .await
                     .optional()?;
                 let Some(owner) = owner else { return Ok(None) };
+                user_tokens::table
+                    .filter(user_tokens::user_id.eq(owner))
+                    .filter(user_tokens::revoked_at.is_null())
+                    .order(user_tokens::id)
+                    .select(user_tokens::id)
+                    .for_update()
+                    .load::<i64>(conn)
+                    .await?;
                 password_resets::table
                     .filter(password_resets::user_id.eq(owner))
                     .order(password_resets::id)

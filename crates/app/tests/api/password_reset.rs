@@ -144,7 +144,7 @@ async fn one_reset_link_submitted_twice_at_once_sets_one_password() {
 }
 
 /// Backends of the test's database waiting for a lock.
-async fn waiting_on_locks(app: &TestApp) -> i64 {
+pub(crate) async fn waiting_on_locks(app: &TestApp) -> i64 {
     use diesel_async::RunQueryDsl;
     #[derive(diesel::QueryableByName)]
     struct N {
