@@ -143,25 +143,55 @@ async fn one_reset_link_submitted_twice_at_once_sets_one_password() {
     assert_eq!(login_status(&app, &ws.admin_email, &ws.admin_password).await, 401);
 }
 
-/// Backends of the test's database waiting for a lock.
-pub(crate) async fn waiting_on_locks(app: &TestApp) -> i64 {
+/// Waits until `n` backends of the test's database wait for a lock (at most 20 s).
+pub(crate) async fn until_waiting(app: &TestApp, n: i64) {
     use diesel_async::RunQueryDsl;
     #[derive(diesel::QueryableByName)]
     struct N {
         #[diesel(sql_type = diesel::sql_types::BigInt)]
         n: i64,
     }
-    let mut conn = app.db.conn().await.expect("conn");
     let q =
         "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
-    diesel::sql_query(q).get_result::<N>(&mut conn).await.expect("count").n
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let mut conn = app.db.conn().await.expect("conn");
+        let waiting = diesel::sql_query(q).get_result::<N>(&mut conn).await.expect("count").n;
+        if waiting >= n || std::time::Instant::now() > deadline {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Runs `during` while the account with `email` is held (its `users` row locked, as a change of
+/// its password locks it), then lets go: what `during` starts reaches its locks before any of it
+/// can finish.
+pub(crate) async fn with_account_held<T: Send>(
+    app: &TestApp,
+    email: &str,
+    during: impl std::future::Future<Output = T> + Send,
+) -> T {
+    use diesel_async::scoped_futures::ScopedFutureExt;
+    use diesel_async::{AsyncConnection, RunQueryDsl};
+    let mut holder = app.db.conn().await.expect("conn");
+    holder
+        .transaction::<_, diesel::result::Error, _>(|c| {
+            async move {
+                diesel::sql_query("SELECT id FROM users WHERE email = $1 FOR UPDATE")
+                    .bind::<diesel::sql_types::Text, _>(email)
+                    .execute(c)
+                    .await?;
+                Ok(during.await)
+            }
+            .scope_boxed()
+        })
+        .await
+        .expect("held")
 }
 
 #[tokio::test]
 async fn two_reset_links_of_one_account_completed_at_once_set_one_password() {
-    use diesel_async::scoped_futures::ScopedFutureExt;
-    use diesel_async::{AsyncConnection, RunQueryDsl};
-
     let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
     let ws = app.create_workspace(domain::workspace::PlanTier::Advanced).await;
     for _ in 0..2 {
@@ -175,29 +205,14 @@ async fn two_reset_links_of_one_account_completed_at_once_set_one_password() {
         form_token(&app, &paths[0]).await.post(&app, &paths[0], &[("password", "the first new password")]),
         form_token(&app, &paths[1]).await.post(&app, &paths[1], &[("password", "the second new password")]),
     ];
-    // The account is held while both completions start, so both reach their locks before either
+    // Both completions start while the account is held, so both reach their locks before either
     // can finish: each with its own link, the two would wait for each other.
-    let mut holder = app.db.conn().await.expect("conn");
-    let email = ws.admin_email.clone();
-    let app_ref = &app;
-    let handles = holder
-        .transaction::<_, diesel::result::Error, _>(|c| {
-            async move {
-                diesel::sql_query("SELECT id FROM users WHERE email = $1 FOR UPDATE")
-                    .bind::<diesel::sql_types::Text, _>(email)
-                    .execute(c)
-                    .await?;
-                let handles = sends.map(|send| tokio::spawn(send.send()));
-                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-                while waiting_on_locks(app_ref).await < 2 && std::time::Instant::now() < deadline {
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                }
-                Ok(handles)
-            }
-            .scope_boxed()
-        })
-        .await
-        .expect("held");
+    let handles = with_account_held(&app, &ws.admin_email, async {
+        let handles = sends.map(|send| tokio::spawn(send.send()));
+        until_waiting(&app, 2).await;
+        handles
+    })
+    .await;
     let mut statuses = Vec::new();
     for h in handles {
         statuses.push(h.await.expect("task").expect("request").status().as_u16());

@@ -591,21 +591,12 @@ async fn a_leaked_password_reset_link_is_voided_and_its_owner_emailed_once() {
     assert_eq!(notices, 1, "the owner is told once");
 }
 
-/// Waits until `n` backends of the test's database wait for a lock (at most 20 s).
-async fn until_waiting(app: &TestApp, n: i64) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while crate::password_reset::waiting_on_locks(app).await < n && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
-
 /// An alert naming an account's login token and reset link, handled while the owner completes that
 /// reset: the two take turns on the account's credentials (the alert locks login tokens before
 /// reset links, and so does the completion), so both finish; neither fails on a deadlock.
 #[tokio::test]
 async fn an_alert_and_a_reset_completion_of_one_account_at_once_both_finish() {
-    use diesel_async::scoped_futures::ScopedFutureExt;
-    use diesel_async::{AsyncConnection, RunQueryDsl};
+    use crate::password_reset::{until_waiting, with_account_held};
 
     let (app, github, sink, _workers) = spawn_with_mail().await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
@@ -624,28 +615,16 @@ async fn an_alert_and_a_reset_completion_of_one_account_at_once_both_finish() {
         .header("Github-Public-Key-Identifier", "current-id")
         .header("Github-Public-Key-Signature", sig)
         .body(body);
-    // The account's row is held while the completion takes its locks and waits for it, and the
-    // alert starts then: each would hold what the other needs next.
-    let mut holder = app.db.conn().await.expect("conn");
-    let email = ws.admin_email.clone();
-    let app_ref = &app;
-    let (completion, alert) = holder
-        .transaction::<_, diesel::result::Error, _>(|c| {
-            async move {
-                diesel::sql_query("SELECT id FROM users WHERE email = $1 FOR UPDATE")
-                    .bind::<diesel::sql_types::Text, _>(email)
-                    .execute(c)
-                    .await?;
-                let completion = tokio::spawn(completion.send());
-                until_waiting(app_ref, 1).await;
-                let alert = tokio::spawn(alert.send());
-                until_waiting(app_ref, 2).await;
-                Ok((completion, alert))
-            }
-            .scope_boxed()
-        })
-        .await
-        .expect("held");
+    // The completion takes its locks and waits for the held account; the alert starts then: each
+    // would hold what the other needs next.
+    let (completion, alert) = with_account_held(&app, &ws.admin_email, async {
+        let completion = tokio::spawn(completion.send());
+        until_waiting(&app, 1).await;
+        let alert = tokio::spawn(alert.send());
+        until_waiting(&app, 2).await;
+        (completion, alert)
+    })
+    .await;
     let completion = completion.await.expect("task").expect("request").status().as_u16();
     let alert = alert.await.expect("task").expect("request").status().as_u16();
     assert_eq!((completion, alert), (303, 200));
