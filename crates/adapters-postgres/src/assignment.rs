@@ -173,7 +173,8 @@ async fn team_facts(
             .into_iter()
             .map(|m| Candidate {
                 user_id: m.user_id,
-                available: m.is_active && Availability::stored(&m.availability) == Availability::Online,
+                active: m.is_active,
+                availability: Availability::stored(&m.availability),
                 load: loads.get(&m.user_id).copied().unwrap_or(0),
                 last_assigned_at: m.last_assigned_at,
             })

@@ -87,7 +87,11 @@ async fn read_facts(
     Ok(InboundFacts {
         duplicate: false,
         contact: Some(KnownContact { id, name }),
-        thread: thread.map(|(id, status, latest_inbound_at)| KnownThread { id, status, latest_inbound_at }),
+        thread: thread.map(|(id, status, latest_inbound_at)| KnownThread {
+            id,
+            status: ThreadStatus::stored(&status),
+            latest_inbound_at,
+        }),
         received_at,
     })
 }
@@ -165,27 +169,26 @@ async fn execute(
             crate::assignment::place_new_threads(conn, ws, ch.channel_id.0, &[id], OffsetDateTime::now_utc()).await?;
             id
         }
-        ThreadStep::Bump { id, at, latest_inbound_at, reopens, .. } => {
+        ThreadStep::Bump { id, at, latest_inbound_at, reopen, .. } => {
             diesel::sql_query(
                 "UPDATE threads SET unread_count = unread_count + 1, last_message_at = greatest(last_message_at, $2),
-                        status = CASE WHEN $3 THEN 'open' ELSE status END,
-                        status_reason = CASE WHEN $3 THEN 'contact_replied' ELSE status_reason END,
-                        snoozed_until = CASE WHEN $3 THEN NULL ELSE snoozed_until END,
-                        latest_inbound_at = $4, updated_at = now()
+                        latest_inbound_at = $3, updated_at = now()
                  WHERE id = $1",
             )
             .bind::<BigInt, _>(id)
             .bind::<Timestamptz, _>(at)
-            .bind::<diesel::sql_types::Bool, _>(reopens)
             .bind::<Timestamptz, _>(latest_inbound_at)
             .execute(conn)
             .await?;
+            if let Some(change) = &reopen {
+                crate::threads::apply_status(conn, ws, id, change).await?;
+            }
             id
         }
     };
     // The SLA before the thread's event, which then carries it.
     let (status_before, had_inbound) = match (&plan.thread, known) {
-        (ThreadStep::Bump { .. }, Some(k)) => (Some(ThreadStatus::stored(&k.status)), k.latest_inbound_at.is_some()),
+        (ThreadStep::Bump { .. }, Some(k)) => (Some(k.status), k.latest_inbound_at.is_some()),
         _ => (None, false),
     };
     let breaches =
@@ -227,12 +230,9 @@ async fn execute(
         created_at: row.1,
         sender: Sender::Contact(contact_id),
     };
-    // A message to a resolved thread starts a new cycle of the conversation reports.
-    let was_resolved = known.is_some_and(|t| t.status == "resolved");
-    let report = domain::reports::ConversationEvent::Inbound { at: message.created_at, was_resolved };
     outbox::record(conn, ws, OffsetDateTime::now_utc(), &[new.event(message.into())]).await?;
     crate::sla::tracking::announce(conn, ws, breaches).await?;
-    crate::reports::record(conn, ws, thread_id, report).await?;
+    crate::reports::record(conn, ws, thread_id, plan.report).await?;
     Ok(true)
 }
 

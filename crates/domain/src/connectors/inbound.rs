@@ -10,8 +10,9 @@ use crate::channels::ChannelType;
 use crate::contacts::Contact;
 use crate::messaging::window::latest_inbound;
 use crate::messaging::MessageRecord;
+use crate::reports::ConversationEvent;
 use crate::threads::ThreadRecord;
-use crate::threads::{decide_contact_reply, StatusFacts, ThreadStatus};
+use crate::threads::{decide_contact_reply, StatusChange, StatusFacts, ThreadStatus};
 use crate::webhooks::DomainEvent;
 
 /// A contact the adapter found for the sender's address (its row locked until commit, which
@@ -29,8 +30,8 @@ pub struct KnownContact {
 pub struct KnownThread {
     /// Its id.
     pub id: i64,
-    /// Its status (`open`, `pending`, `snoozed` or `resolved`).
-    pub status: String,
+    /// Its status.
+    pub status: ThreadStatus,
     /// The platform time of the contact's latest inbound message on it, if any.
     pub latest_inbound_at: Option<OffsetDateTime>,
 }
@@ -140,9 +141,9 @@ pub enum ThreadStep {
         /// The thread's latest inbound platform time once the message is stored (a late callback
         /// with an older timestamp keeps the later one).
         latest_inbound_at: OffsetDateTime,
-        /// The thread was pending, snoozed or resolved: it is open again, `status_reason`
-        /// `contact_replied` (`thread.status_changed`).
-        reopens: bool,
+        /// The thread was pending, snoozed or resolved: the change that opens it again
+        /// ([`decide_contact_reply`]: `status_reason` `contact_replied`, `thread.status_changed`).
+        reopen: Option<StatusChange>,
         /// It was snoozed or resolved, so reopening adds to its member's load: the adapter checks
         /// the member's capacity ([`crate::teams::decide_reopen_capacity`]).
         adds_load: bool,
@@ -154,7 +155,7 @@ impl ThreadStep {
     pub fn event(&self) -> Option<fn(ThreadRecord) -> DomainEvent> {
         match self {
             Self::Create { .. } => Some(DomainEvent::ThreadCreated),
-            Self::Bump { reopens: true, .. } => Some(DomainEvent::ThreadStatusChanged),
+            Self::Bump { reopen: Some(_), .. } => Some(DomainEvent::ThreadStatusChanged),
             Self::Bump { .. } => None,
         }
     }
@@ -188,6 +189,9 @@ pub struct InboundPlan {
     pub thread: ThreadStep,
     /// The message.
     pub message: NewInboundMessage,
+    /// What the message adds to the conversation reports (a message to a resolved thread starts a
+    /// new cycle).
+    pub report: ConversationEvent,
 }
 
 /// Decides what an inbound message changes. `None` for a platform message id already stored (a
@@ -213,25 +217,23 @@ pub fn plan_inbound(channel_type: ChannelType, m: &InboundMessage, facts: &Inbou
         },
     };
     // A new contact has no thread yet, whatever the adapter passed.
-    let thread = match (&facts.contact, &facts.thread) {
-        (Some(_), Some(t)) => ThreadStep::Bump {
-            id: t.id,
-            at: m.at,
-            latest_inbound_at: latest_inbound(t.latest_inbound_at, m.at),
-            reopens: reopens(&t.status),
-            adds_load: reopens(&t.status) && !ThreadStatus::stored(&t.status).counts_as_load(),
-        },
-        _ => ThreadStep::Create { at: m.at },
+    let (thread, was_resolved) = match (&facts.contact, &facts.thread) {
+        (Some(_), Some(t)) => {
+            let reopen = decide_contact_reply(StatusFacts { status: t.status, snoozed_until: None });
+            let bump = ThreadStep::Bump {
+                id: t.id,
+                at: m.at,
+                latest_inbound_at: latest_inbound(t.latest_inbound_at, m.at),
+                reopen,
+                adds_load: reopen.is_some() && !t.status.counts_as_load(),
+            };
+            (bump, t.status == ThreadStatus::Resolved)
+        }
+        _ => (ThreadStep::Create { at: m.at }, false),
     };
     let message =
         NewInboundMessage { platform_message_id: m.platform_message_id.clone(), content: m.text.clone(), at: m.at };
-    Some(InboundPlan { contact, thread, message })
-}
-
-/// Whether a contact's message reopens a thread of this status.
-fn reopens(status: &str) -> bool {
-    let facts = StatusFacts { status: ThreadStatus::stored(status), snoozed_until: None };
-    decide_contact_reply(facts).is_some()
+    Some(InboundPlan { contact, thread, message, report: ConversationEvent::Inbound { at: m.at, was_resolved } })
 }
 
 #[cfg(test)]
@@ -284,7 +286,11 @@ mod tests {
         InboundFacts {
             duplicate: false,
             contact: Some(KnownContact { id: 7, name: name.map(Into::into) }),
-            thread: thread.map(|status| KnownThread { id: 70, status: status.into(), latest_inbound_at: None }),
+            thread: thread.map(|status| KnownThread {
+                id: 70,
+                status: ThreadStatus::stored(status),
+                latest_inbound_at: None,
+            }),
             received_at: None,
         }
     }
@@ -333,9 +339,10 @@ mod tests {
         assert_eq!(plan.contact, ContactStep::Touch { id: 7, name: Some("Ana".into()), at: AT, learns_name: false });
         assert_eq!(
             plan.thread,
-            ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopens: false, adds_load: false }
+            ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopen: None, adds_load: false }
         );
         assert_eq!(plan.events(), [EventType::MessageCreated]);
+        assert_eq!(plan.report, ConversationEvent::Inbound { at: AT, was_resolved: false });
     }
 
     #[test]
@@ -373,9 +380,20 @@ mod tests {
             .expect("a new message");
         assert_eq!(
             plan.thread,
-            ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopens: true, adds_load: true }
+            ThreadStep::Bump {
+                id: 70,
+                at: AT,
+                latest_inbound_at: AT,
+                reopen: Some(StatusChange {
+                    status: ThreadStatus::Open,
+                    snoozed_until: None,
+                    reason: crate::threads::StatusReason::ContactReplied,
+                }),
+                adds_load: true
+            }
         );
         assert_eq!(plan.events(), [EventType::ThreadStatusChanged, EventType::MessageCreated]);
+        assert_eq!(plan.report, ConversationEvent::Inbound { at: AT, was_resolved: true }, "a new cycle starts");
     }
 
     #[test]
@@ -395,8 +413,13 @@ mod tests {
         {
             let plan = plan_inbound(ChannelType::Whatsapp, &message(None), &known(Some("Ana"), Some(status)))
                 .expect("a new message");
-            let bump = ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopens, adds_load };
-            assert_eq!(plan.thread, bump, "{status}");
+            let ThreadStep::Bump { reopen, adds_load: added, .. } = plan.thread else { panic!("{status}: a bump") };
+            assert_eq!((reopen.is_some(), added), (reopens, adds_load), "{status}");
+            assert_eq!(
+                reopen.map(|c| (c.status, c.reason.as_str())),
+                reopens.then_some((ThreadStatus::Open, "contact_replied"))
+            );
+            assert_eq!(plan.report, ConversationEvent::Inbound { at: AT, was_resolved: false }, "{status}");
         }
     }
 

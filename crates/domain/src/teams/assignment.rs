@@ -7,6 +7,7 @@
 use time::{Duration, OffsetDateTime};
 
 use crate::common::error::{FieldError, ValidationErrors};
+use crate::members::Availability;
 use crate::threads::ThreadRecord;
 use crate::webhooks::DomainEvent;
 
@@ -153,12 +154,22 @@ pub fn place_new_thread(default_team: Option<DefaultTeam>) -> Option<TeamPlaceme
 pub struct Candidate {
     /// The member.
     pub user_id: i64,
-    /// An active member who is `online`.
-    pub available: bool,
+    /// The membership is active (not deactivated).
+    pub active: bool,
+    /// What the member set: `online` or `away`.
+    pub availability: Availability,
     /// Their `open` and `pending` threads.
     pub load: i64,
     /// When the team last gave them a thread.
     pub last_assigned_at: Option<OffsetDateTime>,
+}
+
+impl Candidate {
+    /// Whether automatic assignment may give them a thread at all: an active member who is
+    /// `online` (their load is weighed against the capacity apart).
+    pub fn available(&self) -> bool {
+        self.active && self.availability == Availability::Online
+    }
 }
 
 /// What the adapter read, the team's row locked.
@@ -212,7 +223,7 @@ pub fn assign_waiting(facts: &TeamFacts, now: OffsetDateTime) -> Vec<Assignment>
     let mut out = Vec::new();
     for (i, thread_id) in facts.waiting.iter().enumerate() {
         let eligible =
-            members.iter_mut().filter(|m| m.available && facts.policy.capacity.is_none_or(|c| m.load < i64::from(c)));
+            members.iter_mut().filter(|m| m.available() && facts.policy.capacity.is_none_or(|c| m.load < i64::from(c)));
         // Never assigned sorts first (`None` < `Some`); the user id breaks exact ties.
         let chosen = match mode {
             AssignmentMode::Balanced => eligible.min_by_key(|m| (m.load, m.last_assigned_at, m.user_id)),
@@ -284,7 +295,27 @@ mod tests {
     const NOW: OffsetDateTime = datetime!(2026-11-26 12:00:00 UTC);
 
     fn member(user_id: i64, available: bool, load: i64, last: Option<i64>) -> Candidate {
-        Candidate { user_id, available, load, last_assigned_at: last.map(|s| NOW - Duration::seconds(s)) }
+        let availability = if available { Availability::Online } else { Availability::Away };
+        Candidate {
+            user_id,
+            active: true,
+            availability,
+            load,
+            last_assigned_at: last.map(|s| NOW - Duration::seconds(s)),
+        }
+    }
+
+    #[test]
+    fn only_active_online_members_are_available() {
+        for (active, availability, available) in [
+            (true, Availability::Online, true),
+            (true, Availability::Away, false),
+            (false, Availability::Online, false),
+            (false, Availability::Away, false),
+        ] {
+            let m = Candidate { active, availability, ..member(1, true, 0, None) };
+            assert_eq!(m.available(), available, "{active} {availability:?}");
+        }
     }
 
     fn facts(mode: AssignmentMode, capacity: Option<i32>, members: Vec<Candidate>, waiting: usize) -> TeamFacts {
