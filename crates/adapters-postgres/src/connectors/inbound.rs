@@ -230,9 +230,10 @@ async fn execute(
         created_at: row.1,
         sender: Sender::Contact(contact_id),
     };
+    let report = plan.report(message.created_at);
     outbox::record(conn, ws, OffsetDateTime::now_utc(), &[new.event(message.into())]).await?;
     crate::sla::tracking::announce(conn, ws, breaches).await?;
-    crate::reports::record(conn, ws, thread_id, plan.report).await?;
+    crate::reports::record(conn, ws, thread_id, report).await?;
     Ok(true)
 }
 

@@ -189,9 +189,15 @@ pub struct InboundPlan {
     pub thread: ThreadStep,
     /// The message.
     pub message: NewInboundMessage,
-    /// What the message adds to the conversation reports (a message to a resolved thread starts a
-    /// new cycle).
-    pub report: ConversationEvent,
+    /// The thread was resolved: the message starts a new cycle of the conversation reports.
+    pub follows_resolution: bool,
+}
+
+impl InboundPlan {
+    /// What the message, stored with `created_at`, adds to the conversation reports.
+    pub fn report(&self, created_at: OffsetDateTime) -> ConversationEvent {
+        ConversationEvent::Inbound { at: created_at, was_resolved: self.follows_resolution }
+    }
 }
 
 /// Decides what an inbound message changes. `None` for a platform message id already stored (a
@@ -233,7 +239,7 @@ pub fn plan_inbound(channel_type: ChannelType, m: &InboundMessage, facts: &Inbou
     };
     let message =
         NewInboundMessage { platform_message_id: m.platform_message_id.clone(), content: m.text.clone(), at: m.at };
-    Some(InboundPlan { contact, thread, message, report: ConversationEvent::Inbound { at: m.at, was_resolved } })
+    Some(InboundPlan { contact, thread, message, follows_resolution: was_resolved })
 }
 
 #[cfg(test)]
@@ -342,7 +348,7 @@ mod tests {
             ThreadStep::Bump { id: 70, at: AT, latest_inbound_at: AT, reopen: None, adds_load: false }
         );
         assert_eq!(plan.events(), [EventType::MessageCreated]);
-        assert_eq!(plan.report, ConversationEvent::Inbound { at: AT, was_resolved: false });
+        assert_eq!(plan.report(AT), ConversationEvent::Inbound { at: AT, was_resolved: false });
     }
 
     #[test]
@@ -393,7 +399,7 @@ mod tests {
             }
         );
         assert_eq!(plan.events(), [EventType::ThreadStatusChanged, EventType::MessageCreated]);
-        assert_eq!(plan.report, ConversationEvent::Inbound { at: AT, was_resolved: true }, "a new cycle starts");
+        assert_eq!(plan.report(AT), ConversationEvent::Inbound { at: AT, was_resolved: true }, "a new cycle starts");
     }
 
     #[test]
@@ -419,7 +425,7 @@ mod tests {
                 reopen.map(|c| (c.status, c.reason.as_str())),
                 reopens.then_some((ThreadStatus::Open, "contact_replied"))
             );
-            assert_eq!(plan.report, ConversationEvent::Inbound { at: AT, was_resolved: false }, "{status}");
+            assert_eq!(plan.report(AT), ConversationEvent::Inbound { at: AT, was_resolved: false }, "{status}");
         }
     }
 
