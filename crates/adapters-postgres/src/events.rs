@@ -7,16 +7,20 @@
 //! (`webhook_events_horizon()`, migration `events_writer_floor`; `docs/webhooks.md`, "Events
 //! feed").
 
+use std::collections::BTreeMap;
+
 use async_trait::async_trait;
-use diesel::sql_types::{Array, BigInt, Text, Timestamptz};
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
-use domain::events::{EventPosition, EventStore, FeedPage, FeedQuery, ReplayWindow, StoredEvent};
+use domain::events::{EventPosition, EventStore, FeedPage, FeedQuery, ReplayCandidate, ReplayWindow, StoredEvent};
+use domain::webhooks::controls::{EventScope, Routing};
 use domain::webhooks::{DeliveryStatus, DestinationId};
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
+use time::OffsetDateTime;
 
 use crate::error::repo;
 use crate::pool::Db;
@@ -66,6 +70,26 @@ struct Replayed {
 struct Found {
     #[diesel(sql_type = diesel::sql_types::Bool)]
     active: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    filter: Option<String>,
+    #[diesel(sql_type = Text)]
+    ordering: String,
+}
+
+#[derive(QueryableByName)]
+struct Candidate {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+#[derive(QueryableByName)]
+struct EventBody {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Text)]
+    event_type: String,
+    #[diesel(sql_type = Text)]
+    payload: String,
 }
 
 /// The page's statement. One text per combination of filters (rather than `$n IS NULL OR …`),
@@ -144,13 +168,13 @@ impl EventStore for PgEventStore {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let window = window.clone();
         let audit = audit.clone();
-        let types: Vec<&'static str> = window.event_types.iter().map(|t| t.as_str()).collect();
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
                 // Concurrent replays of one destination take turns, so the second one sees the
-                // first one's deliveries (its statement starts after the lock) and adds none.
+                // first one's deliveries (its statements start after the lock) and adds none.
                 let found: Option<Found> = diesel::sql_query(
-                    "SELECT active FROM webhook_destinations WHERE workspace_id = $1 AND id = $2 FOR UPDATE",
+                    "SELECT active, filter::text AS filter, ordering FROM webhook_destinations
+                     WHERE workspace_id = $1 AND id = $2 FOR UPDATE",
                 )
                 .bind::<BigInt, _>(ws.0)
                 .bind::<BigInt, _>(destination.0)
@@ -159,45 +183,13 @@ impl EventStore for PgEventStore {
                 .map(Some)
                 .or_else(|e| if e == diesel::result::Error::NotFound { Ok(None) } else { Err(e) })?;
                 let Some(found) = found else { return Ok(None) };
-                let replayed: Replayed = diesel::sql_query(
-                    // Oldest first: due times a microsecond apart in feed order, all already due.
-                    // An event whose delivery holds it (the domain's `DeliveryStatus::holds_event`)
-                    // is not queued twice; the status of the new ones is the domain's too.
-                    "WITH d AS (
-                         SELECT id, events FROM webhook_destinations WHERE workspace_id = $1 AND id = $2
-                     ), cand AS (
-                         SELECT e.id, row_number() OVER (ORDER BY e.txid, e.id) AS ord, count(*) OVER () AS total
-                         FROM webhook_events e, d
-                         WHERE e.workspace_id = $1 AND NOT e.sample
-                           AND e.created_at >= $3 AND e.created_at < $4
-                           AND e.event_type = ANY (d.events)
-                           AND (cardinality($5::text[]) = 0 OR e.event_type = ANY ($5::text[]))
-                           AND NOT EXISTS (
-                               SELECT 1 FROM webhook_deliveries x
-                               WHERE x.event_id = e.id AND x.destination_id = $2
-                                 AND x.status = ANY ($7::text[]))
-                     ), ins AS (
-                         INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status,
-                                                         next_attempt_at, created_at, updated_at)
-                         SELECT $1, d.id, cand.id, $8,
-                                $6::timestamptz - (cand.total - cand.ord) * interval '1 microsecond', $6, $6
-                         FROM cand, d
-                         ORDER BY cand.ord
-                         RETURNING 1
-                     )
-                     SELECT count(*) AS queued FROM ins",
-                )
-                .bind::<BigInt, _>(ws.0)
-                .bind::<BigInt, _>(destination.0)
-                .bind::<Timestamptz, _>(window.since)
-                .bind::<Timestamptz, _>(window.until)
-                .bind::<Array<Text>, _>(types)
-                .bind::<Timestamptz, _>(window.now)
-                .bind::<Array<Text>, _>(DeliveryStatus::holding_event())
-                .bind::<Text, _>(DeliveryStatus::queued_for(found.active).as_str())
-                .get_result(conn)
-                .await?;
-                let queued = replayed.queued as u64;
+                let routing = Routing::stored(found.filter.as_deref(), &found.ordering);
+                let status = DeliveryStatus::queued_for(found.active);
+                let queued = if routing.is_plain() {
+                    replay_every(conn, ws, destination, &window, status).await?
+                } else {
+                    replay_routed(conn, ws, destination, &window, &routing, status).await?
+                };
                 if let Some(entry) = ReplayWindow::record(&audit, queued) {
                     crate::audit::write(conn, &[entry], None).await?;
                 }
@@ -208,4 +200,138 @@ impl EventStore for PgEventStore {
         .await
         .map_err(repo)
     }
+}
+
+/// The events of a replay's window (`$3` to `$4`, of the types `$5` or all) that destination `$2`
+/// subscribes to and has no delivery of holding them (statuses `$6`, the domain's
+/// `DeliveryStatus::holds_event`): received events and events already on their way are not
+/// queued twice. Columns of `webhook_events e`, in feed order with `ord` and `total`.
+const CANDIDATES: &str = "
+    SELECT e.id, e.event_type, row_number() OVER (ORDER BY e.txid, e.id) AS ord, count(*) OVER () AS total
+    FROM webhook_events e
+    JOIN webhook_destinations d ON d.workspace_id = e.workspace_id AND d.id = $2
+    WHERE e.workspace_id = $1 AND NOT e.sample
+      AND e.created_at >= $3 AND e.created_at < $4
+      AND e.event_type = ANY (d.events)
+      AND (cardinality($5::text[]) = 0 OR e.event_type = ANY ($5::text[]))
+      AND NOT EXISTS (
+          SELECT 1 FROM webhook_deliveries x
+          WHERE x.event_id = e.id AND x.destination_id = $2 AND x.status = ANY ($6::text[]))";
+
+/// Binds the parameters of [`CANDIDATES`] to `sql`.
+fn candidates<'a>(
+    sql: String,
+    ws: WorkspaceId,
+    destination: DestinationId,
+    window: &'a ReplayWindow,
+) -> diesel::query_builder::BoxedSqlQuery<'a, diesel::pg::Pg, diesel::query_builder::SqlQuery> {
+    let types: Vec<&'static str> = window.event_types.iter().map(|t| t.as_str()).collect();
+    diesel::sql_query(sql)
+        .into_boxed()
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(destination.0)
+        .bind::<Timestamptz, _>(window.since)
+        .bind::<Timestamptz, _>(window.until)
+        .bind::<Array<Text>, _>(types)
+        .bind::<Array<Text>, _>(DeliveryStatus::holding_event())
+}
+
+/// A replay to a destination without filter or ordering ([`Routing::is_plain`]): every
+/// candidate is queued, by one statement, due a microsecond apart in feed order (the last now), so
+/// the workers send them oldest first.
+async fn replay_every(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    destination: DestinationId,
+    window: &ReplayWindow,
+    status: DeliveryStatus,
+) -> diesel::QueryResult<u64> {
+    let replayed: Replayed = candidates(
+        format!(
+            "WITH cand AS ({CANDIDATES}), ins AS (
+                 INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status,
+                                                 next_attempt_at, created_at, updated_at)
+                 SELECT $1, $2, cand.id, $8,
+                        $7::timestamptz - (cand.total - cand.ord) * interval '1 microsecond', $7, $7
+                 FROM cand
+                 ORDER BY cand.ord
+                 RETURNING 1
+             )
+             SELECT count(*) AS queued FROM ins"
+        ),
+        ws,
+        destination,
+        window,
+    )
+    .bind::<Timestamptz, _>(window.now)
+    .bind::<Text, _>(status.as_str())
+    .get_result(conn)
+    .await?;
+    Ok(replayed.queued.unsigned_abs())
+}
+
+/// How many stored bodies a replay reads at once to find their events' channels.
+const BODIES_AT_ONCE: usize = 1_000;
+
+/// A replay to a destination with a filter or per-thread ordering: the candidates' channels and
+/// threads are read from their stored bodies, and the domain decides which are queued and in
+/// which turn ([`ReplayWindow::deliveries`]), as the outbox does for new events.
+async fn replay_routed(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    destination: DestinationId,
+    window: &ReplayWindow,
+    routing: &Routing,
+    status: DeliveryStatus,
+) -> diesel::QueryResult<u64> {
+    let ids: Vec<Candidate> =
+        candidates(format!("SELECT c.id FROM ({CANDIDATES}) c ORDER BY c.ord"), ws, destination, window)
+            .load(conn)
+            .await?;
+    let mut found: Vec<ReplayCandidate> = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(BODIES_AT_ONCE) {
+        let chunk: Vec<i64> = chunk.iter().map(|c| c.id).collect();
+        let bodies: BTreeMap<i64, EventBody> = diesel::sql_query(
+            "SELECT id, event_type, payload FROM webhook_events WHERE workspace_id = $1 AND id = ANY ($2)",
+        )
+        .bind::<BigInt, _>(ws.0)
+        .bind::<Array<BigInt>, _>(&chunk)
+        .load::<EventBody>(conn)
+        .await?
+        .into_iter()
+        .map(|b| (b.id, b))
+        .collect();
+        found.extend(chunk.iter().filter_map(|id| {
+            bodies
+                .get(id)
+                .map(|b| ReplayCandidate { event_id: *id, scope: EventScope::of_stored(&b.event_type, &b.payload) })
+        }));
+    }
+    let threads: Vec<i64> =
+        if routing.needs_labels() { found.iter().filter_map(|c| c.scope.thread_id).collect() } else { Vec::new() };
+    let labels = crate::webhooks::outbox::thread_labels(conn, ws, threads).await?;
+    let deliveries = window.deliveries(&found, routing, &labels);
+    if deliveries.is_empty() {
+        return Ok(0);
+    }
+    let events: Vec<i64> = deliveries.iter().map(|d| d.event_id).collect();
+    let due: Vec<OffsetDateTime> = deliveries.iter().map(|d| d.due).collect();
+    let keys: Vec<Option<i64>> = deliveries.iter().map(|d| d.ordering_key).collect();
+    let inserted = diesel::sql_query(
+        "INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status, next_attempt_at,
+                                         created_at, updated_at, ordering_key)
+         SELECT $1, $2, v.ev, $3, v.due, $4, $4, v.key
+         FROM unnest($5::bigint[], $6::timestamptz[], $7::bigint[]) WITH ORDINALITY AS v(ev, due, key, ord)
+         ORDER BY v.ord",
+    )
+    .bind::<BigInt, _>(ws.0)
+    .bind::<BigInt, _>(destination.0)
+    .bind::<Text, _>(status.as_str())
+    .bind::<Timestamptz, _>(window.now)
+    .bind::<Array<BigInt>, _>(&events)
+    .bind::<Array<Timestamptz>, _>(&due)
+    .bind::<Array<Nullable<BigInt>>, _>(&keys)
+    .execute(conn)
+    .await?;
+    Ok(inserted as u64)
 }

@@ -3,10 +3,12 @@
 //! change that rolled back. The delivery workers read from here; nothing is ever enqueued
 //! anywhere else, so there is no second step that a crash could skip.
 
+use std::collections::BTreeMap;
+
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::webhooks::controls::{ordering_key, DeliveryOrdering, EventFilter, EventScope};
+use domain::webhooks::controls::{EventScope, Routing};
 use domain::webhooks::payload::envelope;
 use domain::webhooks::{DomainEvent, EventSubjects, EventType};
 use domain::workspace::WorkspaceId;
@@ -126,6 +128,32 @@ struct ThreadLabel {
     name: String,
 }
 
+/// The labels each of `threads` (of `workspace`) has now, for a labels filter.
+pub(crate) async fn thread_labels(
+    conn: &mut AsyncPgConnection,
+    workspace: WorkspaceId,
+    mut threads: Vec<i64>,
+) -> diesel::QueryResult<BTreeMap<i64, Vec<String>>> {
+    threads.sort_unstable();
+    threads.dedup();
+    let mut labels: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+    if threads.is_empty() {
+        return Ok(labels);
+    }
+    let rows: Vec<ThreadLabel> = diesel::sql_query(
+        "SELECT tl.thread_id, l.name FROM thread_labels tl JOIN labels l ON l.id = tl.label_id
+         WHERE tl.thread_id = ANY ($1) AND l.workspace_id = $2",
+    )
+    .bind::<Array<BigInt>, _>(&threads)
+    .bind::<BigInt, _>(workspace.0)
+    .load(conn)
+    .await?;
+    for r in rows {
+        labels.entry(r.thread_id).or_default().push(r.name);
+    }
+    Ok(labels)
+}
+
 /// Writes `events`, all of one type and excluded destination ([`record`]), in one statement.
 async fn insert(
     conn: &mut AsyncPgConnection,
@@ -187,42 +215,20 @@ async fn insert(
     }
     let scopes: Vec<EventScope> = events.iter().map(DomainEvent::scope).collect();
     let scope = |ord: i64| usize::try_from(ord - 1).ok().and_then(|i| scopes.get(i).copied()).unwrap_or_default();
-    let decided: Vec<(&Controlled, Option<EventFilter>, DeliveryOrdering)> = controlled
-        .iter()
-        .map(|c| {
-            let filter = c.filter.as_deref().and_then(|f| serde_json::from_str::<EventFilter>(f).ok());
-            (c, filter, DeliveryOrdering::parse(&c.ordering).unwrap_or_default())
-        })
-        .collect();
-    let mut threads: Vec<i64> = decided
-        .iter()
-        .filter(|(_, f, _)| f.as_ref().is_some_and(EventFilter::needs_labels))
-        .filter_map(|(c, _, _)| scope(c.ord).thread_id)
-        .collect();
-    threads.sort_unstable();
-    threads.dedup();
-    let labels: Vec<ThreadLabel> = if threads.is_empty() {
-        Vec::new()
-    } else {
-        diesel::sql_query(
-            "SELECT tl.thread_id, l.name FROM thread_labels tl JOIN labels l ON l.id = tl.label_id
-             WHERE tl.thread_id = ANY ($1) AND l.workspace_id = $2",
-        )
-        .bind::<Array<BigInt>, _>(&threads)
-        .bind::<BigInt, _>(workspace.0)
-        .load(conn)
-        .await?
-    };
+    let routed: Vec<(&Controlled, Routing)> =
+        controlled.iter().map(|c| (c, Routing::stored(c.filter.as_deref(), &c.ordering))).collect();
+    let threads: Vec<i64> =
+        routed.iter().filter(|(_, r)| r.needs_labels()).filter_map(|(c, _)| scope(c.ord).thread_id).collect();
+    let labels = thread_labels(conn, workspace, threads).await?;
     let (mut dests, mut events, mut created, mut keys) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (c, filter, ordering) in &decided {
+    for (c, routing) in &routed {
         let s = scope(c.ord);
-        let thread_labels: Vec<String> =
-            labels.iter().filter(|l| Some(l.thread_id) == s.thread_id).map(|l| l.name.clone()).collect();
-        if filter.as_ref().is_none_or(|f| f.matches(s, &thread_labels)) {
+        let thread_labels = s.thread_id.and_then(|t| labels.get(&t)).map_or(&[][..], Vec::as_slice);
+        if let Some(routed) = routing.route(s, thread_labels) {
             dests.push(c.destination_id);
             events.push(c.event_id);
             created.push(c.created_at);
-            keys.push(ordering_key(*ordering, s));
+            keys.push(routed.ordering_key);
         }
     }
     if dests.is_empty() {

@@ -3,13 +3,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use domain::webhooks::EventType;
 use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::events_helpers::{feed, feed_from};
 use crate::helpers::{error_fields, problem, TestApp};
-use crate::webhooks_delivery::{destination, loopback};
-use crate::webhooks_receiver::Receiver;
+use crate::webhooks_delivery::{destination, emit, loopback, one_at_a_time, TestClock};
+use crate::webhooks_receiver::{Answer, Receiver};
 
 async fn channels(app: &TestApp, key: &str, n: usize, tag: &str) -> Vec<i64> {
     let mut ids = Vec::new();
@@ -109,12 +110,7 @@ async fn the_feed_needs_events_read_and_an_admin() {
 
 #[tokio::test]
 async fn a_replay_after_inactivity_delivers_exactly_the_missed_events_once_in_order() {
-    let app = TestApp::spawn_with(|s| {
-        loopback(s);
-        // One at a time, so arrival order is delivery order.
-        s.webhooks.max_in_flight_per_destination = 1;
-    })
-    .await;
+    let app = TestApp::spawn_with(one_at_a_time).await;
     let receiver = Receiver::start().await;
     let (_, key) = app.advanced_with_key().await;
     let start = time::OffsetDateTime::now_utc() - time::Duration::seconds(5);
@@ -160,6 +156,53 @@ async fn a_replay_after_inactivity_delivers_exactly_the_missed_events_once_in_or
     for v in crate::webhooks_verify::verify(&cases) {
         assert_eq!(v["ok"], true, "{v}");
     }
+}
+
+#[tokio::test]
+async fn a_replay_to_a_filtered_destination_sends_only_its_channels_events_in_each_threads_turn() {
+    let app = TestApp::spawn_with(one_at_a_time).await;
+    let receiver = Receiver::start().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let start = time::OffsetDateTime::now_utc() - time::Duration::seconds(5);
+    let a = app.channel(&key, "whatsapp", "+14155550130", "active").await;
+    let b = app.channel(&key, "whatsapp", "+14155550131", "active").await;
+    let body = json!({"url": receiver.url("/"), "events": ["message.created"],
+                      "filter": {"channel_ids": [a]}, "ordering": "per_thread"});
+    let res = app.post_json("/v1/webhooks", &key, &body).await;
+    assert_eq!(res.status(), 201);
+    let id = res.json::<Value>().await.expect("json")["id"].as_i64().expect("id");
+    let patch = |active: bool| {
+        app.authed(Method::PATCH, &format!("/v1/webhooks/{id}"), &key).json(&json!({"active": active})).send()
+    };
+    assert_eq!(patch(false).await.expect("request").status(), 200);
+    let msg = |id: i64, thread: i64, channel: i64| json!({"id": id, "thread_id": thread, "channel_id": channel});
+    for (m, thread, channel) in [(1, 100, a), (2, 100, a), (3, 200, b), (4, 300, a)] {
+        emit(&app, ws.id, EventType::MessageCreated, msg(m, thread, channel)).await;
+    }
+    assert_eq!(patch(true).await.expect("request").status(), 200);
+
+    let since = start.format(&time::format_description::well_known::Rfc3339).expect("format");
+    let res = app.post_json(&format!("/v1/webhooks/{id}/replay"), &key, &json!({"since": since})).await;
+    assert_eq!(res.status(), 202);
+    assert_eq!(res.json::<Value>().await.expect("json"), json!({"queued": 3}), "channel b's event is filtered out");
+    let res = app.post_json(&format!("/v1/webhooks/{id}/replay"), &key, &json!({"since": since})).await;
+    assert_eq!(res.json::<Value>().await.expect("json"), json!({"queued": 0}));
+
+    // Thread 100's first event fails: its second waits for the retry, thread 300 is not held.
+    receiver.answer_next([Answer::status(500)]);
+    let clock = TestClock::new();
+    let engine = app::webhooks::engine(&app.settings, &app.db, Arc::new(clock.clone()));
+    for _ in 0..3 {
+        app::webhooks::run_once(&engine, 10).await.expect("run");
+    }
+    let ids =
+        |r: &Receiver| r.received().iter().map(|r| r.json()["data"]["id"].as_i64().unwrap_or(0)).collect::<Vec<_>>();
+    assert_eq!(ids(&receiver), [1, 4], "oldest first; 2 waits for 1, 3 is another channel's");
+    clock.advance(time::Duration::seconds(10));
+    for _ in 0..3 {
+        app::webhooks::run_once(&engine, 10).await.expect("run");
+    }
+    assert_eq!(ids(&receiver)[2..], [1, 2], "1 succeeded, then 2");
 }
 
 #[tokio::test]

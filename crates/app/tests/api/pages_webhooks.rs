@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::helpers::TestApp;
 use crate::pages::{csrf_of, sign_in, Browser};
-use crate::webhooks_delivery::{destination, emit, loopback};
+use crate::webhooks_delivery::{destination, emit, loopback, one_at_a_time};
 use crate::webhooks_receiver::{Answer, Receiver};
 
 const PATH: &str = "/settings/integrations/webhooks";
@@ -61,11 +61,7 @@ async fn deliveries(app: &TestApp, key: &str, id: i64) -> Vec<Value> {
 
 #[tokio::test]
 async fn the_replay_form_sends_exactly_the_missed_events_and_explains_bad_input() {
-    let app = TestApp::spawn_with(|s| {
-        loopback(s);
-        s.webhooks.max_in_flight_per_destination = 1;
-    })
-    .await;
+    let app = TestApp::spawn_with(one_at_a_time).await;
     let receiver = Receiver::start().await;
     let (ws, key) = app.advanced_with_key().await;
     let b = sign_in(&app, &ws).await;

@@ -46,6 +46,12 @@ pub fn loopback(s: &mut Settings) {
     s.webhooks.allowed_subnets = Some("127.0.0.0/8,::1/128".into());
 }
 
+/// [`loopback`], and one delivery in flight per destination: arrival order is delivery order.
+pub fn one_at_a_time(s: &mut Settings) {
+    loopback(s);
+    s.webhooks.max_in_flight_per_destination = 1;
+}
+
 /// A destination of `key`'s workspace on `url`; returns its id and secret.
 pub async fn destination(app: &TestApp, key: &str, url: &str, events: &[&str]) -> (i64, String) {
     let res = app.post_json("/v1/webhooks", key, &json!({"url": url, "events": events})).await;

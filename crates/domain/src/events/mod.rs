@@ -6,7 +6,7 @@ mod model;
 mod ports;
 mod service;
 
-pub use model::{EventPosition, FeedPage, FeedQuery, ReplayWindow, StoredEvent};
+pub use model::{EventPosition, FeedPage, FeedQuery, ReplayCandidate, ReplayWindow, ReplayedDelivery, StoredEvent};
 pub use ports::EventStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use ports::MockEventStore;

@@ -1,10 +1,13 @@
 //! Positions in the feed, pages and replay windows.
 
+use std::collections::BTreeMap;
+
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use time::OffsetDateTime;
+use time::{Duration, OffsetDateTime};
 
 use crate::audit::AuditEntry;
+use crate::webhooks::controls::{EventScope, Routing};
 use crate::webhooks::EventType;
 
 /// Where an event sits in the feed: its writing transaction, then its id.
@@ -96,7 +99,56 @@ pub struct ReplayWindow {
     pub now: OffsetDateTime,
 }
 
+/// An event of a replay's window that its destination has neither received nor has on its way,
+/// with where it happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayCandidate {
+    /// The event's id.
+    pub event_id: i64,
+    /// Its channel and thread ([`EventScope::of_stored`]).
+    pub scope: EventScope,
+}
+
+/// A delivery a replay queues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayedDelivery {
+    /// The event sent again.
+    pub event_id: i64,
+    /// When it becomes due.
+    pub due: OffsetDateTime,
+    /// The thread's turn it waits for at a destination with per-thread ordering.
+    pub ordering_key: Option<i64>,
+}
+
 impl ReplayWindow {
+    /// The deliveries a replay queues for `candidates` (in feed order) at a destination that
+    /// routes events by `routing`, exactly as it would have routed them when they happened
+    /// (the filter and the per-thread turn of new events, [`Routing::route`]); a labels filter
+    /// looks at `labels`, each thread's labels now. They are due a microsecond apart in feed order, the
+    /// last at [`ReplayWindow::now`]: all already due, and the workers send them oldest first.
+    pub fn deliveries(
+        &self,
+        candidates: &[ReplayCandidate],
+        routing: &Routing,
+        labels: &BTreeMap<i64, Vec<String>>,
+    ) -> Vec<ReplayedDelivery> {
+        let last = candidates.len();
+        candidates
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                let thread_labels = c.scope.thread_id.and_then(|t| labels.get(&t)).map_or(&[][..], Vec::as_slice);
+                let routed = routing.route(c.scope, thread_labels)?;
+                let before = i64::try_from(last - 1 - i).unwrap_or(i64::MAX);
+                Some(ReplayedDelivery {
+                    event_id: c.event_id,
+                    due: self.now - Duration::microseconds(before),
+                    ordering_key: routed.ordering_key,
+                })
+            })
+            .collect()
+    }
+
     /// The audit record of a replay that queued `queued` deliveries, `audit` with their count: a
     /// replay that queues nothing changed nothing and is not recorded.
     pub fn record(audit: &AuditEntry, queued: u64) -> Option<AuditEntry> {
@@ -118,6 +170,35 @@ mod tests {
         assert_eq!(ReplayWindow::record(&audit, 0), None);
         let recorded = ReplayWindow::record(&audit, 3).expect("recorded");
         assert_eq!(recorded.details, serde_json::json!({ "queued": 3 }));
+    }
+
+    #[test]
+    fn a_replay_routes_like_new_events_and_keeps_feed_order() {
+        let now = time::macros::datetime!(2026-11-27 10:00:00 UTC);
+        let window = ReplayWindow { since: now - Duration::hours(1), until: now, event_types: vec![], now };
+        let at = |id, channel, thread| ReplayCandidate {
+            event_id: id,
+            scope: EventScope { channel_id: Some(channel), thread_id: thread },
+        };
+        let candidates = [at(1, 3, Some(10)), at(2, 4, Some(20)), at(3, 3, Some(30)), at(4, 3, None)];
+        // No controls: everything, in turn of nobody, the last one due now.
+        let all = window.deliveries(&candidates, &Routing::default(), &BTreeMap::new());
+        let ids: Vec<i64> = all.iter().map(|d| d.event_id).collect();
+        assert_eq!(ids, [1, 2, 3, 4]);
+        assert!(all.iter().all(|d| d.ordering_key.is_none()));
+        assert_eq!(all[3].due, now);
+        assert_eq!(all[0].due, now - Duration::microseconds(3));
+        // Channel 3 and the vip label (labels as they are now), per thread.
+        let routing = Routing::stored(Some(r#"{"channel_ids":[3],"labels":["vip"]}"#), "per_thread");
+        let labels = BTreeMap::from([(10, vec!["vip".to_owned()]), (20, vec!["vip".to_owned()])]);
+        let kept = window.deliveries(&candidates, &routing, &labels);
+        assert_eq!(
+            kept,
+            [ReplayedDelivery { event_id: 1, due: now - Duration::microseconds(3), ordering_key: Some(10) }]
+        );
+        let ordered = window.deliveries(&candidates, &Routing::stored(None, "per_thread"), &BTreeMap::new());
+        let keys: Vec<Option<i64>> = ordered.iter().map(|d| d.ordering_key).collect();
+        assert_eq!(keys, [Some(10), Some(20), Some(30), None]);
     }
 
     #[test]

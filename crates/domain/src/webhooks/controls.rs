@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
+use super::EventType;
 use crate::common::error::{FieldError, ValidationErrors};
 
 /// The most static headers a destination may have.
@@ -203,6 +205,41 @@ pub struct EventScope {
     pub thread_id: Option<i64>,
 }
 
+impl EventScope {
+    /// The scope of an event of type `event` whose `data` is `data`, read back from storage (a
+    /// replay): what [`super::DomainEvent::scope`] gave when it was recorded.
+    pub fn of(event: EventType, data: &Value) -> Self {
+        let id = |name: &str| data.get(name).and_then(Value::as_i64);
+        match event {
+            EventType::MessageCreated | EventType::MessageStatusUpdated => {
+                Self { channel_id: id("channel_id"), thread_id: id("thread_id") }
+            }
+            EventType::ThreadCreated
+            | EventType::ThreadStatusChanged
+            | EventType::ThreadAssigned
+            | EventType::ThreadLabelsChanged
+            | EventType::SlaBreached => Self { channel_id: id("channel_id"), thread_id: id("id") },
+            EventType::ChannelCreated | EventType::ChannelUpdated => Self { channel_id: id("id"), thread_id: None },
+            EventType::ContactCreated
+            | EventType::ContactUpdated
+            | EventType::ContactDeleted
+            | EventType::WebhookDisabled
+            | EventType::WebhookFailing
+            | EventType::WebhookRecovered
+            | EventType::WebhookTest
+            | EventType::TemplateStatusUpdated => Self::default(),
+        }
+    }
+
+    /// The scope of a stored event: its type as stored and its delivered body
+    /// (`{"type","timestamp","workspace_id","data"}`). An unknown type or unreadable body has
+    /// none (no channel, no thread), which a filter never matches.
+    pub fn of_stored(event_type: &str, payload: &str) -> Self {
+        let Ok(event) = event_type.parse::<EventType>() else { return Self::default() };
+        serde_json::from_str::<Value>(payload).map_or_else(|_| Self::default(), |body| Self::of(event, &body["data"]))
+    }
+}
+
 impl EventFilter {
     /// Whether an event in `scope`, whose thread has `thread_labels`, passes.
     pub fn matches(&self, scope: EventScope, thread_labels: &[String]) -> bool {
@@ -223,6 +260,54 @@ pub fn ordering_key(ordering: DeliveryOrdering, scope: EventScope) -> Option<i64
     match ordering {
         DeliveryOrdering::None => None,
         DeliveryOrdering::PerThread => scope.thread_id,
+    }
+}
+
+/// What a subscribed destination does with each event of its types: its filter and ordering.
+/// One rule for new events (the outbox) and replayed ones.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Routing {
+    /// `None`: every event.
+    pub filter: Option<EventFilter>,
+    /// Per-thread turns or none.
+    pub ordering: DeliveryOrdering,
+}
+
+/// An event a destination gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Routed {
+    /// The turn its delivery waits for ([`ordering_key`]).
+    pub ordering_key: Option<i64>,
+}
+
+impl Routing {
+    /// The routing of a destination as stored: its `filter` (JSON; the API validated it before
+    /// it was stored, so one that no longer reads is no filter) and its `ordering`.
+    pub fn stored(filter: Option<&str>, ordering: &str) -> Self {
+        Self {
+            filter: filter.and_then(|f| serde_json::from_str::<EventFilter>(f).ok()),
+            ordering: DeliveryOrdering::parse(ordering).unwrap_or_default(),
+        }
+    }
+
+    /// Whether every event goes to the destination at once, in no turn (no filter, no ordering):
+    /// then there is nothing to decide per event.
+    pub fn is_plain(&self) -> bool {
+        self.filter.is_none() && self.ordering == DeliveryOrdering::None
+    }
+
+    /// Whether deciding needs the labels of the events' threads.
+    pub fn needs_labels(&self) -> bool {
+        self.filter.as_ref().is_some_and(EventFilter::needs_labels)
+    }
+
+    /// Whether an event in `scope`, whose thread has `thread_labels`, reaches the destination,
+    /// and in which turn.
+    pub fn route(&self, scope: EventScope, thread_labels: &[String]) -> Option<Routed> {
+        self.filter
+            .as_ref()
+            .is_none_or(|f| f.matches(scope, thread_labels))
+            .then(|| Routed { ordering_key: ordering_key(self.ordering, scope) })
     }
 }
 
@@ -282,6 +367,37 @@ mod tests {
         assert_eq!(ordering_key(DeliveryOrdering::None, scope), None);
         assert_eq!(DeliveryOrdering::parse("per_thread"), Ok(DeliveryOrdering::PerThread));
         assert!(DeliveryOrdering::parse("fifo").is_err());
+    }
+
+    #[test]
+    fn routing_filters_then_names_the_turn_and_reads_what_was_stored() {
+        let scope = EventScope { channel_id: Some(3), thread_id: Some(9) };
+        let plain = Routing::stored(None, "none");
+        assert!(plain.is_plain() && !plain.needs_labels());
+        assert_eq!(plain.route(scope, &[]), Some(Routed { ordering_key: None }));
+        let controlled = Routing::stored(Some(r#"{"channel_ids":[3],"labels":["vip"]}"#), "per_thread");
+        assert!(!controlled.is_plain() && controlled.needs_labels());
+        assert_eq!(controlled.route(scope, &["vip".into()]), Some(Routed { ordering_key: Some(9) }));
+        assert_eq!(controlled.route(scope, &[]), None, "no vip label");
+        assert_eq!(controlled.route(EventScope { channel_id: Some(4), ..scope }, &["vip".into()]), None);
+        let ordered = Routing::stored(None, "per_thread");
+        assert!(!ordered.is_plain() && !ordered.needs_labels());
+        assert_eq!(ordered.route(EventScope::default(), &[]), Some(Routed { ordering_key: None }), "no thread");
+        // What no longer reads is no control at all.
+        assert!(Routing::stored(Some("not json"), "fifo").is_plain());
+    }
+
+    #[test]
+    fn a_stored_events_scope_is_read_from_its_body() {
+        let body = r#"{"type":"message.created","timestamp":"2026-11-26T10:00:00Z","workspace_id":1,
+                       "data":{"id":5,"channel_id":3,"thread_id":9}}"#;
+        assert_eq!(
+            EventScope::of_stored("message.created", body),
+            EventScope { channel_id: Some(3), thread_id: Some(9) }
+        );
+        assert_eq!(EventScope::of_stored("channel.updated", body), EventScope { channel_id: Some(5), thread_id: None });
+        assert_eq!(EventScope::of_stored("message.exploded", body), EventScope::default());
+        assert_eq!(EventScope::of_stored("message.created", "{"), EventScope::default());
     }
 
     #[test]

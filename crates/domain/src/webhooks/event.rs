@@ -166,11 +166,15 @@ impl DomainEvent {
 mod tests {
     use super::super::samples::sample_event;
     use super::*;
+    use crate::workspace::WorkspaceId;
     use time::macros::datetime;
 
+    fn now() -> time::OffsetDateTime {
+        datetime!(2026-11-26 10:00:00 UTC)
+    }
+
     fn samples() -> Vec<DomainEvent> {
-        let now = datetime!(2026-11-26 10:00:00 UTC);
-        EventType::CATALOG.iter().filter_map(|&e| sample_event(e, DestinationId(4), now)).collect()
+        EventType::CATALOG.iter().filter_map(|&e| sample_event(e, DestinationId(4), now())).collect()
     }
 
     #[test]
@@ -192,14 +196,18 @@ mod tests {
         for e in samples() {
             let data = e.data();
             assert_eq!(e.subjects(), EventSubjects::of(e.event_type(), &data), "{}", e.event_type());
+            assert_eq!(e.scope(), EventScope::of(e.event_type(), &data), "{}", e.event_type());
+            // And from the stored body a replay reads back.
+            let stored = super::super::payload::envelope(e.event_type(), now(), WorkspaceId(1), &data);
+            assert_eq!(e.scope(), EventScope::of_stored(e.event_type().as_str(), &stored), "{}", e.event_type());
             let int = |k: &str| data.get(k).and_then(serde_json::Value::as_i64);
-            let scope = match e.record() {
+            let read = match e.record() {
                 EventRecord::Message(_) => EventScope { channel_id: int("channel_id"), thread_id: int("thread_id") },
                 EventRecord::Thread(_) => EventScope { channel_id: int("channel_id"), thread_id: int("id") },
                 EventRecord::Channel(_) => EventScope { channel_id: int("id"), thread_id: None },
                 _ => EventScope::default(),
             };
-            assert_eq!(e.scope(), scope, "{}", e.event_type());
+            assert_eq!(e.scope(), read, "{}", e.event_type());
         }
     }
 
