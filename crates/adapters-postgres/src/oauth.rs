@@ -9,7 +9,7 @@ use diesel::OptionalExtension;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::{AuditContext, AuditEntry};
-use domain::auth::{TokenDigest, WorkspaceMember};
+use domain::auth::{Standing, TokenDigest, WorkspaceMember};
 use domain::oauth::{
     member_revocation, redeem_code, rotate_refresh, AccessFacts, Client, ClientMetadata, CodeExchange, CodeFacts,
     ConsentingMember, Exchange, GrantRecord, IssuedTokens, NewGrant, OAuthStore, RefreshExchange, RefreshFacts,
@@ -69,6 +69,10 @@ struct MemberRow {
     role: String,
     #[diesel(sql_type = Text)]
     name: String,
+    #[diesel(sql_type = Bool)]
+    member_active: bool,
+    #[diesel(sql_type = Bool)]
+    workspace_active: bool,
 }
 
 #[derive(diesel::QueryableByName)]
@@ -123,6 +127,8 @@ struct RefreshRow {
     grant_revoked: bool,
     #[diesel(sql_type = Bool)]
     member_active: bool,
+    #[diesel(sql_type = Bool)]
+    workspace_active: bool,
 }
 
 #[derive(diesel::QueryableByName)]
@@ -143,6 +149,8 @@ struct AccessRow {
     grant_revoked: bool,
     #[diesel(sql_type = Bool)]
     member_active: bool,
+    #[diesel(sql_type = Bool)]
+    workspace_active: bool,
     #[diesel(sql_type = Nullable<Timestamptz>)]
     last_used_at: Option<OffsetDateTime>,
 }
@@ -260,8 +268,9 @@ impl OAuthStore for PgOAuthStore {
     async fn consenting_member(&self, ws: WorkspaceId, user: UserId) -> Result<Option<ConsentingMember>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let row: Option<MemberRow> = diesel::sql_query(
-            "SELECT w.plan, m.role, w.name FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id \
-             WHERE m.workspace_id = $1 AND m.user_id = $2 AND m.is_active AND w.is_active",
+            "SELECT w.plan, m.role, w.name, m.is_active AS member_active, w.is_active AS workspace_active \
+             FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id \
+             WHERE m.workspace_id = $1 AND m.user_id = $2",
         )
         .bind::<BigInt, _>(ws.0)
         .bind::<BigInt, _>(user.0)
@@ -278,6 +287,7 @@ impl OAuthStore for PgOAuthStore {
                 role: role(&row.role)?,
             },
             workspace_name: row.name,
+            standing: Standing { member_active: row.member_active, workspace_active: row.workspace_active },
         }))
     }
 
@@ -378,7 +388,7 @@ impl OAuthStore for PgOAuthStore {
             async move {
                 let row: Option<RefreshRow> = diesel::sql_query(
                     "SELECT t.id, t.grant_id, t.workspace_id, k.client_id, k.client_name, g.resource, t.expires_at, \
-                     t.used_at, g.revoked_at IS NOT NULL AS grant_revoked, (m.is_active AND w.is_active) AS member_active \
+                     t.used_at, g.revoked_at IS NOT NULL AS grant_revoked, m.is_active AS member_active, w.is_active AS workspace_active \
                      FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id AND g.workspace_id = t.workspace_id \
                      JOIN oauth_clients k ON k.id = g.client_id \
                      JOIN workspace_members m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id \
@@ -399,7 +409,7 @@ impl OAuthStore for PgOAuthStore {
                     expires_at: row.expires_at,
                     used_at: row.used_at,
                     grant_revoked: row.grant_revoked,
-                    member_active: row.member_active,
+                    standing: Standing { member_active: row.member_active, workspace_active: row.workspace_active },
                 };
                 let decision = rotate_refresh(&facts, &req, now, &ctx);
                 let used = "UPDATE oauth_tokens SET used_at = $2 WHERE id = $1";
@@ -416,7 +426,7 @@ impl OAuthStore for PgOAuthStore {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let row: Option<AccessRow> = diesel::sql_query(
             "SELECT g.id AS grant_id, g.workspace_id, w.plan, g.user_id, m.role, t.expires_at, \
-             g.revoked_at IS NOT NULL AS grant_revoked, (m.is_active AND w.is_active) AS member_active, g.last_used_at \
+             g.revoked_at IS NOT NULL AS grant_revoked, m.is_active AS member_active, w.is_active AS workspace_active, g.last_used_at \
              FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id AND g.workspace_id = t.workspace_id \
              JOIN workspace_members m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id \
              JOIN workspaces w ON w.id = g.workspace_id \
@@ -444,7 +454,7 @@ impl OAuthStore for PgOAuthStore {
             role: role(&row.role)?,
             expires_at: row.expires_at,
             grant_revoked: row.grant_revoked,
-            member_active: row.member_active,
+            standing: Standing { member_active: row.member_active, workspace_active: row.workspace_active },
         }))
     }
 

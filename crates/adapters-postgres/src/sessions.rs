@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
-use domain::auth::{TokenDigest, WorkspaceMember};
+use domain::auth::{Standing, StoredMember, TokenDigest, WorkspaceMember};
 use domain::sessions::{NewSession, Session, SessionRepository, WorkspaceChoice};
 use domain::users::{Role, UserId};
 use domain::workspace::{PlanTier, WorkspaceId};
@@ -128,47 +128,54 @@ impl SessionRepository for PgSessionRepository {
 
     async fn workspaces_of(&self, user: UserId) -> Result<Vec<WorkspaceChoice>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let rows: Vec<(i64, String, String, String)> = workspace_members::table
+        let rows: Vec<(i64, String, String, String, bool, bool)> = workspace_members::table
             .inner_join(workspaces::table)
             .filter(workspace_members::user_id.eq(user.0))
-            .filter(workspace_members::is_active)
-            .filter(workspaces::is_active)
             .order(workspace_members::workspace_id)
-            .select((workspace_members::workspace_id, workspaces::name, workspaces::plan, workspace_members::role))
+            .select((
+                workspace_members::workspace_id,
+                workspaces::name,
+                workspaces::plan,
+                workspace_members::role,
+                workspace_members::is_active,
+                workspaces::is_active,
+            ))
             .load(&mut conn)
             .await
             .map_err(repo)?;
         rows.into_iter()
-            .map(|(id, name, plan, r)| {
+            .map(|(id, name, plan, r, member_active, workspace_active)| {
                 Ok(WorkspaceChoice {
                     id: WorkspaceId(id),
                     name,
                     plan: plan.parse::<PlanTier>().map_err(repo)?,
                     role: role(&r)?,
+                    standing: Standing { member_active, workspace_active },
                 })
             })
             .collect()
     }
 
-    async fn member(&self, ws: WorkspaceId, user: UserId) -> Result<Option<WorkspaceMember>, RepoError> {
+    async fn member(&self, ws: WorkspaceId, user: UserId) -> Result<Option<StoredMember>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let row: Option<(String, String)> = workspace_members::table
+        let row: Option<(String, String, bool, bool)> = workspace_members::table
             .inner_join(workspaces::table)
             .filter(workspace_members::workspace_id.eq(ws.0))
             .filter(workspace_members::user_id.eq(user.0))
-            .filter(workspace_members::is_active)
-            .filter(workspaces::is_active)
-            .select((workspaces::plan, workspace_members::role))
+            .select((workspaces::plan, workspace_members::role, workspace_members::is_active, workspaces::is_active))
             .first(&mut conn)
             .await
             .optional()
             .map_err(repo)?;
-        row.map(|(plan, r)| {
-            Ok(WorkspaceMember {
-                workspace_id: ws,
-                plan: plan.parse::<PlanTier>().map_err(repo)?,
-                user_id: user,
-                role: role(&r)?,
+        row.map(|(plan, r, member_active, workspace_active)| {
+            Ok(StoredMember {
+                member: WorkspaceMember {
+                    workspace_id: ws,
+                    plan: plan.parse::<PlanTier>().map_err(repo)?,
+                    user_id: user,
+                    role: role(&r)?,
+                },
+                standing: Standing { member_active, workspace_active },
             })
         })
         .transpose()

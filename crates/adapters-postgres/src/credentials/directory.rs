@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types::Text;
 use diesel_async::RunQueryDsl;
-use domain::auth::{LoginUser, Membership, UserDirectory};
+use domain::auth::{LoginUser, Membership, Standing, UserDirectory};
 use domain::common::ports::PasswordHash;
 use domain::users::{Email, Role, UserId};
 use domain::workspace::{PlanTier, WorkspaceId};
@@ -48,22 +48,27 @@ impl UserDirectory for PgUserDirectory {
 
     async fn memberships(&self, user: UserId) -> Result<Vec<Membership>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let rows: Vec<(i64, String, String)> = workspace_members::table
+        let rows: Vec<(i64, String, String, bool, bool)> = workspace_members::table
             .inner_join(workspaces::table)
             .filter(workspace_members::user_id.eq(user.0))
-            .filter(workspace_members::is_active)
-            .filter(workspaces::is_active)
             .order(workspace_members::workspace_id)
-            .select((workspace_members::workspace_id, workspaces::plan, workspace_members::role))
+            .select((
+                workspace_members::workspace_id,
+                workspaces::plan,
+                workspace_members::role,
+                workspace_members::is_active,
+                workspaces::is_active,
+            ))
             .load(&mut conn)
             .await
             .map_err(repo)?;
         rows.into_iter()
-            .map(|(ws, plan, role)| {
+            .map(|(ws, plan, role, member_active, workspace_active)| {
                 Ok(Membership {
                     workspace_id: WorkspaceId(ws),
                     plan: plan.parse::<PlanTier>().map_err(repo)?,
                     role: role.parse::<Role>().map_err(|e| repo(anyhow::anyhow!("{e:?}")))?,
+                    standing: Standing { member_active, workspace_active },
                 })
             })
             .collect()

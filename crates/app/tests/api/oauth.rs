@@ -6,7 +6,7 @@
 use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, WWW_AUTHENTICATE};
 use serde_json::{json, Value};
 
-use crate::credentials::sql_bool;
+use crate::credentials::{sql, sql_bool};
 use crate::helpers::{TestApp, TestWorkspace};
 use crate::pages::{csrf_of, sign_in, Browser};
 use domain::workspace::PlanTier;
@@ -476,6 +476,27 @@ async fn revoking_on_the_connected_apps_page_ends_the_apps_access() {
     let last = format!("/settings/account/connected-apps/{}/revoke", grant + 1);
     assert_eq!(stranger.post(&f.app, &last, &[], true).await.status(), 404);
     assert!(sql_bool(&f.app, "(SELECT count(*) FROM oauth_grants WHERE revoked_at IS NULL) = 1").await);
+}
+
+#[tokio::test]
+async fn a_grant_works_only_while_its_member_and_workspace_are_active() {
+    let f = Flow::new().await;
+    let (access, refresh) = f.tokens().await;
+    assert_eq!(f.tools_list(f.ws.id, &access).await.status(), 200);
+    let member =
+        |status: &str| format!("UPDATE workspace_members SET status = '{status}' WHERE user_id = {}", f.ws.admin_id);
+    let workspace = |on: bool| format!("UPDATE workspaces SET is_active = {on} WHERE id = {}", f.ws.id);
+    for (off, on) in [(member("deactivated"), member("active")), (workspace(false), workspace(true))] {
+        sql(&f.app, &off).await;
+        crate::helpers::problem(f.tools_list(f.ws.id, &access).await, 404, "not_found").await;
+        let (status, body) = f.refresh(&refresh).await;
+        oauth_error(status, &body, 400, "invalid_grant");
+        // The refusal changed nothing: back in standing, the same tokens work again.
+        sql(&f.app, &on).await;
+        assert_eq!(f.tools_list(f.ws.id, &access).await.status(), 200, "{off}");
+    }
+    let (status, body) = f.refresh(&refresh).await;
+    assert_eq!(status, 200, "{body}");
 }
 
 #[tokio::test]

@@ -122,7 +122,7 @@ pub async fn login(ports: LoginPorts<'_>, settings: &LoginSettings, req: LoginRe
     let wanted = req.workspace_id;
     let context = req.context.clone();
     let user = check_credentials(ports, settings, req).await?;
-    let membership = choose_membership(ports.users.memberships(user.id).await?, wanted)?;
+    let membership = choose_membership(counting(ports, &user).await?, wanted)?;
     let token = NewToken::generate(TokenKind::User, ports.random);
     let expires_at = ports.clock.now() + settings.token_ttl;
     // The record goes in with the token, in its transaction (docs/contract.md, "Audit log").
@@ -203,6 +203,13 @@ pub fn sign_in_entry(context: &AuditContext, user: &LoginUser, ws: WorkspaceId, 
     context.with_actor(actor_of(user)).entry(ws, AuditAction::UserSignedIn, AuditTarget::user(Some(user.id.0)), details)
 }
 
+/// The user's memberships that count ([`super::Standing::counts`]).
+async fn counting(ports: LoginPorts<'_>, user: &LoginUser) -> Result<Vec<Membership>, RepoError> {
+    let mut all = ports.users.memberships(user.id).await?;
+    all.retain(|m| m.standing.counts());
+    Ok(all)
+}
+
 async fn record_failure(
     ports: LoginPorts<'_>,
     context: &AuditContext,
@@ -210,9 +217,7 @@ async fn record_failure(
     wanted: Option<WorkspaceId>,
 ) -> Result<(), RepoError> {
     let context = context.with_actor(actor_of(user));
-    let entries: Vec<_> = ports
-        .users
-        .memberships(user.id)
+    let entries: Vec<_> = counting(ports, user)
         .await?
         .into_iter()
         .filter(|m| wanted.is_none_or(|w| w == m.workspace_id))

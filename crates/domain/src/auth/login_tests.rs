@@ -7,7 +7,7 @@ use time::macros::datetime;
 
 use super::*;
 use crate::access::{Actor, Caller, Surface};
-use crate::auth::{parse, MockCredentialStore, MockLoginThrottleStore, MockUserDirectory, ThrottleSubject};
+use crate::auth::{parse, MockCredentialStore, MockLoginThrottleStore, MockUserDirectory, Standing, ThrottleSubject};
 use crate::common::ports::{MockClock, MockPasswordHasher, MockRandomSource};
 use crate::users::{Role, UserId};
 use crate::workspace::PlanTier;
@@ -87,7 +87,12 @@ fn settings() -> LoginSettings {
 }
 
 fn member(ws: i64) -> Membership {
-    Membership { workspace_id: WorkspaceId(ws), plan: PlanTier::Advanced, role: Role::Admin }
+    Membership {
+        workspace_id: WorkspaceId(ws),
+        plan: PlanTier::Advanced,
+        role: Role::Admin,
+        standing: Standing::ACTIVE,
+    }
 }
 
 fn req(email: &str, password: &str, ws: Option<i64>) -> LoginRequest {
@@ -218,6 +223,26 @@ async fn no_membership_is_forbidden() {
     w.throttle.expect_release().returning(|_, _| Ok(()));
     let err = login(w.ports(), &settings(), req("ann@example.com", "right password", None)).await;
     assert!(matches!(err, Err(LoginError::NoWorkspace)));
+}
+
+#[tokio::test]
+async fn a_membership_that_does_not_count_signs_in_nowhere() {
+    let off = |member_active, workspace_active| Membership {
+        standing: Standing { member_active, workspace_active },
+        ..member(3)
+    };
+    for stored in [off(false, true), off(true, false)] {
+        let mut w = World::new().with_user(vec![stored, off(false, false)]).with_clean_throttle();
+        w.throttle.expect_release().returning(|_, _| Ok(()));
+        let err = login(w.ports(), &settings(), req("ann@example.com", "right password", None)).await;
+        assert!(matches!(err, Err(LoginError::NoWorkspace)), "{stored:?}");
+    }
+    // Beside one that counts, the others are not offered.
+    let mut w = World::new().with_user(vec![off(false, true), member(8)]).with_clean_throttle();
+    w.throttle.expect_release().returning(|_, _| Ok(()));
+    w.credentials.expect_insert_user_token().times(1).returning(|_, _| Ok(()));
+    let ok = login(w.ports(), &settings(), req("ann@example.com", "right password", None)).await.expect("signed in");
+    assert_eq!(ok.membership.workspace_id, WorkspaceId(8));
 }
 
 #[tokio::test]

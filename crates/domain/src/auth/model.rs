@@ -6,8 +6,8 @@ use crate::access::{Actor, Caller, Surface};
 use crate::users::{Role, UserId};
 use crate::workspace::{PlanTier, WorkspaceId};
 
-/// An active membership of an active workspace as stored (a session's member, an OAuth grant's
-/// member): facts, not a caller. The identity path turns it into the one [`Caller`]
+/// A membership that counts ([`Standing::counts`]; a session's member, an OAuth grant's member):
+/// facts, not a caller. The identity path turns it into the one [`Caller`]
 /// ([`WorkspaceMember::caller`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkspaceMember {
@@ -30,6 +30,43 @@ impl WorkspaceMember {
             actor: Actor::Member { user_id: self.user_id, role: self.role },
             surface,
         }
+    }
+}
+
+/// Whether a stored membership counts: the member and their workspace are both active. The one
+/// rule for every way in (sign-in, a session's workspace and each of its requests, an OAuth
+/// consent and its grant's tokens); storage reads the two flags and never decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Standing {
+    /// The member has not been deactivated.
+    pub member_active: bool,
+    /// The workspace has not been switched off.
+    pub workspace_active: bool,
+}
+
+impl Standing {
+    /// Both active.
+    pub const ACTIVE: Self = Self { member_active: true, workspace_active: true };
+
+    /// Whether the membership counts.
+    pub fn counts(self) -> bool {
+        self.member_active && self.workspace_active
+    }
+}
+
+/// A membership as stored, whatever its standing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredMember {
+    /// The membership.
+    pub member: WorkspaceMember,
+    /// Whether it counts.
+    pub standing: Standing,
+}
+
+impl StoredMember {
+    /// The membership, when it counts ([`Standing::counts`]).
+    pub fn counting(self) -> Option<WorkspaceMember> {
+        self.standing.counts().then_some(self.member)
     }
 }
 

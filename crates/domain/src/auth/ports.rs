@@ -143,6 +143,8 @@ pub struct Membership {
     pub plan: PlanTier,
     /// The user's role there.
     pub role: Role,
+    /// Whether it counts ([`super::Standing::counts`]).
+    pub standing: super::Standing,
 }
 
 /// Users and memberships, for sign-in and sessions.
@@ -155,7 +157,7 @@ pub trait UserDirectory: Send + Sync {
     /// Infrastructure failures only.
     async fn find_by_email(&self, email: &Email) -> Result<Option<LoginUser>, RepoError>;
 
-    /// The user's active memberships in active workspaces, by workspace id.
+    /// The user's memberships, whatever their standing, by workspace id.
     ///
     /// # Errors
     /// Infrastructure failures only.

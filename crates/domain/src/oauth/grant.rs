@@ -8,6 +8,7 @@ use time::OffsetDateTime;
 use super::model::{pkce_matches, OAuthErrorCode, OAuthRefusal};
 use crate::access::{Actor, Caller, Scope, ScopeSet, Surface};
 use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
+use crate::auth::Standing;
 use crate::users::{Role, UserId};
 use crate::workspace::{PlanTier, WorkspaceId};
 
@@ -66,8 +67,8 @@ pub struct RefreshFacts {
     pub used_at: Option<OffsetDateTime>,
     /// Whether the grant was revoked.
     pub grant_revoked: bool,
-    /// Whether the member is still an active member of an active workspace.
-    pub member_active: bool,
+    /// The grant's membership's standing now.
+    pub standing: Standing,
 }
 
 /// What the client presents with a refresh token (`grant_type=refresh_token`).
@@ -174,7 +175,7 @@ pub fn rotate_refresh(
     if now >= facts.expires_at {
         return Exchange::Refuse(invalid_grant("the refresh token has expired"));
     }
-    if !facts.member_active {
+    if !facts.standing.counts() {
         return Exchange::Refuse(invalid_grant("the member is no longer active in the workspace"));
     }
     if req.resource.as_deref().is_some_and(|r| !same_resource(r, &facts.resource)) {
@@ -207,8 +208,8 @@ pub struct AccessFacts {
     pub expires_at: OffsetDateTime,
     /// Whether the grant was revoked.
     pub grant_revoked: bool,
-    /// Whether the membership and the workspace are active.
-    pub member_active: bool,
+    /// The grant's membership's standing now.
+    pub standing: Standing,
 }
 
 /// Why an access token does not admit its request.
@@ -251,7 +252,7 @@ pub fn admit_access(
     if facts.workspace_id != ws {
         return Err(AccessRefusal::OtherWorkspace);
     }
-    if !facts.member_active {
+    if !facts.standing.counts() {
         return Err(AccessRefusal::MemberInactive);
     }
     Ok(Caller {

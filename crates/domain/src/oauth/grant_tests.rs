@@ -89,7 +89,7 @@ fn refresh() -> RefreshFacts {
         expires_at: NOW + Duration::days(1),
         used_at: None,
         grant_revoked: false,
-        member_active: true,
+        standing: Standing::ACTIVE,
     }
 }
 
@@ -104,7 +104,7 @@ fn a_refresh_token_rotates_once_and_its_reuse_revokes_the_grant() {
     assert_eq!(refused_with(rotate_refresh(&revoked, &req, NOW, &ctx)), OAuthErrorCode::InvalidGrant);
     let other = RefreshExchange { client_id: "other".into(), resource: None };
     assert_eq!(refused_with(rotate_refresh(&refresh(), &other, NOW, &ctx)), OAuthErrorCode::InvalidGrant);
-    let gone = RefreshFacts { member_active: false, ..refresh() };
+    let gone = RefreshFacts { standing: Standing { member_active: false, workspace_active: true }, ..refresh() };
     assert_eq!(refused_with(rotate_refresh(&gone, &req, NOW, &ctx)), OAuthErrorCode::InvalidGrant);
     let expired = RefreshFacts { expires_at: NOW, ..refresh() };
     assert_eq!(refused_with(rotate_refresh(&expired, &req, NOW, &ctx)), OAuthErrorCode::InvalidGrant);
@@ -119,7 +119,7 @@ fn access() -> AccessFacts {
         role: Role::Agent,
         expires_at: NOW + Duration::minutes(5),
         grant_revoked: false,
-        member_active: true,
+        standing: Standing::ACTIVE,
     }
 }
 
@@ -133,6 +133,6 @@ fn an_access_token_acts_as_its_member_in_its_workspace_only() {
     let revoked = AccessFacts { grant_revoked: true, ..access() };
     assert_eq!(admit_access(Some(&revoked), WorkspaceId(3), NOW), Err(AccessRefusal::Revoked));
     assert_eq!(admit_access(Some(&access()), WorkspaceId(3), NOW + Duration::hours(1)), Err(AccessRefusal::Expired));
-    let gone = AccessFacts { member_active: false, ..access() };
+    let gone = AccessFacts { standing: Standing { member_active: false, workspace_active: true }, ..access() };
     assert_eq!(admit_access(Some(&gone), WorkspaceId(3), NOW), Err(AccessRefusal::MemberInactive));
 }

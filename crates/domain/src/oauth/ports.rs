@@ -6,7 +6,7 @@ use time::OffsetDateTime;
 use super::grant::{AccessFacts, CodeExchange, Exchange, RefreshExchange};
 use super::model::ClientMetadata;
 use crate::audit::{AuditContext, AuditEntry};
-use crate::auth::{TokenDigest, WorkspaceMember};
+use crate::auth::{Standing, TokenDigest, WorkspaceMember};
 use crate::common::error::RepoError;
 use crate::users::UserId;
 use crate::workspace::WorkspaceId;
@@ -33,6 +33,8 @@ pub struct ConsentingMember {
     pub member: WorkspaceMember,
     /// The workspace's name.
     pub workspace_name: String,
+    /// Whether the membership counts.
+    pub standing: Standing,
 }
 
 /// A grant and its first authorization code, to store.
@@ -106,7 +108,7 @@ pub trait OAuthStore: Send + Sync {
     /// Infrastructure failures only.
     async fn client(&self, client_id: &str) -> Result<Option<Client>, RepoError>;
 
-    /// The user's active membership of `ws` in an active workspace.
+    /// The user's membership of `ws`, whatever its standing.
     ///
     /// # Errors
     /// Infrastructure failures only.

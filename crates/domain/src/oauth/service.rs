@@ -321,7 +321,8 @@ impl OAuthService {
         user: UserId,
     ) -> Result<ConsentView, ConsentError> {
         let request = self.check(req, issuer).await?;
-        let Some(m) = self.store.consenting_member(request.workspace_id, user).await? else {
+        let member = self.store.consenting_member(request.workspace_id, user).await?;
+        let Some(m) = member.filter(|m| m.standing.counts()) else {
             return Err(ConsentError::NotMember);
         };
         let caller = Caller {

@@ -7,7 +7,7 @@ use sha2::Sha256;
 use subtle::ConstantTimeEq;
 use time::OffsetDateTime;
 
-use crate::auth::{digest, TokenDigest};
+use crate::auth::{digest, Standing, TokenDigest};
 use crate::common::ports::RandomSource;
 use crate::users::{Role, UserId};
 use crate::workspace::{PlanTier, WorkspaceId};
@@ -114,6 +114,8 @@ pub struct WorkspaceChoice {
     pub plan: PlanTier,
     /// The user's role there.
     pub role: Role,
+    /// Whether the membership counts (only those that do are offered).
+    pub standing: Standing,
 }
 
 #[cfg(test)]

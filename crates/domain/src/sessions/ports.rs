@@ -5,7 +5,7 @@ use time::OffsetDateTime;
 
 use super::model::{Session, WorkspaceChoice};
 use crate::audit::AuditEntry;
-use crate::auth::{TokenDigest, WorkspaceMember};
+use crate::auth::{StoredMember, TokenDigest};
 use crate::common::error::RepoError;
 use crate::users::UserId;
 use crate::workspace::WorkspaceId;
@@ -60,16 +60,16 @@ pub trait SessionRepository: Send + Sync {
     /// Infrastructure failures only.
     async fn delete_ended(&self, before: OffsetDateTime) -> Result<u64, RepoError>;
 
-    /// The user's active memberships in active workspaces, with names, by workspace id.
+    /// The user's memberships, whatever their standing, with names, by workspace id.
     ///
     /// # Errors
     /// Infrastructure failures only.
     async fn workspaces_of(&self, user: UserId) -> Result<Vec<WorkspaceChoice>, RepoError>;
 
-    /// The user's membership in `ws` when it is active in an active workspace, with the current
-    /// role and plan (read on every request: a demotion applies at once).
+    /// The user's membership in `ws`, whatever its standing, with the current role and plan
+    /// (read on every request: a demotion applies at once).
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn member(&self, ws: WorkspaceId, user: UserId) -> Result<Option<WorkspaceMember>, RepoError>;
+    async fn member(&self, ws: WorkspaceId, user: UserId) -> Result<Option<StoredMember>, RepoError>;
 }

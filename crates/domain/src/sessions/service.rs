@@ -12,7 +12,7 @@ use crate::access::{Caller, Surface};
 use crate::audit::{ActorType, AuditAction, AuditActor, AuditContext, AuditTarget};
 use crate::auth::{
     check_credentials, sign_in_entry, LoginError, LoginPorts, LoginRequest, LoginSettings, SessionLookup, SessionUser,
-    WorkspaceMember,
+    StoredMember, WorkspaceMember,
 };
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::ports::{Clock, RandomSource};
@@ -106,7 +106,7 @@ impl SessionService {
         let wanted = req.workspace_id;
         let context = req.context.clone();
         let user = check_credentials(ports, settings, req).await?;
-        let choices = self.repo.workspaces_of(user.id).await?;
+        let choices = self.choices(user.id).await?;
         let workspace_id = match (wanted, choices.as_slice()) {
             (_, []) => return Err(LoginError::NoWorkspace),
             (Some(ws), all) if all.iter().any(|c| c.id == ws) => Some(ws),
@@ -188,7 +188,7 @@ impl SessionService {
     /// Infrastructure failures only.
     pub async fn state(&self, cookie: &str) -> Result<SessionState, RepoError> {
         let Some((_, session)) = self.session(cookie).await? else { return Ok(SessionState::SignedOut) };
-        let choices = self.repo.workspaces_of(session.user_id).await?;
+        let choices = self.choices(session.user_id).await?;
         match session.workspace_id {
             None if choices.is_empty() => Ok(SessionState::SignedOut),
             None => Ok(SessionState::ChoosingWorkspace { session, choices }),
@@ -218,7 +218,7 @@ impl SessionService {
         if session.workspace_id.is_some() {
             return Err(ValidationErrors::one("workspace_id", "sign in again to work in another workspace").into());
         }
-        if !self.repo.workspaces_of(session.user_id).await?.iter().any(|c| c.id == ws) {
+        if !self.choices(session.user_id).await?.iter().any(|c| c.id == ws) {
             return Err(not_member().into());
         }
         if self.repo.set_workspace(&secret.digest(), ws).await? {
@@ -226,6 +226,14 @@ impl SessionService {
         } else {
             Err(ChooseWorkspaceError::SignedOut)
         }
+    }
+
+    /// The workspaces the user's memberships count in ([`crate::auth::Standing::counts`]): the
+    /// only ones a session is offered or works in.
+    async fn choices(&self, user: UserId) -> Result<Vec<WorkspaceChoice>, RepoError> {
+        let mut all = self.repo.workspaces_of(user).await?;
+        all.retain(|c| c.standing.counts());
+        Ok(all)
     }
 
     /// Ends the session on the server (not just in the browser). Unknown cookies are ignored.
@@ -250,7 +258,7 @@ impl SessionLookup for SessionService {
     }
 
     async fn member(&self, ws: WorkspaceId, user: UserId) -> Result<Option<WorkspaceMember>, RepoError> {
-        self.repo.member(ws, user).await
+        Ok(self.repo.member(ws, user).await?.and_then(StoredMember::counting))
     }
 }
 

@@ -70,7 +70,13 @@ fn settings() -> LoginSettings {
 }
 
 fn choice(ws: i64) -> WorkspaceChoice {
-    WorkspaceChoice { id: WorkspaceId(ws), name: format!("W{ws}"), plan: PlanTier::Growth, role: Role::Admin }
+    WorkspaceChoice {
+        id: WorkspaceId(ws),
+        name: format!("W{ws}"),
+        plan: PlanTier::Growth,
+        role: Role::Admin,
+        standing: crate::auth::Standing::ACTIVE,
+    }
 }
 
 fn service(repo: MockSessionRepository) -> SessionService {
@@ -202,6 +208,43 @@ async fn a_session_carries_the_current_role_and_plan_and_ends_with_the_membershi
     repo.expect_find().returning(|_| Ok(Some(stored(Some(3)))));
     repo.expect_workspaces_of().return_once(|_| Ok(vec![choice(8)]));
     assert_eq!(service(repo).state(&cookie()).await.ok(), Some(SessionState::SignedOut));
+
+    // Still stored, but deactivated (or its workspace switched off): signed out all the same, and
+    // not counted among the user's workspaces.
+    for standing in [
+        crate::auth::Standing { member_active: false, workspace_active: true },
+        crate::auth::Standing { member_active: true, workspace_active: false },
+    ] {
+        let mut repo = MockSessionRepository::new();
+        repo.expect_find().returning(|_| Ok(Some(stored(Some(3)))));
+        repo.expect_workspaces_of()
+            .return_once(move |_| Ok(vec![WorkspaceChoice { standing, ..choice(3) }, choice(8)]));
+        assert_eq!(service(repo).state(&cookie()).await.ok(), Some(SessionState::SignedOut), "{standing:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_sessions_member_counts_only_while_active_in_an_active_workspace() {
+    use crate::auth::{SessionLookup, Standing, StoredMember, WorkspaceMember};
+    let stored = |standing| StoredMember {
+        member: WorkspaceMember {
+            workspace_id: WorkspaceId(3),
+            plan: PlanTier::Growth,
+            user_id: UserId(4),
+            role: Role::Agent,
+        },
+        standing,
+    };
+    for (standing, counts) in [
+        (Standing::ACTIVE, true),
+        (Standing { member_active: false, workspace_active: true }, false),
+        (Standing { member_active: true, workspace_active: false }, false),
+    ] {
+        let mut repo = MockSessionRepository::new();
+        repo.expect_member().return_once(move |_, _| Ok(Some(stored(standing))));
+        let found = service(repo).member(WorkspaceId(3), UserId(4)).await.expect("read");
+        assert_eq!(found.is_some(), counts, "{standing:?}");
+    }
 }
 
 #[tokio::test]
