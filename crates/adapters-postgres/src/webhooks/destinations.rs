@@ -19,7 +19,7 @@ use time::OffsetDateTime;
 use super::log;
 use crate::error::repo;
 use crate::pool::Db;
-use crate::schema::{webhook_deliveries, webhook_destinations};
+use crate::schema::webhook_destinations;
 
 /// Webhook destinations in PostgreSQL. Every query is scoped by the workspace.
 #[derive(Debug, Clone)]
@@ -249,24 +249,14 @@ impl WebhookRepository for PgWebhookRepository {
                                 ))
                                 .execute(conn)
                                 .await?;
-                            diesel::update(
-                                webhook_deliveries::table
-                                    .filter(webhook_deliveries::destination_id.eq(id.0))
-                                    .filter(webhook_deliveries::status.eq("paused")),
-                            )
-                            .set((
-                                webhook_deliveries::status.eq("pending"),
-                                webhook_deliveries::next_attempt_at.eq(now),
-                                webhook_deliveries::updated_at.eq(now),
-                            ))
-                            .execute(conn)
-                            .await?;
                         }
                         Activation::Deactivated => {
                             diesel::update(target).set(webhook_destinations::disabled_at.eq(now)).execute(conn).await?;
-                            super::queue::pause_pending(conn, &[id.0], now).await?;
                         }
                         Activation::Unchanged => {}
+                    }
+                    if let Some(shift) = activation.deliveries() {
+                        super::queue::shift(conn, &[id.0], shift, now).await?;
                     }
                     crate::audit::write(conn, &[audit], None).await?;
                     // Re-read: switching changed the deactivation note or time.

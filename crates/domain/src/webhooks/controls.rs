@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use time::OffsetDateTime;
 
-use super::EventType;
+use super::{DeliveryStatus, EventType};
 use crate::common::error::{FieldError, ValidationErrors};
 
 /// The most static headers a destination may have.
@@ -29,6 +30,43 @@ pub enum Activation {
     /// Active → inactive by a person: the deactivation time is stamped (no note: the note is
     /// wms's own reason), and the pending deliveries are paused.
     Deactivated,
+}
+
+/// What switching a destination on or off does to its unfinished deliveries: those in `from`
+/// go to `to`, due at once when `due_now` (else they keep their time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeliveryShift {
+    /// The status moved out of.
+    pub from: DeliveryStatus,
+    /// The status moved into.
+    pub to: DeliveryStatus,
+    /// Whether the moved deliveries become due now.
+    pub due_now: bool,
+}
+
+impl DeliveryShift {
+    /// A destination switched off (by a person or by wms): its waiting deliveries are paused,
+    /// keeping their times; one being sent finishes its attempt, and a failure is then recorded
+    /// paused ([`DeliveryStatus::recorded_for`]).
+    pub const PAUSE: Self = Self { from: DeliveryStatus::Pending, to: DeliveryStatus::Paused, due_now: false };
+    /// A destination switched back on: its paused deliveries are due now.
+    pub const RESUME: Self = Self { from: DeliveryStatus::Paused, to: DeliveryStatus::Pending, due_now: true };
+
+    /// The new due time of the moved deliveries, applied at `now` (none: each keeps its own).
+    pub fn due_at(self, now: OffsetDateTime) -> Option<OffsetDateTime> {
+        self.due_now.then_some(now)
+    }
+}
+
+impl Activation {
+    /// What happens to the destination's deliveries.
+    pub fn deliveries(self) -> Option<DeliveryShift> {
+        match self {
+            Activation::Unchanged => None,
+            Activation::Reactivated => Some(DeliveryShift::RESUME),
+            Activation::Deactivated => Some(DeliveryShift::PAUSE),
+        }
+    }
 }
 
 /// What a change asking for `wanted` (none: the flag is not part of the change) does to a
@@ -404,6 +442,15 @@ mod tests {
     fn switching_a_destination_on_starts_afresh_and_off_pauses_it() {
         assert_eq!(decide_activation(false, Some(true)), Activation::Reactivated);
         assert_eq!(decide_activation(true, Some(false)), Activation::Deactivated);
+        let resume = Activation::Reactivated.deliveries().expect("resumes");
+        assert_eq!((resume.from, resume.to, resume.due_now), (DeliveryStatus::Paused, DeliveryStatus::Pending, true));
+        let pause = Activation::Deactivated.deliveries().expect("pauses");
+        assert_eq!((pause.from, pause.to, pause.due_now), (DeliveryStatus::Pending, DeliveryStatus::Paused, false));
+        assert_eq!(Activation::Unchanged.deliveries(), None);
+        let now = time::macros::datetime!(2026-11-27 10:00 UTC);
+        assert_eq!((resume.due_at(now), pause.due_at(now)), (Some(now), None));
+        // A pause is the queued status of an inactive destination.
+        assert_eq!(DeliveryStatus::queued_for(false), pause.to);
         for (was, wanted) in [(true, Some(true)), (false, Some(false)), (true, None), (false, None)] {
             assert_eq!(decide_activation(was, wanted), Activation::Unchanged, "{was} {wanted:?}");
         }

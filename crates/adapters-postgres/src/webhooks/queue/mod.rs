@@ -12,6 +12,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::mail::SiteUrl;
+use domain::webhooks::controls::DeliveryShift;
 use domain::webhooks::delivery::previous_secret_at;
 use domain::webhooks::pace::PaceBounds;
 use domain::webhooks::{
@@ -114,17 +115,23 @@ fn ts(now: OffsetDateTime, d: Duration) -> OffsetDateTime {
 }
 
 /// Parks the pending deliveries of deactivated destinations (they resume on reactivation).
-pub(super) async fn pause_pending(
+/// Applies the domain's [`DeliveryShift`] to the deliveries of `destinations` at `now`.
+pub(super) async fn shift(
     conn: &mut AsyncPgConnection,
     destinations: &[i64],
+    shift: DeliveryShift,
     now: OffsetDateTime,
 ) -> diesel::QueryResult<usize> {
     diesel::sql_query(
-        "UPDATE webhook_deliveries SET status = 'paused', updated_at = $2
-         WHERE destination_id = ANY ($1) AND status = 'pending'",
+        "UPDATE webhook_deliveries
+         SET status = $3, updated_at = $2, next_attempt_at = coalesce($5, next_attempt_at)
+         WHERE destination_id = ANY ($1) AND status = $4",
     )
     .bind::<Array<BigInt>, _>(destinations)
     .bind::<Timestamptz, _>(now)
+    .bind::<Text, _>(shift.to.as_str())
+    .bind::<Text, _>(shift.from.as_str())
+    .bind::<Nullable<Timestamptz>, _>(shift.due_at(now))
     .execute(conn)
     .await
 }

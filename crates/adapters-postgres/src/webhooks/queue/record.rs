@@ -16,7 +16,9 @@ use domain::webhooks::{AttemptRecord, WebhookDestination, WebhookRecord};
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
-use super::pause_pending;
+use domain::webhooks::controls::DeliveryShift;
+
+use super::shift;
 use crate::webhooks::{destinations, outbox};
 
 #[derive(QueryableByName)]
@@ -196,7 +198,7 @@ pub(super) async fn record_tx(
             .collect();
         crate::audit::write(conn, &audits, None).await?;
         let latest = at.iter().copied().max().unwrap_or_else(OffsetDateTime::now_utc);
-        pause_pending(conn, &ids, latest).await?;
+        shift(conn, &ids, DeliveryShift::PAUSE, latest).await?;
         // The workspace's other destinations that subscribe hear of it (this one is inactive now,
         // so the outbox does not queue the event for it), in this transaction.
         let disabled: Vec<i64> = disabled.into_iter().map(|d| d.id).collect();
