@@ -11,7 +11,7 @@ use diesel::sql_types::{BigInt, Bytea, Integer, Jsonb, Nullable, Text, Timestamp
 use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use domain::channels::{ChannelId, ChannelType};
+use domain::channels::{ChannelId, ChannelStatus, ChannelType};
 use domain::connectors::inbound::SenderAddress;
 use domain::connectors::{attempts_after_rate_limit, Dispatch, DispatchQueue, OutboundContent, Template};
 use domain::messaging::{decide_advance, MessageId, MessageStatus};
@@ -204,7 +204,7 @@ impl DispatchQueue for PgConnectors {
                      LIMIT $1
                      FOR UPDATE OF m SKIP LOCKED
                  ) q
-                 WHERE c.status = 'active' AND c.credentials_encrypted IS NOT NULL
+                 WHERE c.status = ANY ($3) AND c.credentials_encrypted IS NOT NULL
                    AND (c.send_paused_until IS NULL OR c.send_paused_until <= now())
                  ORDER BY q.id
                  LIMIT $1
@@ -225,6 +225,7 @@ impl DispatchQueue for PgConnectors {
         )
         .bind::<BigInt, _>(limit)
         .bind::<BigInt, _>(lease_secs)
+        .bind::<diesel::sql_types::Array<diesel::sql_types::Text>, _>(ChannelStatus::dispatching())
         .load(&mut conn)
         .await
         .map_err(repo)?;

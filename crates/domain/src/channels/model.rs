@@ -112,6 +112,18 @@ impl ChannelStatus {
             ChannelStatus::Disconnected => "disconnected",
         }
     }
+
+    /// Whether a channel in this status sends its queued messages: only a connected one (a
+    /// pending or disconnected channel keeps them queued until it is active again).
+    pub fn dispatches(self) -> bool {
+        self == ChannelStatus::Active
+    }
+
+    /// The statuses that [`dispatches`](Self::dispatches), by stored name (the dispatch claim's
+    /// scan looks only at those channels).
+    pub fn dispatching() -> Vec<&'static str> {
+        Self::ALL.into_iter().filter(|s| s.dispatches()).map(ChannelStatus::as_str).collect()
+    }
 }
 
 impl FromStr for ChannelStatus {
@@ -127,6 +139,12 @@ impl FromStr for ChannelStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_connected_channel_sends_its_queue() {
+        assert_eq!(ChannelStatus::dispatching(), ["active"]);
+        assert!(!ChannelStatus::Pending.dispatches() && !ChannelStatus::Disconnected.dispatches());
+    }
 
     #[test]
     fn whatsapp_identifier_is_e164() {
