@@ -22,7 +22,7 @@ use domain::members::MemberStatus;
 use domain::secret_scanning::{
     decide_app_token_leak, decide_invitation_leak, decide_leak, decide_login_token_leak, decide_password_reset_leak,
     LeakLabel, LeakReport, LeakedAppToken, LeakedCredentialStore, LeakedInvitation, LeakedLoginToken,
-    LeakedPasswordReset,
+    LeakedPasswordReset, UserTokenHolder,
 };
 use domain::users::{Email, UserId};
 use domain::workspace::WorkspaceId;
@@ -74,8 +74,10 @@ impl LeakedCredentialStore for PgLeakedCredentialStore {
                     digests(TokenKind::AppAccess).into_iter().chain(digests(TokenKind::AppRefresh)).collect();
                 let mut app_tokens = lock_app_grants(conn, &app_digests).await?;
                 // A `wmsu_` token is a login token, or else an invitation or reset link's.
-                let links: Vec<Vec<u8>> =
-                    digests(TokenKind::User).into_iter().filter(|d| !tokens.contains_key(d.as_slice())).collect();
+                let links: Vec<Vec<u8>> = digests(TokenKind::User)
+                    .into_iter()
+                    .filter(|d| UserTokenHolder::may_be_a_link(tokens.contains_key(d.as_slice())))
+                    .collect();
                 let mut invitations = lock_invitations(conn, &links).await?;
                 let mut resets = lock_password_resets(conn, &links).await?;
                 let mut labels = Vec::with_capacity(reports.len());
@@ -95,52 +97,69 @@ impl LeakedCredentialStore for PgLeakedCredentialStore {
                         continue;
                     }
                     if report.kind == TokenKind::User {
-                        if let Some(invitation) = invitations.get_mut(report.digest.0.as_slice()) {
-                            let decision = decide_invitation_leak(invitation, &report.reported, at, &site);
-                            if let Some(void) = &decision.void {
-                                // As re-sending the invitation does: the link goes, the membership
-                                // stays invited.
-                                diesel::delete(member_invitations::table.find(void.invitation_id))
+                        let digest = report.digest.0.as_slice();
+                        let holder = UserTokenHolder::of(
+                            tokens.contains_key(digest),
+                            invitations.contains_key(digest),
+                            resets.contains_key(digest),
+                        );
+                        let label = match holder {
+                            UserTokenHolder::Invitation => {
+                                let Some(invitation) = invitations.get_mut(digest) else {
+                                    labels.push(LeakLabel::FalsePositive);
+                                    continue;
+                                };
+                                let decision = decide_invitation_leak(invitation, &report.reported, at, &site);
+                                if let Some(void) = &decision.void {
+                                    // As re-sending the invitation does: the link goes, the
+                                    // membership stays invited.
+                                    diesel::delete(member_invitations::table.find(void.invitation_id))
+                                        .execute(conn)
+                                        .await?;
+                                    crate::audit::write(conn, std::slice::from_ref(&void.audit), None).await?;
+                                    crate::mail::enqueue(conn, &void.mails).await?;
+                                    // The same link twice in one alert is voided (and recorded) once.
+                                    invitation.link.used_at = Some(at);
+                                }
+                                decision.label
+                            }
+                            UserTokenHolder::PasswordReset => {
+                                let Some(reset) = resets.get_mut(digest) else {
+                                    labels.push(LeakLabel::FalsePositive);
+                                    continue;
+                                };
+                                let decision = decide_password_reset_leak(reset, &report.reported, at, &site);
+                                if let Some(void) = &decision.void {
+                                    // As using another link of the account does.
+                                    diesel::update(password_resets::table.find(void.reset_id))
+                                        .set(password_resets::used_at.eq(at))
+                                        .execute(conn)
+                                        .await?;
+                                    crate::mail::enqueue(conn, void.mail.as_slice()).await?;
+                                    reset.link.used_at = Some(at);
+                                }
+                                decision.label
+                            }
+                            UserTokenHolder::Login | UserTokenHolder::Nobody => {
+                                let token = tokens.get(digest);
+                                let decision = decide_login_token_leak(token, &report.reported, at, &site);
+                                if let (Some(revocation), Some(token)) = (&decision.revoke, token) {
+                                    // As signing out does: the row stays, revoked.
+                                    diesel::update(
+                                        user_tokens::table
+                                            .filter(user_tokens::id.eq(token.id))
+                                            .filter(user_tokens::revoked_at.is_null()),
+                                    )
+                                    .set(user_tokens::revoked_at.eq(at))
                                     .execute(conn)
                                     .await?;
-                                crate::audit::write(conn, std::slice::from_ref(&void.audit), None).await?;
-                                crate::mail::enqueue(conn, &void.mails).await?;
-                                // The same link twice in one alert is voided (and recorded) once.
-                                invitation.link.used_at = Some(at);
+                                    crate::audit::write(conn, std::slice::from_ref(&revocation.audit), None).await?;
+                                    crate::mail::enqueue(conn, revocation.mail.as_slice()).await?;
+                                }
+                                decision.label
                             }
-                            labels.push(decision.label);
-                            continue;
-                        }
-                        if let Some(reset) = resets.get_mut(report.digest.0.as_slice()) {
-                            let decision = decide_password_reset_leak(reset, &report.reported, at, &site);
-                            if let Some(void) = &decision.void {
-                                // As using another link of the account does.
-                                diesel::update(password_resets::table.find(void.reset_id))
-                                    .set(password_resets::used_at.eq(at))
-                                    .execute(conn)
-                                    .await?;
-                                crate::mail::enqueue(conn, void.mail.as_slice()).await?;
-                                reset.link.used_at = Some(at);
-                            }
-                            labels.push(decision.label);
-                            continue;
-                        }
-                        let token = tokens.get(report.digest.0.as_slice());
-                        let decision = decide_login_token_leak(token, &report.reported, at, &site);
-                        if let (Some(revocation), Some(token)) = (&decision.revoke, token) {
-                            // As signing out does: the row stays, revoked.
-                            diesel::update(
-                                user_tokens::table
-                                    .filter(user_tokens::id.eq(token.id))
-                                    .filter(user_tokens::revoked_at.is_null()),
-                            )
-                            .set(user_tokens::revoked_at.eq(at))
-                            .execute(conn)
-                            .await?;
-                            crate::audit::write(conn, std::slice::from_ref(&revocation.audit), None).await?;
-                            crate::mail::enqueue(conn, revocation.mail.as_slice()).await?;
-                        }
-                        labels.push(decision.label);
+                        };
+                        labels.push(label);
                         continue;
                     }
                     let key = found.get(report.digest.0.as_slice());

@@ -39,6 +39,40 @@ impl LeakedLoginToken {
     }
 }
 
+/// What a reported `wmsu_` token is: login tokens, invitation links and password-reset links
+/// share the format, so its digest is looked up in each, and a login token wins over an
+/// invitation, an invitation over a reset link (a digest is one credential's, the order only
+/// settles what no real token can be twice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserTokenHolder {
+    /// A member's login token ([`decide_login_token_leak`]).
+    Login,
+    /// An invitation's link ([`super::decide_invitation_leak`]).
+    Invitation,
+    /// A password reset's link ([`super::decide_password_reset_leak`]).
+    PasswordReset,
+    /// Nothing holds it: a false positive ([`decide_login_token_leak`] over nothing).
+    Nobody,
+}
+
+impl UserTokenHolder {
+    /// The holder of a digest found (or not) among the login tokens, the invitations and the
+    /// reset links.
+    pub fn of(login: bool, invitation: bool, reset: bool) -> Self {
+        match (login, invitation, reset) {
+            (true, _, _) => UserTokenHolder::Login,
+            (false, true, _) => UserTokenHolder::Invitation,
+            (false, false, true) => UserTokenHolder::PasswordReset,
+            (false, false, false) => UserTokenHolder::Nobody,
+        }
+    }
+
+    /// Whether the links need looking up for a digest: only when no login token has it.
+    pub fn may_be_a_link(login: bool) -> bool {
+        !login
+    }
+}
+
 /// The revocation of a live leaked login token: its audit record and the owner's mail, written
 /// with the revocation in one transaction.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,6 +149,15 @@ mod tests {
     use crate::audit::ActorType;
 
     const NOW: OffsetDateTime = datetime!(2026-06-01 0:00 UTC);
+
+    #[test]
+    fn a_login_token_wins_then_an_invitation_then_a_reset_link() {
+        assert_eq!(UserTokenHolder::of(true, true, true), UserTokenHolder::Login);
+        assert_eq!(UserTokenHolder::of(false, true, true), UserTokenHolder::Invitation);
+        assert_eq!(UserTokenHolder::of(false, false, true), UserTokenHolder::PasswordReset);
+        assert_eq!(UserTokenHolder::of(false, false, false), UserTokenHolder::Nobody);
+        assert!(UserTokenHolder::may_be_a_link(false) && !UserTokenHolder::may_be_a_link(true));
+    }
 
     fn token() -> LeakedLoginToken {
         LeakedLoginToken {
