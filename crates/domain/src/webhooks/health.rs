@@ -153,7 +153,8 @@ pub struct StreakChange {
 }
 
 /// The runs of failures after a batch of attempts (taken in time order), from the stored ones
-/// (a destination missing from `stored` had none): only the destinations whose run changed.
+/// (a destination missing from `stored` had none): only the destinations whose run changed or
+/// that emit something.
 pub fn streaks(records: &[AttemptRecord], stored: &BTreeMap<i64, Streak>) -> Vec<StreakChange> {
     let mut sorted: Vec<&AttemptRecord> = records.iter().collect();
     sorted.sort_by_key(|r| r.attempted_at);
@@ -181,8 +182,13 @@ pub fn streaks(records: &[AttemptRecord], stored: &BTreeMap<i64, Streak>) -> Vec
             }
         }
     }
+    // A run that ends where it started may still have emitted (four failures and a success in
+    // one batch: failing, then recovered).
     now.into_values()
-        .filter(|c| stored.get(&c.id).copied().unwrap_or(Streak { failed_in_a_row: 0, failing: false }) != c.streak)
+        .filter(|c| {
+            !c.events.is_empty()
+                || stored.get(&c.id).copied().unwrap_or(Streak { failed_in_a_row: 0, failing: false }) != c.streak
+        })
         .collect()
 }
 
@@ -349,6 +355,17 @@ mod tests {
         let stored = BTreeMap::from([(1, c[0].streak)]);
         let c = streaks(&[rec(1, 9, DestinationEffect::Healthy), rec(1, 10, DestinationEffect::Healthy)], &stored);
         assert_eq!(c[0].events, vec![HealthEvent::Recovered]);
+        assert_eq!(c[0].streak, Streak { failed_in_a_row: 0, failing: false });
+    }
+
+    #[test]
+    fn failing_and_recovering_within_one_batch_emits_both() {
+        let f = DestinationEffect::Failing;
+        let mut batch: Vec<_> = (0..4).map(|i| rec(1, i, f)).collect();
+        batch.push(rec(1, 4, DestinationEffect::Healthy));
+        let c = streaks(&batch, &BTreeMap::new());
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(c[0].events, vec![HealthEvent::Failing, HealthEvent::Recovered]);
         assert_eq!(c[0].streak, Streak { failed_in_a_row: 0, failing: false });
     }
 
