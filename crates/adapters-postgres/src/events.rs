@@ -16,7 +16,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::events::{EventPosition, EventStore, FeedPage, FeedQuery, ReplayCandidate, ReplayWindow, StoredEvent};
-use domain::webhooks::controls::{EventScope, Routing};
+use domain::webhooks::controls::Routing;
 use domain::webhooks::{DeliveryStatus, DestinationId};
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
@@ -58,12 +58,6 @@ struct EventRow {
     message_id: String,
     #[diesel(sql_type = Text)]
     payload: String,
-}
-
-#[derive(QueryableByName)]
-struct Replayed {
-    #[diesel(sql_type = BigInt)]
-    queued: i64,
 }
 
 #[derive(QueryableByName)]
@@ -185,11 +179,7 @@ impl EventStore for PgEventStore {
                 let Some(found) = found else { return Ok(None) };
                 let routing = Routing::stored(found.filter.as_deref(), &found.ordering);
                 let status = DeliveryStatus::queued_for(found.active);
-                let queued = if routing.is_plain() {
-                    replay_every(conn, ws, destination, &window, status).await?
-                } else {
-                    replay_routed(conn, ws, destination, &window, &routing, status).await?
-                };
+                let queued = replay_to(conn, ws, destination, &window, &routing, status).await?;
                 if let Some(entry) = ReplayWindow::record(&audit, queued) {
                     crate::audit::write(conn, &[entry], None).await?;
                 }
@@ -202,81 +192,13 @@ impl EventStore for PgEventStore {
     }
 }
 
-/// The events of a replay's window (`$3` to `$4`, of the types `$5` or all) that destination `$2`
-/// subscribes to and has no delivery of holding them (statuses `$6`, the domain's
-/// `DeliveryStatus::holds_event`): received events and events already on their way are not
-/// queued twice. Columns of `webhook_events e`, in feed order with `ord` and `total`.
-const CANDIDATES: &str = "
-    SELECT e.id, e.event_type, row_number() OVER (ORDER BY e.txid, e.id) AS ord, count(*) OVER () AS total
-    FROM webhook_events e
-    JOIN webhook_destinations d ON d.workspace_id = e.workspace_id AND d.id = $2
-    WHERE e.workspace_id = $1 AND NOT e.sample
-      AND e.created_at >= $3 AND e.created_at < $4
-      AND e.event_type = ANY (d.events)
-      AND (cardinality($5::text[]) = 0 OR e.event_type = ANY ($5::text[]))
-      AND NOT EXISTS (
-          SELECT 1 FROM webhook_deliveries x
-          WHERE x.event_id = e.id AND x.destination_id = $2 AND x.status = ANY ($6::text[]))";
-
-/// Binds the parameters of [`CANDIDATES`] to `sql`.
-fn candidates<'a>(
-    sql: String,
-    ws: WorkspaceId,
-    destination: DestinationId,
-    window: &'a ReplayWindow,
-) -> diesel::query_builder::BoxedSqlQuery<'a, diesel::pg::Pg, diesel::query_builder::SqlQuery> {
-    let types: Vec<&'static str> = window.event_types.iter().map(|t| t.as_str()).collect();
-    diesel::sql_query(sql)
-        .into_boxed()
-        .bind::<BigInt, _>(ws.0)
-        .bind::<BigInt, _>(destination.0)
-        .bind::<Timestamptz, _>(window.since)
-        .bind::<Timestamptz, _>(window.until)
-        .bind::<Array<Text>, _>(types)
-        .bind::<Array<Text>, _>(DeliveryStatus::holding_event())
-}
-
-/// A replay to a destination without filter or ordering ([`Routing::is_plain`]): every
-/// candidate is queued, by one statement, due a microsecond apart in feed order (the last now), so
-/// the workers send them oldest first.
-async fn replay_every(
-    conn: &mut AsyncPgConnection,
-    ws: WorkspaceId,
-    destination: DestinationId,
-    window: &ReplayWindow,
-    status: DeliveryStatus,
-) -> diesel::QueryResult<u64> {
-    let replayed: Replayed = candidates(
-        format!(
-            "WITH cand AS ({CANDIDATES}), ins AS (
-                 INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status,
-                                                 next_attempt_at, created_at, updated_at)
-                 SELECT $1, $2, cand.id, $8,
-                        $7::timestamptz - (cand.total - cand.ord) * interval '1 microsecond', $7, $7
-                 FROM cand
-                 ORDER BY cand.ord
-                 RETURNING 1
-             )
-             SELECT count(*) AS queued FROM ins"
-        ),
-        ws,
-        destination,
-        window,
-    )
-    .bind::<Timestamptz, _>(window.now)
-    .bind::<Text, _>(status.as_str())
-    .get_result(conn)
-    .await?;
-    Ok(replayed.queued.unsigned_abs())
-}
-
-/// How many stored bodies a replay reads at once to find their events' channels.
+/// How many stored bodies a replay reads at once.
 const BODIES_AT_ONCE: usize = 1_000;
 
-/// A replay to a destination with a filter or per-thread ordering: the candidates' channels and
-/// threads are read from their stored bodies, and the domain decides which are queued and in
-/// which turn ([`ReplayWindow::deliveries`]), as the outbox does for new events.
-async fn replay_routed(
+/// Queues a replay: the candidates' channels, threads and the destination each is about are read
+/// back from their stored bodies, and the domain decides which are queued, in which turn and when
+/// ([`ReplayWindow::deliveries`]), as the outbox does for new events.
+async fn replay_to(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
     destination: DestinationId,
@@ -284,10 +206,30 @@ async fn replay_routed(
     routing: &Routing,
     status: DeliveryStatus,
 ) -> diesel::QueryResult<u64> {
-    let ids: Vec<Candidate> =
-        candidates(format!("SELECT c.id FROM ({CANDIDATES}) c ORDER BY c.ord"), ws, destination, window)
-            .load(conn)
-            .await?;
+    // The window's events (of the types asked for, or all) that the destination subscribes to
+    // and has no delivery of holding them (the domain's `DeliveryStatus::holds_event`): received
+    // events and events already on their way are not queued twice. In feed order.
+    let types: Vec<&'static str> = window.event_types.iter().map(|t| t.as_str()).collect();
+    let ids: Vec<Candidate> = diesel::sql_query(
+        "SELECT e.id FROM webhook_events e
+         JOIN webhook_destinations d ON d.workspace_id = e.workspace_id AND d.id = $2
+         WHERE e.workspace_id = $1 AND NOT e.sample
+           AND e.created_at >= $3 AND e.created_at < $4
+           AND e.event_type = ANY (d.events)
+           AND (cardinality($5::text[]) = 0 OR e.event_type = ANY ($5::text[]))
+           AND NOT EXISTS (
+               SELECT 1 FROM webhook_deliveries x
+               WHERE x.event_id = e.id AND x.destination_id = $2 AND x.status = ANY ($6::text[]))
+         ORDER BY e.txid, e.id",
+    )
+    .bind::<BigInt, _>(ws.0)
+    .bind::<BigInt, _>(destination.0)
+    .bind::<Timestamptz, _>(window.since)
+    .bind::<Timestamptz, _>(window.until)
+    .bind::<Array<Text>, _>(types)
+    .bind::<Array<Text>, _>(DeliveryStatus::holding_event())
+    .load(conn)
+    .await?;
     let mut found: Vec<ReplayCandidate> = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(BODIES_AT_ONCE) {
         let chunk: Vec<i64> = chunk.iter().map(|c| c.id).collect();
@@ -301,16 +243,16 @@ async fn replay_routed(
         .into_iter()
         .map(|b| (b.id, b))
         .collect();
-        found.extend(chunk.iter().filter_map(|id| {
-            bodies
-                .get(id)
-                .map(|b| ReplayCandidate { event_id: *id, scope: EventScope::of_stored(&b.event_type, &b.payload) })
-        }));
+        found.extend(
+            chunk
+                .iter()
+                .filter_map(|id| bodies.get(id).map(|b| ReplayCandidate::of_stored(*id, &b.event_type, &b.payload))),
+        );
     }
     let threads: Vec<i64> =
         if routing.needs_labels() { found.iter().filter_map(|c| c.scope.thread_id).collect() } else { Vec::new() };
     let labels = crate::webhooks::outbox::thread_labels(conn, ws, threads).await?;
-    let deliveries = window.deliveries(&found, routing, &labels);
+    let deliveries = window.deliveries(destination, &found, routing, &labels);
     if deliveries.is_empty() {
         return Ok(0);
     }

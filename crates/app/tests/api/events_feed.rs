@@ -206,6 +206,42 @@ async fn a_replay_to_a_filtered_destination_sends_only_its_channels_events_in_ea
 }
 
 #[tokio::test]
+async fn a_replay_never_sends_a_destination_its_own_health_events() {
+    let app = TestApp::spawn_with(loopback).await;
+    let (ws, key) = app.advanced_with_key().await;
+    let start = time::OffsetDateTime::now_utc() - time::Duration::seconds(5);
+    let events = ["webhook.failing", "webhook.recovered"];
+    let (own, _) = destination(&app, &key, "http://127.0.0.1:9/own", &events).await;
+    let (other, _) = destination(&app, &key, "http://127.0.0.1:9/other", &events).await;
+    // Each destination's failing and recovered: live, each reaches only the other one.
+    for (kind, about) in
+        [(EventType::WebhookFailing, own), (EventType::WebhookRecovered, own), (EventType::WebhookFailing, other)]
+    {
+        emit(&app, ws.id, kind, json!({"id": about})).await;
+    }
+    let since = start.format(&time::format_description::well_known::Rfc3339).expect("format");
+    let replay = |id: i64| {
+        let (app, since) = (&app, since.clone());
+        let key = key.clone();
+        async move {
+            // Everything queued live is on its way: cancel it, so the replay looks at every event.
+            let mut conn = app.db.conn().await.expect("conn");
+            diesel_async::RunQueryDsl::execute(
+                diesel::sql_query(format!("DELETE FROM webhook_deliveries WHERE destination_id = {id}")),
+                &mut conn,
+            )
+            .await
+            .expect("delete");
+            let res = app.post_json(&format!("/v1/webhooks/{id}/replay"), &key, &json!({"since": since})).await;
+            assert_eq!(res.status(), 202);
+            res.json::<Value>().await.expect("json")["queued"].as_i64().expect("queued")
+        }
+    };
+    assert_eq!(replay(own).await, 1, "only the other destination's failing");
+    assert_eq!(replay(other).await, 2, "own's failing and recovered");
+}
+
+#[tokio::test]
 async fn replay_input_is_validated_and_another_workspaces_destination_is_not_found() {
     let app = TestApp::spawn_with(loopback).await;
     let (_, key) = app.advanced_with_key().await;

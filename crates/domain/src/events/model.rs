@@ -8,7 +8,7 @@ use time::{Duration, OffsetDateTime};
 
 use crate::audit::AuditEntry;
 use crate::webhooks::controls::{EventScope, Routing};
-use crate::webhooks::EventType;
+use crate::webhooks::{DestinationId, DomainEvent, EventType};
 
 /// Where an event sits in the feed: its writing transaction, then its id.
 ///
@@ -100,13 +100,28 @@ pub struct ReplayWindow {
 }
 
 /// An event of a replay's window that its destination has neither received nor has on its way,
-/// with where it happened.
+/// with where it happened and the destination it is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplayCandidate {
     /// The event's id.
     pub event_id: i64,
-    /// Its channel and thread ([`EventScope::of_stored`]).
+    /// Its channel and thread ([`EventScope::of`]).
     pub scope: EventScope,
+    /// The destination that never receives it ([`DomainEvent::excluded_destination_of`]).
+    pub about: Option<DestinationId>,
+}
+
+impl ReplayCandidate {
+    /// The stored event `event_id`, read back from its type as stored and its delivered body
+    /// (`{"type","timestamp","workspace_id","data"}`). An unknown type or an unreadable body has
+    /// no scope (which a filter never matches) and is about no destination.
+    pub fn of_stored(event_id: i64, event_type: &str, payload: &str) -> Self {
+        let none = Self { event_id, scope: EventScope::default(), about: None };
+        let Ok(event) = event_type.parse::<EventType>() else { return none };
+        let Ok(body) = serde_json::from_str::<serde_json::Value>(payload) else { return none };
+        let data = &body["data"];
+        Self { event_id, scope: EventScope::of(event, data), about: DomainEvent::excluded_destination_of(event, data) }
+    }
 }
 
 /// A delivery a replay queues.
@@ -121,13 +136,15 @@ pub struct ReplayedDelivery {
 }
 
 impl ReplayWindow {
-    /// The deliveries a replay queues for `candidates` (in feed order) at a destination that
-    /// routes events by `routing`, exactly as it would have routed them when they happened
-    /// (the filter and the per-thread turn of new events, [`Routing::route`]); a labels filter
-    /// looks at `labels`, each thread's labels now. They are due a microsecond apart in feed order, the
+    /// The deliveries a replay queues for `candidates` (in feed order) at `destination`, which
+    /// routes events by `routing`, exactly as it would have routed them when they happened: never
+    /// an event about itself (its own `webhook.failing` / `webhook.recovered`), and by the filter
+    /// and the per-thread turn of new events ([`Routing::route`]); a labels filter looks at
+    /// `labels`, each thread's labels now. They are due a microsecond apart in feed order, the
     /// last at [`ReplayWindow::now`]: all already due, and the workers send them oldest first.
     pub fn deliveries(
         &self,
+        destination: DestinationId,
         candidates: &[ReplayCandidate],
         routing: &Routing,
         labels: &BTreeMap<i64, Vec<String>>,
@@ -136,6 +153,7 @@ impl ReplayWindow {
         candidates
             .iter()
             .enumerate()
+            .filter(|(_, c)| c.about != Some(destination))
             .filter_map(|(i, c)| {
                 let thread_labels = c.scope.thread_id.and_then(|t| labels.get(&t)).map_or(&[][..], Vec::as_slice);
                 let routed = routing.route(c.scope, thread_labels)?;
@@ -179,10 +197,11 @@ mod tests {
         let at = |id, channel, thread| ReplayCandidate {
             event_id: id,
             scope: EventScope { channel_id: Some(channel), thread_id: thread },
+            about: None,
         };
         let candidates = [at(1, 3, Some(10)), at(2, 4, Some(20)), at(3, 3, Some(30)), at(4, 3, None)];
         // No controls: everything, in turn of nobody, the last one due now.
-        let all = window.deliveries(&candidates, &Routing::default(), &BTreeMap::new());
+        let all = window.deliveries(DestinationId(9), &candidates, &Routing::default(), &BTreeMap::new());
         let ids: Vec<i64> = all.iter().map(|d| d.event_id).collect();
         assert_eq!(ids, [1, 2, 3, 4]);
         assert!(all.iter().all(|d| d.ordering_key.is_none()));
@@ -191,14 +210,33 @@ mod tests {
         // Channel 3 and the vip label (labels as they are now), per thread.
         let routing = Routing::stored(Some(r#"{"channel_ids":[3],"labels":["vip"]}"#), "per_thread");
         let labels = BTreeMap::from([(10, vec!["vip".to_owned()]), (20, vec!["vip".to_owned()])]);
-        let kept = window.deliveries(&candidates, &routing, &labels);
+        let kept = window.deliveries(DestinationId(9), &candidates, &routing, &labels);
         assert_eq!(
             kept,
             [ReplayedDelivery { event_id: 1, due: now - Duration::microseconds(3), ordering_key: Some(10) }]
         );
-        let ordered = window.deliveries(&candidates, &Routing::stored(None, "per_thread"), &BTreeMap::new());
+        let ordered =
+            window.deliveries(DestinationId(9), &candidates, &Routing::stored(None, "per_thread"), &BTreeMap::new());
         let keys: Vec<Option<i64>> = ordered.iter().map(|d| d.ordering_key).collect();
         assert_eq!(keys, [Some(10), Some(20), Some(30), None]);
+        // Never its own health events; another destination's, yes.
+        let own = ReplayCandidate { event_id: 5, scope: EventScope::default(), about: Some(DestinationId(9)) };
+        let other = ReplayCandidate { about: Some(DestinationId(8)), event_id: 6, ..own };
+        let sent = window.deliveries(DestinationId(9), &[own, other], &Routing::default(), &BTreeMap::new());
+        assert_eq!(sent.iter().map(|d| d.event_id).collect::<Vec<_>>(), [6]);
+    }
+
+    #[test]
+    fn a_stored_event_is_read_back_from_its_body() {
+        let body = r#"{"type":"message.created","timestamp":"2026-11-26T10:00:00Z","workspace_id":1,
+                       "data":{"id":5,"channel_id":3,"thread_id":9}}"#;
+        let read = ReplayCandidate::of_stored(1, "message.created", body);
+        assert_eq!((read.scope, read.about), (EventScope { channel_id: Some(3), thread_id: Some(9) }, None));
+        let read = ReplayCandidate::of_stored(1, "channel.updated", body);
+        assert_eq!(read.scope, EventScope { channel_id: Some(5), thread_id: None });
+        assert_eq!(ReplayCandidate::of_stored(1, "webhook.failing", body).about, Some(DestinationId(5)));
+        assert_eq!(ReplayCandidate::of_stored(1, "message.exploded", body).scope, EventScope::default());
+        assert_eq!(ReplayCandidate::of_stored(1, "message.created", "{").scope, EventScope::default());
     }
 
     #[test]

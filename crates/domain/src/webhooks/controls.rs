@@ -268,14 +268,6 @@ impl EventScope {
             | EventType::TemplateStatusUpdated => Self::default(),
         }
     }
-
-    /// The scope of a stored event: its type as stored and its delivered body
-    /// (`{"type","timestamp","workspace_id","data"}`). An unknown type or unreadable body has
-    /// none (no channel, no thread), which a filter never matches.
-    pub fn of_stored(event_type: &str, payload: &str) -> Self {
-        let Ok(event) = event_type.parse::<EventType>() else { return Self::default() };
-        serde_json::from_str::<Value>(payload).map_or_else(|_| Self::default(), |body| Self::of(event, &body["data"]))
-    }
 }
 
 impl EventFilter {
@@ -423,19 +415,6 @@ mod tests {
         assert_eq!(ordered.route(EventScope::default(), &[]), Some(Routed { ordering_key: None }), "no thread");
         // What no longer reads is no control at all.
         assert!(Routing::stored(Some("not json"), "fifo").is_plain());
-    }
-
-    #[test]
-    fn a_stored_events_scope_is_read_from_its_body() {
-        let body = r#"{"type":"message.created","timestamp":"2026-11-26T10:00:00Z","workspace_id":1,
-                       "data":{"id":5,"channel_id":3,"thread_id":9}}"#;
-        assert_eq!(
-            EventScope::of_stored("message.created", body),
-            EventScope { channel_id: Some(3), thread_id: Some(9) }
-        );
-        assert_eq!(EventScope::of_stored("channel.updated", body), EventScope { channel_id: Some(5), thread_id: None });
-        assert_eq!(EventScope::of_stored("message.exploded", body), EventScope::default());
-        assert_eq!(EventScope::of_stored("message.created", "{"), EventScope::default());
     }
 
     #[test]

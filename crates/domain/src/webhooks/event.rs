@@ -160,6 +160,17 @@ impl DomainEvent {
             _ => None,
         }
     }
+
+    /// [`DomainEvent::excluded_destination`] of a stored event of type `event` whose `data` is
+    /// `data` (a replay reads it back).
+    pub fn excluded_destination_of(event: EventType, data: &serde_json::Value) -> Option<DestinationId> {
+        match event {
+            EventType::WebhookFailing | EventType::WebhookRecovered => {
+                data.get("id").and_then(serde_json::Value::as_i64).map(DestinationId)
+            }
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -197,9 +208,16 @@ mod tests {
             let data = e.data();
             assert_eq!(e.subjects(), EventSubjects::of(e.event_type(), &data), "{}", e.event_type());
             assert_eq!(e.scope(), EventScope::of(e.event_type(), &data), "{}", e.event_type());
+            assert_eq!(
+                e.excluded_destination(),
+                DomainEvent::excluded_destination_of(e.event_type(), &data),
+                "{}",
+                e.event_type()
+            );
             // And from the stored body a replay reads back.
             let stored = super::super::payload::envelope(e.event_type(), now(), WorkspaceId(1), &data);
-            assert_eq!(e.scope(), EventScope::of_stored(e.event_type().as_str(), &stored), "{}", e.event_type());
+            let read = crate::events::ReplayCandidate::of_stored(7, e.event_type().as_str(), &stored);
+            assert_eq!((read.scope, read.about), (e.scope(), e.excluded_destination()), "{}", e.event_type());
             let int = |k: &str| data.get(k).and_then(serde_json::Value::as_i64);
             let read = match e.record() {
                 EventRecord::Message(_) => EventScope { channel_id: int("channel_id"), thread_id: int("thread_id") },
