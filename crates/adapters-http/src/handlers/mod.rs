@@ -30,6 +30,16 @@ pub(crate) fn created(location: String, record: impl serde::Serialize) -> actix_
     actix_web::HttpResponse::Created().insert_header((actix_web::http::header::LOCATION, location)).json(record)
 }
 
+/// [`created`] for a record that holds a secret shown this once (a destination's signing secret):
+/// never to be cached (`Cache-Control: no-store`, like every answer holding a secret).
+pub(crate) fn created_with_secret(location: String, record: impl serde::Serialize) -> actix_web::HttpResponse {
+    use actix_web::http::header::{CacheControl, CacheDirective, LOCATION};
+    actix_web::HttpResponse::Created()
+        .insert_header(CacheControl(vec![CacheDirective::NoStore]))
+        .insert_header((LOCATION, location))
+        .json(record)
+}
+
 /// 200 with one page of records, `{"data": [...], "next_cursor": ...}`: the body that each
 /// `…List` schema of [`crate::dto`] documents with its own words.
 pub(crate) fn listed<R: serde::Serialize>(page: domain::common::page::Page<R>) -> actix_web::HttpResponse {

@@ -16,6 +16,11 @@ fn body(url: &str, events: &[&str]) -> Value {
     json!({"url": url, "platform": "custom", "events": events, "active": true})
 }
 
+/// The `Cache-Control` of an answer.
+fn no_store(res: &reqwest::Response) -> Option<&str> {
+    res.headers().get("cache-control").and_then(|v| v.to_str().ok())
+}
+
 async fn create(app: &TestApp, key: &str, b: &Value) -> reqwest::Response {
     app.post_json("/v1/webhooks", key, b).await
 }
@@ -48,6 +53,7 @@ async fn growth_admins_manage_webhooks_in_settings_with_the_v1_bodies() {
     let base = format!("/api/workspaces/{}/webhooks", ws.id);
     let res = app.post_json(&base, &token, &body(PUBLIC_URL, &["contact.created"])).await;
     assert_eq!(res.status(), 201);
+    assert_eq!(no_store(&res), Some("no-store"), "the answer holds the secret");
     let created: Value = res.json().await.expect("json");
     let id = created["id"].as_i64().expect("id");
     assert!(created["secret"].as_str().is_some_and(|s| s.starts_with("whsec_")));
@@ -90,6 +96,7 @@ async fn create_returns_the_record_and_a_secret_that_can_be_revealed() {
     let (_, key) = app.advanced_with_key().await;
     let res = create(&app, &key, &body(PUBLIC_URL, &["message.created", "thread.assigned"])).await;
     assert_eq!(res.status(), 201);
+    assert_eq!(no_store(&res), Some("no-store"), "the answer holds the secret");
     let location = res.headers().get("location").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
     let created: Value = res.json().await.expect("json");
     let id = created["id"].as_i64().expect("id");
@@ -274,6 +281,7 @@ async fn rotation_replaces_the_revealed_secret() {
     let id = created["id"].as_i64().expect("id");
     let res = app.post_json(&format!("/v1/webhooks/{id}/secret/rotate"), &key, &json!({})).await;
     assert_eq!(res.status(), 200);
+    assert_eq!(no_store(&res), Some("no-store"));
     let rotated: Value = res.json().await.expect("json");
     assert!(rotated["secret"].as_str().is_some_and(|s| s.starts_with("whsec_")));
     assert_ne!(rotated["secret"], created["secret"]);

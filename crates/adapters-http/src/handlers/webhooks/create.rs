@@ -81,7 +81,7 @@ pub async fn create(
     let (webhook, secret) = state.webhooks.create(who.workspace, &who.audit, input).await?;
     // The list's path on either surface (`/v1/webhooks`, `/api/workspaces/{id}/webhooks`).
     let location = format!("{}/{}", req.path().trim_end_matches('/'), webhook.id);
-    Ok(crate::handlers::created(
+    Ok(crate::handlers::created_with_secret(
         location,
         CreatedWebhook { webhook: webhook.into(), secret: secret.expose().to_owned() },
     ))
