@@ -31,6 +31,7 @@ pub fn state(settings: &Settings, db: &Db, reads: &Db) -> PagesState {
         // `Secure` outside `wms dev` (which sets it to false unless configured): README, "Configuration".
         secure_cookies: settings.http.secure_cookies.unwrap_or(true),
         public_url: settings.http.public_url.clone(),
+        site: crate::mail::site_url(settings).as_str().to_owned(),
     }
 }
 

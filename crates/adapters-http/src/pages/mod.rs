@@ -54,9 +54,13 @@ pub struct PagesState {
     pub docs_visitors: Arc<dyn domain::docs::VisitorSearches>,
     /// Whether cookies carry `Secure` (true except in `wms dev`, which serves plain HTTP).
     pub secure_cookies: bool,
-    /// The public base URL (`https://wms.example.com`), for the REST reference and the origin
-    /// check; when unset, the request's own host is used.
+    /// The public base URL (`https://wms.example.com`), for the origin check; when unset, the
+    /// request's own host is used.
     pub public_url: Option<String>,
+    /// The base of every link wms builds (the OAuth issuer and the MCP resources, the REST
+    /// reference's server): `public_url`, else the address listened on; never a request's `Host`,
+    /// `X-Forwarded-Host` or `Forwarded`, which whoever sends the request chooses.
+    pub site: String,
 }
 
 impl std::fmt::Debug for PagesState {
@@ -64,6 +68,7 @@ impl std::fmt::Debug for PagesState {
         f.debug_struct("PagesState")
             .field("secure_cookies", &self.secure_cookies)
             .field("public_url", &self.public_url)
+            .field("site", &self.site)
             .finish_non_exhaustive()
     }
 }

@@ -2,7 +2,7 @@
 //! OpenAPI document that `GET /v1/openapi.json` serves ([`crate::openapi::ApiDoc`]), so it lists
 //! exactly what the running code does and needs nothing from the internet.
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use maud::{html, Markup};
 use serde_json::{json, Map, Value};
 use utoipa::OpenApi;
@@ -21,15 +21,9 @@ const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 ///
 /// # Errors
 /// Infrastructure failures (the document cannot fail to build).
-pub async fn show(req: HttpRequest, s: Signed, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
+pub async fn show(s: Signed, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
     let doc = serde_json::to_value(ApiDoc::openapi()).map_err(|e| PageError::Internal(e.into()))?;
-    let origin = match state.pages.public_url.as_deref() {
-        Some(u) => u.trim_end_matches('/').to_owned(),
-        None => {
-            let info = req.connection_info();
-            format!("{}://{}", info.scheme(), info.host())
-        }
-    };
+    let origin = state.pages.site.trim_end_matches('/').to_owned();
     let per_hour = state.auth.rate_limit.limit;
     let body = render(&doc, &origin, per_hour, &s);
     Ok(HttpResponse::Ok()

@@ -242,6 +242,54 @@ async fn the_mcp_401_leads_to_the_resource_and_authorization_server_metadata() {
 }
 
 #[tokio::test]
+async fn discovery_is_built_on_the_servers_own_address_whatever_the_request_claims() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Free).await;
+    let forged = [
+        ("x-forwarded-host", "evil.example"),
+        ("forwarded", "host=evil.example;proto=https"),
+        ("host", "evil.example"),
+    ];
+    for (name, value) in forged {
+        let res = app
+            .client
+            .post(app.url(&mcp_path(ws.id)))
+            .header(name, value)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .send()
+            .await
+            .expect("request");
+        let header = res.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+        assert!(header.contains(&format!("resource_metadata=\"{}/", app.address)), "{name}: {header}");
+        let path = format!("/.well-known/oauth-protected-resource/workspaces/{}/co-admin/mcp", ws.id);
+        let prm: Value = app
+            .client
+            .get(app.url(&path))
+            .header(name, value)
+            .send()
+            .await
+            .expect("request")
+            .json()
+            .await
+            .expect("json");
+        assert_eq!(prm["authorization_servers"], json!([app.address]), "{name}");
+        assert_eq!(prm["resource"], app.url(&mcp_path(ws.id)), "{name}");
+        let asm: Value = app
+            .client
+            .get(app.url("/.well-known/oauth-authorization-server"))
+            .header(name, value)
+            .send()
+            .await
+            .expect("request")
+            .json()
+            .await
+            .expect("json");
+        assert_eq!(asm["issuer"], app.address, "{name}");
+        assert!(!asm.to_string().contains("evil.example"), "{name}: {asm}");
+    }
+}
+
+#[tokio::test]
 async fn a_granted_token_lists_the_tools_of_its_workspace_and_is_stored_as_digests() {
     let f = Flow::new().await;
     let page = f.authorize_get(&f.authorize_query(f.ws.id)).await;

@@ -32,7 +32,7 @@ pub async fn resource_metadata_hint(
     else {
         return Ok(res);
     };
-    let url = format!("{}{}", issuer(&state, res.request()), resource_metadata_path(ws.0));
+    let url = format!("{}{}", issuer(&state), resource_metadata_path(ws.0));
     let rest = res
         .headers()
         .get(WWW_AUTHENTICATE)

@@ -17,8 +17,8 @@ pub fn resource_metadata_path(ws: i64) -> String {
 }
 
 /// `GET /.well-known/oauth-authorization-server`
-pub async fn authorization_server(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    let base = issuer(&state, &req);
+pub async fn authorization_server(state: web::Data<AppState>) -> HttpResponse {
+    let base = issuer(&state);
     let mut res = HttpResponse::Ok().json(json!({
         "issuer": base,
         "authorization_endpoint": format!("{base}/oauth/authorize"),
@@ -42,7 +42,7 @@ pub async fn authorization_server(req: HttpRequest, state: web::Data<AppState>) 
 /// 404 for a path segment that is no workspace id.
 pub async fn protected_resource(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let ws = path_workspace(&req)?;
-    let base = issuer(&state, &req);
+    let base = issuer(&state);
     let mut res = HttpResponse::Ok().json(json!({
         "resource": mcp_resource(&base, ws),
         "authorization_servers": [base],

@@ -9,18 +9,11 @@ pub mod register;
 pub mod reply;
 pub mod token;
 
-use actix_web::HttpRequest;
-
 use crate::state::AppState;
 
-/// This server's base URL as clients see it: `http.public_url`, else the request's scheme and
-/// host. It is the issuer, and the MCP resources are under it.
-pub fn issuer(state: &AppState, req: &HttpRequest) -> String {
-    match state.pages.public_url.as_deref() {
-        Some(u) => u.trim_end_matches('/').to_owned(),
-        None => {
-            let info = req.connection_info();
-            format!("{}://{}", info.scheme(), info.host())
-        }
-    }
+/// This server's base URL as clients see it ([`crate::pages::PagesState::site`]: `http.public_url`,
+/// else the address listened on, never the request's headers). It is the issuer, and the MCP
+/// resources are under it.
+pub fn issuer(state: &AppState) -> String {
+    state.pages.site.trim_end_matches('/').to_owned()
 }

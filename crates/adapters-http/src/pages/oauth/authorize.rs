@@ -164,7 +164,7 @@ fn consent_refusal(e: ConsentError) -> Result<HttpResponse, PageError> {
 pub async fn show(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
     let query: Vec<(String, String)> = form_urlencoded::parse(req.query_string().as_bytes()).into_owned().collect();
     let form = request_of(|name| query.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()));
-    let base = issuer(&state, &req);
+    let base = issuer(&state);
     // The client and its redirect URI are checked before anyone signs in: an untrusted request
     // never reaches the sign-in page with a return path.
     if let Err(e) = state.oauth.check(&form, &base).await {
@@ -190,7 +190,7 @@ pub async fn decide(req: HttpRequest, state: web::Data<AppState>, body: FormData
         return Err(PageError::Csrf);
     }
     let form = request_of(|name| body.get(name).map(str::to_owned));
-    let base = issuer(&state, &req);
+    let base = issuer(&state);
     let result = match body.get("decision") {
         Some("allow") => {
             let actor = AuditActor { kind: ActorType::User, id: Some(user.0), label: None };
