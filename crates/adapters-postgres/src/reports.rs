@@ -285,7 +285,13 @@ fn key_sql(group_by: GroupBy) -> (i16, &'static str, &'static str) {
 fn names_sql(group_by: GroupBy) -> Option<(&'static str, &'static str)> {
     match group_by {
         GroupBy::None => None,
-        GroupBy::Agent => Some(("user", "SELECT id, name FROM users WHERE id = ANY($2) AND $1 = $1")),
+        // The member's name in this workspace, or the account's (as `GET /v1/users` shows it).
+        GroupBy::Agent => Some((
+            "user",
+            "SELECT u.id, coalesce(m.name, u.name) AS name FROM users u
+             LEFT JOIN workspace_members m ON m.workspace_id = $1 AND m.user_id = u.id
+             WHERE u.id = ANY($2)",
+        )),
         GroupBy::Team => Some(("team", "SELECT id, name FROM teams WHERE workspace_id = $1 AND id = ANY($2)")),
         GroupBy::Label => Some(("label", "SELECT id, name FROM labels WHERE workspace_id = $1 AND id = ANY($2)")),
         GroupBy::Channel => {

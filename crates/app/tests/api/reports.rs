@@ -202,7 +202,15 @@ async fn figures_match_a_hand_computation_with_a_reopen_an_ai_reply_and_business
     assert!((secs(t1, before_resolve)..=secs(t1, after_resolve) + 1).contains(&resolution), "{resolution}");
     assert_eq!(g["sla"], json!({"hit": 0, "missed": 0}));
 
-    // Per member: each response goes to whoever wrote it; the bot's to no member.
+    // Per member: each response goes to whoever wrote it; the bot's to no member. A member is
+    // named as the members list names them (their name in this workspace).
+    let res = app
+        .authed(Method::PATCH, &format!("/v1/users/{member}"), &key)
+        .json(&json!({"name": "Ann B"}))
+        .send()
+        .await
+        .expect("rename");
+    assert_eq!(res.status(), 200);
     let agents = report(&app, &key, &format!("{period}&group_by=agent")).await;
     let of = |id: i64| {
         agents["groups"].as_array().expect("groups").iter().find(|g| g["key"]["id"] == id).cloned().expect("group")
@@ -213,6 +221,7 @@ async fn figures_match_a_hand_computation_with_a_reopen_an_ai_reply_and_business
     figure_eq(&admin["reply"], &figure(&[secs(t3, r3)]), "admin reply");
     assert_eq!(admin["outgoing_messages"], 2);
     figure_eq(&of(member)["first_response"], &figure(&[secs(t4, r4)]), "member first_response");
+    assert_eq!(of(member)["key"]["name"], "Ann B");
 
     // Per label: Ben's thread carries `vip` (its labels now).
     let ben_thread =
