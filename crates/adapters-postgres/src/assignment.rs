@@ -292,19 +292,17 @@ pub async fn place_new_threads(
     let Some(placement) = place_new_thread(default_team) else { return Ok(false) };
     Prepared(
         diesel::sql_query(
-            "UPDATE threads SET team_id = $2, assignee_type = 'team', assignee_team_id = $2,
-                waiting_since = CASE WHEN $4 THEN $5 END
+            "UPDATE threads SET team_id = $2, assignee_type = 'team', assignee_team_id = $2, waiting_since = $4
          WHERE workspace_id = $1 AND id = ANY ($3)",
         )
         .bind::<BigInt, _>(ws.0)
         .bind::<BigInt, _>(placement.team_id)
         .bind::<Array<BigInt>, _>(thread_ids)
-        .bind::<diesel::sql_types::Bool, _>(placement.waits)
         .bind::<Timestamptz, _>(now),
     )
     .execute(conn)
     .await?;
-    if placement.waits {
+    if placement.served_at_once {
         let policy = team.map(|t| t.policy()).unwrap_or_default();
         serve_locked(conn, ws, placement.team_id, policy, now, thread_ids).await?;
     }
@@ -453,11 +451,16 @@ impl LifecycleTimers for PgLifecycleTimers {
 
     async fn serve_waiting(&self, now: OffsetDateTime) -> Result<usize, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let queues: Vec<QueueRow> = Prepared(diesel::sql_query(format!(
-            "SELECT DISTINCT workspace_id, team_id FROM threads
-             WHERE waiting_since IS NOT NULL AND team_id IS NOT NULL AND {}",
-            load_statuses()
-        )))
+        let queues: Vec<QueueRow> = Prepared(
+            diesel::sql_query(format!(
+                "SELECT DISTINCT th.workspace_id, th.team_id FROM threads th
+             JOIN teams t ON t.workspace_id = th.workspace_id AND t.id = th.team_id
+             WHERE th.waiting_since IS NOT NULL AND th.team_id IS NOT NULL AND th.{}
+               AND t.assignment_mode = ANY ($1)",
+                load_statuses()
+            ))
+            .bind::<Array<Text>, _>(AssignmentMode::serving()),
+        )
         .load(&mut conn)
         .await
         .map_err(repo)?;

@@ -46,6 +46,20 @@ impl AssignmentMode {
         }
     }
 
+    /// Every mode.
+    pub const ALL: [AssignmentMode; 3] = [AssignmentMode::Manual, AssignmentMode::RoundRobin, AssignmentMode::Balanced];
+
+    /// Whether a team in this mode serves its queue itself: every mode but `manual`.
+    pub fn serves_queue(self) -> bool {
+        self != AssignmentMode::Manual
+    }
+
+    /// The modes that [`serves_queue`](Self::serves_queue), by stored name (the worker looks only
+    /// at those teams' queues).
+    pub fn serving() -> Vec<&'static str> {
+        Self::ALL.into_iter().filter(|m| m.serves_queue()).map(AssignmentMode::as_str).collect()
+    }
+
     /// The reason recorded on a thread this mode gives to a member.
     pub fn reason(self) -> AssignmentReason {
         match self {
@@ -91,7 +105,7 @@ impl AssignmentPolicy {
     /// Whether the team's queue is served automatically: never for a manual team (its threads
     /// wait for a person to take them).
     pub fn serves_queue(&self) -> bool {
-        self.mode != AssignmentMode::Manual
+        self.mode.serves_queue()
     }
 }
 
@@ -134,19 +148,20 @@ pub struct DefaultTeam {
     pub mode: AssignmentMode,
 }
 
-/// Where a new thread starts: with the channel's default team (assignee the team), waiting for a
-/// member unless the team assigns by hand.
+/// Where a new thread starts: with the channel's default team (assignee the team), in the team's
+/// queue. A team that assigns automatically serves it at once; a manual team's queue waits for
+/// someone to take a thread, or for its mode to change (then the worker serves it, oldest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TeamPlacement {
     /// The team (`team_id`, and the assignee `{"type": "team"}`).
     pub team_id: i64,
-    /// The thread joins the team's queue, then [`assign_waiting`] decides in the same transaction.
-    pub waits: bool,
+    /// Whether [`assign_waiting`] decides in the same transaction (not for a manual team).
+    pub served_at_once: bool,
 }
 
 /// A new thread on a channel with `default_team`: `None` without one (unassigned).
 pub fn place_new_thread(default_team: Option<DefaultTeam>) -> Option<TeamPlacement> {
-    default_team.map(|t| TeamPlacement { team_id: t.team_id, waits: t.mode != AssignmentMode::Manual })
+    default_team.map(|t| TeamPlacement { team_id: t.team_id, served_at_once: t.mode.serves_queue() })
 }
 
 /// A member of the team as the assignment sees them.
@@ -338,12 +353,13 @@ mod tests {
     }
 
     #[test]
-    fn a_new_thread_goes_to_the_default_team_and_waits_unless_manual() {
+    fn a_new_thread_joins_the_default_teams_queue_served_at_once_unless_manual() {
         assert_eq!(place_new_thread(None), None);
         let manual = DefaultTeam { team_id: 3, mode: AssignmentMode::Manual };
-        assert_eq!(place_new_thread(Some(manual)), Some(TeamPlacement { team_id: 3, waits: false }));
+        assert_eq!(place_new_thread(Some(manual)), Some(TeamPlacement { team_id: 3, served_at_once: false }));
         let rr = DefaultTeam { team_id: 3, mode: AssignmentMode::RoundRobin };
-        assert_eq!(place_new_thread(Some(rr)), Some(TeamPlacement { team_id: 3, waits: true }));
+        assert_eq!(place_new_thread(Some(rr)), Some(TeamPlacement { team_id: 3, served_at_once: true }));
+        assert_eq!(AssignmentMode::serving(), ["round_robin", "balanced"]);
     }
 
     #[test]

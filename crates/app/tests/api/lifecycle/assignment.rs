@@ -186,6 +186,32 @@ async fn a_waiting_thread_goes_to_a_member_who_comes_back_online() {
 }
 
 #[tokio::test]
+async fn a_team_switched_from_manual_hands_out_what_it_held_oldest_first() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
+    let agent = add_agent(&app, ws.id).await;
+    let team = routed_team(&app, &key, ch, &[agent], "manual", json!(1)).await;
+    let first = new_thread(&app, &key, ch, "+14155550123").await;
+    let second = new_thread(&app, &key, ch, "+14155550124").await;
+    assert_eq!(app::lifecycle::run_once(&app.db).await.expect("pass").assigned, 0, "manual: nobody is given one");
+    for id in [first, second] {
+        assert_eq!(thread(&app, &key, id).await["assignee"], json!({"type": "team", "id": team}));
+    }
+    let policy = json!({"assignment": {"mode": "round_robin", "capacity": 1}});
+    assert_eq!(patch(&app, &key, &format!("/v1/teams/{team}"), policy).await.status(), 200);
+    assert_eq!(app::lifecycle::run_once(&app.db).await.expect("pass").assigned, 1, "capacity 1");
+    let got = thread(&app, &key, first).await;
+    assert_eq!(
+        (got["assignee"].clone(), got["assignment_reason"].clone()),
+        (json!({"type": "user", "id": agent}), json!("round_robin"))
+    );
+    assert_eq!(thread(&app, &key, second).await["assignee"], json!({"type": "team", "id": team}), "waits for room");
+    let events = thread_events(&app, first).await;
+    assert_eq!(events.iter().filter(|(t, _)| t == "thread.assigned").count(), 1, "{events:?}");
+}
+
+#[tokio::test]
 async fn deleting_a_team_unassigns_its_own_threads_once_and_members_keep_theirs() {
     let app = TestApp::spawn().await;
     let (ws, key) = app.advanced_with_key().await;
