@@ -3,11 +3,11 @@
 use domain::connectors::templates::TemplateRecord;
 use utoipa::ToSchema;
 
-/// The templates of a channel (all of them: a WhatsApp Business Account holds a few hundred at most).
+/// A page of a channel's templates (a sync answers the whole catalogue, `next_cursor` null).
 #[derive(Debug, serde::Serialize, ToSchema)]
 pub struct TemplateList {
     /// The templates, by name and language.
     pub data: Vec<TemplateRecord>,
-    /// Always null: the list is whole.
+    /// Cursor of the next page; null on the last.
     pub next_cursor: Option<String>,
 }

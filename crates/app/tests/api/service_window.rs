@@ -561,3 +561,41 @@ async fn the_periodic_sync_loop_refreshes_catalogues_that_are_due() {
     let fetched = graph.proof_paths().iter().filter(|p| *p == "/v21.0/waba-13/message_templates").count();
     assert_eq!(fetched, 2, "once when the credentials were set, once by the loop");
 }
+
+#[tokio::test]
+async fn the_template_list_pages_by_name_and_refuses_bad_pages() {
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550177", "active").await; // holds the test template
+    for i in 0..29 {
+        app.approved_template(ch, &format!("t_{i:02}"), 0).await;
+    }
+    let path = format!("/v1/channels/{ch}/templates");
+    let (status, first) = app.get_json(&path, &key).await;
+    assert_eq!(status, 200);
+    assert_eq!(first["data"].as_array().map(Vec::len), Some(25), "the default page");
+    let mut names: Vec<String> = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let query = cursor.as_ref().map(|c| format!("?limit=7&cursor={c}")).unwrap_or_else(|| "?limit=7".into());
+        let (status, page) = app.get_json(&format!("{path}{query}"), &key).await;
+        assert_eq!(status, 200, "{page}");
+        let data = page["data"].as_array().expect("data");
+        assert!(data.len() <= 7);
+        names.extend(data.iter().map(|t| t["name"].as_str().expect("name").to_owned()));
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    let mut sorted = names.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!((names.len(), names.clone()), (30, sorted), "every template once, by name");
+    for (query, field) in [("limit=0", "limit"), ("limit=101", "limit"), ("cursor=nope", "cursor")] {
+        let res = app.authed(Method::GET, &format!("{path}?{query}"), &key).send().await.expect("request");
+        assert_eq!(res.status(), 422, "{query}");
+        let p: Value = res.json().await.expect("problem");
+        assert_eq!(error_fields(&p), [field], "{query}");
+    }
+}

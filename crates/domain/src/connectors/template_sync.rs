@@ -2,6 +2,7 @@
 //! demand, when credentials are set, and periodically by a worker), and Meta's signed
 //! `message_template_status_update` callbacks.
 
+use crate::common::page::{Page, PageRequest};
 use std::sync::Arc;
 
 use super::service::open_credentials;
@@ -74,6 +75,32 @@ impl TemplatesService {
     /// [`ListTemplatesError`].
     pub async fn list(&self, ws: WorkspaceId, channel: ChannelId) -> Result<Vec<WhatsappTemplate>, ListTemplatesError> {
         self.store.list(ws, channel).await?.ok_or(ListTemplatesError::NotFound(channel.0))
+    }
+
+    /// A page of the channel's templates, by name and language (`GET
+    /// /v1/channels/:channel_id/templates`). A catalogue is small (Meta keeps at most a few
+    /// hundred per account) and read whole; the cursor is a position in it, so a sync between
+    /// two pages may shift what the next one starts with.
+    ///
+    /// # Errors
+    /// [`ListTemplatesError`].
+    pub async fn page(
+        &self,
+        ws: WorkspaceId,
+        channel: ChannelId,
+        page: PageRequest,
+    ) -> Result<Page<WhatsappTemplate>, ListTemplatesError> {
+        let all = self.list(ws, channel).await?;
+        let skip = usize::try_from(page.after.unwrap_or(0)).unwrap_or(usize::MAX);
+        let fetch = usize::try_from(page.fetch()).unwrap_or(usize::MAX);
+        let rows: Vec<(i64, WhatsappTemplate)> = all
+            .into_iter()
+            .enumerate()
+            .skip(skip)
+            .take(fetch)
+            .map(|(i, t)| (i64::try_from(i + 1).unwrap_or(i64::MAX), t))
+            .collect();
+        Ok(Page::from_rows(rows, page, |(position, _)| *position).map(|(_, t)| t))
     }
 
     /// Reads the channel's templates from Meta and replaces its catalogue with them (templates

@@ -3,12 +3,14 @@
 
 use actix_web::{web, HttpResponse};
 use domain::channels::ChannelId;
-use domain::connectors::templates::WhatsappTemplate;
+use domain::connectors::templates::{TemplateRecord, WhatsappTemplate};
 
 use crate::dto::TemplateList;
 use crate::error::ApiError;
 use crate::handlers::input::Lookup;
+use crate::handlers::PageQuery;
 use crate::state::AppState;
+use crate::strict::StrictQuery;
 
 fn listed(templates: Vec<WhatsappTemplate>) -> HttpResponse {
     HttpResponse::Ok().json(TemplateList { data: templates.into_iter().map(Into::into).collect(), next_cursor: None })
@@ -20,11 +22,16 @@ fn listed(templates: Vec<WhatsappTemplate>) -> HttpResponse {
     operation_id = "list_channel_templates",
     path = "/v1/channels/{channel_id}/templates",
     tag = "channels",
-    params(("channel_id" = i64, Path, description = "Channel id")),
-    responses((status = 200, description = "The channel's templates (empty for Messenger and Instagram)", body = TemplateList))
+    params(("channel_id" = i64, Path, description = "Channel id"), PageQuery),
+    responses((status = 200, description = "A page of the channel's templates by name and language (none for Messenger and Instagram)", body = TemplateList))
 )]
-pub async fn list(state: web::Data<AppState>, req: Lookup) -> Result<HttpResponse, ApiError> {
-    Ok(listed(state.templates.list(req.workspace, ChannelId(req.id)).await?))
+pub async fn list(
+    state: web::Data<AppState>,
+    req: Lookup,
+    StrictQuery(q): StrictQuery<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let page = state.templates.page(req.workspace, ChannelId(req.id), q.request()?).await?;
+    Ok(crate::handlers::listed(page.map(TemplateRecord::from)))
 }
 
 /// Reads the channel's templates from Meta now (`GET /{waba_id}/message_templates`) and answers
