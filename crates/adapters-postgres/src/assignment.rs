@@ -351,13 +351,14 @@ pub async fn check_reopened(
     Prepared(
         diesel::sql_query(
             "UPDATE threads SET assignee_type = 'team', assignee_team_id = $3, assignee_user_id = NULL,
-                    waiting_since = $4, updated_at = now()
+                    waiting_since = $4, assigned_at = $4, assignment_reason = $5, updated_at = now()
              WHERE workspace_id = $1 AND id = $2",
         )
         .bind::<BigInt, _>(ws.0)
         .bind::<BigInt, _>(thread_id)
         .bind::<BigInt, _>(back.team_id)
-        .bind::<Timestamptz, _>(now),
+        .bind::<Timestamptz, _>(now)
+        .bind::<Text, _>(back.reason().as_str()),
     )
     .execute(conn)
     .await?;

@@ -277,6 +277,12 @@ pub struct ReturnToTeam {
 }
 
 impl ReturnToTeam {
+    /// Why the thread has its new assignee (the team): its team's policy moved it, so the
+    /// record's `assignment_reason` is the policy's and `assigned_at` the time of the move.
+    pub fn reason(&self) -> AssignmentReason {
+        self.policy.mode.reason()
+    }
+
     /// The event it emits, with the thread's record once served.
     pub fn event(&self, thread: ThreadRecord) -> DomainEvent {
         DomainEvent::ThreadAssigned(thread)
@@ -378,6 +384,7 @@ mod tests {
             Some(ReturnToTeam { team_id: 9, policy }),
             "at capacity: back to the team"
         );
+        assert_eq!(ReturnToTeam { team_id: 9, policy }.reason(), AssignmentReason::Balanced, "moved by its policy");
         assert_eq!(decide_reopen_capacity(facts(50, None)), None, "no team, no capacity");
         let unlimited = AssignmentPolicy { capacity: None, ..policy };
         assert_eq!(decide_reopen_capacity(facts(50, Some((9, unlimited)))), None);

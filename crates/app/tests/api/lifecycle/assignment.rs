@@ -352,10 +352,14 @@ async fn a_reopened_thread_never_takes_its_member_over_capacity_it_waits_for_roo
         list["data"].as_array().expect("data").iter().map(|t| t["id"].as_i64().expect("id")).max().expect("two");
     assert_eq!(thread(&app, &key, second).await["assignee"], me, "the member has room for one");
 
-    // The first contact writes again: the member is at capacity, so the thread waits with the team.
+    // The first contact writes again: the member is at capacity, so the thread waits with the team,
+    // assigned to it now by its policy.
+    let assigned_before = thread(&app, &key, first).await["assigned_at"].clone();
     assert_eq!(callback(&app, "whatsapp", &write("14155550123", "wamid.3", now + 2), None).await.status(), 200);
     let t = thread(&app, &key, first).await;
     assert_eq!((&t["status"], &t["assignee"]), (&json!("open"), &json!({"type": "team", "id": team})));
+    assert_eq!(t["assignment_reason"], "balanced");
+    assert!(t["assigned_at"].as_str() > assigned_before.as_str(), "{} after {assigned_before}", t["assigned_at"]);
     let events: Vec<(String, Value)> = thread_events(&app, first).await;
     let tail: Vec<&str> = events.iter().rev().take(2).rev().map(|(ty, _)| ty.as_str()).collect();
     assert_eq!(tail, ["thread.status_changed", "thread.assigned"]);
