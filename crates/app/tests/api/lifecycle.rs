@@ -13,6 +13,7 @@ use crate::helpers::{error_fields, problem, test_template, TestApp};
 mod assignment;
 mod bench;
 mod migration;
+mod queue_migration;
 mod senders;
 mod snooze;
 
