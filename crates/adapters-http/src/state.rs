@@ -42,7 +42,8 @@ pub struct AppState {
     pub teams: Arc<domain::teams::TeamsService>,
     /// Business hours: read and set.
     pub business_hours: Arc<domain::business_hours::BusinessHoursService>,
-    /// The conversation reports.
+    /// The conversation reports of `/v1`, read from the primary (the page's and the assistant's
+    /// read the replica: [`crate::pages::PagesState::reports`]).
     pub reports: Arc<domain::reports::ReportsService>,
     /// AI agents (read-only).
     pub ai_agents: Arc<domain::ai_agents::AiAgentsService>,

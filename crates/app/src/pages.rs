@@ -15,9 +15,11 @@ use domain::sessions::SessionService;
 use crate::config::Settings;
 use crate::platform::{OsRandom, SystemClock};
 
-/// The pages' state: sessions on `db`, the analytics on `reads` (`db`, or its read replica).
+/// The pages' state: sessions on `db`, the analytics and reports on `reads` (`db`, or its read
+/// replica).
 pub fn state(settings: &Settings, db: &Db, reads: &Db) -> PagesState {
     PagesState {
+        reports: crate::wiring::reports(reads),
         sessions: Arc::new(SessionService {
             repo: Arc::new(PgSessionRepository::new(db.clone())),
             clock: Arc::new(SystemClock),

@@ -110,6 +110,14 @@ pub fn workspace_service(db: &Db) -> domain::workspace::WorkspaceService {
     )
 }
 
+/// The conversation reports over `db` (the primary, or the replica-reading handle).
+pub fn reports(db: &Db) -> Arc<domain::reports::ReportsService> {
+    Arc::new(domain::reports::ReportsService::new(
+        Arc::new(adapters_postgres::reports::PgReports::new(db.clone())),
+        Arc::new(crate::platform::SystemClock),
+    ))
+}
+
 /// The read replica of `database.replica_url`, watched from now on; `None` without one.
 ///
 /// # Errors
@@ -140,11 +148,10 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
     let channels = Arc::new(adapters_postgres::channels::PgChannelRepository::new(db.clone()));
     let auth = crate::pages::with_sessions(crate::auth_state::auth_state(settings, db), &pages);
     let templates = crate::connectors::templates(settings, db);
-    // One report service: the REST endpoints and the assistant's `get_conversation_report`.
-    let reports = Arc::new(domain::reports::ReportsService::new(
-        Arc::new(adapters_postgres::reports::PgReports::new(reads.clone())),
-        Arc::new(crate::platform::SystemClock),
-    ));
+    // The `/v1` reports read the primary, like every `/v1` read (a client that writes then reads
+    // sees its write); the page's and the assistant's read the replica (`pages.reports`).
+    let reports = reports(db);
+    let replica_reports = pages.reports.clone();
     AppState {
         health: Arc::new(DbHealth {
             db: db.clone(),
@@ -194,7 +201,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
         business_hours: Arc::new(domain::business_hours::BusinessHoursService::new(Arc::new(
             adapters_postgres::business_hours::PgBusinessHours::new(db.clone()),
         ))),
-        reports: reports.clone(),
+        reports,
         ai_agents: Arc::new(domain::ai_agents::AiAgentsService::new(Arc::new(
             adapters_postgres::ai_agents::PgAiAgentRepository::new(db.clone()),
         ))),
@@ -210,7 +217,7 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             store: Arc::new(adapters_postgres::events::PgEventStore::new(db.clone())),
             clock: Arc::new(crate::platform::SystemClock),
         }),
-        assistant: crate::assistant::state(settings, &reads, reports),
+        assistant: crate::assistant::state(settings, &reads, replica_reports),
         oauth: Arc::new(domain::oauth::OAuthService {
             store: Arc::new(adapters_postgres::oauth::PgOAuthStore::new(db.clone())),
             clock: Arc::new(crate::platform::SystemClock),

@@ -48,6 +48,10 @@ pub struct PagesState {
     pub sessions: Arc<SessionService>,
     /// The assistant's live data: channels and the daily WhatsApp figures.
     pub live: Arc<dyn LiveData>,
+    /// The conversation reports of the reports page and its CSV download (and of the assistant's
+    /// `get_conversation_report`), read from the replica when there is one; `/v1` reports read the
+    /// primary ([`crate::state::AppState::reports`]).
+    pub reports: Arc<domain::reports::ReportsService>,
     /// The top-countries export.
     pub countries: Arc<dyn CountryStats>,
     /// The pace of anonymous searches of the documentation pages, per client address.

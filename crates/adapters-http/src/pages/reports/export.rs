@@ -16,7 +16,7 @@ use crate::state::AppState;
 /// # Errors
 /// [`PageError::BadRequest`] naming a bad field.
 pub async fn csv(s: Signed, state: web::Data<AppState>, q: web::Query<Selection>) -> Result<HttpResponse, PageError> {
-    let report = state.reports.conversations(s.caller.workspace_id, &q.raw()).await.map_err(|e| match e {
+    let report = state.pages.reports.conversations(s.caller.workspace_id, &q.raw()).await.map_err(|e| match e {
         ReportError::Invalid(v) => PageError::BadRequest(v.to_string()),
         ReportError::Unknown(e) => e.into(),
     })?;

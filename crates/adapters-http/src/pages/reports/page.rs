@@ -34,19 +34,19 @@ fn invalid_query(e: ReportError) -> Result<ValidationErrors, PageError> {
 
 async fn figures(s: &Signed, state: &AppState, q: &Selection) -> Result<Result<Figures, ValidationErrors>, PageError> {
     let ws = s.caller.workspace_id;
-    let grouped = match state.reports.conversations(ws, &q.raw()).await {
+    let grouped = match state.pages.reports.conversations(ws, &q.raw()).await {
         Ok(r) => r,
         Err(e) => return Ok(Err(invalid_query(e)?)),
     };
     let total = if grouped.groups.len() == 1 && grouped.groups[0].key.is_none() {
         grouped.clone()
     } else {
-        state.reports.conversations(ws, &q.grouped(GroupBy::None.as_str())).await.map_err(|e| match e {
+        state.pages.reports.conversations(ws, &q.grouped(GroupBy::None.as_str())).await.map_err(|e| match e {
             ReportError::Invalid(v) => PageError::BadRequest(v.to_string()),
             ReportError::Unknown(e) => e.into(),
         })?
     };
-    let distribution = state.reports.first_response_distribution(ws, &q.raw()).await.map_err(|e| match e {
+    let distribution = state.pages.reports.first_response_distribution(ws, &q.raw()).await.map_err(|e| match e {
         DistributionError::Invalid(v) => PageError::BadRequest(v.to_string()),
         DistributionError::Unknown(e) => e.into(),
     })?;
