@@ -71,6 +71,9 @@ async fn keys_never_touch_an_admin_and_admins_never_their_own_role() {
     let (ws, key) = app.advanced_with_key().await;
     problem(patch(&app, &key, ws.admin_id, json!({"role": "agent"})).await, 403, "forbidden").await;
     problem(patch(&app, &key, ws.admin_id, json!({"active": false})).await, 403, "forbidden").await;
+    // Nor anything else of an admin: a key manages agent members only.
+    problem(patch(&app, &key, ws.admin_id, json!({"name": "Renamed by a key"})).await, 403, "forbidden").await;
+    problem(patch(&app, &key, ws.admin_id, json!({"availability": "away"})).await, 403, "forbidden").await;
     let res = app.authed(Method::DELETE, &format!("/v1/users/{}", ws.admin_id), &key).send().await.expect("request");
     problem(res, 403, "forbidden").await;
     let admin = crate::credentials::admin_token(&app, &ws).await;

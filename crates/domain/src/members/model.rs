@@ -182,6 +182,13 @@ impl MemberChange {
             || (current == Role::Admin && (self.role.is_some_and(|r| r != Role::Admin) || self.active.is_some()))
     }
 
+    /// Whether making this change to another member whose role is `current` needs an admin
+    /// member: any change to an admin (a key manages agent members only: not an admin's name or
+    /// availability either), and any change of the admin role.
+    pub fn needs_admin(&self, current: Role) -> bool {
+        current == Role::Admin || self.touches_admin_role(current)
+    }
+
     /// Whether this change takes admin rights away (demotion or deactivation).
     pub fn removes_admin_rights(&self) -> bool {
         self.role == Some(Role::Agent) || self.active == Some(false)
@@ -265,6 +272,10 @@ mod tests {
         assert!(!c(None, Some(false)).touches_admin_role(Role::Agent));
         assert!(!c(Some("agent"), None).touches_admin_role(Role::Agent));
         assert!(!MemberChange::new(Some("New name"), None, None).expect("valid").touches_admin_role(Role::Admin));
+        // Any change to another admin needs an admin; an agent's name does not.
+        let rename = MemberChange::new(Some("New name"), None, None).expect("valid");
+        assert!(rename.needs_admin(Role::Admin) && !rename.needs_admin(Role::Agent));
+        assert!(c(Some("admin"), None).needs_admin(Role::Agent));
     }
 
     #[test]

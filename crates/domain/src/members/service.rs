@@ -319,10 +319,8 @@ impl MembersService {
         }
         if !own {
             manage(caller).map_err(UpdateMemberError::Forbidden)?;
-        }
-        if change.role.is_some() || change.active.is_some() {
             let current = self.repo.find(caller.workspace_id, user).await?.ok_or(UpdateMemberError::NotFound(user))?;
-            if change.touches_admin_role(current.role) {
+            if change.needs_admin(current.role) {
                 admins(caller).map_err(UpdateMemberError::Forbidden)?;
             }
         }
