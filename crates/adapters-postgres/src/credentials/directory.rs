@@ -48,7 +48,7 @@ impl UserDirectory for PgUserDirectory {
 
     async fn memberships(&self, user: UserId) -> Result<Vec<Membership>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let rows: Vec<(i64, String, String, bool, bool)> = workspace_members::table
+        let rows: Vec<(i64, String, String, bool, bool, Option<String>)> = workspace_members::table
             .inner_join(workspaces::table)
             .filter(workspace_members::user_id.eq(user.0))
             .order(workspace_members::workspace_id)
@@ -58,17 +58,19 @@ impl UserDirectory for PgUserDirectory {
                 workspace_members::role,
                 workspace_members::is_active,
                 workspaces::is_active,
+                workspace_members::name,
             ))
             .load(&mut conn)
             .await
             .map_err(repo)?;
         rows.into_iter()
-            .map(|(ws, plan, role, member_active, workspace_active)| {
+            .map(|(ws, plan, role, member_active, workspace_active, name)| {
                 Ok(Membership {
                     workspace_id: WorkspaceId(ws),
                     plan: plan.parse::<PlanTier>().map_err(repo)?,
                     role: role.parse::<Role>().map_err(|e| repo(anyhow::anyhow!("{e:?}")))?,
                     standing: Standing { member_active, workspace_active },
+                    name,
                 })
             })
             .collect()

@@ -317,3 +317,24 @@ async fn a_key_of_a_downgraded_workspace_is_plan_required() {
     set_plan(&app, ws.id, PlanTier::Advanced).await;
     assert_eq!(channels(&app, &key).await.status(), 200);
 }
+
+#[tokio::test]
+async fn the_sign_in_answer_names_the_member_as_their_workspace_does() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let token = crate::credentials::admin_token(&app, &ws).await;
+    let res = app
+        .authed(reqwest::Method::PATCH, &format!("/v1/users/{}", ws.admin_id), &token)
+        .json(&json!({"name": "Boss Here"}))
+        .send()
+        .await
+        .expect("rename");
+    assert_eq!(res.status(), 200);
+    let res =
+        login_raw(&app, &json!({"email": ws.admin_email, "password": ws.admin_password, "workspace_id": ws.id})).await;
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.expect("json");
+    assert_eq!(body["user"]["name"], "Boss Here", "{body}");
+    let (_, listed) = app.get_json(&format!("/v1/users/{}", ws.admin_id), &token).await;
+    assert_eq!(listed["name"], body["user"]["name"]);
+}

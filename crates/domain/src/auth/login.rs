@@ -89,6 +89,14 @@ pub struct LoggedIn {
     pub user: LoginUser,
 }
 
+impl LoggedIn {
+    /// The name the member goes by in the token's workspace: theirs there, else the account's
+    /// (as `GET /v1/users` shows them).
+    pub fn member_name(&self) -> &str {
+        self.membership.name.as_deref().unwrap_or(&self.user.name)
+    }
+}
+
 /// Why sign-in failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LoginError {
@@ -244,7 +252,7 @@ fn choose_membership(mut all: Vec<Membership>, wanted: Option<WorkspaceId>) -> R
         Some(ws) => all.into_iter().find(|m| m.workspace_id == ws).ok_or(LoginError::InvalidCredentials),
         None => match all.as_slice() {
             [] => Err(LoginError::NoWorkspace),
-            [only] => Ok(*only),
+            [only] => Ok(only.clone()),
             several => {
                 let ids: Vec<String> = several.iter().map(|m| m.workspace_id.to_string()).collect();
                 Err(ValidationErrors::one(

@@ -92,6 +92,7 @@ fn member(ws: i64) -> Membership {
         plan: PlanTier::Advanced,
         role: Role::Admin,
         standing: Standing::ACTIVE,
+        name: None,
     }
 }
 
@@ -232,7 +233,7 @@ async fn a_membership_that_does_not_count_signs_in_nowhere() {
         ..member(3)
     };
     for stored in [off(false, true), off(true, false)] {
-        let mut w = World::new().with_user(vec![stored, off(false, false)]).with_clean_throttle();
+        let mut w = World::new().with_user(vec![stored.clone(), off(false, false)]).with_clean_throttle();
         w.throttle.expect_release().returning(|_, _| Ok(()));
         let err = login(w.ports(), &settings(), req("ann@example.com", "right password", None)).await;
         assert!(matches!(err, Err(LoginError::NoWorkspace)), "{stored:?}");

@@ -135,7 +135,7 @@ pub struct LoginUser {
 }
 
 /// One of a user's usable memberships.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Membership {
     /// The workspace.
     pub workspace_id: WorkspaceId,
@@ -145,6 +145,8 @@ pub struct Membership {
     pub role: Role,
     /// Whether it counts ([`super::Standing::counts`]).
     pub standing: super::Standing,
+    /// The member's name in this workspace, when one was given there (else the account's).
+    pub name: Option<String>,
 }
 
 /// Users and memberships, for sign-in and sessions.

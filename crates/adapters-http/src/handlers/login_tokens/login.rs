@@ -60,16 +60,12 @@ pub async fn login(
 ) -> Result<HttpResponse, ApiError> {
     let attempt = login_request(&req, body.email, body.password, body.workspace_id.map(WorkspaceId));
     let done = domain::auth::login(state.auth.login_ports(), &state.auth.login, attempt).await?;
+    let name = done.member_name().to_owned();
     Ok(HttpResponse::Ok().insert_header(CacheControl(vec![CacheDirective::NoStore])).json(LoginResponse {
         token: done.token.secret,
         token_type: "Bearer",
         expires_at: done.expires_at,
         workspace_id: done.membership.workspace_id.0,
-        user: LoginUserDto {
-            id: done.user.id.0,
-            email: done.user.email,
-            name: done.user.name,
-            role: done.membership.role.as_str(),
-        },
+        user: LoginUserDto { id: done.user.id.0, email: done.user.email, name, role: done.membership.role.as_str() },
     }))
 }
