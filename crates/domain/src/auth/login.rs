@@ -183,11 +183,13 @@ pub async fn check_credentials(
     }
 
     let user = ports.users.find_by_email(&email).await?;
-    // Same work whether or not the e-mail exists: an unknown one is verified against a dummy hash.
-    let hash = user.as_ref().map_or(&settings.dummy_hash, |u| &u.password_hash);
+    // Same work whether or not the e-mail exists and whether or not its account has a password
+    // yet (an invited person's has none): those are verified against a dummy hash, and fail.
+    let stored = user.as_ref().map(|u| &u.password_hash).filter(|h| h.holds_a_password());
+    let hash = stored.unwrap_or(&settings.dummy_hash);
     // No stored password is longer than the maximum; a longer one is wrong, not truncated into a match.
     let too_long = req.password.chars().count() > Password::MAX;
-    let verified = ports.hasher.verify(&Password::attempt(&req.password), hash).await;
+    let verified = ports.hasher.verify(&Password::attempt(&req.password), hash).await && stored.is_some();
     let Some(user) = user else { return Err(LoginError::InvalidCredentials) };
     if !verified || too_long {
         // The reservation stays: it was the failure. A wrong password for a known account goes

@@ -166,6 +166,36 @@ async fn unknown_email_and_wrong_password_fail_alike_after_the_same_hashing() {
 }
 
 #[tokio::test]
+async fn an_account_without_a_password_costs_the_same_hashing_and_never_signs_in() {
+    let hashed = Arc::new(AtomicUsize::new(0));
+    let mut w = World::new().with_clean_throttle();
+    w.users.expect_find_by_email().returning(|_| {
+        Ok(Some(LoginUser {
+            id: UserId(4),
+            email: "invited@example.com".into(),
+            name: "Invited".into(),
+            password_hash: PasswordHash("!invited".into()),
+        }))
+    });
+    w.users.expect_memberships().returning(|_| Ok(vec![member(3)]));
+    let seen = hashed.clone();
+    w.hasher = MockPasswordHasher::new();
+    // Verified against the dummy hash, as an unknown address is; even a hasher that said yes
+    // would not let it in.
+    w.hasher.expect_verify().returning(move |_, hash| {
+        assert_eq!(hash.0, "$dummy");
+        seen.fetch_add(1, Ordering::SeqCst);
+        true
+    });
+    let got = login(w.ports(), &settings(), req("invited@example.com", "anything at all", None)).await;
+    assert!(matches!(got, Err(LoginError::InvalidCredentials)));
+    assert_eq!(hashed.load(Ordering::SeqCst), 1);
+    assert!(
+        !PasswordHash("!invited".into()).holds_a_password() && PasswordHash("$argon2id$x".into()).holds_a_password()
+    );
+}
+
+#[tokio::test]
 async fn a_wrong_password_is_recorded_in_each_workspace_of_the_account_or_the_one_named() {
     for (wanted, expected) in [(None, vec![3, 8]), (Some(8), vec![8])] {
         let mut w = World::new().with_user(vec![member(3), member(8)]).with_clean_throttle();

@@ -20,6 +20,14 @@ pub trait RandomSource: Send + Sync {
 #[derive(Clone, PartialEq, Eq)]
 pub struct PasswordHash(pub String);
 
+impl PasswordHash {
+    /// Whether it is a hash at all (a PHC string, `$argon2id$…`): the stored value of an account
+    /// without a password (an invited person's) is not, and no password verifies against it.
+    pub fn holds_a_password(&self) -> bool {
+        self.0.starts_with('$')
+    }
+}
+
 impl std::fmt::Debug for PasswordHash {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("PasswordHash(..)")
