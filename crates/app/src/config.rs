@@ -59,10 +59,11 @@ pub struct MailSettings {
     /// The sender, `Name <address>` or an address.
     pub from: String,
     /// Comma-separated seconds to wait after the first, second, … failed attempt; the last one
-    /// repeats until `give_up_after_hours`.
+    /// repeats until the mail is sent (or `give_up_after_hours`, when set).
     pub retry_schedule: String,
-    /// A mail not sent this long after it was queued has failed, in hours.
-    pub give_up_after_hours: u64,
+    /// When set, a mail still not sent this long after it was queued has failed, in hours. Unset
+    /// (the default): a server that does not answer delays mail and never loses it.
+    pub give_up_after_hours: Option<u64>,
     /// Time limit of one SMTP send (connection included), in seconds.
     pub timeout_secs: u64,
     /// How long a worker holds a mail it is sending (at least `timeout_secs` + 5): a worker that

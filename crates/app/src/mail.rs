@@ -41,7 +41,7 @@ pub fn retry(settings: &Settings) -> MailRetry {
             .into_iter()
             .map(Duration::from_secs)
             .collect(),
-        give_up_after: Duration::from_secs(m.give_up_after_hours * 3600),
+        give_up_after: m.give_up_after_hours.map(|h| Duration::from_secs(h.saturating_mul(3600))),
         lease: Duration::from_secs(m.lease_secs),
     }
 }

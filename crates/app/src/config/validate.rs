@@ -177,7 +177,7 @@ impl Settings {
         if parse_retry_schedule(&m.retry_schedule).is_none() {
             return bad("mail.retry_schedule", "must be comma-separated whole seconds, such as 10,60,300");
         }
-        if m.give_up_after_hours == 0 {
+        if m.give_up_after_hours == Some(0) {
             return bad("mail.give_up_after_hours", "must be at least 1");
         }
         if m.timeout_secs == 0 || m.timeout_secs > 300 {

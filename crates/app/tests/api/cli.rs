@@ -83,6 +83,8 @@ fn invalid_settings_exit_2_naming_the_setting() {
         ("WMS__CO_ADMIN__COMPRESS_OVERVIEW", "maybe", "co_admin.compress_overview"),
         ("WMS__AUDIT__RETENTION_DAYS", "0", "audit.retention_days"),
         ("WMS__AUDIT__RETENTION_DAYS", "forever", "audit.retention_days"),
+        ("WMS__MAIL__GIVE_UP_AFTER_HOURS", "0", "mail.give_up_after_hours"),
+        ("WMS__MAIL__GIVE_UP_AFTER_HOURS", "never", "mail.give_up_after_hours"),
         ("WMS__SECRETS__ENCRYPTION_KEY", "c2hvcnQ=", "secrets.encryption_key"),
         ("DATABASE_URL", "mysql://x", "database.url"),
     ] {

@@ -13,10 +13,11 @@ use crate::common::ports::Clock;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MailRetry {
     /// The waits after the first, second, … failed attempt; the last one repeats, so a long
-    /// outage never makes a mail fail before `give_up_after`.
+    /// outage never makes a mail fail (before `give_up_after`, when there is one).
     pub delays: Vec<Duration>,
-    /// A mail not sent this long after it was queued has failed (its links would have expired).
-    pub give_up_after: Duration,
+    /// When set, a mail not sent this long after it was queued has failed; by default none: an
+    /// outage delays mail, never loses it.
+    pub give_up_after: Option<Duration>,
     /// How long a claim lasts: a worker that died while sending leaves the mail to another after
     /// it. Longer than the SMTP timeout, so a slow send is never sent twice in normal operation.
     pub lease: Duration,
@@ -42,7 +43,7 @@ pub fn fate(
         Err(TransportError::Permanent(error)) => MailFate::Failed { error },
         Err(TransportError::Transient(error)) => {
             let at = now + retry.delay_after(claim.attempt);
-            if at - claim.queued_at > retry.give_up_after {
+            if retry.give_up_after.is_some_and(|limit| at - claim.queued_at > limit) {
                 MailFate::Failed { error: format!("not sent within the time allowed: {error}") }
             } else {
                 MailFate::Retry { at, error }

@@ -10,7 +10,7 @@ use crate::users::Email;
 fn retry() -> MailRetry {
     MailRetry {
         delays: vec![Duration::from_secs(10), Duration::from_secs(60)],
-        give_up_after: Duration::from_secs(3600),
+        give_up_after: Some(Duration::from_secs(3600)),
         lease: Duration::from_secs(120),
     }
 }
@@ -53,6 +53,17 @@ fn a_mail_that_waited_too_long_or_was_refused_for_good_fails() {
         MailFate::Failed { error: "550 no such user".into() }
     );
     assert_eq!(fate(&claim(3, t0), Ok(()), late, &r), MailFate::Sent);
+}
+
+#[test]
+fn without_a_limit_an_outage_of_days_only_delays_a_mail() {
+    let t0 = datetime!(2026-11-26 10:00 UTC);
+    let r = MailRetry { give_up_after: None, ..retry() };
+    let days_later = t0 + Duration::from_secs(5 * 24 * 3600);
+    assert!(matches!(
+        fate(&claim(500, t0), Err(TransportError::Transient("connection refused".into())), days_later, &r),
+        MailFate::Retry { .. }
+    ));
 }
 
 #[tokio::test]
