@@ -85,13 +85,18 @@ pub async fn asked(req: HttpRequest, state: web::Data<AppState>, form: FormData)
             let message = v.0.first().map(|f| format!("{}.", f.message));
             Ok(form_page(&state, StatusCode::UNPROCESSABLE_ENTITY, |csrf| ask_form(csrf, &email, message.as_deref())))
         }
-        Err(RequestResetError::Throttled { retry_after_secs }) => Ok(page(
-            StatusCode::TOO_MANY_REQUESTS,
-            html! {
-                h1 { "Too many requests" }
-                p.error-text role="alert" { "Try again in " (retry_after_secs.div_ceil(60)) " minutes." }
-            },
-        )),
+        Err(RequestResetError::Throttled { retry_after_secs }) => {
+            let mut res = page(
+                StatusCode::TOO_MANY_REQUESTS,
+                html! {
+                    h1 { "Too many requests" }
+                    p.error-text role="alert" { "Try again in " (retry_after_secs.div_ceil(60)) " minutes." }
+                },
+            );
+            // As the API and the sign-in page answer it.
+            res.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(retry_after_secs));
+            Ok(res)
+        }
         Err(RequestResetError::Unknown(e)) => Err(e.into()),
     }
 }

@@ -69,6 +69,11 @@ async fn reset_requests_are_throttled_like_sign_ins() {
     problem(res, 429, "rate_limited").await;
     // Another address from the same client still has its own budget.
     assert_eq!(ask(&app, "someone-else@x.test").await.status(), 202);
+    // The page's form counts against the same budget and answers alike.
+    let page = submit_form(&app, "/password-reset", &[("email", "someone@x.test")]).await;
+    assert_eq!(page.status(), 429);
+    let wait: u64 = page.headers()["retry-after"].to_str().expect("ascii").parse().expect("seconds");
+    assert!((1..=900).contains(&wait), "{wait}");
 }
 
 /// Both reset forms are pre-session forms: another site's form cannot ask for links to an
