@@ -16,13 +16,14 @@ pub(super) async fn create(settings: Settings, args: CreateWorkspaceArgs) -> Res
         admin_password: args.admin_password,
         admin_name: None,
     };
+    // Bad arguments exit 2, as clap's own usage errors and `add-member`'s do.
     let created = workspaces.create(cmd).await.map_err(|e| match e {
         CreateWorkspaceError::Invalid(v) => {
             let lines: Vec<String> =
                 v.0.iter().map(|f| format!("--{}: {}", f.field.replace('_', "-"), f.message)).collect();
-            anyhow::anyhow!("invalid arguments:\n  {}", lines.join("\n  "))
+            CommandError::Usage(format!("invalid arguments:\n  {}", lines.join("\n  ")))
         }
-        CreateWorkspaceError::Unknown(e) => e.0,
+        CreateWorkspaceError::Unknown(e) => CommandError::Failed(e.0),
     })?;
     let ws = workspaces
         .find(created.workspace_id)

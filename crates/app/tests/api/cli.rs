@@ -219,7 +219,7 @@ async fn workspace_create_prints_json_and_set_plan_changes_the_tier() {
             ],
             &env,
         ),
-        1,
+        2,
         "--admin-email",
     );
 }
