@@ -17,7 +17,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::events::{EventPosition, EventStore, FeedPage, FeedQuery, ReplayCandidate, ReplayWindow, StoredEvent};
 use domain::webhooks::controls::Routing;
-use domain::webhooks::{DeliveryStatus, DestinationId};
+use domain::webhooks::{DeliveryStatus, DestinationId, EventType};
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -58,6 +58,12 @@ struct EventRow {
     message_id: String,
     #[diesel(sql_type = Text)]
     payload: String,
+}
+
+#[derive(QueryableByName)]
+struct Replayed {
+    #[diesel(sql_type = BigInt)]
+    queued: i64,
 }
 
 #[derive(QueryableByName)]
@@ -192,52 +198,52 @@ impl EventStore for PgEventStore {
     }
 }
 
-/// How many stored bodies a replay reads at once.
-const BODIES_AT_ONCE: usize = 1_000;
+/// The events of a replay's window (`$3` to `$4`, of the types `$5` or all) that destination `$2`
+/// of workspace `$1` subscribes to and has no delivery of holding them (statuses `$6`, the
+/// domain's `DeliveryStatus::holds_event`): received events and events already on their way are
+/// not queued twice. A `FROM … WHERE` over `webhook_events e`.
+const WINDOW: &str = "
+    FROM webhook_events e
+    JOIN webhook_destinations d ON d.workspace_id = e.workspace_id AND d.id = $2
+    WHERE e.workspace_id = $1 AND NOT e.sample
+      AND e.created_at >= $3 AND e.created_at < $4
+      AND e.event_type = ANY (d.events)
+      AND (cardinality($5::text[]) = 0 OR e.event_type = ANY ($5::text[]))
+      AND NOT EXISTS (
+          SELECT 1 FROM webhook_deliveries x
+          WHERE x.event_id = e.id AND x.destination_id = $2 AND x.status = ANY ($6::text[]))";
 
-/// Queues a replay: the candidates' channels, threads and the destination each is about are read
-/// back from their stored bodies, and the domain decides which are queued, in which turn and when
-/// ([`ReplayWindow::deliveries`]), as the outbox does for new events.
-async fn replay_to(
-    conn: &mut AsyncPgConnection,
+/// `sql` (built on [`WINDOW`]) with `$1` to `$6` bound.
+fn in_window<'a>(
+    sql: String,
     ws: WorkspaceId,
     destination: DestinationId,
-    window: &ReplayWindow,
-    routing: &Routing,
-    status: DeliveryStatus,
-) -> diesel::QueryResult<u64> {
-    // The window's events (of the types asked for, or all) that the destination subscribes to
-    // and has no delivery of holding them (the domain's `DeliveryStatus::holds_event`): received
-    // events and events already on their way are not queued twice. In feed order.
+    window: &'a ReplayWindow,
+) -> diesel::query_builder::BoxedSqlQuery<'a, diesel::pg::Pg, diesel::query_builder::SqlQuery> {
     let types: Vec<&'static str> = window.event_types.iter().map(|t| t.as_str()).collect();
-    let ids: Vec<Candidate> = diesel::sql_query(
-        "SELECT e.id FROM webhook_events e
-         JOIN webhook_destinations d ON d.workspace_id = e.workspace_id AND d.id = $2
-         WHERE e.workspace_id = $1 AND NOT e.sample
-           AND e.created_at >= $3 AND e.created_at < $4
-           AND e.event_type = ANY (d.events)
-           AND (cardinality($5::text[]) = 0 OR e.event_type = ANY ($5::text[]))
-           AND NOT EXISTS (
-               SELECT 1 FROM webhook_deliveries x
-               WHERE x.event_id = e.id AND x.destination_id = $2 AND x.status = ANY ($6::text[]))
-         ORDER BY e.txid, e.id",
-    )
-    .bind::<BigInt, _>(ws.0)
-    .bind::<BigInt, _>(destination.0)
-    .bind::<Timestamptz, _>(window.since)
-    .bind::<Timestamptz, _>(window.until)
-    .bind::<Array<Text>, _>(types)
-    .bind::<Array<Text>, _>(DeliveryStatus::holding_event())
-    .load(conn)
-    .await?;
+    diesel::sql_query(sql)
+        .into_boxed()
+        .bind::<BigInt, _>(ws.0)
+        .bind::<BigInt, _>(destination.0)
+        .bind::<Timestamptz, _>(window.since)
+        .bind::<Timestamptz, _>(window.until)
+        .bind::<Array<Text>, _>(types)
+        .bind::<Array<Text>, _>(DeliveryStatus::holding_event())
+}
+
+/// Reads back the stored bodies of `ids` (in that order), a thousand at a time.
+async fn read_back(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    ids: &[i64],
+) -> diesel::QueryResult<Vec<ReplayCandidate>> {
     let mut found: Vec<ReplayCandidate> = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(BODIES_AT_ONCE) {
-        let chunk: Vec<i64> = chunk.iter().map(|c| c.id).collect();
         let bodies: BTreeMap<i64, EventBody> = diesel::sql_query(
             "SELECT id, event_type, payload FROM webhook_events WHERE workspace_id = $1 AND id = ANY ($2)",
         )
         .bind::<BigInt, _>(ws.0)
-        .bind::<Array<BigInt>, _>(&chunk)
+        .bind::<Array<BigInt>, _>(chunk)
         .load::<EventBody>(conn)
         .await?
         .into_iter()
@@ -249,6 +255,67 @@ async fn replay_to(
                 .filter_map(|id| bodies.get(id).map(|b| ReplayCandidate::of_stored(*id, &b.event_type, &b.payload))),
         );
     }
+    Ok(found)
+}
+
+/// How many stored bodies a replay reads at once.
+const BODIES_AT_ONCE: usize = 1_000;
+
+/// Queues a replay. A destination with neither filter nor ordering ([`Routing::is_plain`]) gets
+/// every candidate but the events about itself: only the bodies of the few events that can be
+/// about a destination are read back ([`EventType::names_a_destination`]), the domain names the
+/// ones to leave out ([`ReplayWindow::own_events`]), and one statement queues the rest, due a
+/// microsecond apart in feed order. Otherwise every candidate's body is read back (its channel),
+/// and the domain decides which are queued, in which turn and when
+/// ([`ReplayWindow::deliveries`]), as the outbox does for new events.
+async fn replay_to(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    destination: DestinationId,
+    window: &ReplayWindow,
+    routing: &Routing,
+    status: DeliveryStatus,
+) -> diesel::QueryResult<u64> {
+    if routing.is_plain() {
+        let naming: Vec<&'static str> =
+            EventType::CATALOG.iter().filter(|t| t.names_a_destination()).map(|t| t.as_str()).collect();
+        let about: Vec<Candidate> =
+            in_window(format!("SELECT e.id {WINDOW} AND e.event_type = ANY ($7::text[])"), ws, destination, window)
+                .bind::<Array<Text>, _>(naming)
+                .load(conn)
+                .await?;
+        let about: Vec<i64> = about.into_iter().map(|c| c.id).collect();
+        let own = ReplayWindow::own_events(destination, &read_back(conn, ws, &about).await?);
+        let replayed: Replayed = in_window(
+            format!(
+                "WITH cand AS (
+                     SELECT e.id, row_number() OVER (ORDER BY e.txid, e.id) AS ord, count(*) OVER () AS total
+                     {WINDOW} AND NOT (e.id = ANY ($7::bigint[]))
+                 ), ins AS (
+                     INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status,
+                                                     next_attempt_at, created_at, updated_at)
+                     SELECT $1, $2, cand.id, $9, $8::timestamptz - (cand.total - cand.ord) * interval '1 microsecond', $8, $8
+                     FROM cand
+                     ORDER BY cand.ord
+                     RETURNING 1
+                 )
+                 SELECT count(*) AS queued FROM ins"
+            ),
+            ws,
+            destination,
+            window,
+        )
+        .bind::<Array<BigInt>, _>(own)
+        .bind::<Timestamptz, _>(window.now)
+        .bind::<Text, _>(status.as_str())
+        .get_result(conn)
+        .await?;
+        return Ok(replayed.queued.unsigned_abs());
+    }
+    let ids: Vec<Candidate> =
+        in_window(format!("SELECT e.id {WINDOW} ORDER BY e.txid, e.id"), ws, destination, window).load(conn).await?;
+    let ids: Vec<i64> = ids.into_iter().map(|c| c.id).collect();
+    let found = read_back(conn, ws, &ids).await?;
     let threads: Vec<i64> =
         if routing.needs_labels() { found.iter().filter_map(|c| c.scope.thread_id).collect() } else { Vec::new() };
     let labels = crate::webhooks::outbox::thread_labels(conn, ws, threads).await?;

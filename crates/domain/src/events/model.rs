@@ -137,11 +137,11 @@ pub struct ReplayedDelivery {
 
 impl ReplayWindow {
     /// The deliveries a replay queues for `candidates` (in feed order) at `destination`, which
-    /// routes events by `routing`, exactly as it would have routed them when they happened: never
-    /// an event about itself (its own `webhook.failing` / `webhook.recovered`), and by the filter
-    /// and the per-thread turn of new events ([`Routing::route`]); a labels filter looks at
-    /// `labels`, each thread's labels now. They are due a microsecond apart in feed order, the
-    /// last at [`ReplayWindow::now`]: all already due, and the workers send them oldest first.
+    /// routes events by `routing` as the outbox routes new events: never an event about itself
+    /// (its own `webhook.failing` / `webhook.recovered`), and by the filter and the per-thread
+    /// turn ([`Routing::route`]); a labels filter looks at `labels`, each thread's labels now.
+    /// The deliveries are due a microsecond apart in feed order, the last at
+    /// [`ReplayWindow::now`]: all already due, and the workers send them oldest first.
     pub fn deliveries(
         &self,
         destination: DestinationId,
@@ -149,22 +149,28 @@ impl ReplayWindow {
         routing: &Routing,
         labels: &BTreeMap<i64, Vec<String>>,
     ) -> Vec<ReplayedDelivery> {
-        let last = candidates.len();
-        candidates
+        let kept: Vec<(i64, Option<i64>)> = candidates
             .iter()
-            .enumerate()
-            .filter(|(_, c)| c.about != Some(destination))
-            .filter_map(|(i, c)| {
+            .filter(|c| c.about != Some(destination))
+            .filter_map(|c| {
                 let thread_labels = c.scope.thread_id.and_then(|t| labels.get(&t)).map_or(&[][..], Vec::as_slice);
-                let routed = routing.route(c.scope, thread_labels)?;
+                routing.route(c.scope, thread_labels).map(|r| (c.event_id, r.ordering_key))
+            })
+            .collect();
+        let last = kept.len();
+        kept.into_iter()
+            .enumerate()
+            .map(|(i, (event_id, ordering_key))| {
                 let before = i64::try_from(last - 1 - i).unwrap_or(i64::MAX);
-                Some(ReplayedDelivery {
-                    event_id: c.event_id,
-                    due: self.now - Duration::microseconds(before),
-                    ordering_key: routed.ordering_key,
-                })
+                ReplayedDelivery { event_id, due: self.now - Duration::microseconds(before), ordering_key }
             })
             .collect()
+    }
+
+    /// Of `candidates`, the events about `destination` itself (its own `webhook.failing` /
+    /// `webhook.recovered`), which a replay never sends it, as the outbox never queued them.
+    pub fn own_events(destination: DestinationId, candidates: &[ReplayCandidate]) -> Vec<i64> {
+        candidates.iter().filter(|c| c.about == Some(destination)).map(|c| c.event_id).collect()
     }
 
     /// The audit record of a replay that queued `queued` deliveries, `audit` with their count: a
@@ -213,7 +219,8 @@ mod tests {
         let kept = window.deliveries(DestinationId(9), &candidates, &routing, &labels);
         assert_eq!(
             kept,
-            [ReplayedDelivery { event_id: 1, due: now - Duration::microseconds(3), ordering_key: Some(10) }]
+            [ReplayedDelivery { event_id: 1, due: now, ordering_key: Some(10) }],
+            "the last one kept is due now"
         );
         let ordered =
             window.deliveries(DestinationId(9), &candidates, &Routing::stored(None, "per_thread"), &BTreeMap::new());
@@ -224,6 +231,7 @@ mod tests {
         let other = ReplayCandidate { about: Some(DestinationId(8)), event_id: 6, ..own };
         let sent = window.deliveries(DestinationId(9), &[own, other], &Routing::default(), &BTreeMap::new());
         assert_eq!(sent.iter().map(|d| d.event_id).collect::<Vec<_>>(), [6]);
+        assert_eq!(ReplayWindow::own_events(DestinationId(9), &[own, other]), [5]);
     }
 
     #[test]

@@ -164,11 +164,10 @@ impl DomainEvent {
     /// [`DomainEvent::excluded_destination`] of a stored event of type `event` whose `data` is
     /// `data` (a replay reads it back).
     pub fn excluded_destination_of(event: EventType, data: &serde_json::Value) -> Option<DestinationId> {
-        match event {
-            EventType::WebhookFailing | EventType::WebhookRecovered => {
-                data.get("id").and_then(serde_json::Value::as_i64).map(DestinationId)
-            }
-            _ => None,
+        if event.names_a_destination() {
+            data.get("id").and_then(serde_json::Value::as_i64).map(DestinationId)
+        } else {
+            None
         }
     }
 }

@@ -45,6 +45,12 @@ pub enum EventType {
 }
 
 impl EventType {
+    /// Whether an event of this type is about a destination that never receives it
+    /// (`webhook.failing` / `webhook.recovered`: the others hear of it; `data.id` names it).
+    pub fn names_a_destination(self) -> bool {
+        matches!(self, EventType::WebhookFailing | EventType::WebhookRecovered)
+    }
+
     /// The catalog: every event a destination may subscribe to.
     pub const CATALOG: &'static [EventType] = &[
         EventType::MessageCreated,
