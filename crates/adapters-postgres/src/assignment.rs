@@ -20,7 +20,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::members::Availability;
 use domain::teams::{
     assign_waiting, assignments_to_announce, decide_reopen_capacity, place_new_thread, Assignment, AssignmentMode,
-    AssignmentPolicy, Candidate, DefaultTeam, ReopenFacts, TeamFacts, WAITING_BATCH,
+    AssignmentPolicy, AssignmentReason, Candidate, DefaultTeam, ReopenFacts, TeamFacts, WAITING_BATCH,
 };
 use domain::threads::{decide_snooze_expiry, LifecycleTimers, StatusFacts, ThreadStatus};
 use domain::webhooks::DomainEvent;
@@ -351,14 +351,15 @@ pub async fn check_reopened(
     Prepared(
         diesel::sql_query(
             "UPDATE threads SET assignee_type = 'team', assignee_team_id = $3, assignee_user_id = NULL,
-                    waiting_since = $4, assigned_at = $4, assignment_reason = $5, updated_at = now()
+                    waiting_since = $4, assigned_at = $4, assignment_reason = coalesce($5, assignment_reason),
+                    updated_at = now()
              WHERE workspace_id = $1 AND id = $2",
         )
         .bind::<BigInt, _>(ws.0)
         .bind::<BigInt, _>(thread_id)
         .bind::<BigInt, _>(back.team_id)
         .bind::<Timestamptz, _>(now)
-        .bind::<Text, _>(back.reason().as_str()),
+        .bind::<Nullable<Text>, _>(back.reason().map(AssignmentReason::as_str)),
     )
     .execute(conn)
     .await?;

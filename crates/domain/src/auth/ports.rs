@@ -134,7 +134,7 @@ pub struct LoginUser {
     pub password_hash: PasswordHash,
 }
 
-/// One of a user's usable memberships.
+/// One of a user's memberships, whatever its standing (the sign-in keeps those that count).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Membership {
     /// The workspace.

@@ -277,10 +277,12 @@ pub struct ReturnToTeam {
 }
 
 impl ReturnToTeam {
-    /// Why the thread has its new assignee (the team): its team's policy moved it, so the
-    /// record's `assignment_reason` is the policy's and `assigned_at` the time of the move.
-    pub fn reason(&self) -> AssignmentReason {
-        self.policy.mode.reason()
+    /// Why the thread has its new assignee (the team): the policy of a team that assigns
+    /// automatically moved it, so the record's `assignment_reason` is that policy's (and
+    /// `assigned_at` the time of the move). A manual team's capacity moved it without any policy
+    /// of assignment: `None`, the reason stays as it was.
+    pub fn reason(&self) -> Option<AssignmentReason> {
+        self.policy.serves_queue().then(|| self.policy.mode.reason())
     }
 
     /// The event it emits, with the thread's record once served.
@@ -384,7 +386,13 @@ mod tests {
             Some(ReturnToTeam { team_id: 9, policy }),
             "at capacity: back to the team"
         );
-        assert_eq!(ReturnToTeam { team_id: 9, policy }.reason(), AssignmentReason::Balanced, "moved by its policy");
+        assert_eq!(
+            ReturnToTeam { team_id: 9, policy }.reason(),
+            Some(AssignmentReason::Balanced),
+            "moved by its policy"
+        );
+        let manual = AssignmentPolicy { mode: AssignmentMode::Manual, ..policy };
+        assert_eq!(ReturnToTeam { team_id: 9, policy: manual }.reason(), None, "no policy of assignment");
         assert_eq!(decide_reopen_capacity(facts(50, None)), None, "no team, no capacity");
         let unlimited = AssignmentPolicy { capacity: None, ..policy };
         assert_eq!(decide_reopen_capacity(facts(50, Some((9, unlimited)))), None);

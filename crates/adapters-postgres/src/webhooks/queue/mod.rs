@@ -114,7 +114,6 @@ fn ts(now: OffsetDateTime, d: Duration) -> OffsetDateTime {
     now + d
 }
 
-/// Parks the pending deliveries of deactivated destinations (they resume on reactivation).
 /// Applies the domain's [`DeliveryShift`] to the deliveries of `destinations` at `now`.
 pub(super) async fn shift(
     conn: &mut AsyncPgConnection,

@@ -1,6 +1,6 @@
 //! The manual teams' queue migration on a database filled before it: threads a manual team held
-//! from routing join its queue from their creation; a thread given to the team by hand, a closed
-//! one and a member's stay as they were.
+//! from routing join its queue from their creation (a snoozed one too, counted once it reopens);
+//! a thread given to the team by hand, a closed one and a member's stay as they were.
 
 use adapters_postgres::Db;
 use diesel::sql_types::{BigInt, Bool, Text};
@@ -43,6 +43,7 @@ async fn threads_a_manual_team_held_join_its_queue_and_nothing_else_moves() {
         ("routed-pending", "Manual", "team", "pending", None),
         ("by-hand", "Manual", "team", "open", Some("manual")),
         ("resolved", "Manual", "team", "resolved", None),
+        ("snoozed", "Manual", "team", "snoozed", None),
         ("member", "Manual", "user", "open", Some("manual")),
         ("auto-team", "Auto", "team", "open", None),
     ];
@@ -66,7 +67,7 @@ async fn threads_a_manual_team_held_join_its_queue_and_nothing_else_moves() {
     adapters_postgres::migrate::run_pending(&database.url).await.expect("migrate");
 
     let got: Vec<Queued> = diesel::sql_query(
-        "SELECT (ARRAY['routed', 'routed-pending', 'by-hand', 'resolved', 'member', 'auto-team'])[row_number() OVER (ORDER BY id)] AS tag,
+        "SELECT (ARRAY['routed', 'routed-pending', 'by-hand', 'resolved', 'snoozed', 'member', 'auto-team'])[row_number() OVER (ORDER BY id)] AS tag,
                 coalesce(waiting_since = created_at, false) AS waits_since_created,
                 waiting_since IS NOT NULL AS waits
          FROM threads ORDER BY id",
@@ -82,6 +83,7 @@ async fn threads_a_manual_team_held_join_its_queue_and_nothing_else_moves() {
             ("routed-pending", true),
             ("by-hand", false),
             ("resolved", false),
+            ("snoozed", true),
             ("member", false),
             ("auto-team", false)
         ]
@@ -95,5 +97,5 @@ async fn threads_a_manual_team_held_join_its_queue_and_nothing_else_moves() {
         }
         diesel::sql_query("SELECT count(*) AS n FROM threads").get_result::<N>(&mut conn).await.expect("count").n
     };
-    assert_eq!(count, 6, "nothing lost");
+    assert_eq!(count, 7, "nothing lost");
 }
