@@ -394,6 +394,23 @@ pub fn error_fields(problem: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A database of its own in the shape it had before migration `version` ([`revert_through`]),
+/// filled by `statements` (each must succeed): what an upgrade test migrates.
+pub async fn filled_before(
+    version: &str,
+    statements: &[&str],
+) -> (test_db::TestDatabase, adapters_postgres::Db, adapters_postgres::pool::Conn) {
+    use diesel_async::RunQueryDsl;
+    let database = test_db::TestDatabase::new().await.expect("database");
+    revert_through(&database.url, version).await;
+    let db = adapters_postgres::Db::new(&database.url, 2, std::time::Duration::from_secs(5)).expect("pool");
+    let mut conn = db.conn().await.expect("conn");
+    for sql in statements {
+        diesel::sql_query(*sql).execute(&mut conn).await.unwrap_or_else(|e| panic!("{e}: {sql}"));
+    }
+    (database, db, conn)
+}
+
 /// Reverts the database at `url` migration by migration until the one whose version starts with
 /// `version` (digits only, such as `20261129000101`) is reverted too: the schema as it was before
 /// it, for the upgrade tests that fill a database in that shape.

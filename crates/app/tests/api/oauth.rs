@@ -262,28 +262,15 @@ async fn discovery_is_built_on_the_servers_own_address_whatever_the_request_clai
         let header = res.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
         assert!(header.contains(&format!("resource_metadata=\"{}/", app.address)), "{name}: {header}");
         let path = format!("/.well-known/oauth-protected-resource/workspaces/{}/co-admin/mcp", ws.id);
-        let prm: Value = app
-            .client
-            .get(app.url(&path))
-            .header(name, value)
-            .send()
-            .await
-            .expect("request")
-            .json()
-            .await
-            .expect("json");
+        let app = &app;
+        let document = |path: String| async move {
+            let res = app.client.get(app.url(&path)).header(name, value).send().await.expect("request");
+            res.json::<Value>().await.expect("json")
+        };
+        let prm = document(path).await;
         assert_eq!(prm["authorization_servers"], json!([app.address]), "{name}");
         assert_eq!(prm["resource"], app.url(&mcp_path(ws.id)), "{name}");
-        let asm: Value = app
-            .client
-            .get(app.url("/.well-known/oauth-authorization-server"))
-            .header(name, value)
-            .send()
-            .await
-            .expect("request")
-            .json()
-            .await
-            .expect("json");
+        let asm = document("/.well-known/oauth-authorization-server".to_owned()).await;
         assert_eq!(asm["issuer"], app.address, "{name}");
         assert!(!asm.to_string().contains("evil.example"), "{name}: {asm}");
     }

@@ -2,7 +2,6 @@
 //! from routing join its queue from their creation (a snoozed one too, counted once it reopens);
 //! a thread given to the team by hand, a closed one and a member's stay as they were.
 
-use adapters_postgres::Db;
 use diesel::sql_types::{BigInt, Bool, Text};
 use diesel::QueryableByName;
 use diesel_async::RunQueryDsl;
@@ -21,22 +20,20 @@ struct Queued {
 
 #[tokio::test]
 async fn threads_a_manual_team_held_join_its_queue_and_nothing_else_moves() {
-    let database = test_db::TestDatabase::new().await.expect("database");
-    crate::helpers::revert_through(&database.url, VERSION).await;
-    let db = Db::new(&database.url, 2, std::time::Duration::from_secs(5)).expect("pool");
-    let mut conn = db.conn().await.expect("conn");
-    for sql in [
-        "INSERT INTO workspaces (name, slug, plan) VALUES ('Old', 'old', 'advanced')",
-        "INSERT INTO users (email, name, password_hash) VALUES ('old@test.wms', 'Old', 'x')",
-        "INSERT INTO workspace_members (workspace_id, user_id, role) SELECT w.id, u.id, 'admin' FROM workspaces w, users u",
-        "INSERT INTO teams (workspace_id, name, assignment_mode) SELECT id, 'Manual', 'manual' FROM workspaces",
-        "INSERT INTO teams (workspace_id, name, assignment_mode) SELECT id, 'Auto', 'round_robin' FROM workspaces",
-        "INSERT INTO channels (workspace_id, channel_type, display_name, identifier, status)
-         SELECT id, 'whatsapp', 'Old', '+14155550100', 'active' FROM workspaces",
-        "INSERT INTO contacts (workspace_id, phone) SELECT id, '+14155550199' FROM workspaces",
-    ] {
-        diesel::sql_query(sql).execute(&mut conn).await.unwrap_or_else(|e| panic!("{e}: {sql}"));
-    }
+    let (database, _db, mut conn) = crate::helpers::filled_before(
+        VERSION,
+        &[
+            "INSERT INTO workspaces (name, slug, plan) VALUES ('Old', 'old', 'advanced')",
+            "INSERT INTO users (email, name, password_hash) VALUES ('old@test.wms', 'Old', 'x')",
+            "INSERT INTO workspace_members (workspace_id, user_id, role) SELECT w.id, u.id, 'admin' FROM workspaces w, users u",
+            "INSERT INTO teams (workspace_id, name, assignment_mode) SELECT id, 'Manual', 'manual' FROM workspaces",
+            "INSERT INTO teams (workspace_id, name, assignment_mode) SELECT id, 'Auto', 'round_robin' FROM workspaces",
+            "INSERT INTO channels (workspace_id, channel_type, display_name, identifier, status)
+             SELECT id, 'whatsapp', 'Old', '+14155550100', 'active' FROM workspaces",
+            "INSERT INTO contacts (workspace_id, phone) SELECT id, '+14155550199' FROM workspaces",
+        ],
+    )
+    .await;
     // (tag, team, assignee, status, reason), in id order; each older than the next.
     let rows = [
         ("routed", "Manual", "team", "open", None),
