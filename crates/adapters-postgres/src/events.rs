@@ -82,14 +82,15 @@ struct Candidate {
     id: i64,
 }
 
+/// A stored event's id, type and delivered body, as read back (a replay, a contact's erasure).
 #[derive(QueryableByName)]
-struct EventBody {
+pub(crate) struct EventBody {
     #[diesel(sql_type = BigInt)]
-    id: i64,
+    pub(crate) id: i64,
     #[diesel(sql_type = Text)]
-    event_type: String,
+    pub(crate) event_type: String,
     #[diesel(sql_type = Text)]
-    payload: String,
+    pub(crate) payload: String,
 }
 
 /// The page's statement. One text per combination of filters (rather than `$n IS NULL OR …`),

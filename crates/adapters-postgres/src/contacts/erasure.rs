@@ -108,16 +108,6 @@ pub(super) async fn erase(
     Ok(())
 }
 
-#[derive(QueryableByName)]
-struct EventRow {
-    #[diesel(sql_type = BigInt)]
-    id: i64,
-    #[diesel(sql_type = Text)]
-    event_type: String,
-    #[diesel(sql_type = Text)]
-    payload: String,
-}
-
 /// The contact's threads, their messages and the stored events about the contact or its threads.
 async fn load_facts(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64) -> Result<ErasureFacts, TxError> {
     let threads: Vec<i64> = threads::table
@@ -142,7 +132,7 @@ async fn load_facts(conn: &mut AsyncPgConnection, ws: WorkspaceId, id: i64) -> R
         .collect();
     // Two index scans (`webhook_events_contact_idx`, `webhook_events_thread_idx`); samples are
     // made-up data and never carry a subject.
-    let events: Vec<EventRow> = diesel::sql_query(
+    let events: Vec<crate::events::EventBody> = diesel::sql_query(
         "SELECT id, event_type, payload FROM webhook_events WHERE workspace_id = $1 AND contact_id = $2
          UNION
          SELECT id, event_type, payload FROM webhook_events WHERE workspace_id = $1 AND thread_id = ANY($3)
