@@ -387,3 +387,39 @@ async fn a_reopened_thread_never_takes_its_member_over_capacity_it_waits_for_roo
         holders(&app, ws.id).await.iter().filter(|(_, w)| *w == format!("user:{agent}:open")).count();
     assert_eq!(open_with_member, 1, "never over capacity");
 }
+
+#[tokio::test]
+async fn a_manual_teams_capacity_sends_a_reopened_thread_back_keeping_its_reason() {
+    use crate::connectors::{callback, spawn, wa_inbound, whatsapp_channel, Graph};
+    let graph = Graph::start();
+    let app = spawn(&graph).await;
+    let (ws, key) = app.advanced_with_key().await;
+    let ch = whatsapp_channel(&app, &key, "pn-41").await;
+    let agent = add_agent(&app, ws.id).await;
+    let team = routed_team(&app, &key, ch, &[agent], "manual", json!(1)).await;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let write = |from: &'static str, id: &'static str, at: i64| wa_inbound("pn-41", id, from, "hi", at);
+    let me = json!({"type": "user", "id": agent});
+    let by_hand = json!({"assignee": me});
+    // The first contact's thread, given to the agent by hand, then resolved.
+    assert_eq!(callback(&app, "whatsapp", &write("14155550141", "wamid.41", now), None).await.status(), 200);
+    let first = app.get_json("/v1/threads", &key).await.1["data"][0]["id"].as_i64().expect("thread");
+    assert_eq!(patch(&app, &key, &format!("/v1/threads/{first}"), by_hand.clone()).await.status(), 200);
+    assert_eq!(patch(&app, &key, &format!("/v1/threads/{first}"), json!({"status": "resolved"})).await.status(), 200);
+    // The second contact's thread takes the agent's one place.
+    assert_eq!(callback(&app, "whatsapp", &write("14155550142", "wamid.42", now + 1), None).await.status(), 200);
+    let (_, list) = app.get_json("/v1/threads", &key).await;
+    let second =
+        list["data"].as_array().expect("data").iter().map(|t| t["id"].as_i64().expect("id")).max().expect("two");
+    assert_eq!(patch(&app, &key, &format!("/v1/threads/{second}"), by_hand).await.status(), 200);
+    let before = thread(&app, &key, first).await;
+    assert_eq!(before["assignment_reason"], "manual");
+
+    // The first contact writes again: at capacity, the thread goes back to the manual team, which
+    // no policy serves: the reason stays, the time is the move's.
+    assert_eq!(callback(&app, "whatsapp", &write("14155550141", "wamid.43", now + 2), None).await.status(), 200);
+    let t = thread(&app, &key, first).await;
+    assert_eq!((&t["status"], &t["assignee"]), (&json!("open"), &json!({"type": "team", "id": team})));
+    assert_eq!(t["assignment_reason"], "manual", "{t}");
+    assert!(t["assigned_at"].as_str() > before["assigned_at"].as_str(), "{t}");
+}
