@@ -329,38 +329,63 @@ pub(crate) async fn user_token(app: &TestApp, ws: i64, user: i64) -> String {
     token.secret
 }
 
+/// A WhatsApp channel routed to a one-agent team of `mode` with capacity 1, whose contacts write
+/// through the platform's callbacks (so a resolved thread reopens as in production).
+struct Inbox {
+    _graph: crate::connectors::Graph,
+    app: TestApp,
+    ws: crate::helpers::TestWorkspace,
+    key: String,
+    agent: i64,
+    team: i64,
+    phone_id: &'static str,
+    now: i64,
+}
+
+impl Inbox {
+    async fn new(mode: &str, phone_id: &'static str) -> Inbox {
+        let graph = crate::connectors::Graph::start();
+        let app = crate::connectors::spawn(&graph).await;
+        let (ws, key) = app.advanced_with_key().await;
+        let ch = crate::connectors::whatsapp_channel(&app, &key, phone_id).await;
+        let agent = add_agent(&app, ws.id).await;
+        let team = routed_team(&app, &key, ch, &[agent], mode, json!(1)).await;
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        Inbox { _graph: graph, app, ws, key, agent, team, phone_id, now }
+    }
+
+    /// The contact `from` writes `after` seconds after the start.
+    async fn write(&self, from: &str, message_id: &str, after: i64) {
+        let body = crate::connectors::wa_inbound(self.phone_id, message_id, from, "hi", self.now + after);
+        assert_eq!(crate::connectors::callback(&self.app, "whatsapp", &body, None).await.status(), 200);
+    }
+}
+
 #[tokio::test]
 async fn a_reopened_thread_never_takes_its_member_over_capacity_it_waits_for_room() {
-    use crate::connectors::{callback, spawn, wa_inbound, whatsapp_channel, Graph};
-    let graph = Graph::start();
-    let app = spawn(&graph).await;
-    let (ws, key) = app.advanced_with_key().await;
-    let ch = whatsapp_channel(&app, &key, "pn-31").await;
-    let agent = add_agent(&app, ws.id).await;
-    let team = routed_team(&app, &key, ch, &[agent], "balanced", json!(1)).await;
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let write = |from: &'static str, id: &'static str, at: i64| wa_inbound("pn-31", id, from, "hi", at);
-    assert_eq!(callback(&app, "whatsapp", &write("14155550123", "wamid.1", now), None).await.status(), 200);
-    let (_, list) = app.get_json("/v1/threads", &key).await;
+    let inbox = Inbox::new("balanced", "pn-31").await;
+    let (app, ws, key, agent, team) = (&inbox.app, &inbox.ws, &inbox.key, inbox.agent, inbox.team);
+    inbox.write("14155550123", "wamid.1", 0).await;
+    let (_, list) = app.get_json("/v1/threads", key).await;
     let first = list["data"][0]["id"].as_i64().expect("thread");
     let me = json!({"type": "user", "id": agent});
-    assert_eq!(thread(&app, &key, first).await["assignee"], me);
-    assert_eq!(patch(&app, &key, &format!("/v1/threads/{first}"), json!({"status": "resolved"})).await.status(), 200);
-    assert_eq!(callback(&app, "whatsapp", &write("14155550124", "wamid.2", now + 1), None).await.status(), 200);
-    let (_, list) = app.get_json("/v1/threads", &key).await;
+    assert_eq!(thread(app, key, first).await["assignee"], me);
+    assert_eq!(patch(app, key, &format!("/v1/threads/{first}"), json!({"status": "resolved"})).await.status(), 200);
+    inbox.write("14155550124", "wamid.2", 1).await;
+    let (_, list) = app.get_json("/v1/threads", key).await;
     let second =
         list["data"].as_array().expect("data").iter().map(|t| t["id"].as_i64().expect("id")).max().expect("two");
-    assert_eq!(thread(&app, &key, second).await["assignee"], me, "the member has room for one");
+    assert_eq!(thread(app, key, second).await["assignee"], me, "the member has room for one");
 
     // The first contact writes again: the member is at capacity, so the thread waits with the team,
     // assigned to it now by its policy.
-    let assigned_before = thread(&app, &key, first).await["assigned_at"].clone();
-    assert_eq!(callback(&app, "whatsapp", &write("14155550123", "wamid.3", now + 2), None).await.status(), 200);
-    let t = thread(&app, &key, first).await;
+    let assigned_before = thread(app, key, first).await["assigned_at"].clone();
+    inbox.write("14155550123", "wamid.3", 2).await;
+    let t = thread(app, key, first).await;
     assert_eq!((&t["status"], &t["assignee"]), (&json!("open"), &json!({"type": "team", "id": team})));
     assert_eq!(t["assignment_reason"], "balanced");
     assert!(t["assigned_at"].as_str() > assigned_before.as_str(), "{} after {assigned_before}", t["assigned_at"]);
-    let events: Vec<(String, Value)> = thread_events(&app, first).await;
+    let events: Vec<(String, Value)> = thread_events(app, first).await;
     let tail: Vec<&str> = events.iter().rev().take(2).rev().map(|(ty, _)| ty.as_str()).collect();
     assert_eq!(tail, ["thread.status_changed", "thread.assigned"]);
     assert_eq!(events.last().map(|e| &e.1), Some(&t), "one event with where it went");
@@ -369,9 +394,9 @@ async fn a_reopened_thread_never_takes_its_member_over_capacity_it_waits_for_roo
     let until = time::OffsetDateTime::now_utc() + time::Duration::hours(1);
     let until = until.format(&time::format_description::well_known::Rfc3339).expect("time");
     let snooze = json!({"status": "snoozed", "snoozed_until": until});
-    assert_eq!(patch(&app, &key, &format!("/v1/threads/{second}"), snooze).await.status(), 200);
+    assert_eq!(patch(app, key, &format!("/v1/threads/{second}"), snooze).await.status(), 200);
     assert_eq!(app::lifecycle::run_once(&app.db).await.expect("pass").assigned, 1);
-    assert_eq!(thread(&app, &key, first).await["assignee"], me);
+    assert_eq!(thread(app, key, first).await["assignee"], me);
 
     // The snooze ends while the member is at capacity: that thread waits with the team in turn.
     let mut conn = app.db.conn().await.expect("conn");
@@ -381,44 +406,36 @@ async fn a_reopened_thread_never_takes_its_member_over_capacity_it_waits_for_roo
         .await
         .expect("due");
     assert_eq!(app::lifecycle::run_once(&app.db).await.expect("pass").reopened, 1);
-    let t = thread(&app, &key, second).await;
+    let t = thread(app, key, second).await;
     assert_eq!((&t["status"], &t["assignee"]), (&json!("open"), &json!({"type": "team", "id": team})));
-    let open_with_member =
-        holders(&app, ws.id).await.iter().filter(|(_, w)| *w == format!("user:{agent}:open")).count();
+    let open_with_member = holders(app, ws.id).await.iter().filter(|(_, w)| *w == format!("user:{agent}:open")).count();
     assert_eq!(open_with_member, 1, "never over capacity");
 }
 
 #[tokio::test]
 async fn a_manual_teams_capacity_sends_a_reopened_thread_back_keeping_its_reason() {
-    use crate::connectors::{callback, spawn, wa_inbound, whatsapp_channel, Graph};
-    let graph = Graph::start();
-    let app = spawn(&graph).await;
-    let (ws, key) = app.advanced_with_key().await;
-    let ch = whatsapp_channel(&app, &key, "pn-41").await;
-    let agent = add_agent(&app, ws.id).await;
-    let team = routed_team(&app, &key, ch, &[agent], "manual", json!(1)).await;
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let write = |from: &'static str, id: &'static str, at: i64| wa_inbound("pn-41", id, from, "hi", at);
+    let inbox = Inbox::new("manual", "pn-41").await;
+    let (app, key, agent, team) = (&inbox.app, &inbox.key, inbox.agent, inbox.team);
     let me = json!({"type": "user", "id": agent});
     let by_hand = json!({"assignee": me});
     // The first contact's thread, given to the agent by hand, then resolved.
-    assert_eq!(callback(&app, "whatsapp", &write("14155550141", "wamid.41", now), None).await.status(), 200);
-    let first = app.get_json("/v1/threads", &key).await.1["data"][0]["id"].as_i64().expect("thread");
-    assert_eq!(patch(&app, &key, &format!("/v1/threads/{first}"), by_hand.clone()).await.status(), 200);
-    assert_eq!(patch(&app, &key, &format!("/v1/threads/{first}"), json!({"status": "resolved"})).await.status(), 200);
+    inbox.write("14155550141", "wamid.41", 0).await;
+    let first = app.get_json("/v1/threads", key).await.1["data"][0]["id"].as_i64().expect("thread");
+    assert_eq!(patch(app, key, &format!("/v1/threads/{first}"), by_hand.clone()).await.status(), 200);
+    assert_eq!(patch(app, key, &format!("/v1/threads/{first}"), json!({"status": "resolved"})).await.status(), 200);
     // The second contact's thread takes the agent's one place.
-    assert_eq!(callback(&app, "whatsapp", &write("14155550142", "wamid.42", now + 1), None).await.status(), 200);
-    let (_, list) = app.get_json("/v1/threads", &key).await;
+    inbox.write("14155550142", "wamid.42", 1).await;
+    let (_, list) = app.get_json("/v1/threads", key).await;
     let second =
         list["data"].as_array().expect("data").iter().map(|t| t["id"].as_i64().expect("id")).max().expect("two");
-    assert_eq!(patch(&app, &key, &format!("/v1/threads/{second}"), by_hand).await.status(), 200);
-    let before = thread(&app, &key, first).await;
+    assert_eq!(patch(app, key, &format!("/v1/threads/{second}"), by_hand).await.status(), 200);
+    let before = thread(app, key, first).await;
     assert_eq!(before["assignment_reason"], "manual");
 
     // The first contact writes again: at capacity, the thread goes back to the manual team, which
     // no policy serves: the reason stays, the time is the move's.
-    assert_eq!(callback(&app, "whatsapp", &write("14155550141", "wamid.43", now + 2), None).await.status(), 200);
-    let t = thread(&app, &key, first).await;
+    inbox.write("14155550141", "wamid.43", 2).await;
+    let t = thread(app, key, first).await;
     assert_eq!((&t["status"], &t["assignee"]), (&json!("open"), &json!({"type": "team", "id": team})));
     assert_eq!(t["assignment_reason"], "manual", "{t}");
     assert!(t["assigned_at"].as_str() > before["assigned_at"].as_str(), "{t}");
