@@ -157,8 +157,8 @@ diesel::table! {
 diesel::table! {
     login_throttle (subject) {
         subject -> Text,
-        failures -> Int4,
-        window_started_at -> Timestamptz,
+        last_failed_at -> Timestamptz,
+        failed_at -> Array<Timestamptz>,
     }
 }
 

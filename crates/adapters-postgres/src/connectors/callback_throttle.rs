@@ -1,20 +1,17 @@
 //! Badly signed platform callbacks per client address, in PostgreSQL so that every instance
 //! counts them together. They share the sign-in throttle's table (`login_throttle`: one row per
-//! subject, its failures and when its window began) under subjects of their own
+//! subject, the times of its latest failures) under subjects of their own
 //! (`callback:ip:…`, [`ThrottleSubject::callbacks_from`]), and its daily clean-up.
 
 use async_trait::async_trait;
-use diesel::sql_types::{Integer, Text, Timestamptz};
-use diesel::OptionalExtension;
-use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use domain::auth::throttle::{ThrottleRecord, ThrottleSubject};
+use diesel_async::AsyncConnection;
+use domain::auth::throttle::{ThrottlePolicy, ThrottleRecord, ThrottleSubject};
 use domain::connectors::CallbackThrottle;
 use domain::RepoError;
-use time::{Duration, OffsetDateTime};
+use time::OffsetDateTime;
 
-use crate::credentials::throttle::{lock_records, store_records};
+use crate::credentials::throttle::{lock_records, read_record, store_records};
 use crate::error::repo;
 use crate::pool::Db;
 
@@ -31,40 +28,18 @@ impl PgCallbackThrottle {
     }
 }
 
-#[derive(QueryableByName)]
-struct Row {
-    #[diesel(sql_type = Integer)]
-    failures: i32,
-    #[diesel(sql_type = Timestamptz)]
-    window_started_at: OffsetDateTime,
-}
-
-async fn read(conn: &mut AsyncPgConnection, subject: &ThrottleSubject) -> diesel::QueryResult<Option<ThrottleRecord>> {
-    let row: Option<Row> =
-        diesel::sql_query("SELECT failures, window_started_at FROM login_throttle WHERE subject = $1")
-            .bind::<Text, _>(subject.as_str())
-            .get_result(conn)
-            .await
-            .optional()?;
-    Ok(row.map(|r| ThrottleRecord {
-        subject: subject.clone(),
-        failures: u32::try_from(r.failures).unwrap_or(0),
-        window_started_at: r.window_started_at,
-    }))
-}
-
 #[async_trait]
 impl CallbackThrottle for PgCallbackThrottle {
     async fn record(&self, subject: &ThrottleSubject) -> Result<Option<ThrottleRecord>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        read(&mut conn, subject).await.map_err(repo)
+        read_record(&mut conn, subject).await.map_err(repo)
     }
 
     async fn count_failure(
         &self,
         subject: &ThrottleSubject,
         now: OffsetDateTime,
-        window: Duration,
+        policy: ThrottlePolicy,
     ) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let subject = subject.clone();
@@ -75,7 +50,7 @@ impl CallbackThrottle for PgCallbackThrottle {
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
                 let records = lock_records(conn, &[subject.as_str().to_owned()]).await?;
-                let counted = ThrottleRecord::after_failure(&subject, <[_]>::first(&records), now, window);
+                let counted = ThrottleRecord::after_failure(&subject, <[_]>::first(&records), now, policy);
                 store_records(conn, &[counted]).await
             }
             .scope_boxed()

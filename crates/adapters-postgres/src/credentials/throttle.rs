@@ -33,8 +33,9 @@ pub struct PgLoginThrottle {
 struct LocalGate {
     /// One queue per subject with reservations in flight in this process.
     turns: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    /// Subjects the database refused, until their window ends. Never wrong for long: an
-    /// exhausted window only shrinks when a reservation made before it was exhausted succeeds.
+    /// Subjects the database refused, until the oldest of their budget's failures leaves the
+    /// window. Never wrong for long: that only comes sooner when a reservation made before the
+    /// budget was spent succeeds.
     refused: std::sync::Mutex<HashMap<String, OffsetDateTime>>,
 }
 
@@ -95,10 +96,28 @@ impl PgLoginThrottle {
 struct ThrottleRow {
     #[diesel(sql_type = Text)]
     subject: String,
-    #[diesel(sql_type = Integer)]
-    failures: i32,
-    #[diesel(sql_type = Timestamptz)]
-    window_started_at: OffsetDateTime,
+    #[diesel(sql_type = Array<Timestamptz>)]
+    failed_at: Vec<OffsetDateTime>,
+}
+
+impl From<ThrottleRow> for ThrottleRecord {
+    fn from(r: ThrottleRow) -> Self {
+        ThrottleRecord { subject: ThrottleSubject::from_stored(r.subject), failed_at: r.failed_at }
+    }
+}
+
+/// The record of `subject`, read without its lock.
+pub(crate) async fn read_record(
+    conn: &mut diesel_async::AsyncPgConnection,
+    subject: &ThrottleSubject,
+) -> QueryResult<Option<ThrottleRecord>> {
+    let row: Option<ThrottleRow> =
+        diesel::sql_query("SELECT subject, failed_at FROM login_throttle WHERE subject = $1")
+            .bind::<Text, _>(subject.as_str())
+            .get_result(conn)
+            .await
+            .optional()?;
+    Ok(row.map(ThrottleRecord::from))
 }
 
 /// The class of the advisory locks that serialise reservations of one throttle subject (the
@@ -121,18 +140,11 @@ pub(crate) async fn lock_records(
             .await?;
     }
     let rows: Vec<ThrottleRow> =
-        diesel::sql_query("SELECT subject, failures, window_started_at FROM login_throttle WHERE subject = ANY ($1)")
+        diesel::sql_query("SELECT subject, failed_at FROM login_throttle WHERE subject = ANY ($1)")
             .bind::<Array<Text>, _>(keys)
             .load(conn)
             .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| ThrottleRecord {
-            subject: ThrottleSubject::from_stored(r.subject),
-            failures: u32::try_from(r.failures).unwrap_or(0),
-            window_started_at: r.window_started_at,
-        })
-        .collect())
+    Ok(rows.into_iter().map(ThrottleRecord::from).collect())
 }
 
 /// Stores `records` as they are (decided by [`ThrottleRecord::after_failure`] under the
@@ -141,20 +153,19 @@ pub(crate) async fn store_records(
     conn: &mut diesel_async::AsyncPgConnection,
     records: &[ThrottleRecord],
 ) -> QueryResult<()> {
-    let subjects: Vec<&str> = records.iter().map(|r| r.subject.as_str()).collect();
-    let failures: Vec<i32> = records.iter().map(|r| i32::try_from(r.failures).unwrap_or(i32::MAX)).collect();
-    let started: Vec<OffsetDateTime> = records.iter().map(|r| r.window_started_at).collect();
-    diesel::sql_query(
-        "INSERT INTO login_throttle (subject, failures, window_started_at) \
-         SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[]) \
-         ON CONFLICT (subject) DO UPDATE SET failures = excluded.failures, \
-                                             window_started_at = excluded.window_started_at",
-    )
-    .bind::<Array<Text>, _>(subjects)
-    .bind::<Array<Integer>, _>(failures)
-    .bind::<Array<Timestamptz>, _>(started)
-    .execute(conn)
-    .await?;
+    for record in records {
+        let Some(last) = record.last_failed_at() else { continue };
+        diesel::sql_query(
+            "INSERT INTO login_throttle (subject, failed_at, last_failed_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (subject) DO UPDATE SET failed_at = excluded.failed_at, \
+                                                 last_failed_at = excluded.last_failed_at",
+        )
+        .bind::<Text, _>(record.subject.as_str())
+        .bind::<Array<Timestamptz>, _>(&record.failed_at)
+        .bind::<Timestamptz, _>(last)
+        .execute(conn)
+        .await?;
+    }
     Ok(())
 }
 
@@ -225,8 +236,8 @@ impl PgLoginThrottle {
                 // Refused: nothing is written, so a refusal never extends the window.
                 if let Some(retry_after) = policy.retry_after(&records, now) {
                     for r in &records {
-                        if policy.retry_after(std::slice::from_ref(r), now).is_some() {
-                            gate.remember(r.subject.as_str().to_owned(), r.window_started_at + policy.window, now);
+                        if let Some(until) = policy.refused_until(r, now) {
+                            gate.remember(r.subject.as_str().to_owned(), until, now);
                         }
                     }
                     return Ok(Some(retry_after));
@@ -236,12 +247,12 @@ impl PgLoginThrottle {
                     .map(|key| {
                         let subject = ThrottleSubject::from_stored(key.clone());
                         let earlier = records.iter().find(|r| r.subject == subject);
-                        ThrottleRecord::after_failure(&subject, earlier, now, policy.window)
+                        ThrottleRecord::after_failure(&subject, earlier, now, policy)
                     })
                     .collect();
                 store_records(conn, &counted).await?;
                 // Subjects nobody retried for a day are forgotten; cheap thanks to the index.
-                diesel::sql_query("DELETE FROM login_throttle WHERE window_started_at < $1 - interval '1 day'")
+                diesel::sql_query("DELETE FROM login_throttle WHERE last_failed_at < $1 - interval '1 day'")
                     .bind::<Timestamptz, _>(now)
                     .execute(conn)
                     .await?;

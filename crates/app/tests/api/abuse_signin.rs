@@ -30,7 +30,7 @@ async fn login(app: &TestApp, client: &reqwest::Client, email: &str, password: &
         .expect("request")
 }
 
-/// `(subject, failures)` of the throttle, sorted.
+/// `(subject, failures kept)` of the throttle, sorted.
 async fn throttle_rows(app: &TestApp) -> Vec<(String, i32)> {
     use diesel_async::RunQueryDsl;
     #[derive(diesel::QueryableByName)]
@@ -41,10 +41,11 @@ async fn throttle_rows(app: &TestApp) -> Vec<(String, i32)> {
         failures: i32,
     }
     let mut conn = app.db.conn().await.expect("conn");
-    let rows: Vec<Row> = diesel::sql_query("SELECT subject, failures FROM login_throttle ORDER BY subject")
-        .load(&mut conn)
-        .await
-        .expect("rows");
+    let rows: Vec<Row> =
+        diesel::sql_query("SELECT subject, cardinality(failed_at) AS failures FROM login_throttle ORDER BY subject")
+            .load(&mut conn)
+            .await
+            .expect("rows");
     rows.into_iter().map(|r| (r.subject, r.failures)).collect()
 }
 
@@ -96,10 +97,11 @@ async fn a_refused_attempt_neither_counts_nor_extends_the_window() {
     for _ in 0..5 {
         assert_eq!(login(&app, &client, &ws.admin_email, "guess").await.status(), 401);
     }
-    // Move the window back so that only a few seconds of it remain.
+    // Move the failures back so that they leave the window in a few seconds.
     crate::credentials::sql(
         &app,
-        "UPDATE login_throttle SET window_started_at = now() - interval '14 minutes 57 seconds'",
+        "UPDATE login_throttle \
+         SET failed_at = array_fill(now() - interval '14 minutes 57 seconds', ARRAY[cardinality(failed_at)])",
     )
     .await;
     let before = throttle_rows(&app).await;
@@ -116,6 +118,35 @@ async fn a_refused_attempt_neither_counts_nor_extends_the_window() {
     // process remembers end with the window too).
     tokio::time::sleep(std::time::Duration::from_secs(last + 1)).await;
     assert_eq!(login(&app, &client, &ws.admin_email, &ws.admin_password).await.status(), 200);
+}
+
+#[tokio::test]
+async fn the_window_slides_so_no_fifteen_minutes_hold_more_than_five_failures() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let client = client_from([127, 0, 0, 1]);
+    for _ in 0..5 {
+        assert_eq!(login(&app, &client, &ws.admin_email, "guess").await.status(), 401);
+    }
+    // The first failure nearly 15 minutes ago, the four others a minute ago: counted from the
+    // first failure, the window would end in a few seconds and five more guesses would pass.
+    crate::credentials::sql(
+        &app,
+        "UPDATE login_throttle SET failed_at = \
+           ARRAY[now() - interval '14 minutes 57 seconds'] || array_fill(now() - interval '1 minute', ARRAY[4])",
+    )
+    .await;
+    let res = login(&app, &client, &ws.admin_email, "guess").await;
+    let retry: u64 = header(&res, "retry-after").and_then(|v| v.parse().ok()).expect("Retry-After");
+    assert!(retry <= 4, "{retry}");
+    problem(res, 429, "rate_limited").await;
+    tokio::time::sleep(std::time::Duration::from_secs(retry + 1)).await;
+    // One failure has left the window: one more guess, then refused until the next leaves it.
+    assert_eq!(login(&app, &client, &ws.admin_email, "guess").await.status(), 401);
+    let res = login(&app, &client, &ws.admin_email, &ws.admin_password).await;
+    let retry: u64 = header(&res, "retry-after").and_then(|v| v.parse().ok()).expect("Retry-After");
+    assert!((13 * 60..=14 * 60).contains(&retry), "{retry}");
+    problem(res, 429, "rate_limited").await;
 }
 
 #[tokio::test]
@@ -216,4 +247,56 @@ async fn a_right_password_forgets_the_emails_failures_and_gives_the_network_its_
     assert_eq!(login(&app, &client, &ws.admin_email, &ws.admin_password).await.status(), 200);
     // Four reserved from the network, one given back; the e-mail from it starts afresh.
     assert_eq!(throttle_rows(&app).await, [("ip:127.0.0.3".to_owned(), 3)]);
+}
+
+/// Failures counted before the throttle kept their times still count after the upgrade, each
+/// dated at the start of its window: refused as before until that window would have ended.
+#[tokio::test]
+async fn failures_counted_before_the_sliding_window_still_count_after_the_upgrade() {
+    use domain::auth::{LoginThrottleStore, ThrottlePolicy, ThrottleSubject};
+    let (database, db, mut conn) = crate::helpers::filled_before(
+        "20261202000101",
+        &["INSERT INTO login_throttle (subject, failures, window_started_at) VALUES \
+             ('email:ip:10.0.0.1 ann@example.com', 5, now() - interval '10 minutes'), \
+             ('ip:10.0.0.2', 120, now() - interval '1 minute'), \
+             ('callback:ip:10.0.0.3', 3, now() - interval '2 days')"],
+    )
+    .await;
+    adapters_postgres::migrate::run_pending(&database.url).await.expect("migrate");
+    #[derive(diesel::QueryableByName, Debug, PartialEq)]
+    struct Kept {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        subject: String,
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        kept: i32,
+        #[diesel(sql_type = diesel::sql_types::Bool)]
+        dated: bool,
+    }
+    let kept: Vec<Kept> = diesel_async::RunQueryDsl::load(
+        diesel::sql_query(
+            "SELECT subject, cardinality(failed_at) AS kept, \
+                    failed_at[1] = last_failed_at AND failed_at[cardinality(failed_at)] = last_failed_at AS dated \
+             FROM login_throttle ORDER BY subject",
+        ),
+        &mut conn,
+    )
+    .await
+    .expect("rows");
+    let kept: Vec<(&str, i32, bool)> = kept.iter().map(|k| (k.subject.as_str(), k.kept, k.dated)).collect();
+    assert_eq!(
+        kept,
+        [("callback:ip:10.0.0.3", 3, true), ("email:ip:10.0.0.1 ann@example.com", 5, true), ("ip:10.0.0.2", 50, true)]
+    );
+    let throttle = adapters_postgres::credentials::PgLoginThrottle::new(db);
+    let now = time::OffsetDateTime::now_utc();
+    let policy = ThrottlePolicy::default();
+    let pair = [ThrottleSubject::from_stored("email:ip:10.0.0.1 ann@example.com".to_owned())];
+    let retry = throttle.reserve(&pair, now, policy).await.expect("reserve").expect("still refused");
+    assert!((4 * 60..=5 * 60).contains(&retry), "{retry}");
+    let network = [ThrottleSubject::from_stored("ip:10.0.0.2".to_owned())];
+    let retry = throttle.reserve(&network, now, policy).await.expect("reserve").expect("still refused");
+    assert!((13 * 60..=14 * 60).contains(&retry), "{retry}");
+    // A subject whose failures are long over may try again (and its row is cleaned up).
+    let old = [ThrottleSubject::from_stored("callback:ip:10.0.0.3".to_owned())];
+    assert_eq!(throttle.reserve(&old, now, policy).await.expect("reserve"), None);
 }

@@ -1,6 +1,11 @@
 //! The sign-in throttle: too many failed sign-ins for one e-mail address from one client network,
-//! or from one client network for any address, refuse further attempts (429) until the window that
-//! began with the first failure ends.
+//! or from one client network for any address, within the window refuse further attempts (429)
+//! until enough of them are older than the window.
+//!
+//! The window slides: each subject keeps the times of its latest failures (at most its budget of
+//! them), so "at most 5 in 15 minutes" holds for every 15 minutes, not only for windows counted
+//! from a first failure (with those, 5 failures at the end of one window and 5 at the start of the
+//! next would be 10 within seconds).
 //!
 //! An attempt is *reserved* before the password hash is computed, atomically for all its subjects
 //! (`docs/contract.md`, "Abuse limits"): a thousand concurrent guesses cannot all pass a check made
@@ -113,41 +118,48 @@ impl PasswordAttempt {
     }
 }
 
-/// A subject's failures in its current window.
+/// A subject's latest failures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThrottleRecord {
     /// Whose.
     pub subject: ThrottleSubject,
-    /// Failures since the window started.
-    pub failures: u32,
-    /// When the first failure of the window happened.
-    pub window_started_at: OffsetDateTime,
+    /// When its latest failures happened, oldest first: at most the subject's budget of them
+    /// ([`ThrottlePolicy::budget`]), since older ones can no longer decide anything.
+    pub failed_at: Vec<OffsetDateTime>,
 }
 
 impl ThrottleRecord {
-    /// `subject`'s record after one more failure at `now`, `earlier` being its record so far: the
-    /// failure counts in the window under way, or starts a new one when there is none or it
-    /// began `window` or longer ago. Sign-ins and badly signed callbacks count alike.
+    /// `subject`'s record after one more failure at `now`, `earlier` being its record so far:
+    /// failures `policy.window` or longer ago are dropped, and of the rest only the newest
+    /// `policy.budget(subject)` are kept. Sign-ins and badly signed callbacks count alike.
     pub fn after_failure(
         subject: &ThrottleSubject,
         earlier: Option<&ThrottleRecord>,
         now: OffsetDateTime,
-        window: Duration,
+        policy: ThrottlePolicy,
     ) -> ThrottleRecord {
-        match earlier.filter(|r| r.window_started_at > now - window) {
-            Some(r) => ThrottleRecord {
-                subject: subject.clone(),
-                failures: r.failures.saturating_add(1),
-                window_started_at: r.window_started_at,
-            },
-            None => ThrottleRecord { subject: subject.clone(), failures: 1, window_started_at: now },
-        }
+        let mut failed_at: Vec<OffsetDateTime> = earlier
+            .map(|r| r.failed_at.iter().copied().filter(|at| *at > now - policy.window).collect())
+            .unwrap_or_default();
+        failed_at.push(now);
+        failed_at.sort();
+        let budget = usize::try_from(policy.budget(subject)).unwrap_or(usize::MAX).max(1);
+        let excess = failed_at.len().saturating_sub(budget);
+        failed_at.drain(..excess);
+        ThrottleRecord { subject: subject.clone(), failed_at }
     }
 
-    /// The record after a reserved attempt is given back (the password was right): one failure
-    /// fewer in the same window; `None` (forgotten) when none is left.
+    /// The record after a reserved attempt is given back (the password was right): its newest
+    /// failure (the reservation's) taken off; `None` (forgotten) when none is left.
     pub fn refunded(&self) -> Option<ThrottleRecord> {
-        (self.failures > 1).then(|| ThrottleRecord { failures: self.failures - 1, ..self.clone() })
+        let mut failed_at = self.failed_at.clone();
+        failed_at.pop();
+        (!failed_at.is_empty()).then(|| ThrottleRecord { subject: self.subject.clone(), failed_at })
+    }
+
+    /// The newest failure, if any (what the daily clean-up looks at).
+    pub fn last_failed_at(&self) -> Option<OffsetDateTime> {
+        self.failed_at.iter().max().copied()
     }
 }
 
@@ -199,13 +211,36 @@ impl Default for ThrottlePolicy {
 }
 
 impl ThrottlePolicy {
-    /// Whole seconds until the longest of the exhausted windows among `records` ends, or `None`
-    /// when attempts are allowed now.
+    /// Failures `subject` may have within a window: [`ThrottlePolicy::per_email`] for an e-mail
+    /// from a network, [`ThrottlePolicy::per_client`] for anything else.
+    pub fn budget(&self, subject: &ThrottleSubject) -> u32 {
+        if subject.is_email() {
+            self.per_email
+        } else {
+            self.per_client
+        }
+    }
+
+    /// When `record`'s subject may try again, or `None` when it may now: with its budget of
+    /// failures within the window, once the oldest of them is `window` old.
+    pub fn refused_until(&self, record: &ThrottleRecord, now: OffsetDateTime) -> Option<OffsetDateTime> {
+        let budget = usize::try_from(self.budget(&record.subject)).unwrap_or(usize::MAX).max(1);
+        let mut recent: Vec<OffsetDateTime> =
+            record.failed_at.iter().copied().filter(|at| *at > now - self.window).collect();
+        if recent.len() < budget {
+            return None;
+        }
+        recent.sort();
+        Some(recent[recent.len() - budget] + self.window)
+    }
+
+    /// Whole seconds until every subject among `records` may try again, or `None` when attempts
+    /// are allowed now.
     pub fn retry_after(&self, records: &[ThrottleRecord], now: OffsetDateTime) -> Option<u64> {
         records
             .iter()
-            .filter(|r| r.failures >= if r.subject.is_email() { self.per_email } else { self.per_client })
-            .map(|r| r.window_started_at + self.window - now)
+            .filter_map(|r| self.refused_until(r, now))
+            .map(|until| until - now)
             .filter(|left| left.is_positive())
             .max()
             .map(|left| u64::try_from(left.whole_seconds()).unwrap_or(0) + u64::from(left.subsec_nanoseconds() > 0))
@@ -219,8 +254,17 @@ mod tests {
 
     const NOW: OffsetDateTime = datetime!(2026-11-20 12:00 UTC);
 
-    fn record(subject: ThrottleSubject, failures: u32, minutes_ago: i64) -> ThrottleRecord {
-        ThrottleRecord { subject, failures, window_started_at: NOW - Duration::minutes(minutes_ago) }
+    /// `subject`'s record with one failure at each of `seconds_ago`.
+    fn record(subject: ThrottleSubject, seconds_ago: &[i64]) -> ThrottleRecord {
+        let mut failed_at: Vec<OffsetDateTime> = seconds_ago.iter().map(|s| NOW - Duration::seconds(*s)).collect();
+        failed_at.sort();
+        ThrottleRecord { subject, failed_at }
+    }
+
+    /// `n` failures, the oldest `minutes_ago`, one a second after it.
+    fn failures(subject: ThrottleSubject, n: i64, minutes_ago: i64) -> ThrottleRecord {
+        let seconds: Vec<i64> = (0..n).map(|i| minutes_ago * 60 - i).collect();
+        record(subject, &seconds)
     }
 
     fn ann() -> Email {
@@ -229,6 +273,10 @@ mod tests {
 
     fn email() -> ThrottleSubject {
         ThrottleSubject::email_from(&ann(), Some("10.0.0.1".parse().expect("ip")))
+    }
+
+    fn network() -> ThrottleSubject {
+        ThrottleSubject::client("10.0.0.1".parse().expect("ip"))
     }
 
     #[test]
@@ -245,52 +293,80 @@ mod tests {
     }
 
     #[test]
-    fn a_failure_counts_in_the_window_under_way_or_starts_a_new_one() {
-        let window = Duration::minutes(15);
-        let first = ThrottleRecord::after_failure(&email(), None, NOW, window);
-        assert_eq!(first, record(email(), 1, 0));
+    fn a_failure_is_kept_with_the_latest_ones_still_in_the_window() {
+        let p = ThrottlePolicy::default();
+        assert_eq!(ThrottleRecord::after_failure(&email(), None, NOW, p), record(email(), &[0]));
         assert_eq!(
-            ThrottleRecord::after_failure(&email(), Some(&record(email(), 4, 14)), NOW, window),
-            record(email(), 5, 14)
+            ThrottleRecord::after_failure(&email(), Some(&record(email(), &[840, 60])), NOW, p),
+            record(email(), &[840, 60, 0])
         );
-        // A window that began exactly `window` ago is over.
+        // A failure exactly `window` old no longer counts, and is dropped.
         assert_eq!(
-            ThrottleRecord::after_failure(&email(), Some(&record(email(), 9, 15)), NOW, window),
-            record(email(), 1, 0)
+            ThrottleRecord::after_failure(&email(), Some(&record(email(), &[900, 899])), NOW, p),
+            record(email(), &[899, 0])
         );
+        // Only the budget's newest are kept: older ones can no longer decide anything.
+        let full = failures(email(), 5, 10);
+        let next = ThrottleRecord::after_failure(&email(), Some(&full), NOW, p);
+        assert_eq!(next.failed_at.len(), 5);
+        assert_eq!(next.failed_at.first(), full.failed_at.get(1));
+        assert_eq!(next.last_failed_at(), Some(NOW));
+        // A network keeps its own, larger budget.
+        let busy = failures(network(), 50, 10);
+        assert_eq!(ThrottleRecord::after_failure(&network(), Some(&busy), NOW, p).failed_at.len(), 50);
     }
 
     #[test]
-    fn a_refund_gives_one_attempt_back_and_forgets_a_record_left_empty() {
-        assert_eq!(record(email(), 3, 4).refunded(), Some(record(email(), 2, 4)));
-        assert_eq!(record(email(), 1, 4).refunded(), None);
-        assert_eq!(record(email(), 0, 4).refunded(), None);
+    fn a_refund_takes_the_newest_failure_off_and_forgets_a_record_left_empty() {
+        assert_eq!(record(email(), &[300, 200, 1]).refunded(), Some(record(email(), &[300, 200])));
+        assert_eq!(record(email(), &[1]).refunded(), None);
+        assert_eq!(record(email(), &[]).refunded(), None);
     }
 
     #[test]
     fn a_success_forgets_the_pair_and_refunds_the_network() {
-        let network = ThrottleSubject::client("10.0.0.1".parse().expect("ip"));
         let other = ThrottleSubject::client("10.0.0.9".parse().expect("ip"));
-        let records = [record(email(), 4, 3), record(network.clone(), 7, 3), record(other.clone(), 2, 3)];
-        let released = release(&records, &email(), std::slice::from_ref(&network));
-        assert_eq!(released, ThrottleRelease { kept: vec![record(network.clone(), 6, 3)], gone: vec![email()] });
-        let last = release(&[record(network.clone(), 1, 3)], &email(), std::slice::from_ref(&network));
-        assert_eq!(last, ThrottleRelease { kept: vec![], gone: vec![network] });
+        let records = [record(email(), &[9, 8]), record(network(), &[30, 20, 1]), record(other.clone(), &[5])];
+        let released = release(&records, &email(), std::slice::from_ref(&network()));
+        assert_eq!(released, ThrottleRelease { kept: vec![record(network(), &[30, 20])], gone: vec![email()] });
+        let last = release(&[record(network(), &[3])], &email(), std::slice::from_ref(&network()));
+        assert_eq!(last, ThrottleRelease { kept: vec![], gone: vec![network()] });
     }
 
     #[test]
-    fn refuses_after_the_limit_until_the_window_ends() {
+    fn refuses_with_the_budget_in_the_window_until_the_oldest_of_it_is_window_old() {
         let p = ThrottlePolicy::default();
-        assert_eq!(p.retry_after(&[record(email(), 4, 1)], NOW), None);
-        assert_eq!(p.retry_after(&[record(email(), 5, 1)], NOW), Some(14 * 60));
-        assert_eq!(p.retry_after(&[record(email(), 9, 15)], NOW), None);
+        assert_eq!(p.retry_after(&[failures(email(), 4, 1)], NOW), None);
+        assert_eq!(p.retry_after(&[failures(email(), 5, 1)], NOW), Some(14 * 60));
+        assert_eq!(p.retry_after(&[record(email(), &[900, 899, 898, 897, 896])], NOW), None);
+        // Four of the five in the window: one more may fail.
+        assert_eq!(p.retry_after(&[record(email(), &[905, 600, 500, 400, 300])], NOW), None);
+    }
+
+    #[test]
+    fn the_window_slides_so_no_fifteen_minutes_hold_more_than_the_budget() {
+        let p = ThrottlePolicy::default();
+        // Five failures in the last minute of a quarter of an hour that began with a failure
+        // 14:59 ago: with windows counted from a first failure, five more would be allowed a
+        // second later; here the next attempt waits for the oldest of the five.
+        let mut r = record(email(), &[899]);
+        for s in [59, 50, 40, 30] {
+            r = ThrottleRecord::after_failure(&email(), Some(&r), NOW - Duration::seconds(s), p);
+        }
+        assert_eq!(p.retry_after(std::slice::from_ref(&r), NOW), Some(1));
+        // Two seconds on, the oldest is out of the window: one attempt, not five.
+        let later = NOW + Duration::seconds(2);
+        assert_eq!(p.retry_after(std::slice::from_ref(&r), later), None);
+        let r = ThrottleRecord::after_failure(&email(), Some(&r), later, p);
+        assert_eq!(p.retry_after(std::slice::from_ref(&r), later), Some(15 * 60 - 59 - 2));
+        assert_eq!(p.refused_until(&r, later), Some(NOW - Duration::seconds(59) + p.window));
     }
 
     #[test]
     fn clients_have_their_own_limit() {
         let p = ThrottlePolicy::default();
-        let client = ThrottleSubject::client("10.0.0.1".parse().expect("ip"));
-        assert_eq!(p.retry_after(&[record(client.clone(), 49, 0)], NOW), None);
-        assert_eq!(p.retry_after(&[record(client, 50, 5), record(email(), 5, 1)], NOW), Some(14 * 60));
+        assert_eq!(p.retry_after(&[failures(network(), 49, 0)], NOW), None);
+        assert_eq!(p.retry_after(&[failures(network(), 50, 5), failures(email(), 5, 1)], NOW), Some(14 * 60));
+        assert_eq!(p.retry_after(&[failures(network(), 50, 5)], NOW), Some(10 * 60));
     }
 }

@@ -36,8 +36,8 @@ pub const MAX_CALLBACK_ACCOUNTS: usize = 100;
 /// Most distinct app secrets one callback is checked against (`docs/contract.md`, "Abuse limits").
 pub const MAX_CANDIDATE_SECRETS: usize = 4;
 
-/// Badly signed callbacks per client address: more than 20 in a minute are refused (429) until the
-/// minute that began with the first of them ends.
+/// Badly signed callbacks per client address: more than 20 within any minute are refused (429)
+/// until the oldest of the latest 20 is a minute old.
 pub const CALLBACK_THROTTLE: ThrottlePolicy =
     ThrottlePolicy { per_email: 20, per_client: 20, window: Duration::minutes(1) };
 
@@ -110,8 +110,9 @@ pub struct CallbackService {
     /// The template catalogue, for WhatsApp's template status changes (named by WABA id, checked
     /// against the app secrets of the channels holding those WABAs).
     templates: Option<Arc<TemplatesService>>,
-    /// Addresses found over budget, until their window ends: a flood is refused from memory,
-    /// without a query per request. Never wrong for long: a window only ends.
+    /// Addresses found over budget, until the oldest of their budget's failures leaves the
+    /// window: a flood is refused from memory, without a query per request. Never wrong: only
+    /// time moves failures out of the window.
     refused: Mutex<HashMap<ThrottleSubject, OffsetDateTime>>,
     /// Channels' app secrets by the sealed credentials they were opened from, so a flood naming
     /// the same accounts again costs no decryption; changed credentials are opened anew.
@@ -173,7 +174,7 @@ impl CallbackService {
         self.admit(&subject, now).await?;
         let verdict = self.check(&callback).await;
         if matches!(verdict, Err(CallbackError::BadSignature)) {
-            self.throttle.count_failure(&subject, now, CALLBACK_THROTTLE.window).await?;
+            self.throttle.count_failure(&subject, now, CALLBACK_THROTTLE).await?;
         }
         let Checked { secret, entries, mut channels, templates } = verdict?;
         let named = entries.len() + templates.len();
@@ -213,14 +214,12 @@ impl CallbackService {
             Some(until) if until > now => Some(until),
             _ => {
                 let record = self.throttle.record(subject).await?;
-                record.filter(|r| CALLBACK_THROTTLE.retry_after(std::slice::from_ref(r), now).is_some()).map(|r| {
-                    let until = r.window_started_at + CALLBACK_THROTTLE.window;
+                record.and_then(|r| CALLBACK_THROTTLE.refused_until(&r, now)).inspect(|until| {
                     let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
                     if refused.len() >= MAX_REMEMBERED {
                         refused.retain(|_, u| *u > now);
                     }
-                    refused.insert(subject.clone(), until);
-                    until
+                    refused.insert(subject.clone(), *until);
                 })
             }
         };

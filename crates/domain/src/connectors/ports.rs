@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use time::{Duration, OffsetDateTime};
+use time::OffsetDateTime;
 
 use super::model::{ChannelCredentials, GatewayError, OutboundContent, OutboundRequest, PlatformEvents, ProofError};
-use crate::auth::throttle::{ThrottleRecord, ThrottleSubject};
+use crate::auth::throttle::{ThrottlePolicy, ThrottleRecord, ThrottleSubject};
 use crate::channels::{ChannelId, ChannelType};
 use crate::common::error::RepoError;
 use crate::messaging::MessageId;
@@ -171,14 +171,14 @@ pub trait CallbackWork: Send + Sync {
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait CallbackThrottle: Send + Sync {
-    /// The subject's failures in its current window, if it has any.
+    /// The subject's latest failures, if it has any.
     ///
     /// # Errors
     /// Infrastructure failures only.
     async fn record(&self, subject: &ThrottleSubject) -> Result<Option<ThrottleRecord>, RepoError>;
 
-    /// Counts one badly signed callback at `now` (a window that began `window` or longer ago
-    /// starts anew with it).
+    /// Counts one badly signed callback at `now` ([`ThrottleRecord::after_failure`] under the
+    /// subject's lock, so concurrent failures from every instance all count).
     ///
     /// # Errors
     /// Infrastructure failures only.
@@ -186,6 +186,6 @@ pub trait CallbackThrottle: Send + Sync {
         &self,
         subject: &ThrottleSubject,
         now: OffsetDateTime,
-        window: Duration,
+        policy: ThrottlePolicy,
     ) -> Result<(), RepoError>;
 }
