@@ -60,18 +60,9 @@ impl ExpiryNoticeStore for PgExpiryNotices {
                 let mut admins: HashMap<i64, Vec<Email>> = HashMap::new();
                 for key in rows.into_iter().map(ApiKey::from) {
                     let Some(decision) = decide_expiry_notice(&key, notice, now) else { continue };
-                    if decision == NoticeDecision::Send {
-                        let ws = key.workspace_id;
-                        // The admins are read once per workspace and batch.
-                        let to = match admins.entry(ws.0) {
-                            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                            std::collections::hash_map::Entry::Vacant(e) => {
-                                e.insert(crate::mail::admin_recipients(conn, ws).await?)
-                            }
-                        };
-                        crate::mail::enqueue(conn, &expiry_mails(&key, to, &site, now)).await?;
-                    }
-                    diesel::insert_into(api_key_expiry_notices::table)
+                    // The record first: an instance whose read came before another's commit finds
+                    // the notice recorded here (the insert sees committed rows) and mails nothing.
+                    let recorded = diesel::insert_into(api_key_expiry_notices::table)
                         .values((
                             api_key_expiry_notices::workspace_id.eq(key.workspace_id.0),
                             api_key_expiry_notices::api_key_id.eq(key.id.0),
@@ -81,6 +72,18 @@ impl ExpiryNoticeStore for PgExpiryNotices {
                         .on_conflict_do_nothing()
                         .execute(conn)
                         .await?;
+                    if recorded == 0 || decision != NoticeDecision::Send {
+                        continue;
+                    }
+                    let ws = key.workspace_id;
+                    // The admins are read once per workspace and batch.
+                    let to = match admins.entry(ws.0) {
+                        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            e.insert(crate::mail::admin_recipients(conn, ws).await?)
+                        }
+                    };
+                    crate::mail::enqueue(conn, &expiry_mails(&key, to, &site, now)).await?;
                 }
                 Ok(count)
             }

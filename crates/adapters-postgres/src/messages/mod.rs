@@ -121,10 +121,12 @@ fn idempotency_cutoff() -> OffsetDateTime {
 /// exists (waiting for a concurrent request with the same key to commit). `false` when the key
 /// was already taken, so the caller answers from [`existing_key`].
 async fn claim_key(conn: &mut AsyncPgConnection, ws: WorkspaceId, key: &IdempotencyKey) -> diesel::QueryResult<bool> {
+    // An expired key goes, and so does a committed key without its message: only a refused send
+    // of a group could leave one before keys were released on refusal (nothing to replay).
     diesel::delete(idempotency_keys::table)
         .filter(idempotency_keys::workspace_id.eq(ws.0))
         .filter(idempotency_keys::key.eq(&key.key))
-        .filter(idempotency_keys::created_at.le(idempotency_cutoff()))
+        .filter(idempotency_keys::created_at.le(idempotency_cutoff()).or(idempotency_keys::message_id.is_null()))
         .execute(conn)
         .await?;
     let inserted = diesel::insert_into(idempotency_keys::table)
@@ -137,6 +139,17 @@ async fn claim_key(conn: &mut AsyncPgConnection, ws: WorkspaceId, key: &Idempote
         .execute(conn)
         .await?;
     Ok(inserted > 0)
+}
+
+/// Gives back keys claimed in this transaction by sends that were refused (no message to replay).
+async fn release_keys(conn: &mut AsyncPgConnection, ws: WorkspaceId, keys: &[&str]) -> diesel::QueryResult<()> {
+    diesel::delete(idempotency_keys::table)
+        .filter(idempotency_keys::workspace_id.eq(ws.0))
+        .filter(idempotency_keys::key.eq_any(keys))
+        .filter(idempotency_keys::message_id.is_null())
+        .execute(conn)
+        .await?;
+    Ok(())
 }
 
 /// The live earlier use of the key, if any: the facts [`IdempotencyKey::replay_of`] and

@@ -17,7 +17,9 @@ use time::OffsetDateTime;
 use super::recipients::{
     addressed_by_phone, contacts_for_addresses, thread_for_address, threads_for_contacts, SendRefused, SendThread,
 };
-use super::{author_ai_agent, author_user, claim_key, existing_key, into_db, load_message, MessageRow, TxError};
+use super::{
+    author_ai_agent, author_user, claim_key, existing_key, into_db, load_message, release_keys, MessageRow, TxError,
+};
 use crate::error::repo;
 use crate::group_commit::Commit;
 use crate::pool::Db;
@@ -195,13 +197,16 @@ pub(super) async fn insert_group(
     let mut outcomes: Vec<Option<Outcome>> = items.iter().map(|_| None).collect();
     // Idempotency keys first, as insert_one does: a key already used answers from its message.
     let mut keys_seen = std::collections::HashSet::new();
+    let mut claimed = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let Some(key) = &item.idempotency else { continue };
         if !keys_seen.insert(key.key.as_str()) {
             outcomes[i] = Some(Outcome::Alone);
             continue;
         }
-        if !claim_key(conn, ws, key).await? {
+        if claim_key(conn, ws, key).await? {
+            claimed.push(i);
+        } else {
             let earlier = existing_key(conn, ws, key).await?;
             let answer = match key.reuse_of(earlier.as_ref()) {
                 Err(refused) => Err(refused),
@@ -276,6 +281,16 @@ pub(super) async fn insert_group(
         if let Err(closed) = admit(item.need, latest, item.at) {
             outcomes[i] = Some(Outcome::Done(Err(InsertMessageError::WindowClosed(closed))));
         }
+    }
+    // A refused send stores nothing, its idempotency key neither: a retry with the key is a new
+    // attempt, as it is after a refusal of a lone send (whose transaction rolls back).
+    let refused_keys: Vec<&str> = claimed
+        .iter()
+        .filter(|i| matches!(outcomes[**i], Some(Outcome::Done(Err(_)))))
+        .filter_map(|i| items[*i].idempotency.as_ref().map(|k| k.key.as_str()))
+        .collect();
+    if !refused_keys.is_empty() {
+        release_keys(conn, ws, &refused_keys).await?;
     }
     let pending: Vec<(usize, SendThread)> = items
         .iter()

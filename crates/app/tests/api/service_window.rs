@@ -87,6 +87,35 @@ async fn a_first_free_text_message_to_a_new_recipient_is_refused_and_nothing_is_
     assert!(graph_sends(&graph).is_empty(), "nothing was sent to the platform");
 }
 
+/// Sends refused together in one group commit leave no idempotency key behind: a retry with the
+/// key is judged again (here refused again, never a 500 for a key without its message).
+#[tokio::test]
+async fn refused_sends_of_a_group_leave_no_idempotency_key_behind() {
+    let graph = Graph::start();
+    let app = spawn(&graph).await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = whatsapp_channel(&app, &key, "pn-w0").await;
+    let send_all = || {
+        futures_util::future::join_all((0..48).map(|i| {
+            let req = app
+                .authed(Method::POST, "/v1/messages", &key)
+                .header("Idempotency-Key", format!("k-{i}"))
+                .json(&json!({"channel_id": ch, "content": "Hi", "to": format!("+1415557{i:04}")}));
+            async move {
+                let res = req.send().await.expect("request");
+                let status = res.status().as_u16();
+                (status, res.json::<Value>().await.unwrap_or(Value::Null)["code"].clone())
+            }
+        }))
+    };
+    for round in 0..2 {
+        let answers = send_all().await;
+        assert!(answers.iter().all(|a| *a == (422, json!("service_window_closed"))), "round {round}: {answers:?}");
+        assert!(!sql_bool(&app, "EXISTS (SELECT 1 FROM idempotency_keys)").await, "round {round}");
+    }
+    assert_eq!(stored(&app).await, (false, false));
+}
+
 fn graph_sends(graph: &Graph) -> Vec<String> {
     graph.seen_paths()
 }
