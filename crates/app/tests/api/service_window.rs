@@ -357,6 +357,27 @@ async fn a_signed_template_status_update_changes_the_status_at_once_and_emits_it
     assert_eq!(events[0]["workspace_id"], ws.id);
     let (_, types) = app.get_json("/v1/event-types", &key).await;
     assert!(types["data"].as_array().expect("data").iter().any(|t| t["name"] == "template.status_updated"));
+
+    // Locking is about editing: nothing changes. Reinstated, the paused template may be sent again.
+    let locked = template_status_update("waba-6", "order_shipped", "LOCKED");
+    assert_eq!(callback(&app, "whatsapp", &locked, None).await.status(), 200);
+    assert_eq!(crate::events_helpers::feed(&app, &key).await.len(), all.len(), "no event for a lock");
+    let reinstated = template_status_update("waba-6", "order_shipped", "REINSTATED");
+    assert_eq!(callback(&app, "whatsapp", &reinstated, None).await.status(), 200);
+    let (_, list) = app.get_json(&format!("/v1/channels/{ch}/templates"), &key).await;
+    assert!(list["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .any(|t| t["name"] == "order_shipped" && t["status"] == "approved"));
+    let (status, p) = post(
+        &app,
+        &key,
+        json!({"channel_id": ch, "content": "Order update", "to": TO,
+        "template": {"name": "order_shipped", "language": "en_US", "parameters": ["Ana", "42"]}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{p}");
 }
 
 #[tokio::test]

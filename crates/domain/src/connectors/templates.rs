@@ -59,11 +59,23 @@ impl TemplateStatus {
     /// Meta may add later counts as not sendable (`disabled`) until wms knows it.
     pub fn from_meta(s: &str) -> Self {
         match s.to_ascii_uppercase().as_str() {
-            "APPROVED" => TemplateStatus::Approved,
+            "APPROVED" | "REINSTATED" => TemplateStatus::Approved,
             "PENDING" | "IN_APPEAL" => TemplateStatus::Pending,
             "REJECTED" => TemplateStatus::Rejected,
             "PAUSED" | "FLAGGED" => TemplateStatus::Paused,
             _ => TemplateStatus::Disabled,
+        }
+    }
+
+    /// The status an event of Meta's `message_template_status_update` callback leaves, or `None`
+    /// for an event that does not change whether the template can be sent: `LOCKED` and
+    /// `UNLOCKED` (about editing), `LIMIT_EXCEEDED` (about the account's number of templates) and
+    /// `UNARCHIVED` (back to a status the event does not say; the periodic sync reads it).
+    /// `REINSTATED` is a paused template sendable again; other events read as statuses.
+    pub fn of_event(event: &str) -> Option<Self> {
+        match event.to_ascii_uppercase().as_str() {
+            "LOCKED" | "UNLOCKED" | "LIMIT_EXCEEDED" | "UNARCHIVED" => None,
+            other => Some(Self::from_meta(other)),
         }
     }
 }
@@ -467,5 +479,17 @@ mod tests {
         assert_eq!(TemplateStatus::from_meta("IN_APPEAL"), TemplateStatus::Pending);
         assert_eq!(TemplateStatus::from_meta("PENDING_DELETION"), TemplateStatus::Disabled);
         assert_eq!(TemplateStatus::from_meta("PAUSED"), TemplateStatus::Paused);
+        assert_eq!(TemplateStatus::from_meta("SOMETHING_NEW"), TemplateStatus::Disabled);
+    }
+
+    #[test]
+    fn callback_events_leave_a_status_unless_they_are_about_something_else() {
+        assert_eq!(TemplateStatus::of_event("REINSTATED"), Some(TemplateStatus::Approved));
+        assert_eq!(TemplateStatus::of_event("PAUSED"), Some(TemplateStatus::Paused));
+        assert_eq!(TemplateStatus::of_event("ARCHIVED"), Some(TemplateStatus::Disabled));
+        assert_eq!(TemplateStatus::of_event("DISABLED"), Some(TemplateStatus::Disabled));
+        for event in ["LOCKED", "UNLOCKED", "LIMIT_EXCEEDED", "UNARCHIVED", "locked"] {
+            assert_eq!(TemplateStatus::of_event(event), None, "{event}");
+        }
     }
 }
