@@ -202,8 +202,17 @@ async fn only_admins_with_member_credentials_manage_keys() {
     problem(revoke(&app, ws.id, id, &agent).await, 403, "forbidden").await;
     problem(delete(&app, ws.id, id, &agent).await, 403, "forbidden").await;
 
-    // An API key is not a member credential.
+    // An API key is not a member credential; one that is unknown or revoked is 401 as anywhere.
     problem(create_key_raw(&app, ws.id, &key, &json!({"name": "child"})).await, 403, "forbidden").await;
+    let unknown = domain::auth::NewToken::generate(domain::auth::TokenKind::ApiKey, &app::platform::OsRandom).secret;
+    let res = app.client.get(app.url(&keys_url(ws.id))).bearer_auth(&unknown).send().await.expect("request");
+    assert_eq!(header(&res, "www-authenticate").as_deref(), Some(r#"Bearer realm="wms", error="invalid_token""#));
+    problem(res, 401, "invalid_token").await;
+    let (gone, made) = create_key(&app, &ws, &json!({"name": "gone"})).await;
+    let admin = admin_token(&app, &ws).await;
+    assert_eq!(revoke(&app, ws.id, made["id"].as_i64().expect("id"), &admin).await.status(), 200);
+    let res = app.client.get(app.url(&keys_url(ws.id))).bearer_auth(&gone).send().await.expect("request");
+    problem(res, 401, "token_revoked").await;
     // No credentials, or a session cookie nobody issued.
     let res = app.client.get(app.url(&keys_url(ws.id))).send().await.expect("request");
     assert_eq!(header(&res, "www-authenticate").as_deref(), Some(r#"Bearer realm="wms""#));

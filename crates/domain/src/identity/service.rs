@@ -87,9 +87,8 @@ impl IdentityService<'_> {
             }
             MemberCredential::Authorization(value) => {
                 let token = parse(bearer_token(value)?).map_err(InvalidToken::from)?;
-                if token.kind == TokenKind::ApiKey {
-                    return Err(MemberAuthError::ApiKey);
-                }
+                // An API key is looked up like any token: an unknown, revoked or expired one is
+                // 401 as everywhere; a valid one is refused below (403: keys are not members).
                 if token.kind.is_app() {
                     return Err(InvalidToken::AppToken.into());
                 }

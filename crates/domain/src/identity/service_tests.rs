@@ -149,14 +149,27 @@ async fn an_admitted_rest_request_is_the_caller_the_store_found() {
 }
 
 #[tokio::test]
-async fn api_keys_are_not_member_credentials() {
-    let (store, apps) = (MockCredentialStore::new(), apps());
-    let h = header(TokenKind::ApiKey);
-    let err = identity(&store, None, &apps)
-        .member(MemberCredential::Authorization(&h), WorkspaceId(1), Surface::Settings)
-        .await
-        .expect_err("refused");
-    assert!(matches!(err, MemberAuthError::ApiKey));
+async fn api_keys_are_not_member_credentials_but_are_looked_up_like_any_token() {
+    let mut store = MockCredentialStore::new();
+    let mut answers = vec![
+        CredentialCheck::Admitted { caller: key_caller(PlanTier::Advanced, Surface::Settings), rate: None },
+        CredentialCheck::Unknown,
+        CredentialCheck::Revoked,
+        CredentialCheck::Expired,
+    ]
+    .into_iter();
+    store
+        .expect_verify()
+        .withf(|t, needs| t.kind == TokenKind::ApiKey && needs.rate_limit.is_none())
+        .times(4)
+        .returning(move |_, _| Ok(answers.next().expect("answer")));
+    let (apps, h) = (apps(), header(TokenKind::ApiKey));
+    let ids = identity(&store, None, &apps);
+    let refusal = || ids.member(MemberCredential::Authorization(&h), WorkspaceId(1), Surface::Settings);
+    assert!(matches!(refusal().await, Err(MemberAuthError::ApiKey)), "a valid key: 403");
+    assert!(matches!(refusal().await, Err(MemberAuthError::InvalidToken(InvalidToken::Unknown))));
+    assert!(matches!(refusal().await, Err(MemberAuthError::Revoked)));
+    assert!(matches!(refusal().await, Err(MemberAuthError::Expired)));
 }
 
 #[tokio::test]
