@@ -54,7 +54,7 @@ impl From<LogoutError> for ApiError {
     fn from(e: LogoutError) -> Self {
         match e {
             LogoutError::Auth(e) => e.into(),
-            LogoutError::ApiKey => ApiError::Forbidden(e.to_string()),
+            LogoutError::ApiKey { .. } => ApiError::Forbidden(e.to_string()),
         }
     }
 }

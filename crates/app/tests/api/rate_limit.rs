@@ -85,6 +85,17 @@ async fn login_tokens_are_limited_like_keys() {
     let res = app.client.post(app.url("/v1/auth/logout")).bearer_auth(&token).send().await.expect("request");
     assert_eq!(res.status(), 204);
     problem(channels(&app, &token).await, 401, "token_revoked").await;
+
+    // A key's sign-out is refused, counted and answered with its window like any request of it.
+    let key = app.api_key(&ws).await;
+    let logout = || app.client.post(app.url("/v1/auth/logout")).bearer_auth(&key).send();
+    let res = logout().await.expect("request");
+    assert_eq!(header(&res, "x-ratelimit-remaining").as_deref(), Some("1"));
+    problem(res, 403, "forbidden").await;
+    assert_eq!(header(&channels(&app, &key).await, "x-ratelimit-remaining").as_deref(), Some("0"));
+    let res = logout().await.expect("request");
+    assert!(header(&res, "retry-after").is_some());
+    problem(res, 429, "rate_limited").await;
 }
 
 #[tokio::test]

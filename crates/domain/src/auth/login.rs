@@ -273,9 +273,23 @@ pub enum LogoutError {
     /// The credential is missing, invalid, revoked or expired.
     #[error(transparent)]
     Auth(#[from] AuthenticateError),
-    /// API keys are revoked in the settings, not signed out (403 `forbidden`).
+    /// API keys are revoked in the settings, not signed out (403 `forbidden`). The request
+    /// counted in the key's window, which comes back for the response headers.
     #[error("API keys cannot sign out: revoke the key in the workspace settings")]
-    ApiKey,
+    ApiKey {
+        /// The key's window after counting the request.
+        rate: Option<RateLimitStatus>,
+    },
+}
+
+impl LogoutError {
+    /// The window the answer's rate-limit headers show, when the request was counted.
+    pub fn rate(&self) -> Option<&RateLimitStatus> {
+        match self {
+            LogoutError::Auth(a) => a.rate(),
+            LogoutError::ApiKey { rate } => rate.as_ref(),
+        }
+    }
 }
 
 /// Revokes the login token of an `Authorization` header. The request counts against the token's
@@ -292,15 +306,19 @@ pub async fn logout(
 ) -> Result<Option<RateLimitStatus>, LogoutError> {
     let token = presented_token(authorization)?;
     let needs = Requirements { surface: Surface::RestApi, plan: None, rate_limit: Some(policy), client: None };
-    let (caller, rate) = match store.verify(&token, &needs).await.map_err(AuthenticateError::from)? {
-        CredentialCheck::Limited { caller, rate } => (caller, Some(rate)),
+    let (caller, rate, limited) = match store.verify(&token, &needs).await.map_err(AuthenticateError::from)? {
+        CredentialCheck::Limited { caller, rate } => (caller, Some(rate), true),
         other => {
             let ok = admitted(other)?;
-            (ok.caller, ok.rate)
+            (ok.caller, ok.rate, false)
         }
     };
     if let Actor::ApiKey { .. } = caller.actor {
-        return Err(LogoutError::ApiKey);
+        // A key is answered as any `/v1` request of its own: over its limit, 429.
+        return Err(match (limited, rate) {
+            (true, Some(rate)) => AuthenticateError::Limited { rate }.into(),
+            (_, rate) => LogoutError::ApiKey { rate },
+        });
     }
     store.revoke_user_token(&token.digest, clock.now()).await.map_err(AuthenticateError::from)?;
     Ok(rate)

@@ -320,20 +320,33 @@ async fn logout_revokes_on_any_plan_even_when_rate_limited() {
     assert_eq!(rate.ok().flatten().map(|r| r.remaining), Some(0));
 }
 
+fn window(remaining: u32, retry_after_secs: Option<u32>) -> RateLimitStatus {
+    RateLimitStatus {
+        policy: RateLimitPolicy::per_hour(5),
+        remaining,
+        reset_after_secs: 10,
+        retry_after_secs,
+        now_epoch: 0,
+    }
+}
+
 #[tokio::test]
-async fn logout_refuses_api_keys_and_revoked_tokens() {
+async fn logout_refuses_api_keys_with_their_window_and_revoked_tokens() {
+    let key = Caller { actor: Actor::ApiKey { key_id: 1, scopes: crate::access::ScopeSet::full() }, ..user_caller() };
     let mut w = World::new();
-    w.credentials.expect_verify().times(1).returning(|_, _| {
-        Ok(CredentialCheck::Admitted {
-            caller: Caller {
-                actor: Actor::ApiKey { key_id: 1, scopes: crate::access::ScopeSet::full() },
-                ..user_caller()
-            },
-            rate: None,
-        })
-    });
+    w.credentials
+        .expect_verify()
+        .times(1)
+        .returning(move |_, _| Ok(CredentialCheck::Admitted { caller: key, rate: Some(window(4, None)) }));
     let err = logout(&w.credentials, &w.clock, Some(&user_header()), RateLimitPolicy::per_hour(5)).await;
-    assert!(matches!(err, Err(LogoutError::ApiKey)));
+    assert!(matches!(&err, Err(LogoutError::ApiKey { rate: Some(r) }) if r.remaining == 4), "{err:?}");
+    // A key over its limit is answered 429, as any of its requests.
+    let mut w = World::new();
+    w.credentials
+        .expect_verify()
+        .returning(move |_, _| Ok(CredentialCheck::Limited { caller: key, rate: window(0, Some(10)) }));
+    let err = logout(&w.credentials, &w.clock, Some(&user_header()), RateLimitPolicy::per_hour(5)).await;
+    assert!(matches!(err, Err(LogoutError::Auth(AuthenticateError::Limited { .. }))), "{err:?}");
     let mut w = World::new();
     w.credentials.expect_verify().returning(|_, _| Ok(CredentialCheck::Revoked));
     let err = logout(&w.credentials, &w.clock, Some(&user_header()), RateLimitPolicy::per_hour(5)).await;

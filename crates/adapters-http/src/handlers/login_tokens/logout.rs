@@ -1,7 +1,6 @@
 //! `POST /v1/auth/logout`
 
 use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
-use domain::auth::LogoutError;
 
 use crate::authentication::v1::authorization;
 use crate::error::ApiError;
@@ -31,10 +30,8 @@ pub async fn logout(req: HttpRequest, state: web::Data<AppState>) -> Result<Http
             Ok(HttpResponse::NoContent().finish())
         }
         Err(e) => {
-            if let LogoutError::Auth(a) = &e {
-                if let Some(rate) = a.rate() {
-                    req.extensions_mut().insert(*rate);
-                }
+            if let Some(rate) = e.rate() {
+                req.extensions_mut().insert(*rate);
             }
             Err(e.into())
         }
