@@ -255,9 +255,11 @@ async fn bodies_github_would_not_send_are_refused_after_the_signature_and_change
     many.push(report(&key));
     let bytes = serde_json::to_vec(&many).expect("json");
     problem(alert(&app, &github.current, "current-id", &bytes).await, 413, "payload_too_large").await;
-    // Over the 1 MiB body limit: refused before the signature is even checked.
+    // Over the 1 MiB body limit: refused before the signature is even checked; unsigned, it is
+    // refused as unsigned before the body is read.
     let huge = vec![b' '; 1024 * 1024 + 1];
     problem(alert(&app, &github.current, "current-id", &huge).await, 413, "payload_too_large").await;
+    problem(post(&app, &huge, &[]).await, 401, "unauthenticated").await;
 
     assert_eq!(channels(&app, &key).await.status(), 200);
     // Exactly 1,000 is fine.

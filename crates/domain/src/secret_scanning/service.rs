@@ -80,7 +80,7 @@ impl SecretScanningService {
         signature: AlertSignature<'_>,
         body: &[u8],
     ) -> Result<Vec<TokenVerdict>, ReceiveAlertError> {
-        if signature.key_identifier.is_none() || signature.signature.is_none() {
+        if !signature.is_present() {
             return Err(ReceiveAlertError::Unsigned);
         }
         let mut keys = self.keys.keys(false).await?;

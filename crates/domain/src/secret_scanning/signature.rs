@@ -27,6 +27,13 @@ pub struct AlertSignature<'a> {
     pub signature: Option<&'a str>,
 }
 
+impl AlertSignature<'_> {
+    /// Both headers are there (without them an alert is refused before its body is read).
+    pub fn is_present(&self) -> bool {
+        self.key_identifier.is_some() && self.signature.is_some()
+    }
+}
+
 /// Longest signature header considered: a DER P-256 signature is at most 72 bytes (96 in base64).
 const MAX_SIGNATURE_CHARS: usize = 256;
 

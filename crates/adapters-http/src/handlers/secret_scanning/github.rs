@@ -38,12 +38,16 @@ pub async fn receive(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let body = read_limited(payload).await?;
     let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
     let signature = AlertSignature {
         key_identifier: header("github-public-key-identifier"),
         signature: header("github-public-key-signature"),
     };
+    // Unsigned: refused before a byte of the body is read, whatever its size.
+    if !signature.is_present() {
+        return Err(ApiError::Unauthenticated);
+    }
+    let body = read_limited(payload).await?;
     let verdicts = state.secret_scanning.receive(signature, &body).await.map_err(|e| match e {
         ReceiveAlertError::Unsigned => ApiError::Unauthenticated,
         ReceiveAlertError::BadSignature => ApiError::InvalidToken(e.to_string()),
