@@ -27,6 +27,31 @@ pub fn extract<P: FromRequest + 'static, T>(
 /// The largest JSON body accepted anywhere.
 pub const MAX_JSON_BYTES: usize = 256 * 1024;
 
+/// A raw body of at most [`MAX_JSON_BYTES`], for handlers that parse their own: past the limit
+/// 413 `payload_too_large` as a problem (actix's own answer would be plain text), unreadable 400.
+#[derive(Debug)]
+pub struct RawBody(pub web::Bytes);
+
+impl FromRequest for RawBody {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let bytes = web::Bytes::from_request(req, payload);
+        Box::pin(async move { bytes.await.map(RawBody).map_err(body_error) })
+    }
+}
+
+/// The problem for a body that could not be read within [`MAX_JSON_BYTES`] (actix's default
+/// payload limit, which is the same figure).
+pub fn body_error(e: actix_web::Error) -> ApiError {
+    if e.as_response_error().status_code() == actix_web::http::StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::PayloadTooLarge { limit: MAX_JSON_BYTES }
+    } else {
+        ApiError::BadRequest(format!("cannot read the body: {e}"))
+    }
+}
+
 /// JSON bodies: 415 for another content type, 413 over the limit, 400 for broken JSON and 422
 /// for JSON of the wrong shape, naming the field when serde can tell.
 pub fn json_config() -> web::JsonConfig {

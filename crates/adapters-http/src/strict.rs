@@ -11,7 +11,7 @@ use actix_web::{web, FromRequest, HttpRequest};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
-use crate::extract::MAX_JSON_BYTES;
+use crate::extract::{body_error, MAX_JSON_BYTES};
 
 /// A JSON body of type `T`, validated strictly.
 #[derive(Debug)]
@@ -46,13 +46,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for StrictJson<T> {
             if !is_json {
                 return Err(ApiError::UnsupportedMediaType);
             }
-            let body = bytes.await.map_err(|e| {
-                if e.as_response_error().status_code() == actix_web::http::StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::PayloadTooLarge { limit: MAX_JSON_BYTES }
-                } else {
-                    ApiError::BadRequest(format!("cannot read the body: {e}"))
-                }
-            })?;
+            let body = bytes.await.map_err(body_error)?;
             parse_json(&body).map(StrictJson)
         })
     }

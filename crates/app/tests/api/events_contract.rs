@@ -260,5 +260,8 @@ async fn event_types_and_typed_test_events_follow_the_same_schemas() {
     )
     .await;
     assert_eq!(crate::helpers::error_fields(&p), ["event_type"]);
+    let big = json!({"event_type": "webhook.test", "pad": "x".repeat(300 * 1024)});
+    let res = app.post_json(&format!("/v1/webhooks/{id}/test"), &key, &big).await;
+    crate::helpers::problem(res, 413, "payload_too_large").await;
     assert!(feed(&app, &key).await.is_empty(), "samples are not events of the workspace");
 }

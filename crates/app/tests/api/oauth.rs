@@ -617,6 +617,15 @@ async fn bad_input_gets_the_rfc_error_codes_and_never_a_500() {
     let res = res.expect("request");
     let (status, body) = (res.status().as_u16(), res.json::<Value>().await.expect("json"));
     oauth_error(status, &body, 400, "invalid_request");
+    // Over 256 KiB: refused in the protocol's own form too.
+    let big = [("grant_type", "refresh_token".to_owned()), ("refresh_token", "x".repeat(300 * 1024))];
+    let res = app.client.post(app.url("/oauth/token")).form(&big).send().await.expect("request");
+    let (status, body) = (res.status().as_u16(), res.json::<Value>().await.expect("json"));
+    oauth_error(status, &body, 400, "invalid_request");
+    let big = json!({"redirect_uris": ["https://a.example/cb"], "client_name": "x".repeat(300 * 1024)});
+    let res = app.client.post(app.url("/oauth/register")).json(&big).send().await.expect("request");
+    let (status, body) = (res.status().as_u16(), res.json::<Value>().await.expect("json"));
+    oauth_error(status, &body, 400, "invalid_request");
 
     let registrations: Vec<(Value, &str)> = vec![
         (json!({}), "invalid_redirect_uri"),

@@ -9,6 +9,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use super::AssistantState;
 use crate::authentication::Authenticated;
 use crate::error::ApiError;
+use crate::extract::RawBody;
 use crate::mcp::{handle, supports, Reply};
 use crate::state::AppState;
 
@@ -20,7 +21,7 @@ pub async fn post(
     req: HttpRequest,
     Authenticated(caller): Authenticated,
     state: web::Data<AppState>,
-    body: web::Bytes,
+    RawBody(body): RawBody,
 ) -> Result<HttpResponse, ApiError> {
     // MCP transport security: a web page must not reach the endpoint through the user's browser
     // (DNS rebinding). Clients that are not browsers send no Origin.
@@ -31,7 +32,7 @@ pub async fn post(
     }
     if let Some(v) = req.headers().get("mcp-protocol-version").and_then(|v| v.to_str().ok()) {
         if !supports(v.trim()) {
-            return Ok(HttpResponse::BadRequest().json(serde_json::json!({
+            return Ok(bad_request(serde_json::json!({
                 "jsonrpc": "2.0", "id": null,
                 "error": { "code": -32600, "message": format!("unsupported MCP-Protocol-Version {v}; supported: {}",
                     crate::mcp::PROTOCOL_VERSIONS.join(", ")) }
@@ -41,8 +42,20 @@ pub async fn post(
     Ok(match handle(&state.assistant.tools, &caller, &body).await {
         Reply::Json(v) => HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(v),
         Reply::Accepted => HttpResponse::build(StatusCode::ACCEPTED).finish(),
-        Reply::BadRequest(v) => HttpResponse::BadRequest().json(v),
+        Reply::BadRequest(v) => bad_request(v),
     })
+}
+
+/// A 400 of the transport: a problem (`bad_request`, as every error of the service) that is also
+/// the JSON-RPC error response MCP's transport allows in the body (`jsonrpc`, `id`, `error`), so
+/// a client reading either form understands it.
+fn bad_request(rpc: serde_json::Value) -> HttpResponse {
+    let detail = rpc["error"]["message"].as_str().unwrap_or("not a JSON-RPC 2.0 message").to_owned();
+    let mut body = serde_json::to_value(ApiError::BadRequest(detail).problem()).unwrap_or_default();
+    if let (Some(body), Some(rpc)) = (body.as_object_mut(), rpc.as_object()) {
+        body.extend(rpc.clone());
+    }
+    HttpResponse::BadRequest().insert_header((header::CONTENT_TYPE, "application/problem+json")).body(body.to_string())
 }
 
 /// GET (an SSE stream) and DELETE (ending a session) are not offered.

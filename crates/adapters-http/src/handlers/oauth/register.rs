@@ -5,13 +5,16 @@ use domain::oauth::{OAuthErrorCode, OAuthRefusal, APP_SCOPE};
 use serde_json::json;
 
 use super::reply::{protocol_headers, OAuthReply};
+use crate::error::ApiError;
+use crate::extract::RawBody;
 use crate::state::AppState;
 
 /// Registers an app; 201 with its `client_id` and metadata.
 ///
 /// # Errors
 /// 400 `invalid_client_metadata` or `invalid_redirect_uri`.
-pub async fn register(state: web::Data<AppState>, body: web::Bytes) -> Result<HttpResponse, OAuthReply> {
+pub async fn register(state: web::Data<AppState>, body: Result<RawBody, ApiError>) -> Result<HttpResponse, OAuthReply> {
+    let RawBody(body) = body.map_err(OAuthReply::unreadable)?;
     let metadata: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
         OAuthRefusal::new(OAuthErrorCode::InvalidClientMetadata, format!("the body must be a JSON object: {e}"))
     })?;

@@ -42,6 +42,12 @@ impl OAuthReply {
     pub fn invalid_request(why: impl Into<String>) -> Self {
         OAuthReply::Refused(OAuthRefusal::new(OAuthErrorCode::InvalidRequest, why))
     }
+
+    /// A body that could not be read (too large, or cut off), in the protocol's own form:
+    /// `invalid_request`.
+    pub fn unreadable(e: crate::error::ApiError) -> Self {
+        Self::invalid_request(e.to_string())
+    }
 }
 
 /// Headers every answer of these endpoints carries: never cached (RFC 6749 section 5.1), and

@@ -8,6 +8,8 @@ use serde_json::json;
 
 use super::reply::{protocol_headers, OAuthReply};
 use crate::audit_context::RequestMeta;
+use crate::error::ApiError;
+use crate::extract::RawBody;
 use crate::state::AppState;
 
 /// Reads the form: `application/x-www-form-urlencoded`, each parameter at most once (RFC 6749
@@ -50,8 +52,9 @@ pub async fn token(
     req: HttpRequest,
     meta: RequestMeta,
     state: web::Data<AppState>,
-    body: web::Bytes,
+    body: Result<RawBody, ApiError>,
 ) -> Result<HttpResponse, OAuthReply> {
+    let RawBody(body) = body.map_err(OAuthReply::unreadable)?;
     let params = parse(&req, &body)?;
     let granted = state.oauth.token(&params, &meta.anonymous()).await?;
     let mut res = HttpResponse::Ok().json(json!({

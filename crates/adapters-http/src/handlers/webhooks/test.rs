@@ -10,6 +10,7 @@ use super::WebhookPath;
 use crate::audit_context::Acting;
 use crate::dto::DeliveryRecord;
 use crate::error::ApiError;
+use crate::extract::RawBody;
 use crate::state::AppState;
 
 /// Which sample to send; the body may be omitted.
@@ -46,7 +47,7 @@ pub async fn send(
     who: Acting,
     state: web::Data<AppState>,
     path: web::Path<WebhookPath>,
-    raw: web::Bytes,
+    RawBody(raw): RawBody,
 ) -> Result<HttpResponse, ApiError> {
     // Another workspace's destination is not found, whatever the body (the body was ignored
     // before it became optional, so existing callers may send anything).
