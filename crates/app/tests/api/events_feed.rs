@@ -61,6 +61,29 @@ async fn the_feed_keeps_every_event_without_destinations_oldest_first_in_pages()
     assert!(feed(&app, &other_key).await.is_empty());
 }
 
+/// The feed's events are kept `webhooks.retention_days`: pruning drops an event older than that
+/// from `GET /v1/events` and keeps a younger one.
+#[tokio::test]
+async fn the_feed_keeps_events_for_the_retention_days_and_prunes_older_ones() {
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    channels(&app, &key, 2, "r").await;
+    let events = feed(&app, &key).await;
+    let (old, young) = (events[0]["id"].as_str().expect("id"), events[1]["id"].as_str().expect("id"));
+    let days = app.settings.webhooks.retention_days;
+    assert_eq!(days, 30, "the default");
+    for (id, age) in [(old, days + 1), (young, days - 1)] {
+        let aged =
+            format!("UPDATE webhook_events SET created_at = now() - interval '{age} days' WHERE message_id = '{id}'");
+        crate::credentials::sql(&app, &aged).await;
+    }
+    let engine = app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock));
+    let before = time::OffsetDateTime::now_utc() - time::Duration::days(i64::try_from(days).expect("days"));
+    engine.queue.prune(before).await.expect("prune");
+    let left = feed(&app, &key).await;
+    assert_eq!(left.iter().map(|e| e["id"].as_str().expect("id")).collect::<Vec<_>>(), [young]);
+}
+
 #[tokio::test]
 async fn the_feed_filters_by_type_and_time_and_refuses_bad_input() {
     let app = TestApp::spawn().await;

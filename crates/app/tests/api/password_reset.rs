@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::credentials::admin_token;
+use crate::credentials::{admin_token, sql_bool};
 use crate::helpers::{error_fields, problem, TestApp};
 use crate::pages::{form_token, submit_form};
 
@@ -56,6 +56,44 @@ async fn a_reset_link_sets_a_new_password_signs_out_everywhere_and_works_once() 
     }
     assert_eq!(login_status(&app, &ws.admin_email, "a brand new password").await, 200);
     assert_eq!(app.get("/password-reset/wmsu_madeup").await.status(), 410);
+}
+
+/// Setting a new password revokes every settings session of the account, not only its user tokens.
+#[tokio::test]
+async fn a_new_password_signs_the_account_out_of_its_settings_sessions() {
+    let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
+    let ws = app.create_workspace(domain::workspace::PlanTier::Advanced).await;
+    let browser = crate::pages::sign_in(&app, &ws).await;
+    assert_eq!(browser.get(&app, "/settings/workspace/members").await.status(), 200);
+    assert_eq!(ask(&app, &ws.admin_email).await.status(), 202);
+    let path = format!("/password-reset/{}", sink.token_for(&ws.admin_email, "password-reset", 0).await);
+    let form = form_token(&app, &path).await;
+    let done = form.post(&app, &path, &[("password", "a brand new password")]).send().await.expect("request");
+    assert_eq!(done.status(), 303);
+    let after = browser.get(&app, "/settings/workspace/members").await;
+    assert_eq!(after.status(), 303, "signed out");
+    assert!(after.headers()["location"].to_str().expect("ascii").starts_with("/login"));
+}
+
+/// Only an account that has a password gets a reset link: an invited person who has not chosen
+/// one yet gets the same 202 and no link (nor any other mail than the invitation).
+#[tokio::test]
+async fn an_account_without_a_password_gets_no_reset_link() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(domain::workspace::PlanTier::Advanced).await;
+    let invite = json!({"email": "pending@example.com", "role": "agent"});
+    assert_eq!(app.post_json("/v1/users", &admin_token(&app, &ws).await, &invite).await.status(), 201);
+    assert_eq!(ask(&app, "pending@example.com").await.status(), 202);
+    assert_eq!(ask(&app, &ws.admin_email).await.status(), 202);
+    let links_to = |email: &str| {
+        format!(
+            "(SELECT count(*) FROM password_resets r JOIN users u ON u.id = r.user_id WHERE u.email = '{email}') \
+             + (SELECT count(*) FROM mail_outbox WHERE recipient = '{email}' AND body_text LIKE '%/password-reset/%')"
+        )
+    };
+    assert!(sql_bool(&app, &format!("{} = 0", links_to("pending@example.com"))).await, "no link without a password");
+    assert!(sql_bool(&app, &format!("{} = 2", links_to(&ws.admin_email))).await, "a link with one");
+    assert!(sql_bool(&app, "(SELECT count(*) FROM mail_outbox WHERE recipient = 'pending@example.com') = 1").await);
 }
 
 #[tokio::test]

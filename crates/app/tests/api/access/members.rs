@@ -170,6 +170,74 @@ async fn an_expired_invitation_is_refused_with_a_clear_page() {
     assert!(page.text().await.expect("html").contains("has expired"));
 }
 
+/// A link whose membership was removed answers 410 and changes nothing: no password is set.
+#[tokio::test]
+async fn the_link_of_a_removed_membership_answers_410_and_sets_no_password() {
+    let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let admin = admin_token(&app, &ws).await;
+    let res = app.post_json("/v1/users", &admin, &json!({"email": "gone@example.com", "role": "agent"})).await;
+    assert_eq!(res.status(), 201);
+    let id = res.json::<Value>().await.expect("json")["id"].as_i64().expect("id");
+    let token = sink.token_for("gone@example.com", "invitations", 0).await;
+    let path = format!("/invitations/{token}");
+    // The page was opened while the membership still existed.
+    let form = crate::pages::form_token(&app, &path).await;
+    let removed = app.authed(Method::DELETE, &format!("/v1/users/{id}"), &admin).send().await.expect("request");
+    assert_eq!(removed.status(), 204);
+    assert_eq!(app.get(&path).await.status(), 410);
+    let accept = form.post(&app, &path, &[("password", "a password after all")]).send().await.expect("request");
+    assert_eq!(accept.status(), 410);
+    assert!(sql_bool(&app, "(SELECT password_hash FROM users WHERE email = 'gone@example.com') = '!invited'").await);
+    assert!(!sql_bool(&app, &format!("EXISTS (SELECT 1 FROM workspace_members WHERE user_id = {id})")).await);
+}
+
+/// Links expire: 7 days for an invitation, 1 hour for a password reset.
+#[tokio::test]
+async fn invitation_links_last_seven_days_and_reset_links_one_hour() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let admin = admin_token(&app, &ws).await;
+    let res = app.post_json("/v1/users", &admin, &json!({"email": "week@example.com", "role": "agent"})).await;
+    assert_eq!(res.status(), 201);
+    let reset = app.client.post(app.url("/v1/auth/password-reset")).json(&json!({"email": ws.admin_email}));
+    assert_eq!(reset.send().await.expect("request").status(), 202);
+    let lasts = |table: &str, ttl: &str| {
+        format!(
+            "(SELECT bool_and(expires_at - created_at BETWEEN interval '{ttl}' - interval '1 minute' \
+              AND interval '{ttl}' + interval '1 minute') AND count(*) = 1 FROM {table})"
+        )
+    };
+    assert!(sql_bool(&app, &lasts("member_invitations", "7 days")).await, "an invitation lasts 7 days");
+    assert!(sql_bool(&app, &lasts("password_resets", "1 hour")).await, "a reset link lasts 1 hour");
+}
+
+/// Links are built on `http.public_url`, or without it on the address the server listens on;
+/// never on the request's `Host`, `X-Forwarded-Host` or `Forwarded`, which whoever sends the
+/// request chooses.
+#[tokio::test]
+async fn without_a_public_url_links_use_the_bind_address_whatever_the_request_headers_claim() {
+    let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
+    assert!(app.settings.http.public_url.is_none());
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let admin = admin_token(&app, &ws).await;
+    let forged = |req: reqwest::RequestBuilder| {
+        req.header("x-forwarded-host", "evil.example")
+            .header("forwarded", "host=evil.example;proto=https")
+            .header("host", "evil.example")
+    };
+    let invite = forged(app.authed(Method::POST, "/v1/users", &admin))
+        .json(&json!({"email": "linked@example.com", "role": "agent"}));
+    assert_eq!(invite.send().await.expect("request").status(), 201);
+    let reset = forged(app.client.post(app.url("/v1/auth/password-reset"))).json(&json!({"email": ws.admin_email}));
+    assert_eq!(reset.send().await.expect("request").status(), 202);
+    let wait = std::time::Duration::from_secs(15);
+    for (to, kind) in [("linked@example.com", "/invitations/"), (ws.admin_email.as_str(), "/password-reset/")] {
+        let link = sink.wait_for_mail_to(to, wait).await.link(kind).expect("a link");
+        assert!(link.starts_with(&format!("{}{kind}wmsu_", app.address)), "{link}");
+    }
+}
+
 #[tokio::test]
 async fn the_members_page_invites_by_email_resends_and_changes_roles() {
     let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
