@@ -9,9 +9,9 @@ use domain::auth::{OneTimeLink, TokenDigest};
 use domain::common::page::{Page, PageRequest};
 use domain::common::ports::PasswordHash;
 use domain::members::{
-    decide_acceptance, decide_admission, decide_change, decide_removal, AcceptedInvitation, AddMemberError, AddedRow,
-    Availability, ChangeMemberError, InvitationFacts, MemberChange, MemberFacts, MemberProfile, MemberRepository,
-    MemberStatus, MemberWrite, NewMember,
+    decide_acceptance, decide_admission, decide_change, decide_removal, AcceptedInvitation, AddMemberError,
+    AddedAccount, AddedRow, Availability, ChangeMemberError, InvitationFacts, MemberChange, MemberFacts, MemberProfile,
+    MemberRepository, MemberStatus, MemberWrite, NewMember,
 };
 use domain::users::{Email, Role, UserId};
 use domain::workspace::WorkspaceId;
@@ -338,7 +338,7 @@ impl MemberRepository for PgMemberRepository {
                     // An existing account joins with the password it has (never changed here); a
                     // new one gets the operator's password or none. Concurrent adds of one new
                     // e-mail meet at the unique index and the loser reads the winner's row.
-                    diesel::insert_into(users::table)
+                    let created = diesel::insert_into(users::table)
                         .values((
                             users::email.eq(new.email.as_str()),
                             users::name.eq(new.name.as_str()),
@@ -347,15 +347,16 @@ impl MemberRepository for PgMemberRepository {
                         .on_conflict_do_nothing()
                         .execute(conn)
                         .await?;
-                    let user_id: i64 = users::table
+                    let (user_id, stored_hash): (i64, String) = users::table
                         .filter(
                             diesel::dsl::sql::<diesel::sql_types::Bool>("lower(email) = ")
                                 .bind::<diesel::sql_types::Text, _>(new.email.as_str()),
                         )
-                        .select(users::id)
+                        .select((users::id, users::password_hash))
                         .for_update()
                         .first(conn)
                         .await?;
+                    let account = AddedAccount::of(created > 0, &PasswordHash(stored_hash));
                     let ws = new.workspace_id.0;
                     let existing: Option<String> = workspace_members::table
                         .find((ws, user_id))
@@ -365,8 +366,10 @@ impl MemberRepository for PgMemberRepository {
                         .await
                         .optional()?;
                     let existing = existing.map(|s| MemberStatus::parse(&s).unwrap_or(MemberStatus::Deactivated));
-                    let write = decide_admission(existing, new.invitation.is_some(), OffsetDateTime::now_utc())
-                        .map_err(|_| AddTxError::AlreadyMember)?;
+                    let write =
+                        decide_admission(existing, new.password_hash.is_some(), account, OffsetDateTime::now_utc())
+                            .map_err(|_| AddTxError::AlreadyMember)?;
+                    let invited = write.status == MemberStatus::Invited;
                     let (status, joined_at) = (write.status, write.joined_at);
                     if write.reinvite {
                         // Every older link of this membership stops working (410).
@@ -400,7 +403,8 @@ impl MemberRepository for PgMemberRepository {
                             .execute(conn)
                             .await?;
                     }
-                    if let Some(invitation) = &new.invitation {
+                    if invited {
+                        let invitation = &new.invitation;
                         diesel::insert_into(member_invitations::table)
                             .values((
                                 member_invitations::workspace_id.eq(ws),
@@ -416,13 +420,13 @@ impl MemberRepository for PgMemberRepository {
                     let row = load(conn, new.workspace_id, UserId(user_id))
                         .await?
                         .ok_or(AddTxError::Db(diesel::result::Error::NotFound))?;
-                    Ok(row)
+                    Ok((row, invited))
                 }
                 .scope_boxed()
             })
             .await;
         match r {
-            Ok(row) => Ok(AddedRow { profile: profile(row)? }),
+            Ok((row, invited)) => Ok(AddedRow { profile: profile(row)?, invited }),
             Err(AddTxError::AlreadyMember) => Err(AddMemberError::AlreadyMember),
             Err(AddTxError::Db(e)) => Err(AddMemberError::Unknown(repo(e))),
         }

@@ -62,6 +62,7 @@ pub(super) async fn add_member(settings: Settings, args: AddMemberArgs) -> Resul
         .map_err(|e| e.0)?
         .ok_or_else(|| anyhow::anyhow!("no workspace with id {}", args.workspace_id))?;
     let members = crate::wiring::members_service(&settings, &db);
+    let vouched = args.password.is_some();
     let cmd = AddMember { email: args.email, name: args.name, role: args.role, password: args.password };
     let added = members
         .add(&Caller::operator(ws.id, ws.plan), &domain::audit::AuditContext::cli(), cmd)
@@ -81,6 +82,13 @@ pub(super) async fn add_member(settings: Settings, args: AddMemberArgs) -> Resul
     // (`docs/product/invitations.md`, "Inviting someone").
     let site = crate::mail::site_url(&settings);
     let url = added.invitation.as_ref().map(|i| site.link(&format!("/invitations/{}", i.token)));
+    if vouched && url.is_some() {
+        eprintln!(
+            "note: {} already has an account without a password; --password sets a new account's only, so they \
+             were invited to choose one",
+            added.profile.email
+        );
+    }
     if args.json {
         println!("{}", serde_json::json!({ "user_id": added.profile.user_id.0, "invitation_url": url }));
     } else {

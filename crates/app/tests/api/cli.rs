@@ -335,6 +335,20 @@ async fn add_member_invites_a_new_person_or_sets_a_password_and_refuses_bad_inpu
     assert!(again.status.success(), "{}", stderr(&again));
     let again: serde_json::Value = serde_json::from_slice(&again.stdout).expect("json");
     assert_ne!(again["invitation_url"], out_first_url(&invited));
+    // An account without a password never takes the operator's (a new account only): invited again,
+    // never active without any password to sign in with.
+    let vouched = run(&["--email", "new@example.com", "--role", "agent", "--password", "a long password", "--json"]);
+    assert!(vouched.status.success(), "{}", stderr(&vouched));
+    assert!(stderr(&vouched).contains("without a password"), "{}", stderr(&vouched));
+    assert!(out_first_url(&vouched).as_str().is_some_and(|u| u.contains("/invitations/wmsu_")));
+    assert!(
+        crate::credentials::sql_bool(
+            &app,
+            "(SELECT m.status = 'invited' AND u.password_hash NOT LIKE '$%' FROM workspace_members m \
+              JOIN users u ON u.id = m.user_id WHERE u.email = 'new@example.com')"
+        )
+        .await
+    );
     assert_clean_failure(&run(&["--email", "pw@example.com", "--role", "agent"]), 1, "already a member");
     assert_clean_failure(&run(&["--email", "not-an-email", "--role", "agent"]), 2, "--email");
     assert_clean_failure(&run(&["--email", "x@example.com", "--role", "owner"]), 2, "--role");

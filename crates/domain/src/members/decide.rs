@@ -127,13 +127,42 @@ pub struct AdmissionWrite {
     pub joined_at: Option<OffsetDateTime>,
 }
 
-/// The write of adding a person whose membership so far is `existing`, invited or not, at `now`.
+/// The account a person is added with, as the add found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddedAccount {
+    /// Created by this add (with the operator's password, when one was given).
+    New,
+    /// It existed and has a password of its own (never changed by an add).
+    WithPassword,
+    /// It existed without a password (invited somewhere, never accepted).
+    WithoutPassword,
+}
+
+impl AddedAccount {
+    /// The account as found: `created` by this add, else with its `stored` hash.
+    pub fn of(created: bool, stored: &crate::common::ports::PasswordHash) -> Self {
+        if created {
+            AddedAccount::New
+        } else if stored.holds_a_password() {
+            AddedAccount::WithPassword
+        } else {
+            AddedAccount::WithoutPassword
+        }
+    }
+}
+
+/// The write of adding a person whose membership so far is `existing`, at `now`: active at once
+/// when the operator `vouched` with a password and the person can sign in (the account is new and
+/// takes that password, or has one of its own); otherwise invited, with a link to choose one. An
+/// account that exists without a password is never given the operator's (only a new account is),
+/// so it is invited: active without any password, nobody could ever sign in to it.
 ///
 /// # Errors
 /// [`AddMemberError::AlreadyMember`] for an active or deactivated member.
 pub fn decide_admission(
     existing: Option<MemberStatus>,
-    invited: bool,
+    vouched: bool,
+    account: AddedAccount,
     now: OffsetDateTime,
 ) -> Result<AdmissionWrite, AddMemberError> {
     let reinvite = match Admission::of(existing) {
@@ -141,7 +170,8 @@ pub fn decide_admission(
         Admission::New => false,
         Admission::Reinvite => true,
     };
-    let (status, joined_at) = if invited { (MemberStatus::Invited, None) } else { (MemberStatus::Active, Some(now)) };
+    let at_once = vouched && account != AddedAccount::WithoutPassword;
+    let (status, joined_at) = if at_once { (MemberStatus::Active, Some(now)) } else { (MemberStatus::Invited, None) };
     Ok(AdmissionWrite { reinvite, status, joined_at })
 }
 

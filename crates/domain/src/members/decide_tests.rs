@@ -97,12 +97,23 @@ fn a_reactivation_invites_again_whoever_never_accepted() {
 #[test]
 fn an_admission_invites_or_activates_and_refuses_members() {
     let now = datetime!(2026-11-27 10:00 UTC);
-    let invited = decide_admission(None, true, now).expect("new");
+    let invited = decide_admission(None, false, AddedAccount::New, now).expect("new");
     assert_eq!((invited.reinvite, invited.status, invited.joined_at), (false, MemberStatus::Invited, None));
-    let vouched = decide_admission(Some(MemberStatus::Invited), false, now).expect("reinvite");
+    let vouched = decide_admission(Some(MemberStatus::Invited), true, AddedAccount::WithPassword, now).expect("again");
     assert_eq!((vouched.reinvite, vouched.status, vouched.joined_at), (true, MemberStatus::Active, Some(now)));
+    let new = decide_admission(None, true, AddedAccount::New, now).expect("new");
+    assert_eq!(new.status, MemberStatus::Active, "a new account takes the operator's password");
     for s in [MemberStatus::Active, MemberStatus::Deactivated] {
-        assert!(matches!(decide_admission(Some(s), true, now), Err(AddMemberError::AlreadyMember)));
+        assert!(matches!(decide_admission(Some(s), false, AddedAccount::New, now), Err(AddMemberError::AlreadyMember)));
+    }
+}
+
+#[test]
+fn an_account_without_a_password_is_invited_even_when_the_operator_vouches() {
+    let now = datetime!(2026-11-27 10:00 UTC);
+    for existing in [None, Some(MemberStatus::Invited)] {
+        let w = decide_admission(existing, true, AddedAccount::WithoutPassword, now).expect("added");
+        assert_eq!((w.status, w.joined_at), (MemberStatus::Invited, None), "{existing:?}");
     }
 }
 

@@ -40,11 +40,12 @@ pub struct NewMember {
     pub name: PersonName,
     /// Their role.
     pub role: Role,
-    /// A password for a new account (the operator's CLI); an existing account keeps its own.
+    /// A password for a new account (the operator's CLI, who vouches for the person); an
+    /// existing account keeps its own.
     pub password_hash: Option<PasswordHash>,
-    /// `None`: the operator vouches for the person, the membership is active at once. Otherwise
-    /// the membership is `invited` and this link is stored and e-mailed.
-    pub invitation: Option<PendingInvitation>,
+    /// The link stored and e-mailed when the membership is `invited`
+    /// ([`decide_admission`](super::decide_admission) says when).
+    pub invitation: PendingInvitation,
 }
 
 /// An invitation to store and e-mail with the membership, in one transaction.
@@ -63,6 +64,8 @@ pub struct PendingInvitation {
 pub struct AddedRow {
     /// The member.
     pub profile: MemberProfile,
+    /// Whether the invitation was stored and e-mailed (the membership is `invited`).
+    pub invited: bool,
 }
 
 /// Why a member could not be added.
@@ -134,7 +137,8 @@ pub trait MemberRepository: Send + Sync {
     async fn workspace_name(&self, ws: WorkspaceId) -> Result<Option<String>, RepoError>;
 
     /// Adds the person in one transaction: the account if new, the membership (`invited` with
-    /// `new.invitation`, else `active`), the invitation and its e-mail, and `audit` (its target id
+    /// `new.invitation`, or `active` as [`decide_admission`](super::decide_admission) says), the
+    /// invitation and its e-mail when invited, and `audit` (its target id
     /// left to the user's). An `invited` member added again gets the new invitation (role and name
     /// as given) and every older link of theirs stops working.
     ///

@@ -228,7 +228,7 @@ impl MembersService {
     /// working; an `active` or `deactivated` member is a conflict. Only admin members (and the
     /// operator) add an admin. The operator's CLI may give a password for a new account
     /// ([`Action::MemberPasswordsSet`]): then the membership is active at once and nothing is
-    /// e-mailed.
+    /// e-mailed, as for an account with a password of its own; an account without one is invited.
     ///
     /// # Errors
     /// [`AddMemberFailure`].
@@ -268,13 +268,13 @@ impl MembersService {
         let now = self.clock.now();
         let token = NewToken::generate(TokenKind::User, self.random.as_ref());
         let expires_at = now + INVITATION_TTL;
-        let invitation = if vouched {
-            None
-        } else {
+        // Prepared either way: an account that exists without a password is invited even when
+        // the operator vouches (only a new account takes the operator's password).
+        let invitation = {
             let workspace_name = self.repo.workspace_name(caller.workspace_id).await?.unwrap_or_default();
             let link = self.site.link(&format!("/invitations/{}", token.secret));
             let mail = invitation_mail(email.clone(), &workspace_name, role, link);
-            Some(PendingInvitation { digest: token.digest(), expires_at, mail })
+            PendingInvitation { digest: token.digest(), expires_at, mail }
         };
         let new = NewMember {
             workspace_id: caller.workspace_id,
@@ -295,7 +295,7 @@ impl MembersService {
             AddMemberError::AlreadyMember => AddMemberFailure::AlreadyMember(email.as_str().to_owned()),
             AddMemberError::Unknown(e) => AddMemberFailure::Unknown(e),
         })?;
-        let invitation = (!vouched).then(|| Invitation { token: token.secret.clone(), expires_at });
+        let invitation = added.invited.then(|| Invitation { token: token.secret.clone(), expires_at });
         Ok(AddedMember { profile: added.profile, invitation })
     }
 
