@@ -109,9 +109,14 @@ async fn members_among(conn: &mut AsyncPgConnection, ws: WorkspaceId, ids: &[i64
         .await
 }
 
+/// Makes `ids` the team's members. Those who stay keep their rows, and with them their turn
+/// (`last_assigned_at`): rewriting the list, even unchanged, must not restart round robin.
 async fn replace_members(conn: &mut AsyncPgConnection, ws: WorkspaceId, team: i64, ids: &[i64]) -> QueryResult<()> {
     diesel::delete(
-        team_members::table.filter(team_members::workspace_id.eq(ws.0)).filter(team_members::team_id.eq(team)),
+        team_members::table
+            .filter(team_members::workspace_id.eq(ws.0))
+            .filter(team_members::team_id.eq(team))
+            .filter(diesel::dsl::not(team_members::user_id.eq_any(ids))),
     )
     .execute(conn)
     .await?;
@@ -122,7 +127,7 @@ async fn replace_members(conn: &mut AsyncPgConnection, ws: WorkspaceId, team: i6
         .iter()
         .map(|u| (team_members::workspace_id.eq(ws.0), team_members::team_id.eq(team), team_members::user_id.eq(*u)))
         .collect();
-    diesel::insert_into(team_members::table).values(rows).execute(conn).await?;
+    diesel::insert_into(team_members::table).values(rows).on_conflict_do_nothing().execute(conn).await?;
     Ok(())
 }
 

@@ -289,7 +289,9 @@ impl WebhookRepository for PgWebhookRepository {
                 .await
                 .optional()?;
                 let Some(url) = url else { return Ok(false) };
-                crate::audit::write(conn, &[crate::audit::with_detail(&audit, "url", url)], None).await?;
+                // The audit log outlives the destination and is read by others: origin and path only.
+                let shown = domain::webhooks::public_url(&url);
+                crate::audit::write(conn, &[crate::audit::with_detail(&audit, "url", shown)], None).await?;
                 Ok(true)
             }
             .scope_boxed()

@@ -201,7 +201,9 @@ async fn member_actions_are_recorded_with_the_key_that_made_them() {
 async fn webhook_actions_are_recorded_and_never_hold_the_secret() {
     let app = TestApp::spawn().await;
     let (ws, token) = advanced(&app).await;
-    let body = json!({"url": "https://93.184.215.14/hooks/wms", "events": ["message.created"]});
+    // A URL carrying credentials of the receiver: the audit log keeps its origin and path only.
+    let body = json!({"url": "https://user:pw-secret@93.184.215.14/hooks/wms?token=tk-secret#frag-secret",
+                      "events": ["message.created"]});
     let res = req(&app, Method::POST, "/v1/webhooks", &token, "rid-hook-create").json(&body).send().await;
     let created: Value = res.expect("request").json().await.expect("json");
     let id = created["id"].as_i64().expect("id");
@@ -228,7 +230,9 @@ async fn webhook_actions_are_recorded_and_never_hold_the_secret() {
 
     let res = req(&app, Method::DELETE, &path, &token, "rid-hook-delete").send().await;
     assert_eq!(res.expect("request").status(), 204);
-    check(&one(&app, &token, "webhook.deleted").await, actor, ("webhook", id), "rid-hook-delete");
+    let r = one(&app, &token, "webhook.deleted").await;
+    check(&r, actor, ("webhook", id), "rid-hook-delete");
+    assert_eq!(r["details"]["url"], "https://93.184.215.14/hooks/wms");
     // A secret of another destination id is not found and not recorded.
     let res = req(&app, Method::GET, &format!("{path}/secret"), &token, "rid-hook-secret-2").send().await;
     assert_eq!(res.expect("request").status(), 404);
@@ -237,6 +241,7 @@ async fn webhook_actions_are_recorded_and_never_hold_the_secret() {
     let (_, all) = app.get_json("/v1/audit-events?limit=100", &token).await;
     let text = all.to_string();
     assert!(!text.contains(&first_secret) && !text.contains(&second_secret) && !text.contains("whsec_"));
+    assert!(!text.contains("pw-secret") && !text.contains("tk-secret") && !text.contains("frag-secret"), "{text}");
 }
 
 #[tokio::test]

@@ -258,24 +258,27 @@ impl EventScope {
             | EventType::ThreadLabelsChanged
             | EventType::SlaBreached => Self { channel_id: id("channel_id"), thread_id: id("id") },
             EventType::ChannelCreated | EventType::ChannelUpdated => Self { channel_id: id("id"), thread_id: None },
+            EventType::TemplateStatusUpdated => Self { channel_id: id("channel_id"), thread_id: None },
             EventType::ContactCreated
             | EventType::ContactUpdated
             | EventType::ContactDeleted
             | EventType::WebhookDisabled
             | EventType::WebhookFailing
             | EventType::WebhookRecovered
-            | EventType::WebhookTest
-            | EventType::TemplateStatusUpdated => Self::default(),
+            | EventType::WebhookTest => Self::default(),
         }
     }
 }
 
 impl EventFilter {
-    /// Whether an event in `scope`, whose thread has `thread_labels`, passes.
+    /// Whether an event in `scope`, whose thread has `thread_labels`, passes. Label names compare
+    /// ignoring case, as labels are named everywhere else (`vip` is the label `VIP`).
     pub fn matches(&self, scope: EventScope, thread_labels: &[String]) -> bool {
         let channel_ok = self.channel_ids.is_empty() || scope.channel_id.is_some_and(|c| self.channel_ids.contains(&c));
+        let same = |a: &str, b: &str| a == b || a.to_lowercase() == b.to_lowercase();
         let labels_ok = self.labels.is_empty()
-            || (scope.thread_id.is_some() && thread_labels.iter().any(|l| self.labels.contains(l)));
+            || (scope.thread_id.is_some()
+                && thread_labels.iter().any(|l| self.labels.iter().any(|wanted| same(wanted, l))));
         channel_ok && labels_ok
     }
 
@@ -379,6 +382,7 @@ mod tests {
         let f = EventFilter { channel_ids: vec![3], labels: vec!["vip".into()] };
         let msg = EventScope { channel_id: Some(3), thread_id: Some(9) };
         assert!(f.matches(msg, &["vip".into()]));
+        assert!(f.matches(msg, &["VIP".into()]), "label names ignore case");
         assert!(!f.matches(msg, &["other".into()]));
         let other_channel = EventScope { channel_id: Some(4), thread_id: Some(9) };
         assert!(!f.matches(other_channel, &["vip".into()]));

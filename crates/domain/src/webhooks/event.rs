@@ -144,10 +144,8 @@ impl DomainEvent {
             EventRecord::Message(m) => EventScope { channel_id: Some(m.channel_id), thread_id: Some(m.thread_id) },
             EventRecord::Thread(t) => EventScope { channel_id: Some(t.channel_id), thread_id: Some(t.id) },
             EventRecord::Channel(c) => EventScope { channel_id: Some(c.id), thread_id: None },
-            EventRecord::Contact(_)
-            | EventRecord::ErasedContact(_)
-            | EventRecord::Webhook(_)
-            | EventRecord::Template(_) => EventScope::default(),
+            EventRecord::Template(t) => EventScope { channel_id: Some(t.channel_id), thread_id: None },
+            EventRecord::Contact(_) | EventRecord::ErasedContact(_) | EventRecord::Webhook(_) => EventScope::default(),
         }
     }
 
@@ -198,6 +196,18 @@ mod tests {
             let camel: String =
                 e.event_type().as_str().split(['.', '_']).map(|w| w[..1].to_uppercase() + &w[1..]).collect();
             assert!(variant.starts_with(&format!("{camel}(")), "{variant} is not {camel}");
+        }
+    }
+
+    #[test]
+    fn events_with_a_channel_in_their_data_are_scoped_to_it() {
+        for e in samples() {
+            let data = e.data();
+            let channel = match e.event_type() {
+                EventType::ChannelCreated | EventType::ChannelUpdated => data["id"].as_i64(),
+                _ => data["channel_id"].as_i64(),
+            };
+            assert_eq!(e.scope().channel_id, channel, "{}: a channel filter must see its channel", e.event_type());
         }
     }
 
