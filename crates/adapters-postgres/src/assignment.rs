@@ -414,19 +414,23 @@ pub const SNOOZE_DUE_SQL: &str = "SELECT id, workspace_id, status, snoozed_until
 impl LifecycleTimers for PgLifecycleTimers {
     async fn expire_snoozes(&self, now: OffsetDateTime, limit: i64) -> Result<usize, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let n = conn
-            .transaction::<usize, diesel::result::Error, _>(|conn| {
-                async move {
-                    let due: Vec<DueRow> = Prepared(
-                        diesel::sql_query(SNOOZE_DUE_SQL).bind::<Timestamptz, _>(now).bind::<BigInt, _>(limit),
-                    )
-                    .load(conn)
-                    .await?;
-                    let mut opened = 0;
-                    for row in due {
+        let mut opened = 0;
+        // One thread a transaction: reopening a thread may hand it on, which locks its team and
+        // then the team's members, as every other assignment path does for one team. A batch
+        // holding several teams' locks at once deadlocked with a send on another of those teams.
+        for _ in 0..limit {
+            let step = conn
+                .transaction::<Option<bool>, diesel::result::Error, _>(|conn| {
+                    async move {
+                        let due: Vec<DueRow> = Prepared(
+                            diesel::sql_query(SNOOZE_DUE_SQL).bind::<Timestamptz, _>(now).bind::<BigInt, _>(1),
+                        )
+                        .load(conn)
+                        .await?;
+                        let Some(row) = due.into_iter().next() else { return Ok(None) };
                         let facts =
                             StatusFacts { status: ThreadStatus::stored(&row.status), snoozed_until: row.snoozed_until };
-                        let Some(change) = decide_snooze_expiry(facts, now) else { continue };
+                        let Some(change) = decide_snooze_expiry(facts, now) else { return Ok(Some(false)) };
                         let ws = WorkspaceId(row.workspace_id);
                         apply_status(conn, ws, row.id, &change).await?;
                         let breaches =
@@ -437,18 +441,22 @@ impl LifecycleTimers for PgLifecycleTimers {
                         // Back to `open`, it counts toward its member's load again.
                         check_reopened(conn, ws, row.id, now).await?;
                         crate::sla::tracking::announce(conn, ws, breaches).await?;
-                        opened += 1;
+                        Ok(Some(true))
                     }
-                    Ok(opened)
+                    .scope_boxed()
+                })
+                .await
+                .map_err(repo)?;
+            match step {
+                None => break,
+                Some(true) => {
+                    opened += 1;
+                    self.db.wake().events_committed();
                 }
-                .scope_boxed()
-            })
-            .await
-            .map_err(repo)?;
-        if n > 0 {
-            self.db.wake().events_committed();
+                Some(false) => {}
+            }
         }
-        Ok(n)
+        Ok(opened)
     }
 
     async fn serve_waiting(&self, now: OffsetDateTime) -> Result<usize, RepoError> {
