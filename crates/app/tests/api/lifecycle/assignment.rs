@@ -162,6 +162,87 @@ async fn round_robin_takes_online_members_in_turn_and_skips_away_ones() {
     assert_eq!(thread(&app, &key, id).await["assignee"]["id"], m[1]);
 }
 
+/// The members of a team take new threads in turn, and editing the team's `member_ids` (here
+/// rewriting the same list) keeps each remaining member's turn: round robin goes on from where it
+/// was instead of starting again from the first member.
+#[tokio::test]
+async fn round_robin_keeps_each_members_turn_across_a_member_edit() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
+    let (a, b) = (add_agent(&app, ws.id).await, add_agent(&app, ws.id).await);
+    let team = routed_team(&app, &key, ch, &[a, b], "round_robin", Value::Null).await;
+    let mut given = Vec::new();
+    for n in 0..3 {
+        let id = new_thread(&app, &key, ch, &format!("+1415558{n:04}")).await;
+        given.push(thread(&app, &key, id).await["assignee"]["id"].clone());
+    }
+    assert_eq!(given, [a, b, a]);
+    let res = patch(&app, &key, &format!("/v1/teams/{team}"), json!({"member_ids": [a, b]})).await;
+    assert_eq!(res.status(), 200);
+    let id = new_thread(&app, &key, ch, "+14155589999").await;
+    assert_eq!(thread(&app, &key, id).await["assignee"], json!({"type": "user", "id": b}), "b's turn");
+}
+
+/// Balanced ties go to the member given a thread longest ago, and a member edit keeps that order.
+#[tokio::test]
+async fn a_balanced_tie_still_goes_to_the_longest_waiting_member_after_a_member_edit() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
+    let (x, y) = (add_agent(&app, ws.id).await, add_agent(&app, ws.id).await);
+    let team = routed_team(&app, &key, ch, &[x, y], "balanced", Value::Null).await;
+    let first = new_thread(&app, &key, ch, "+14155580001").await;
+    let second = new_thread(&app, &key, ch, "+14155580002").await;
+    assert_eq!(patch(&app, &key, &format!("/v1/threads/{first}"), json!({"status": "resolved"})).await.status(), 200);
+    let third = new_thread(&app, &key, ch, "+14155580003").await;
+    let holder = |t: Value| t["assignee"]["id"].clone();
+    assert_eq!(
+        [
+            holder(thread(&app, &key, first).await),
+            holder(thread(&app, &key, second).await),
+            holder(thread(&app, &key, third).await)
+        ],
+        [x, y, x]
+    );
+    // One open thread each: a tie, and y's thread is the older one.
+    let res = patch(&app, &key, &format!("/v1/teams/{team}"), json!({"member_ids": [x, y]})).await;
+    assert_eq!(res.status(), 200);
+    let id = new_thread(&app, &key, ch, "+14155589999").await;
+    assert_eq!(thread(&app, &key, id).await["assignee"], json!({"type": "user", "id": y}), "y's turn");
+}
+
+/// A thread that waits with its team because its members are at capacity goes to the first member
+/// who becomes eligible, within 5 s: here because the team's capacity rises.
+#[tokio::test]
+async fn raising_a_teams_capacity_hands_out_its_waiting_threads() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
+    let agent = add_agent(&app, ws.id).await;
+    let team = routed_team(&app, &key, ch, &[agent], "round_robin", json!(1)).await;
+    let held = new_thread(&app, &key, ch, "+14155550123").await;
+    assert_eq!(thread(&app, &key, held).await["assignee"], json!({"type": "user", "id": agent}));
+    let waiting = new_thread(&app, &key, ch, "+14155550124").await;
+    assert_eq!(thread(&app, &key, waiting).await["assignee"], json!({"type": "team", "id": team}));
+
+    let timers = app::lifecycle::start(&app.db);
+    let policy = json!({"assignment": {"mode": "round_robin", "capacity": 2}});
+    let res = patch(&app, &key, &format!("/v1/teams/{team}"), policy).await;
+    assert_eq!(res.status(), 200);
+    let started = std::time::Instant::now();
+    while thread(&app, &key, waiting).await["assignee"]["type"] != "user" {
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "not served");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    timers.abort();
+    let t = thread(&app, &key, waiting).await;
+    assert_eq!(
+        (&t["assignee"], &t["assignment_reason"]),
+        (&json!({"type": "user", "id": agent}), &json!("round_robin"))
+    );
+}
+
 #[tokio::test]
 async fn a_waiting_thread_goes_to_a_member_who_comes_back_online() {
     let app = TestApp::spawn().await;
