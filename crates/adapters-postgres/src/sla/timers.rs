@@ -44,6 +44,21 @@ pub const SLA_DUE_SQL: &str = "SELECT workspace_id, thread_id FROM thread_slas
      ORDER BY check_at LIMIT $2
      FOR UPDATE SKIP LOCKED";
 
+/// Whether the thread's conversation cycle is held by another transaction: a send or a status
+/// change that recorded its report fact and is about to settle this very SLA. The cycle is locked
+/// here when free (never waited for); when held, the timer leaves the thread to a later pass. It
+/// holds the SLA row already, which that transaction waits for: waiting for the cycle would be
+/// the opposite order, a deadlock that cost the send its answer (500).
+const CYCLE_HELD_SQL: &str = "WITH taken AS (
+         SELECT thread_id FROM conversation_cycles WHERE thread_id = $1 FOR UPDATE SKIP LOCKED)
+     SELECT (SELECT count(*) FROM conversation_cycles WHERE thread_id = $1) > (SELECT count(*) FROM taken) AS held";
+
+#[derive(QueryableByName)]
+struct Held {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    held: bool,
+}
+
 #[async_trait]
 impl SlaTimers for PgSlaTimers {
     async fn breach_due(&self, now: OffsetDateTime, limit: i64) -> Result<usize, RepoError> {
@@ -58,6 +73,11 @@ impl SlaTimers for PgSlaTimers {
                         .await?;
                     let mut announced = 0;
                     for row in &due {
+                        let cycle: Held =
+                            diesel::sql_query(CYCLE_HELD_SQL).bind::<BigInt, _>(row.thread_id).get_result(conn).await?;
+                        if cycle.held {
+                            continue;
+                        }
                         let ws = WorkspaceId(row.workspace_id);
                         let breaches = on_tick(conn, ws, row.thread_id, now).await?;
                         announced += announce(conn, ws, breaches).await?;

@@ -99,3 +99,38 @@ async fn a_snoozed_thread_is_not_missed_while_its_clock_is_stopped() {
     assert_eq!(thread(&app, &key, id).await["sla"]["status"], "missed", "the time left runs out once open");
     assert_eq!(breaches(&app, id).await.len(), 1);
 }
+
+/// A send or status change holding a thread's conversation cycle, about to settle its SLA, while
+/// the timer finds that SLA due: the timer leaves the thread to a later pass instead of waiting
+/// (the two waited for each other in opposite orders, and the send answered 500); the breach is
+/// still announced once, on the next pass.
+#[tokio::test]
+async fn the_timer_never_waits_for_a_cycle_another_transaction_holds() {
+    use diesel_async::RunQueryDsl;
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
+    policy(&app, &key, json!({"name": "Hour", "first_response_seconds": 3600})).await;
+    // Due a second after it starts (one already past its due time is missed as it starts).
+    let id = contact_thread(&app, &key, ch, "+14155550123", ago(3599)).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut other = app.db.conn().await.expect("conn");
+    let lock = |sql: &str| diesel::sql_query(sql.replace("$id", &id.to_string()));
+    lock("BEGIN").execute(&mut other).await.expect("begin");
+    lock("SELECT 1 FROM conversation_cycles WHERE thread_id = $id FOR UPDATE")
+        .execute(&mut other)
+        .await
+        .expect("cycle");
+    let pass = tokio::time::timeout(Duration::from_secs(3), app::sla::run_once(&app.db)).await;
+    pass.expect("the timer waited for the held cycle").expect("pass");
+    assert!(breaches(&app, id).await.is_empty(), "left to a later pass");
+    // The holder then reaches the SLA row, which the timer no longer holds.
+    let sla = "SET LOCAL lock_timeout = '2s'; SELECT 1 FROM thread_slas WHERE thread_id = $id FOR UPDATE";
+    for statement in sla.split("; ") {
+        lock(statement).execute(&mut other).await.expect("the SLA row is free");
+    }
+    lock("COMMIT").execute(&mut other).await.expect("commit");
+    app::sla::run_once(&app.db).await.expect("pass");
+    assert_eq!(breaches(&app, id).await.len(), 1);
+    assert_eq!(thread(&app, &key, id).await["sla"]["status"], "missed");
+}
