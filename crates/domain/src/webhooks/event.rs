@@ -232,6 +232,7 @@ mod tests {
                 EventRecord::Message(_) => EventScope { channel_id: int("channel_id"), thread_id: int("thread_id") },
                 EventRecord::Thread(_) => EventScope { channel_id: int("channel_id"), thread_id: int("id") },
                 EventRecord::Channel(_) => EventScope { channel_id: int("id"), thread_id: None },
+                EventRecord::Template(_) => EventScope { channel_id: int("channel_id"), thread_id: None },
                 _ => EventScope::default(),
             };
             assert_eq!(e.scope(), read, "{}", e.event_type());
