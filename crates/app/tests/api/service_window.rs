@@ -340,13 +340,15 @@ async fn a_signed_template_status_update_changes_the_status_at_once_and_emits_it
     let shipped =
         list["data"].as_array().expect("data").iter().find(|t| t["name"] == "order_shipped").expect("template").clone();
     assert_eq!(shipped["status"], "paused");
-    let (status, p) = post(
-        &app,
-        &key,
-        json!({"channel_id": ch, "content": "Order update", "to": TO,
-        "template": {"name": "order_shipped", "language": "en_US", "parameters": ["Ana", "42"]}}),
-    )
-    .await;
+    let send_shipped = || {
+        post(
+            &app,
+            &key,
+            json!({"channel_id": ch, "content": "Order update", "to": TO,
+            "template": {"name": "order_shipped", "language": "en_US", "parameters": ["Ana", "42"]}}),
+        )
+    };
+    let (status, p) = send_shipped().await;
     assert_eq!((status, p["code"].as_str()), (422, Some("template_not_approved")));
     let all = crate::events_helpers::feed(&app, &key).await;
     let events: Vec<&Value> = all.iter().filter(|e| e["type"] == "template.status_updated").collect();
@@ -370,13 +372,7 @@ async fn a_signed_template_status_update_changes_the_status_at_once_and_emits_it
         .expect("data")
         .iter()
         .any(|t| t["name"] == "order_shipped" && t["status"] == "approved"));
-    let (status, p) = post(
-        &app,
-        &key,
-        json!({"channel_id": ch, "content": "Order update", "to": TO,
-        "template": {"name": "order_shipped", "language": "en_US", "parameters": ["Ana", "42"]}}),
-    )
-    .await;
+    let (status, p) = send_shipped().await;
     assert_eq!(status, 201, "{p}");
 }
 
