@@ -89,29 +89,41 @@ async fn failures_from_one_address_never_lock_the_owner_out_from_another() {
     assert!(rows.iter().all(|(s, _)| !s.contains("127.0.0.2")), "{rows:?}");
 }
 
+/// Five wrong passwords for the admin from 127.0.0.1, then the failures' times rewritten by
+/// `failed_at` (an SQL array expression), as if they had happened then.
+async fn five_failures_at(app: &TestApp, ws: &crate::helpers::TestWorkspace, failed_at: &str) -> reqwest::Client {
+    let client = client_from([127, 0, 0, 1]);
+    for _ in 0..5 {
+        assert_eq!(login(app, &client, &ws.admin_email, "guess").await.status(), 401);
+    }
+    crate::credentials::sql(app, &format!("UPDATE login_throttle SET failed_at = {failed_at}")).await;
+    client
+}
+
+/// A refusal's `Retry-After`, in seconds, once checked to be 429 `rate_limited`.
+async fn refused_for(res: reqwest::Response) -> u64 {
+    let retry: u64 = header(&res, "retry-after").and_then(|v| v.parse().ok()).expect("Retry-After");
+    problem(res, 429, "rate_limited").await;
+    retry
+}
+
 #[tokio::test]
 async fn a_refused_attempt_neither_counts_nor_extends_the_window() {
     let app = TestApp::spawn().await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
-    let client = client_from([127, 0, 0, 1]);
-    for _ in 0..5 {
-        assert_eq!(login(&app, &client, &ws.admin_email, "guess").await.status(), 401);
-    }
-    // Move the failures back so that they leave the window in a few seconds.
-    crate::credentials::sql(
+    // The failures leave the window in a few seconds.
+    let client = five_failures_at(
         &app,
-        "UPDATE login_throttle \
-         SET failed_at = array_fill(now() - interval '14 minutes 57 seconds', ARRAY[cardinality(failed_at)])",
+        &ws,
+        "array_fill(now() - interval '14 minutes 57 seconds', ARRAY[cardinality(failed_at)])",
     )
     .await;
     let before = throttle_rows(&app).await;
     let mut last = 0;
     for _ in 0..3 {
-        let res = login(&app, &client, &ws.admin_email, &ws.admin_password).await;
-        let retry: u64 = header(&res, "retry-after").and_then(|v| v.parse().ok()).expect("Retry-After");
+        let retry = refused_for(login(&app, &client, &ws.admin_email, &ws.admin_password).await).await;
         assert!(retry <= 4, "the window was extended: {retry}");
         last = retry;
-        problem(res, 429, "rate_limited").await;
     }
     assert_eq!(throttle_rows(&app).await, before, "a refused attempt wrote nothing");
     // Once the window is over, the owner signs in again from the same address (the refusals the
@@ -124,29 +136,18 @@ async fn a_refused_attempt_neither_counts_nor_extends_the_window() {
 async fn the_window_slides_so_no_fifteen_minutes_hold_more_than_five_failures() {
     let app = TestApp::spawn().await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
-    let client = client_from([127, 0, 0, 1]);
-    for _ in 0..5 {
-        assert_eq!(login(&app, &client, &ws.admin_email, "guess").await.status(), 401);
-    }
     // The first failure nearly 15 minutes ago, the four others a minute ago: counted from the
     // first failure, the window would end in a few seconds and five more guesses would pass.
-    crate::credentials::sql(
-        &app,
-        "UPDATE login_throttle SET failed_at = \
-           ARRAY[now() - interval '14 minutes 57 seconds'] || array_fill(now() - interval '1 minute', ARRAY[4])",
-    )
-    .await;
-    let res = login(&app, &client, &ws.admin_email, "guess").await;
-    let retry: u64 = header(&res, "retry-after").and_then(|v| v.parse().ok()).expect("Retry-After");
+    let failed_at =
+        "ARRAY[now() - interval '14 minutes 57 seconds'] || array_fill(now() - interval '1 minute', ARRAY[4])";
+    let client = five_failures_at(&app, &ws, failed_at).await;
+    let retry = refused_for(login(&app, &client, &ws.admin_email, "guess").await).await;
     assert!(retry <= 4, "{retry}");
-    problem(res, 429, "rate_limited").await;
     tokio::time::sleep(std::time::Duration::from_secs(retry + 1)).await;
     // One failure has left the window: one more guess, then refused until the next leaves it.
     assert_eq!(login(&app, &client, &ws.admin_email, "guess").await.status(), 401);
-    let res = login(&app, &client, &ws.admin_email, &ws.admin_password).await;
-    let retry: u64 = header(&res, "retry-after").and_then(|v| v.parse().ok()).expect("Retry-After");
+    let retry = refused_for(login(&app, &client, &ws.admin_email, &ws.admin_password).await).await;
     assert!((13 * 60..=14 * 60).contains(&retry), "{retry}");
-    problem(res, 429, "rate_limited").await;
 }
 
 #[tokio::test]
