@@ -250,10 +250,17 @@ impl Modify for StandardResponses {
                 let public = op.security.as_ref().is_some_and(|s| {
                     s.iter().all(|r| serde_json::to_value(r).map(|v| v == serde_json::json!({})).unwrap_or(false))
                 });
+                let has_body = op.request_body.is_some();
                 if public {
+                    // A body is read (and refused) the same way with or without credentials.
+                    for (status, description) in if has_body { WITH_BODY.iter() } else { [].iter() } {
+                        op.responses
+                            .responses
+                            .entry((*status).to_owned())
+                            .or_insert_with(|| problem_response(description));
+                    }
                     continue;
                 }
-                let has_body = op.request_body.is_some();
                 for (status, description) in
                     AUTHENTICATED.iter().chain(if has_body { WITH_BODY.iter() } else { [].iter() })
                 {

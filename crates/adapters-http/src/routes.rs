@@ -14,18 +14,19 @@ use crate::handlers::{
 
 /// A resource under construction: every method's route is registered with its entry in the
 /// access policy ([`crate::access`]), so no route exists without one. Unregistered methods are
-/// answered 405 problem+json.
+/// answered 405 problem+json with `Allow` naming the registered ones.
 struct Res {
     path: String,
     resource: Resource,
+    /// The methods registered so far, for `Allow`.
+    methods: Vec<&'static str>,
+    /// Whether a CORS preflight (`OPTIONS`) is answered.
+    preflight: bool,
 }
 
 /// The resource at `path` inside the scope whose prefix is `scope` (`""` at the root).
 fn res(scope: &str, path: &str) -> Res {
-    Res {
-        path: format!("{scope}{path}"),
-        resource: web::resource(path).default_service(web::to(fallback::method_not_allowed)),
-    }
+    Res { path: format!("{scope}{path}"), resource: web::resource(path), methods: Vec::new(), preflight: false }
 }
 
 macro_rules! method {
@@ -37,7 +38,9 @@ macro_rules! method {
             F::Output: Responder + 'static,
         {
             let route = guarded($route().to(handler), $word, self.path.clone(), access);
-            Res { path: self.path, resource: self.resource.route(route) }
+            let mut methods = self.methods;
+            methods.push($word);
+            Res { resource: self.resource.route(route), methods, ..self }
         }
     };
 }
@@ -49,18 +52,27 @@ impl Res {
     method!(patch, web::patch, "PATCH");
     method!(delete, web::delete, "DELETE");
 
-    /// What answers methods without a route (instead of the 405 problem).
-    fn otherwise<F, Args>(self, handler: F) -> Self
-    where
-        F: Handler<Args>,
-        Args: FromRequest + 'static,
-        F::Output: Responder + 'static,
-    {
-        Res { path: self.path, resource: self.resource.default_service(web::to(handler)) }
+    /// Answers a CORS preflight (`OPTIONS`) from browser-based clients (public, like the
+    /// protocol endpoints that offer it).
+    fn preflight(self) -> Self {
+        Res { preflight: true, ..self }
     }
 
     fn done(self) -> Resource {
-        self.resource
+        let mut methods = self.methods;
+        if self.preflight {
+            methods.push("OPTIONS");
+        }
+        let allow = methods.join(", ");
+        let preflight = self.preflight;
+        self.resource.default_service(web::to(move |req: actix_web::HttpRequest| {
+            let answer = if preflight && req.method() == actix_web::http::Method::OPTIONS {
+                handlers::oauth::reply::preflight()
+            } else {
+                fallback::method_not_allowed(&allow)
+            };
+            std::future::ready(answer)
+        }))
     }
 }
 
@@ -307,7 +319,7 @@ fn assistant_routes() -> actix_web::Scope<
         .wrap(from_fn(handlers::oauth::challenge::resource_metadata_hint))
         .service(r("/tools/execute").post(Assistant, assistant::execute::execute).done())
         .service(r("/capabilities").get(Assistant, assistant::capabilities::capabilities).done())
-        .service(r("/mcp").post(Assistant, assistant::mcp::post).otherwise(assistant::mcp::not_allowed).done())
+        .service(r("/mcp").post(Assistant, assistant::mcp::post).done())
 }
 
 /// wms as the OAuth authorization server of MCP clients (`docs/oauth.md`). Public: the
@@ -315,21 +327,21 @@ fn assistant_routes() -> actix_web::Scope<
 /// checks the code or refresh token it is given, and the authorization endpoint signs the member
 /// in itself (its consent page is outside the pages' scope for its own Content-Security-Policy).
 fn oauth_routes() -> Vec<Resource> {
-    use crate::handlers::oauth::{metadata, register, reply, token};
+    use crate::handlers::oauth::{metadata, register, token};
     use crate::pages::oauth::authorize;
     use Access::Public;
     // Browser-based clients preflight the discovery documents, registration and tokens (CORS).
     vec![
         res("", "/.well-known/oauth-authorization-server")
             .get(Public, metadata::authorization_server)
-            .otherwise(reply::preflight)
+            .preflight()
             .done(),
         res("", "/.well-known/oauth-protected-resource/workspaces/{workspace_id}/co-admin/mcp")
             .get(Public, metadata::protected_resource)
-            .otherwise(reply::preflight)
+            .preflight()
             .done(),
-        res("", "/oauth/register").post(Public, register::register).otherwise(reply::preflight).done(),
-        res("", "/oauth/token").post(Public, token::token).otherwise(reply::preflight).done(),
+        res("", "/oauth/register").post(Public, register::register).preflight().done(),
+        res("", "/oauth/token").post(Public, token::token).preflight().done(),
         res("", "/oauth/authorize").get(Public, authorize::show).post(Public, authorize::decide).done(),
     ]
 }

@@ -64,6 +64,9 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     if !value.is_object() {
         return Err(ApiError::field("body", "must be a JSON object"));
     }
+    if let Some(field) = nul_in(&value, "") {
+        return Err(ApiError::field(if field.is_empty() { "body".to_owned() } else { field }, NUL_REFUSED));
+    }
     serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
         let message = e.inner().to_string();
         ApiError::field(field_name(&e.path().to_string(), &message), clean(&message))
@@ -79,11 +82,38 @@ impl<T: DeserializeOwned + 'static> FromRequest for StrictQuery<T> {
     type Future = std::future::Ready<Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        let pairs = form_urlencoded::parse(req.query_string().as_bytes());
+        if let Some((name, _)) = pairs.into_iter().find(|(k, v)| k.contains('\0') || v.contains('\0')) {
+            let name = if name.contains('\0') { "query".to_owned() } else { name.into_owned() };
+            return std::future::ready(Err(ApiError::field(name, NUL_REFUSED)));
+        }
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(req.query_string().as_bytes()));
         std::future::ready(serde_path_to_error::deserialize::<_, T>(de).map(StrictQuery).map_err(|e| {
             let message = e.inner().to_string();
             ApiError::field(field_name(&e.path().to_string(), &message), clean(&message))
         }))
+    }
+}
+
+/// Why a text with the NUL character is refused: PostgreSQL cannot store it, and no field of the
+/// API has a use for it.
+pub const NUL_REFUSED: &str = "must not contain the NUL character (\\u0000)";
+
+/// The path (`template.parameters[0]`, serde's spelling) of the first string or member name in
+/// `value` that holds the NUL character; `""` for the document itself.
+pub fn nul_in(value: &serde_json::Value, at: &str) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => s.contains('\0').then(|| at.to_owned()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| nul_in(v, &format!("{at}[{i}]"))),
+        Value::Object(members) => members.iter().find_map(|(k, v)| {
+            let here = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
+            if k.contains('\0') {
+                return Some(if at.is_empty() { "body".to_owned() } else { at.to_owned() });
+            }
+            nul_in(v, &here)
+        }),
+        _ => None,
     }
 }
 
@@ -135,6 +165,16 @@ mod tests {
         assert_eq!(field(parse_json(br#"{"channel_id":1}"#)), (422, "content".into()));
         assert_eq!(field(parse_json(br#"{"channel_id":1,"content":"a","extra":1}"#)), (422, "extra".into()));
         assert_eq!(field(parse_json(br#"[1,2]"#)), (422, "body".into()));
+    }
+
+    #[test]
+    fn the_nul_character_is_refused_where_it_is() {
+        assert_eq!(field(parse_json(br#"{"channel_id":1,"content":"a\u0000b"}"#)), (422, "content".into()));
+        let nested = br#"{"channel_id":1,"content":"a","t":{"parameters":["x","\u0000"]}}"#;
+        assert_eq!(nul_in(&serde_json::from_slice(nested).expect("json"), ""), Some("t.parameters[1]".into()));
+        let key = br#"{"attributes":{"a\u0000":1}}"#;
+        assert_eq!(nul_in(&serde_json::from_slice(key).expect("json"), ""), Some("attributes".into()));
+        assert_eq!(nul_in(&serde_json::json!({"a": ["b", {"c": 1}]}), ""), None);
     }
 
     #[test]

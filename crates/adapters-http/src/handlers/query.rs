@@ -3,7 +3,6 @@
 
 use domain::common::page::{FilterKey, PageRequest};
 use domain::{FieldError, ValidationErrors};
-use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::error::ApiError;
@@ -25,9 +24,11 @@ impl QueryProblems {
 
     /// The RFC 3339 time of the parameter `field`, if given and valid.
     pub fn time(&mut self, field: &str, raw: Option<&str>) -> Option<OffsetDateTime> {
-        let parsed = OffsetDateTime::parse(raw?, &Rfc3339);
-        let problem = || FieldError::new(field, "must be an RFC 3339 time such as 2026-11-20T12:00:00Z");
-        parsed.map_err(|_| self.0.push(problem())).ok()
+        let parsed = domain::common::instant::parse_rfc3339(raw?);
+        if parsed.is_none() {
+            self.0.push(FieldError::new(field, domain::common::instant::EXPECTED));
+        }
+        parsed
     }
 
     /// The filter and the page, once every other parameter is valid: `filter` is `None` when it

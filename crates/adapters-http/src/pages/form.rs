@@ -58,7 +58,12 @@ impl FromRequest for FormData {
             if bytes.len() > LIMIT {
                 return Err(PageError::BadRequest("the form is too large".into()));
             }
-            Ok(FormData::parse(&bytes))
+            let form = FormData::parse(&bytes);
+            // No field of any form has a use for it, and PostgreSQL cannot store it.
+            if form.0.iter().any(|(k, v)| k.contains('\0') || v.contains('\0')) {
+                return Err(PageError::BadRequest("the form must not contain the NUL character".into()));
+            }
+            Ok(form)
         })
     }
 }

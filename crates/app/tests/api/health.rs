@@ -70,10 +70,22 @@ async fn unknown_path_is_a_problem_404() {
 }
 
 #[tokio::test]
-async fn wrong_method_is_a_problem_405() {
+async fn wrong_method_is_a_problem_405_naming_the_methods_there_are() {
     let app = TestApp::spawn().await;
-    let res = app.client.delete(app.url("/healthz")).send().await.expect("request");
-    problem(res, 405, "method_not_allowed").await;
+    let (_, key) = app.advanced_with_key().await;
+    for (path, method, allow) in [
+        ("/healthz", reqwest::Method::DELETE, "GET"),
+        ("/v1/auth/login", reqwest::Method::GET, "POST"),
+        ("/v1/channels", reqwest::Method::PUT, "GET, POST"),
+        ("/v1/users/1", reqwest::Method::POST, "GET, PATCH, DELETE"),
+        ("/oauth/token", reqwest::Method::GET, "POST, OPTIONS"),
+        ("/workspaces/1/co-admin/mcp", reqwest::Method::GET, "POST"),
+    ] {
+        let res = app.authed(method.clone(), path, &key).send().await.expect("request");
+        let header = res.headers().get("allow").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        assert_eq!(header.as_deref(), Some(allow), "{method} {path}");
+        problem(res, 405, "method_not_allowed").await;
+    }
 }
 
 #[tokio::test]

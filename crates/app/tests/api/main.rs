@@ -4,6 +4,7 @@ mod credentials;
 mod helpers;
 mod statements;
 
+mod abuse_edges;
 mod abuse_expensive_reads;
 mod abuse_refused;
 mod abuse_signin;

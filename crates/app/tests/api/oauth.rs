@@ -581,6 +581,9 @@ async fn bad_input_gets_the_rfc_error_codes_and_never_a_500() {
         (vec![("grant_type", "client_credentials"), ("client_id", id)], 400, "unsupported_grant_type"),
         (vec![("grant_type", "authorization_code")], 400, "invalid_request"),
         (vec![("grant_type", "authorization_code"), ("client_id", "nobody-at-all-123")], 401, "invalid_client"),
+        // PostgreSQL cannot hold the NUL character, so it never reaches it (it used to be a 500).
+        (vec![("grant_type", "authorization_code"), ("client_id", "\u{0}")], 400, "invalid_request"),
+        (vec![("grant_type", "authorization_code"), ("client_id", id), ("code", "a\u{0}")], 400, "invalid_request"),
         (vec![("grant_type", "authorization_code"), ("client_id", id)], 400, "invalid_request"),
         (
             vec![
@@ -632,6 +635,7 @@ async fn bad_input_gets_the_rfc_error_codes_and_never_a_500() {
         (json!({"redirect_uris": "https://a.example/cb"}), "invalid_redirect_uri"),
         (json!({"redirect_uris": ["http://a.example/cb"]}), "invalid_redirect_uri"),
         (json!({"redirect_uris": ["https://a.example/cb#x"]}), "invalid_redirect_uri"),
+        (json!({"redirect_uris": ["https://a.example/cb\u{0}"]}), "invalid_redirect_uri"),
         (
             json!({"redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "client_secret_post"}),
             "invalid_client_metadata",
@@ -652,7 +656,12 @@ async fn bad_input_gets_the_rfc_error_codes_and_never_a_500() {
     assert!(sql_bool(app, "(SELECT count(*) FROM oauth_clients) = 1").await);
 
     // The authorization endpoint: pages, never a 500.
-    for query in ["", "client_id=", "client_id=%FF%FE", "response_type=code&client_id=x&redirect_uri=%00"] {
+    let nul_client = format!("response_type=code&client_id={id}%00&redirect_uri=x");
+    for query in
+        ["", "client_id=", "client_id=%FF%FE", "response_type=code&client_id=x&redirect_uri=%00", "client_id=%00"]
+            .into_iter()
+            .chain([nul_client.as_str()])
+    {
         let res = app.client.get(app.url(&format!("/oauth/authorize?{query}"))).send().await.expect("request");
         assert_eq!(res.status(), 400, "{query}");
     }

@@ -86,3 +86,31 @@ async fn the_document_has_exactly_the_v1_routes_of_the_routes_table() {
     assert!(undocumented.is_empty(), "routes missing from /v1/openapi.json: {undocumented:?}");
     assert!(unrouted.is_empty(), "documented operations that no route answers: {unrouted:?}");
 }
+
+/// An operation that answers without credentials says so (`security: [{}]`), and an
+/// authenticated one does not: schemathesis sends requests without them and flags any 2xx of an
+/// operation documented as needing a token.
+#[tokio::test]
+async fn the_operations_that_need_no_credentials_are_documented_as_public() {
+    let app = TestApp::spawn().await;
+    let doc: serde_json::Value = app.get("/v1/openapi.json").await.json().await.expect("json");
+    let public = |path: &str, method: &str| {
+        let op = &doc["paths"][path][method];
+        let security = op.get("security").unwrap_or(&doc["security"]);
+        security.as_array().is_some_and(|s| s.iter().any(|r| r.as_object().is_some_and(serde_json::Map::is_empty)))
+    };
+    for (path, method) in [("/v1/auth/login", "post"), ("/v1/auth/password-reset", "post")] {
+        assert!(public(path, method), "{method} {path} is documented as needing a token");
+    }
+    for (path, method) in [("/v1/auth/logout", "post"), ("/v1/channels", "get")] {
+        assert!(!public(path, method), "{method} {path} is documented as public");
+    }
+    let res = app
+        .client
+        .post(app.url("/v1/auth/password-reset"))
+        .json(&serde_json::json!({"email": "nobody@example.com"}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 202, "answered without credentials");
+}

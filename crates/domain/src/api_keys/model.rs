@@ -2,7 +2,6 @@
 
 use std::fmt;
 
-use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::access::ScopeSet;
@@ -53,9 +52,8 @@ impl KeyExpiry {
     /// # Errors
     /// A [`FieldError`] on `expires_at`.
     pub fn parse(raw: &str, now: OffsetDateTime) -> Result<Self, FieldError> {
-        let at = OffsetDateTime::parse(raw.trim(), &Rfc3339)
-            .map_err(|_| FieldError::new("expires_at", "must be an RFC 3339 timestamp such as 2027-01-31T00:00:00Z"))?;
-        let at = at.to_offset(time::UtcOffset::UTC);
+        let at = crate::common::instant::parse_rfc3339(raw)
+            .ok_or_else(|| FieldError::new("expires_at", crate::common::instant::EXPECTED))?;
         let at = at.replace_nanosecond(at.nanosecond() / 1000 * 1000).unwrap_or(at);
         if at <= now {
             return Err(FieldError::new("expires_at", "must be in the future"));

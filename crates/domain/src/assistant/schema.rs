@@ -203,6 +203,9 @@ fn check(spec: &ArgSpec, v: &Value) -> Result<ArgValue, FieldError> {
             if s.chars().count() > max_chars {
                 return Err(err(format!("must have at most {max_chars} characters")));
             }
+            if s.contains('\0') {
+                return Err(err("must not contain the NUL character (\\u0000)".into()));
+            }
             Ok(ArgValue::Text(s.to_owned()))
         }
         ArgKind::Choice { values, .. } => {

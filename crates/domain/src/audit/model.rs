@@ -5,7 +5,6 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde_json::Value;
-use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use crate::access::Actor;
@@ -477,8 +476,8 @@ impl AuditFilter {
         let time = |field: &'static str, v: Option<String>, errors: &mut ValidationErrors| {
             v.and_then(|v| {
                 errors.check(
-                    OffsetDateTime::parse(&v, &Rfc3339)
-                        .map_err(|_| FieldError::new(field, "must be an RFC 3339 time such as 2026-11-24T10:00:00Z")),
+                    crate::common::instant::parse_rfc3339(&v)
+                        .ok_or_else(|| FieldError::new(field, crate::common::instant::EXPECTED)),
                 )
             })
         };

@@ -5,8 +5,6 @@ use std::sync::Arc;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use sha2::{Digest, Sha256};
-use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
 
 use super::model::{
     Contact, ContactChange, ContactField, ContactFilter, CountryCode, E164Phone, LanguageTag, NewContact,
@@ -273,9 +271,8 @@ fn validate_filter(errors: &mut ValidationErrors, q: &ListContactsInput) -> Cont
         label: q.label.as_deref().and_then(|s| errors.check(non_blank("label", s, 50))),
         updated_since: q.updated_since.as_deref().and_then(|s| {
             errors.check(
-                OffsetDateTime::parse(s.trim(), &Rfc3339).map_err(|_| {
-                    FieldError::new("updated_since", "must be an RFC 3339 time such as 2026-11-24T09:30:00Z")
-                }),
+                crate::common::instant::parse_rfc3339(s)
+                    .ok_or_else(|| FieldError::new("updated_since", crate::common::instant::EXPECTED)),
             )
         }),
     }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::contacts::ports::MockContactRepository;
+use time::OffsetDateTime;
 
 fn contact(id: i64) -> Contact {
     Contact {

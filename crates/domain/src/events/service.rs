@@ -78,13 +78,11 @@ impl std::fmt::Debug for EventsService {
 }
 
 fn time_field(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> Option<OffsetDateTime> {
-    match OffsetDateTime::parse(raw, &Rfc3339) {
-        Ok(t) => Some(t),
-        Err(_) => {
-            errors.push(FieldError::new(field, "must be an RFC 3339 time such as 2026-11-24T08:00:00Z"));
-            None
-        }
+    let t = crate::common::instant::parse_rfc3339(raw);
+    if t.is_none() {
+        errors.push(FieldError::new(field, crate::common::instant::EXPECTED));
     }
+    t
 }
 
 fn event_type(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> Option<EventType> {

@@ -94,6 +94,10 @@ pub fn check_redirect_uri(raw: &str) -> Result<(), String> {
     if raw.len() > MAX_URI_LEN {
         return Err(format!("a redirect URI may have at most {MAX_URI_LEN} characters"));
     }
+    // `url` would quietly drop or encode them, and the URI is kept as given.
+    if raw.chars().any(char::is_control) {
+        return Err("a redirect URI may not contain control characters".into());
+    }
     let url = url::Url::parse(raw).map_err(|e| format!("`{raw}` is not an absolute URL ({e})"))?;
     if url.fragment().is_some() {
         return Err(format!("`{raw}` has a fragment; redirect URIs may not"));

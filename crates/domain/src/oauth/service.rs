@@ -229,6 +229,13 @@ pub enum RevokeGrantError {
     Unknown(#[from] RepoError),
 }
 
+/// Whether `client_id` has the shape of the ids [`OAuthService::register`] issues (base64url of
+/// 18 random bytes): anything else names no app, without asking the store (a NUL, say, which
+/// PostgreSQL cannot even compare).
+fn could_be_issued(client_id: &str) -> bool {
+    client_id.len() == 24 && client_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
 fn refused(code: OAuthErrorCode, why: impl Into<String>) -> OAuthRefusal {
     OAuthRefusal::new(code, why)
 }
@@ -259,7 +266,8 @@ impl OAuthService {
     pub async fn check(&self, req: &AuthorizationRequest, issuer: &str) -> Result<ValidAuthorization, AuthorizeError> {
         let client_id = req.client_id.as_deref().filter(|c| !c.is_empty());
         let Some(client_id) = client_id else { return Err(AuthorizeError::NoRedirect("client_id is missing".into())) };
-        let Some(client) = self.store.client(client_id).await? else {
+        let client = if could_be_issued(client_id) { self.store.client(client_id).await? } else { None };
+        let Some(client) = client else {
             return Err(AuthorizeError::NoRedirect("no app is registered with this client_id".into()));
         };
         let redirect_uri = match req.redirect_uri.as_deref() {
@@ -411,7 +419,7 @@ impl OAuthService {
         if !scope_is_granted(req.scope.as_deref()) {
             return Err(refused(InvalidScope, format!("the only scope is `{APP_SCOPE}`")).into());
         }
-        if self.store.client(&client_id).await?.is_none() {
+        if !could_be_issued(&client_id) || self.store.client(&client_id).await?.is_none() {
             return Err(refused(InvalidClient, "no app is registered with this client_id").into());
         }
         let (access, refresh, issued) = self.issue();

@@ -9,11 +9,13 @@ use crate::common::ports::{MockClock, MockRandomSource};
 use crate::oauth::ports::MockOAuthStore;
 
 const ISSUER: &str = "https://wms.example.com";
+/// An id of the shape registration issues (base64url of 18 bytes).
+const CLIENT_ID: &str = "abcdefghijklmnopqrstuvwx";
 
 fn client() -> Client {
     Client {
         id: 1,
-        client_id: "abc".into(),
+        client_id: CLIENT_ID.into(),
         client_name: "Claude".into(),
         redirect_uris: vec!["http://127.0.0.1:9/cb".into()],
         created_at: datetime!(2026-11-26 12:00 UTC),
@@ -31,7 +33,7 @@ fn service(store: MockOAuthStore) -> OAuthService {
 fn request() -> AuthorizationRequest {
     AuthorizationRequest {
         response_type: Some("code".into()),
-        client_id: Some("abc".into()),
+        client_id: Some(CLIENT_ID.into()),
         redirect_uri: Some("http://127.0.0.1:9/cb".into()),
         code_challenge: Some("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into()),
         code_challenge_method: Some("S256".into()),
@@ -43,7 +45,7 @@ fn request() -> AuthorizationRequest {
 
 fn known_client() -> MockOAuthStore {
     let mut store = MockOAuthStore::new();
-    store.expect_client().returning(|id| Ok((id == "abc").then(client)));
+    store.expect_client().returning(|id| Ok((id == CLIENT_ID).then(client)));
     store
 }
 
@@ -122,6 +124,11 @@ async fn an_unknown_client_is_invalid_client_and_a_bad_verifier_invalid_request(
         other => panic!("{other:?}"),
     };
     assert_eq!(code(s.token(&base, &ctx).await), "invalid_client");
-    let known = TokenRequest { client_id: Some("abc".into()), ..base };
+    // Not of the issued shape: never looked up (PostgreSQL cannot compare a NUL).
+    let mut strange = CLIENT_ID.to_owned();
+    strange.push('\0');
+    let nul = TokenRequest { client_id: Some(strange), ..base.clone() };
+    assert_eq!(code(s.token(&nul, &ctx).await), "invalid_client");
+    let known = TokenRequest { client_id: Some(CLIENT_ID.into()), ..base };
     assert_eq!(code(s.token(&known, &ctx).await), "invalid_request");
 }

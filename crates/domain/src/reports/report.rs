@@ -123,12 +123,14 @@ impl ReportQuery {
 
 fn instant(field: &str, raw: &str) -> Result<OffsetDateTime, FieldError> {
     let raw = raw.trim();
-    if let Ok(t) = OffsetDateTime::parse(raw, &Rfc3339) {
-        return Ok(t);
+    let problem = || FieldError::new(field, "must be an RFC 3339 instant or a YYYY-MM-DD date in the years 0001–9998");
+    if OffsetDateTime::parse(raw, &Rfc3339).is_ok() {
+        return crate::common::instant::parse_rfc3339(raw).ok_or_else(problem);
     }
     Date::parse(raw, format_description!("[year]-[month]-[day]"))
-        .map(|d| d.midnight().assume_utc())
-        .map_err(|_| FieldError::new(field, "must be an RFC 3339 instant or a YYYY-MM-DD date"))
+        .ok()
+        .and_then(|d| crate::common::instant::in_range(d.midnight().assume_utc()))
+        .ok_or_else(problem)
 }
 
 /// Count, average, median and p90 (nearest rank) of durations in seconds; `null`s without any.

@@ -117,9 +117,9 @@ impl StatusRequest {
         let status = errors.check(ThreadStatus::parse("status", status));
         let until = snoozed_until.and_then(|raw| {
             errors.check(
-                OffsetDateTime::parse(raw, &time::format_description::well_known::Rfc3339)
+                crate::common::instant::parse_rfc3339(raw)
                     .map(to_stored_precision)
-                    .map_err(|_| FieldError::new("snoozed_until", "must be an RFC 3339 time")),
+                    .ok_or_else(|| FieldError::new("snoozed_until", crate::common::instant::EXPECTED)),
             )
         });
         if let (Some(status), Some(until)) = (status, until) {
@@ -142,7 +142,6 @@ impl StatusRequest {
 /// `at` in UTC to the microsecond, as PostgreSQL keeps it: the same time given again is the same
 /// snooze, and the record shows what was asked.
 fn to_stored_precision(at: OffsetDateTime) -> OffsetDateTime {
-    let at = at.to_offset(time::UtcOffset::UTC);
     at.replace_nanosecond(at.nanosecond() / 1000 * 1000).unwrap_or(at)
 }
 

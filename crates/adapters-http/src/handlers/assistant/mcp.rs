@@ -58,16 +58,6 @@ fn bad_request(rpc: serde_json::Value) -> HttpResponse {
     HttpResponse::BadRequest().insert_header((header::CONTENT_TYPE, "application/problem+json")).body(body.to_string())
 }
 
-/// GET (an SSE stream) and DELETE (ending a session) are not offered.
-///
-/// # Errors
-/// Always 405 with `Allow: POST`.
-pub async fn not_allowed() -> HttpResponse {
-    let mut res = actix_web::ResponseError::error_response(&ApiError::MethodNotAllowed);
-    res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
-    res
-}
-
 /// The service's own public origin, or any loopback origin (a local client or inspector).
 fn origin_allowed(assistant: &AssistantState, origin: &HeaderValue) -> bool {
     let Some(origin) = origin.to_str().ok().and_then(super::origin_of) else { return false };

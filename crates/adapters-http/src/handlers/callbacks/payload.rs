@@ -47,6 +47,25 @@ pub fn parse(channel_type: ChannelType, body: &Value) -> Vec<(String, PlatformEv
     out
 }
 
+/// Replaces the NUL character in every string (and member name) of `body` with U+FFFD: a
+/// platform may send one (JSON allows `\u0000`), PostgreSQL can store none, and one such message
+/// must not refuse the whole callback, which the platform would then retry forever.
+pub fn without_nul(body: &mut Value) {
+    const REPLACEMENT: &str = "\u{FFFD}";
+    match body {
+        Value::String(s) if s.contains('\0') => *s = s.replace('\0', REPLACEMENT),
+        Value::Array(items) => items.iter_mut().for_each(without_nul),
+        Value::Object(members) => {
+            if members.keys().any(|k| k.contains('\0')) {
+                let old = std::mem::take(members);
+                members.extend(old.into_iter().map(|(k, v)| (k.replace('\0', REPLACEMENT), v)));
+            }
+            members.values_mut().for_each(without_nul);
+        }
+        _ => {}
+    }
+}
+
 fn secs(v: &Value) -> Option<OffsetDateTime> {
     let n = v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))?;
     from_unix(n)
@@ -222,6 +241,13 @@ mod tests {
         assert_eq!(e.inbound[1].text, "[image]");
         assert_eq!(e.statuses[0].status, MessageStatus::Failed);
         assert_eq!(e.statuses[0].error.as_deref(), Some("131026: Message undeliverable"));
+    }
+
+    #[test]
+    fn the_nul_character_is_replaced_everywhere() {
+        let mut body = json!({"a": ["x\u{0}y", {"k\u{0}": "\u{0}"}], "n": 1});
+        without_nul(&mut body);
+        assert_eq!(body, json!({"a": ["x\u{FFFD}y", {"k\u{FFFD}": "\u{FFFD}"}], "n": 1}));
     }
 
     #[test]

@@ -46,7 +46,10 @@ impl CallbackWork for OffThreadCallbackWork {
     async fn accounts(&self, platform: ChannelType, body: Arc<[u8]>) -> Vec<(String, PlatformEvents)> {
         self.run(Vec::new(), move || {
             serde_json::from_slice::<serde_json::Value>(&body)
-                .map(|json| super::payload::parse(platform, &json))
+                .map(|mut json| {
+                    super::payload::without_nul(&mut json);
+                    super::payload::parse(platform, &json)
+                })
                 .unwrap_or_default()
         })
         .await
@@ -63,7 +66,10 @@ impl CallbackWork for OffThreadCallbackWork {
                 return Vec::new();
             }
             serde_json::from_slice::<serde_json::Value>(&body)
-                .map(|json| super::template_payload::template_updates(&json))
+                .map(|mut json| {
+                    super::payload::without_nul(&mut json);
+                    super::template_payload::template_updates(&json)
+                })
                 .unwrap_or_default()
         })
         .await

@@ -36,6 +36,7 @@ impl From<RequestResetError> for ApiError {
     operation_id = "request_password_reset",
     path = "/v1/auth/password-reset",
     tag = "auth",
+    security(()),
     request_body = PasswordResetBody,
     responses(
         (status = 202, description = "Accepted, the same for every address: an account with a password gets an e-mail with a one-time link (1 hour) to /password-reset/<token>"),

@@ -94,12 +94,9 @@ impl ResponseError for OAuthReply {
     }
 }
 
-/// What answers the protocol endpoints' other methods: a CORS preflight (`OPTIONS`) gets `204`
-/// with what browser-based MCP clients may send; anything else is the usual 405.
-pub async fn preflight(req: actix_web::HttpRequest) -> HttpResponse {
-    if req.method() != actix_web::http::Method::OPTIONS {
-        return crate::error::ApiError::MethodNotAllowed.error_response();
-    }
+/// The answer to a CORS preflight (`OPTIONS`) of a protocol endpoint: `204` with what
+/// browser-based MCP clients may send.
+pub fn preflight() -> HttpResponse {
     let mut res = HttpResponse::NoContent().finish();
     protocol_headers(&mut res);
     let headers = res.headers_mut();

@@ -37,6 +37,9 @@ pub fn parse(req: &HttpRequest, body: &[u8]) -> Result<TokenRequest, OAuthReply>
             "scope" => &mut out.scope,
             _ => continue,
         };
+        if value.contains('\0') {
+            return Err(OAuthReply::invalid_request(format!("{name} must not contain the NUL character")));
+        }
         if slot.replace(value.into_owned()).is_some() {
             return Err(OAuthReply::invalid_request(format!("{name} is sent more than once")));
         }

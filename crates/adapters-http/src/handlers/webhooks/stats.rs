@@ -5,8 +5,6 @@ use domain::webhooks::stats::DestinationStats;
 use domain::webhooks::DestinationId;
 use domain::{FieldError, ValidationErrors};
 use serde::Deserialize;
-use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
 use utoipa::IntoParams;
 
 use super::WebhookPath;
@@ -44,11 +42,8 @@ pub async fn stats(
 ) -> Result<HttpResponse, ApiError> {
     let since = match q.since.as_deref() {
         None => None,
-        Some(raw) => Some(OffsetDateTime::parse(raw, &Rfc3339).map_err(|_| {
-            ApiError::Validation(ValidationErrors(vec![FieldError::new(
-                "since",
-                "must be an RFC 3339 time such as 2026-11-20T12:00:00Z",
-            )]))
+        Some(raw) => Some(domain::common::instant::parse_rfc3339(raw).ok_or_else(|| {
+            ApiError::Validation(ValidationErrors(vec![FieldError::new("since", domain::common::instant::EXPECTED)]))
         })?),
     };
     let stats = state.webhooks.stats(caller.workspace_id, DestinationId(path.webhook_id), since).await?;

@@ -168,3 +168,28 @@ async fn inbound_contacts_carry_the_rest_record_and_an_erased_number_comes_back_
     assert_ne!(data[0]["id"], contact["id"], "the same number after erasure is a new contact");
     assert_eq!(data[0]["name"], "Dana Ortiz");
 }
+
+// PostgreSQL stores no NUL character: one in a message used to fail the whole callback (500, every
+// retry the same), losing every message of its body and leaving the service window closed.
+#[tokio::test]
+async fn a_message_with_the_nul_character_is_stored_with_the_rest_of_its_callback() {
+    let graph = Graph::start();
+    let app = spawn(&graph).await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = whatsapp_channel(&app, &key, "pn-nul").await;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let mut body = wa_inbound("pn-nul", "wamid.nul1", "5511987650009", "hi", now);
+    let second = json!({"from": "5511987650009", "id": "wamid.nul2", "timestamp": (now + 1).to_string(), "type": "text",
+        "text": {"body": "a\u{0}b"}});
+    body["entry"][0]["changes"][0]["value"]["messages"].as_array_mut().expect("messages").push(second);
+    body["entry"][0]["changes"][0]["value"]["contacts"][0]["profile"]["name"] = json!("Dana\u{0}");
+    assert_eq!(callback(&app, "whatsapp", &body, None).await.status(), 200);
+
+    let (_, list) = app.get_json(&format!("/v1/messages?channel_id={ch}&direction=inbound"), &key).await;
+    let contents: Vec<&str> =
+        list["data"].as_array().expect("data").iter().filter_map(|m| m["content"].as_str()).collect();
+    assert_eq!(contents, ["a\u{FFFD}b", "hi"]);
+    let thread = list["data"][0]["thread_id"].as_i64().expect("thread");
+    let (_, t) = app.get_json(&format!("/v1/threads/{thread}"), &key).await;
+    assert_eq!(t["service_window"]["open"], true, "{t}");
+}
