@@ -44,14 +44,18 @@ pub const SLA_DUE_SQL: &str = "SELECT workspace_id, thread_id FROM thread_slas
      ORDER BY check_at LIMIT $2
      FOR UPDATE SKIP LOCKED";
 
-/// Whether the thread's conversation cycle is held by another transaction: a send or a status
-/// change that recorded its report fact and is about to settle this very SLA. The cycle is locked
-/// here when free (never waited for); when held, the timer leaves the thread to a later pass. It
-/// holds the SLA row already, which that transaction waits for: waiting for the cycle would be
-/// the opposite order, a deadlock that cost the send its answer (500).
-const CYCLE_HELD_SQL: &str = "WITH taken AS (
-         SELECT thread_id FROM conversation_cycles WHERE thread_id = $1 FOR UPDATE SKIP LOCKED)
-     SELECT (SELECT count(*) FROM conversation_cycles WHERE thread_id = $1) > (SELECT count(*) FROM taken) AS held";
+/// Whether the thread's conversation cycle or its row is held by another transaction: a send or a
+/// status change that recorded its report fact and is about to settle this very SLA (the cycle),
+/// an inbound message or a `PATCH` of the thread (its row, `FOR UPDATE`). Both are locked here
+/// when free (never waited for: the row `FOR KEY SHARE`, what the miss's report fact needs of it);
+/// when either is held, the timer leaves the thread to a later pass. It holds the SLA row already,
+/// which those transactions wait for: waiting for theirs would be the opposite order, a deadlock
+/// that cost the send or the callback its answer (500).
+const THREAD_HELD_SQL: &str = "WITH cycle AS (
+         SELECT thread_id FROM conversation_cycles WHERE thread_id = $1 FOR UPDATE SKIP LOCKED),
+     thread AS (SELECT id FROM threads WHERE id = $1 FOR KEY SHARE SKIP LOCKED)
+     SELECT (SELECT count(*) FROM conversation_cycles WHERE thread_id = $1) > (SELECT count(*) FROM cycle)
+         OR NOT EXISTS (SELECT 1 FROM thread) AS held";
 
 #[derive(QueryableByName)]
 struct Held {
@@ -73,9 +77,11 @@ impl SlaTimers for PgSlaTimers {
                         .await?;
                     let mut announced = 0;
                     for row in &due {
-                        let cycle: Held =
-                            diesel::sql_query(CYCLE_HELD_SQL).bind::<BigInt, _>(row.thread_id).get_result(conn).await?;
-                        if cycle.held {
+                        let thread: Held = diesel::sql_query(THREAD_HELD_SQL)
+                            .bind::<BigInt, _>(row.thread_id)
+                            .get_result(conn)
+                            .await?;
+                        if thread.held {
                             continue;
                         }
                         let ws = WorkspaceId(row.workspace_id);

@@ -106,6 +106,18 @@ async fn a_snoozed_thread_is_not_missed_while_its_clock_is_stopped() {
 /// still announced once, on the next pass.
 #[tokio::test]
 async fn the_timer_never_waits_for_a_cycle_another_transaction_holds() {
+    timer_leaves_a_thread_whose_row_is_held("SELECT 1 FROM conversation_cycles WHERE thread_id = $id FOR UPDATE").await;
+}
+
+/// The same for the thread's row, which an inbound message and `PATCH /v1/threads/:id` lock
+/// before the SLA row: the timer's recorded miss (a report fact referencing the thread) waited
+/// for it while holding the SLA row.
+#[tokio::test]
+async fn the_timer_never_waits_for_a_thread_another_transaction_holds() {
+    timer_leaves_a_thread_whose_row_is_held("SELECT 1 FROM threads WHERE id = $id FOR UPDATE").await;
+}
+
+async fn timer_leaves_a_thread_whose_row_is_held(held: &str) {
     use diesel_async::RunQueryDsl;
     let app = TestApp::spawn().await;
     let (_, key) = app.advanced_with_key().await;
@@ -117,12 +129,9 @@ async fn the_timer_never_waits_for_a_cycle_another_transaction_holds() {
     let mut other = app.db.conn().await.expect("conn");
     let lock = |sql: &str| diesel::sql_query(sql.replace("$id", &id.to_string()));
     lock("BEGIN").execute(&mut other).await.expect("begin");
-    lock("SELECT 1 FROM conversation_cycles WHERE thread_id = $id FOR UPDATE")
-        .execute(&mut other)
-        .await
-        .expect("cycle");
+    lock(held).execute(&mut other).await.expect("held");
     let pass = tokio::time::timeout(Duration::from_secs(3), app::sla::run_once(&app.db)).await;
-    pass.expect("the timer waited for the held cycle").expect("pass");
+    pass.expect("the timer waited for the held row").expect("pass");
     assert!(breaches(&app, id).await.is_empty(), "left to a later pass");
     // The holder then reaches the SLA row, which the timer no longer holds.
     let sla = "SET LOCAL lock_timeout = '2s'; SELECT 1 FROM thread_slas WHERE thread_id = $id FOR UPDATE";
