@@ -185,19 +185,18 @@ async fn standing(conn: &mut AsyncPgConnection, ws: WorkspaceId, a: Assignee) ->
             .await
             .optional()?
             .map_or(AssigneeStanding::Unknown, |active| AssigneeStanding::Member { active }),
-        Assignee::Team(id) => {
-            let n: i64 = teams::table
-                .filter(teams::workspace_id.eq(ws.0))
-                .filter(teams::id.eq(id))
-                .count()
-                .get_result(conn)
-                .await?;
-            if n > 0 {
-                AssigneeStanding::Team
-            } else {
-                AssigneeStanding::Unknown
-            }
-        }
+        // `FOR KEY SHARE`: a deletion of the team waits for this assignment and then unassigns
+        // the thread with the rest (it reads the team's threads again under the team's lock);
+        // without it the deletion could commit in between and the write fail on the foreign key.
+        Assignee::Team(id) => teams::table
+            .filter(teams::workspace_id.eq(ws.0))
+            .filter(teams::id.eq(id))
+            .select(teams::id)
+            .for_key_share()
+            .first::<i64>(conn)
+            .await
+            .optional()?
+            .map_or(AssigneeStanding::Unknown, |_| AssigneeStanding::Team),
         Assignee::AiAgent(id) => ai_agents::table
             .filter(ai_agents::workspace_id.eq(ws.0))
             .filter(ai_agents::id.eq(id))

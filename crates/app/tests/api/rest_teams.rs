@@ -164,6 +164,37 @@ async fn deleting_a_team_unassigns_its_threads_with_an_event() {
     assert_eq!((status, members["active"].clone()), (200, json!(true)), "members stay when their team goes");
 }
 
+/// Assigning a thread to a team while the team is being deleted: the assignment is refused as an
+/// unknown team, or made and then undone by the deletion (`team_deleted`); never a 500 (the
+/// deletion could commit between the team's check and the write, which then failed on the
+/// foreign key).
+#[tokio::test]
+async fn assigning_to_a_team_being_deleted_is_never_a_500() {
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
+    let t = thread(&app, &key, ch, "+14155550123").await;
+    let thread_path = format!("/v1/threads/{t}");
+    for round in 0..25 {
+        let team: Value =
+            app.post_json("/v1/teams", &key, &json!({"name": format!("T{round}")})).await.json().await.expect("json");
+        let assign = json!({"assignee": {"type": "team", "id": team["id"]}});
+        let team_path = format!("/v1/teams/{}", team["id"]);
+        let (patch, delete) = tokio::join!(
+            send(&app, Method::PATCH, &thread_path, &key, Some(assign)),
+            send(&app, Method::DELETE, &team_path, &key, None),
+        );
+        let (patch, delete) = (patch.status().as_u16(), delete.status().as_u16());
+        assert_eq!(delete, 204, "round {round}");
+        assert!(matches!(patch, 200 | 422), "round {round}: PATCH answered {patch}");
+        let (_, now) = app.get_json(&format!("/v1/threads/{t}"), &key).await;
+        assert_eq!(now["assignee"], Value::Null, "round {round}: {now}");
+        if patch == 200 {
+            assert_eq!(now["assignment_reason"], "team_deleted", "round {round}: {now}");
+        }
+    }
+}
+
 /// The `data` of the workspace's `thread.assigned` events, oldest first.
 async fn assigned_events(app: &TestApp, ws: i64) -> Vec<Value> {
     let all = sql_json(
