@@ -108,6 +108,12 @@ async fn someone_outside_the_workspace_is_not_found() {
     problem(patch(&app, &key, other.admin_id, json!({"name": "Hijacked"})).await, 404, "not_found").await;
     let res = app.authed(Method::DELETE, &format!("/v1/users/{}", other.admin_id), &key).send().await.expect("request");
     problem(res, 404, "not_found").await;
+    // An agent may change only themselves; someone of another workspace is still not found.
+    let (ws, _) = app.advanced_with_key().await;
+    let (email, password) = crate::credentials::add_member(&app, ws.id, "agent").await;
+    let agent = crate::credentials::token_for(&app, &email, &password, Some(ws.id)).await;
+    problem(patch(&app, &agent, other.admin_id, json!({"name": "Hijacked"})).await, 404, "not_found").await;
+    problem(patch(&app, &agent, ws.admin_id, json!({"name": "Renamed"})).await, 403, "forbidden").await;
 }
 
 #[tokio::test]

@@ -318,8 +318,9 @@ impl MembersService {
             ));
         }
         if !own {
-            manage(caller).map_err(UpdateMemberError::Forbidden)?;
+            // Looked up first: another workspace's member is 404 to everyone, never 403.
             let current = self.repo.find(caller.workspace_id, user).await?.ok_or(UpdateMemberError::NotFound(user))?;
+            manage(caller).map_err(UpdateMemberError::Forbidden)?;
             if change.needs_admin(current.role) {
                 admins(caller).map_err(UpdateMemberError::Forbidden)?;
             }

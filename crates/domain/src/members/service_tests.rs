@@ -33,7 +33,9 @@ fn member(user: i64, role: Role) -> Caller {
 
 #[tokio::test]
 async fn an_agent_cannot_promote_themselves_or_change_others() {
-    let s = service(MockMemberRepository::new());
+    let mut repo = MockMemberRepository::new();
+    repo.expect_find().returning(|_, u| Ok(Some(profile(u, Role::Admin))));
+    let s = service(repo);
     let promote = MemberChange::new(None, Some("admin"), None).expect("valid");
     assert!(matches!(
         s.update(&member(5, Role::Agent), &AuditContext::cli(), UserId(5), &promote).await,
