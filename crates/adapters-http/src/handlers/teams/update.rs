@@ -20,7 +20,7 @@ pub struct UpdateTeamBody {
     /// The members, replacing the current ones: user ids of members of the workspace.
     #[schema(max_items = 500)]
     member_ids: Option<Vec<i64>>,
-    /// The assignment policy: `mode` and `capacity` (1 or more, or null for no limit).
+    /// The assignment policy: `mode` and `capacity` (1 to 10000, or null for no limit).
     assignment: Option<AssignmentBody>,
 }
 
@@ -34,7 +34,7 @@ pub struct AssignmentBody {
     /// The most open + pending threads automatic assignment gives one member; null or omitted:
     /// no limit.
     #[serde(default)]
-    #[schema(example = 5, minimum = 1)]
+    #[schema(example = 5, minimum = 1, maximum = 10_000)]
     capacity: Option<i64>,
 }
 

@@ -18,7 +18,12 @@ use crate::state::AppState;
     path = "/v1/webhooks/{webhook_id}/secret",
     tag = "webhooks",
     params(("webhook_id" = i64, Path, description = "Destination id")),
-    responses((status = 200, description = "The current secret", body = SecretRecord))
+    responses(
+        (status = 200, description = "The current secret", body = SecretRecord),
+        (status = 409, description = "The stored secret cannot be opened with the configured keys (`conflict`): \
+         rotate it (`POST /v1/webhooks/{webhook_id}/secret/rotate`) or configure the key it was sealed with",
+         body = crate::error::Problem, content_type = "application/problem+json"),
+    )
 )]
 pub async fn reveal(
     who: Acting,

@@ -7,7 +7,7 @@ pub mod render;
 use actix_web::http::header::{self, CacheControl, CacheDirective};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::docs::{visitor_key, DocsLibrary, SearchResult, VisitorVerdict, MAX_LIMIT};
+use domain::docs::{visitor_key, DocsLibrary, SearchError, SearchResult, VisitorVerdict, MAX_LIMIT};
 use maud::{html, Markup};
 use serde::Deserialize;
 
@@ -44,7 +44,11 @@ pub async fn index(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpR
                 return Err(PageError::RateLimited { retry_after: u64::from(retry_after_secs) });
             }
             let found = search.search_full_text(q, MAX_LIMIT).await;
-            Some(Ok(found.map_err(|e| PageError::Internal(anyhow::anyhow!(e)))?))
+            Some(Ok(found.map_err(|e| match e {
+                // The database out of reach stays a 503, as everywhere.
+                SearchError::Unknown(repo) => PageError::from(repo),
+                other => PageError::Internal(anyhow::anyhow!(other)),
+            })?))
         }
         (Some(_), None) => Some(Err(())),
         (None, _) => None,
