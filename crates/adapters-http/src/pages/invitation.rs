@@ -149,6 +149,11 @@ pub async fn accept(
     token: web::Path<String>,
     form_data: FormData,
 ) -> Result<HttpResponse, PageError> {
+    // A used, expired or voided link is 410 whatever the form carries: the browser that just
+    // accepted it has no form token left, and a replay must learn that the link is spent.
+    if state.members.invitation(&token).await?.is_none() {
+        return Ok(invalid_link());
+    }
     PreSessionToken::check(&req, &form_data)?;
     let password = form_data.get("password").unwrap_or("");
     let me = signed_in(&req, &state).await?;

@@ -196,6 +196,10 @@ async fn an_invited_account_with_a_password_must_sign_in_to_accept_and_another_a
     let ok = form.post(&app, &path, &[("password", other.admin_password.as_str())]).send().await.expect("request");
     assert_eq!(ok.status(), 303);
     assert_eq!(login(&app, &other.admin_email, &other.admin_password, Some(ws.id)).await.status(), 200);
+    // The used link is gone (410) to a post too, even one without the form's token, which the
+    // accepting browser no longer has.
+    let again = app.client.post(app.url(&path)).form(&[("password", other.admin_password.as_str())]).send().await;
+    assert_eq!(again.expect("request").status(), 410);
     // The password is the account's own still.
     assert_eq!(login(&app, &other.admin_email, &other.admin_password, Some(other.id)).await.status(), 200);
 }
