@@ -10,6 +10,7 @@ use domain::channels::{
     ChannelType, InsertChannelError, NewChannel,
 };
 use domain::common::page::{Page, PageRequest};
+use domain::connectors::templates::keeps_catalogue;
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
 use time::OffsetDateTime;
@@ -17,7 +18,7 @@ use time::OffsetDateTime;
 use crate::coalesce::{shared_answer, Batch, Coalescer};
 use crate::error::{repo, unique_violation};
 use crate::pool::Db;
-use crate::schema::channels;
+use crate::schema::{channels, whatsapp_templates};
 use crate::webhooks::outbox;
 
 /// [`ChannelRepository`] on PostgreSQL. Identical concurrent listings, and concurrent reads of
@@ -253,6 +254,16 @@ impl ChannelRepository for PgChannelRepository {
                         )?;
                     }
                     if let Some(c) = &change.credentials {
+                        let waba_before: Option<String> = target.select(channels::waba_id).first(conn).await?;
+                        if !keeps_catalogue(waba_before.as_deref(), c.waba_id.as_deref()) {
+                            diesel::delete(
+                                whatsapp_templates::table
+                                    .filter(whatsapp_templates::workspace_id.eq(ws.0))
+                                    .filter(whatsapp_templates::channel_id.eq(id.0)),
+                            )
+                            .execute(conn)
+                            .await?;
+                        }
                         diesel::update(target)
                             .set((
                                 channels::credentials_encrypted.eq(Some(c.sealed.clone())),

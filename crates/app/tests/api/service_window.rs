@@ -279,6 +279,8 @@ async fn templates_are_synced_listed_and_sends_checked_against_them() {
     for (body, field) in [
         (tpl("order_shiped", "en_US", &["Ana", "42"]), "template.name"),
         (tpl("order_shipped", "de", &["Ana", "42"]), "template.name"),
+        // A code of Meta's with digits is a language, unknown here.
+        (tpl("order_shipped", "es_419", &["Ana", "42"]), "template.name"),
         (tpl("order_shipped", "en_US", &["Ana"]), "template.parameters"),
     ] {
         let (status, p) = post(&app, &key, body.clone()).await;
@@ -311,6 +313,42 @@ async fn templates_are_synced_listed_and_sends_checked_against_them() {
     let synced: Value = res.json().await.expect("json");
     assert_eq!(synced["data"].as_array().map(Vec::len), Some(1));
     assert_eq!(app.get_json(&format!("/v1/channels/{ch}/templates"), &key).await.1, synced);
+}
+
+/// The catalogue is the business account's: credentials of another account, or of none, empty it
+/// (sends were checked against the old account's templates until a sync that never came); the
+/// same account keeps it.
+#[tokio::test]
+async fn new_credentials_without_the_business_account_empty_the_catalogue() {
+    let graph = Graph::start();
+    graph.templates_reply(200, meta_templates());
+    let app = spawn(&graph).await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = whatsapp_with_waba(&app, &key, "pn-w9", "waba-9").await;
+    async fn listed(app: &TestApp, key: &str, ch: i64) -> usize {
+        app.get_json(&format!("/v1/channels/{ch}/templates"), key).await.1["data"].as_array().map_or(0, Vec::len)
+    }
+    assert_eq!(listed(&app, &key, ch).await, 3);
+    let credentials = |waba: Option<&str>| {
+        let mut c =
+            json!({"phone_number_id": "pn-w9", "access_token": "wa-token-456", "app_secret": "app-secret-for-tests"});
+        if let Some(w) = waba {
+            c["waba_id"] = json!(w);
+        }
+        json!({"credentials": c})
+    };
+    let patch = |body: Value| app.authed(Method::PATCH, &format!("/v1/channels/{ch}"), &key).json(&body).send();
+    // Meta cannot be read now: the same account keeps its catalogue meanwhile.
+    graph.templates_reply(500, json!({"error": {"message": "down"}}));
+    assert_eq!(patch(credentials(Some("waba-9"))).await.expect("request").status(), 200);
+    assert_eq!(listed(&app, &key, ch).await, 3);
+    // Another account, or none: nothing of the old account's list is left.
+    assert_eq!(patch(credentials(None)).await.expect("request").status(), 200);
+    assert_eq!(listed(&app, &key, ch).await, 0);
+    let send = json!({"channel_id": ch, "content": "Order update", "to": TO,
+        "template": {"name": "order_shipped", "language": "en_US", "parameters": ["Ana", "42"]}});
+    let (status, p) = post(&app, &key, send).await;
+    assert_eq!((status, error_fields(&p)), (422, vec!["template.name".to_owned()]), "{p}");
 }
 
 #[tokio::test]

@@ -144,8 +144,10 @@ impl Template {
                 "must be the template's name: lowercase letters, digits and `_`",
             ));
         }
+        // Meta's codes include digits (`es_419`); one unknown to the catalogue is refused naming
+        // `template.name` by the catalogue check, like an unknown name.
         let lang_ok = (2..=15).contains(&self.language.len())
-            && self.language.chars().all(|c| c.is_ascii_alphabetic() || c == '_' || c == '-');
+            && self.language.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if !lang_ok {
             errors.push(FieldError::new("template.language", "must be a language code such as en_US"));
         }

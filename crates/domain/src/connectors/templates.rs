@@ -378,10 +378,26 @@ pub trait TemplateStore: Send + Sync {
     ) -> Result<Vec<ChangedTemplate>, RepoError>;
 }
 
+/// Whether a channel keeps its template catalogue when it is given new credentials: the
+/// catalogue is its WhatsApp Business Account's, so it stays only while that account does (the
+/// sync the new credentials start refreshes it); credentials of another account, or of none,
+/// empty it at once, so no send is checked against another account's templates meanwhile.
+pub fn keeps_catalogue(waba_before: Option<&str>, waba_after: Option<&str>) -> bool {
+    waba_before.is_some() && waba_before == waba_after
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use time::macros::datetime;
+
+    #[test]
+    fn the_catalogue_stays_only_with_its_business_account() {
+        assert!(keeps_catalogue(Some("waba-1"), Some("waba-1")));
+        assert!(!keeps_catalogue(Some("waba-1"), Some("waba-2")));
+        assert!(!keeps_catalogue(Some("waba-1"), None));
+        assert!(!keeps_catalogue(None, None));
+    }
 
     fn entry(status: TemplateStatus, parameters: i32) -> WhatsappTemplate {
         WhatsappTemplate {
