@@ -45,11 +45,25 @@ pub async fn load_record(conn: &mut AsyncPgConnection, ws: WorkspaceId) -> Query
 /// The business hours in force for `ws`, in the caller's transaction ([`BusinessHours::always`]
 /// when none are set). What the reports' facts and the SLA due times are computed with.
 ///
+/// The hours are read under the workspace's hours lock, shared: a change of the hours (which
+/// takes it exclusively, [`BusinessHoursRepo::set`]) waits for the transactions that computed
+/// with the old ones and then refigures what they stored, and those that start meanwhile wait for
+/// it and read the new hours. Without it a fact written with the old hours and committed after
+/// the change's refiguring kept them for good. (An advisory lock: there may be no row to lock,
+/// and every send shares it without writing anything.)
+///
 /// # Errors
 /// Database errors.
 pub async fn load(conn: &mut AsyncPgConnection, ws: WorkspaceId) -> QueryResult<BusinessHours> {
+    diesel::sql_query(format!("SELECT pg_advisory_xact_lock_shared({HOURS_LOCK})"))
+        .bind::<diesel::sql_types::BigInt, _>(ws.0)
+        .execute(conn)
+        .await?;
     Ok(BusinessHours::from_stored(load_record(conn, ws).await?.as_ref()))
 }
+
+/// The key of a workspace's hours lock (`$1`: the workspace id).
+const HOURS_LOCK: &str = "hashtextextended('business-hours:' || $1, 0)";
 
 #[async_trait]
 impl BusinessHoursRepo for PgBusinessHours {
@@ -70,6 +84,11 @@ impl BusinessHoursRepo for PgBusinessHours {
         let (hours, audit) = (hours.clone(), audit.clone());
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
+                // Exclusive: see [`load`].
+                diesel::sql_query(format!("SELECT pg_advisory_xact_lock({HOURS_LOCK})"))
+                    .bind::<diesel::sql_types::BigInt, _>(ws.0)
+                    .execute(conn)
+                    .await?;
                 diesel::insert_into(business_hours::table)
                     .values((business_hours::workspace_id.eq(ws.0), business_hours::record.eq(&value)))
                     .on_conflict(business_hours::workspace_id)

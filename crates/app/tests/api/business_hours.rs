@@ -92,3 +92,31 @@ async fn members_read_business_hours_and_only_admins_and_settings_keys_set_them(
     )
     .await;
 }
+
+/// A change of the hours waits for the transactions computing with the old ones (a send or an
+/// inbound message recording its report fact), so its refiguring sees what they stored: before,
+/// a fact committed just after the change's refiguring kept the old hours' business seconds for
+/// good.
+#[tokio::test]
+async fn a_change_of_the_hours_waits_for_what_is_being_computed_with_the_old_ones() {
+    use diesel_async::RunQueryDsl;
+    let app = TestApp::spawn().await;
+    let (ws, _) = app.advanced_with_key().await;
+    let admin = admin_token(&app, &ws).await;
+    let mut other = app.db.conn().await.expect("conn");
+    diesel::sql_query("BEGIN").execute(&mut other).await.expect("begin");
+    let old = adapters_postgres::business_hours::load(&mut other, domain::workspace::WorkspaceId(ws.id))
+        .await
+        .expect("hours");
+    assert_eq!(old, domain::business_hours::BusinessHours::always());
+    let change = tokio::spawn({
+        let (url, admin) = (app.url("/v1/business-hours"), admin.clone());
+        let client = app.client.clone();
+        async move { client.put(url).bearer_auth(admin).json(&office()).send().await.expect("request").status() }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    assert!(!change.is_finished(), "the change did not wait for the transaction computing with the old hours");
+    diesel::sql_query("COMMIT").execute(&mut other).await.expect("commit");
+    let status = tokio::time::timeout(std::time::Duration::from_secs(5), change).await.expect("done").expect("task");
+    assert_eq!(status, 200);
+}
