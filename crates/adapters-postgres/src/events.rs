@@ -294,8 +294,8 @@ async fn replay_to(
                      {WINDOW} AND NOT (e.id = ANY ($7::bigint[]))
                  ), ins AS (
                      INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status,
-                                                     next_attempt_at, created_at, updated_at)
-                     SELECT $1, $2, cand.id, $9, $8::timestamptz - (cand.total - cand.ord) * interval '1 microsecond', $8, $8
+                                                     next_attempt_at, created_at, updated_at, ordering_key)
+                     SELECT $1, $2, cand.id, $9, $8::timestamptz - (cand.total - cand.ord) * interval '1 microsecond', $8, $8, $10
                      FROM cand
                      ORDER BY cand.ord
                      RETURNING 1
@@ -309,6 +309,7 @@ async fn replay_to(
         .bind::<Array<BigInt>, _>(own)
         .bind::<Timestamptz, _>(window.now)
         .bind::<Text, _>(status.as_str())
+        .bind::<BigInt, _>(domain::events::REPLAY_ORDERING_KEY)
         .get_result(conn)
         .await?;
         return Ok(replayed.queued.unsigned_abs());

@@ -181,6 +181,36 @@ async fn a_replay_after_inactivity_delivers_exactly_the_missed_events_once_in_or
     }
 }
 
+/// With the default pace (many deliveries at once), a replay still reaches the destination in feed
+/// order, each event once the one before was answered: a slow first answer lets nothing overtake it.
+#[tokio::test]
+async fn a_replay_arrives_oldest_first_at_the_default_pace() {
+    let app = TestApp::spawn_with(loopback).await;
+    let receiver = Receiver::start().await;
+    let (_, key) = app.advanced_with_key().await;
+    let start = time::OffsetDateTime::now_utc() - time::Duration::seconds(5);
+    let (id, _) = destination(&app, &key, &receiver.url("/r"), &["channel.created"]).await;
+    let patch = |active: bool| {
+        app.authed(Method::PATCH, &format!("/v1/webhooks/{id}"), &key).json(&json!({"active": active})).send()
+    };
+    assert_eq!(patch(false).await.expect("request").status(), 200);
+    let missed = channels(&app, &key, 12, "order").await;
+    assert_eq!(patch(true).await.expect("request").status(), 200);
+    receiver.answer_next([Answer { delay: Duration::from_millis(400), ..Answer::status(204) }]);
+    let workers = app::webhooks::start(
+        &app.settings,
+        app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock)),
+    );
+    let since = start.format(&time::format_description::well_known::Rfc3339).expect("format");
+    let res = app.post_json(&format!("/v1/webhooks/{id}/replay"), &key, &json!({"since": since})).await;
+    assert_eq!(res.json::<Value>().await.expect("json"), json!({"queued": 12}));
+    let got = receiver.wait_for(12, Duration::from_secs(20)).await;
+    workers.stop(Duration::from_secs(5)).await;
+    let arrived: Vec<i64> = got.iter().map(|r| r.json()["data"]["id"].as_i64().expect("id")).collect();
+    assert_eq!(arrived, missed, "oldest first, one after another");
+    assert_eq!(receiver.max_concurrent(), 1, "never two of a replay at once");
+}
+
 #[tokio::test]
 async fn a_replay_to_a_filtered_destination_sends_only_its_channels_events_in_each_threads_turn() {
     let app = TestApp::spawn_with(one_at_a_time).await;

@@ -6,7 +6,10 @@ mod model;
 mod ports;
 mod service;
 
-pub use model::{EventPosition, FeedPage, FeedQuery, ReplayCandidate, ReplayWindow, ReplayedDelivery, StoredEvent};
+pub use model::{
+    EventPosition, FeedPage, FeedQuery, ReplayCandidate, ReplayWindow, ReplayedDelivery, StoredEvent,
+    REPLAY_ORDERING_KEY,
+};
 pub use ports::EventStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use ports::MockEventStore;

@@ -131,9 +131,15 @@ pub struct ReplayedDelivery {
     pub event_id: i64,
     /// When it becomes due.
     pub due: OffsetDateTime,
-    /// The thread's turn it waits for at a destination with per-thread ordering.
+    /// The turn it waits for: its thread's at a destination ordered per thread, else
+    /// [`REPLAY_ORDERING_KEY`], the replay's own.
     pub ordering_key: Option<i64>,
 }
+
+/// The ordering key of every replayed delivery ([`ReplayWindow::deliveries`]): a key of their
+/// own (thread ids, the per-thread keys, are positive), so a replay reaches its destination in
+/// feed order without holding back new events.
+pub const REPLAY_ORDERING_KEY: i64 = -1;
 
 impl ReplayWindow {
     /// The deliveries a replay queues for `candidates` (in feed order) at `destination`, which
@@ -141,7 +147,10 @@ impl ReplayWindow {
     /// (its own `webhook.failing` / `webhook.recovered`), and by the filter and the per-thread
     /// turn ([`Routing::route`]); a labels filter looks at `labels`, each thread's labels now.
     /// The deliveries are due a microsecond apart in feed order, the last at
-    /// [`ReplayWindow::now`]: all already due, and the workers send them oldest first.
+    /// [`ReplayWindow::now`], and take turns: a destination ordered per thread gets each thread's
+    /// in its thread's turn, as new events; every other one under [`REPLAY_ORDERING_KEY`], so
+    /// the destination gets them one after another, oldest first (each once the one before
+    /// succeeded or was given up), whatever the pace would let run at once.
     pub fn deliveries(
         &self,
         destination: DestinationId,
@@ -154,7 +163,9 @@ impl ReplayWindow {
             .filter(|c| c.about != Some(destination))
             .filter_map(|c| {
                 let thread_labels = c.scope.thread_id.and_then(|t| labels.get(&t)).map_or(&[][..], Vec::as_slice);
-                routing.route(c.scope, thread_labels).map(|r| (c.event_id, r.ordering_key))
+                routing
+                    .route(c.scope, thread_labels)
+                    .map(|r| (c.event_id, Some(r.ordering_key.unwrap_or(REPLAY_ORDERING_KEY))))
             })
             .collect();
         let last = kept.len();
@@ -206,11 +217,11 @@ mod tests {
             about: None,
         };
         let candidates = [at(1, 3, Some(10)), at(2, 4, Some(20)), at(3, 3, Some(30)), at(4, 3, None)];
-        // No controls: everything, in turn of nobody, the last one due now.
+        // No controls: everything, one after another in feed order, the last one due now.
         let all = window.deliveries(DestinationId(9), &candidates, &Routing::default(), &BTreeMap::new());
         let ids: Vec<i64> = all.iter().map(|d| d.event_id).collect();
         assert_eq!(ids, [1, 2, 3, 4]);
-        assert!(all.iter().all(|d| d.ordering_key.is_none()));
+        assert!(all.iter().all(|d| d.ordering_key == Some(REPLAY_ORDERING_KEY)));
         assert_eq!(all[3].due, now);
         assert_eq!(all[0].due, now - Duration::microseconds(3));
         // Channel 3 and the vip label (labels as they are now), per thread.
@@ -222,10 +233,11 @@ mod tests {
             [ReplayedDelivery { event_id: 1, due: now, ordering_key: Some(10) }],
             "the last one kept is due now"
         );
+        // Per thread: each thread's turn, and the replay's own for an event of no thread.
         let ordered =
             window.deliveries(DestinationId(9), &candidates, &Routing::stored(None, "per_thread"), &BTreeMap::new());
         let keys: Vec<Option<i64>> = ordered.iter().map(|d| d.ordering_key).collect();
-        assert_eq!(keys, [Some(10), Some(20), Some(30), None]);
+        assert_eq!(keys, [Some(10), Some(20), Some(30), Some(REPLAY_ORDERING_KEY)]);
         // Never its own health events; another destination's, yes.
         let own = ReplayCandidate { event_id: 5, scope: EventScope::default(), about: Some(DestinationId(9)) };
         let other = ReplayCandidate { about: Some(DestinationId(8)), event_id: 6, ..own };
