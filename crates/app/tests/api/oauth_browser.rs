@@ -17,15 +17,15 @@ fn python() -> PathBuf {
     std::env::var_os("WMS_TEST_PYTHON").map_or(venv, PathBuf::from)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_mcp_client_signs_in_through_the_consent_page_and_lists_the_tools() {
+/// Runs the MCP client's whole flow in Chromium against `app` for `ws`, its redirect URI on
+/// `callback_host`; the script's report.
+async fn mcp_flow(app: &TestApp, ws: &crate::helpers::TestWorkspace, callback_host: &str) -> (String, Value) {
     assert!(std::path::Path::new("/usr/bin/chromium").exists(), "this test needs Chromium (scripts/browser-deps)");
-    let app = TestApp::spawn().await;
-    let ws = app.create_workspace(PlanTier::Free).await;
     let url = app.url(&format!("/workspaces/{}/co-admin/mcp", ws.id));
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/py/mcp_oauth_flow.py");
     let mut cmd = tokio::process::Command::new(python());
     cmd.arg(script).arg(&url).arg(&ws.admin_email).arg(&ws.admin_password).kill_on_drop(true);
+    cmd.env("WMS_CALLBACK_HOST", callback_host);
     let out = tokio::time::timeout(std::time::Duration::from_secs(180), cmd.output())
         .await
         .expect("the OAuth flow took over 3 minutes")
@@ -36,7 +36,26 @@ async fn an_mcp_client_signs_in_through_the_consent_page_and_lists_the_tools() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let report: Value = serde_json::from_slice(&out.stdout).expect("report json");
+    (url, serde_json::from_slice(&out.stdout).expect("report json"))
+}
+
+/// A native app's IPv6 loopback redirect URI (`http://[::1]:PORT/callback`): CSP cannot name an
+/// IPv6 origin, so the consent page's `form-action` allowed none and Chromium blocked the redirect
+/// that carries the code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_with_an_ipv6_loopback_redirect_gets_its_code() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Free).await;
+    let (_, report) = mcp_flow(&app, &ws, "::1").await;
+    assert_eq!(report["csp_violations"], serde_json::json!([]), "{report}");
+    assert!(report["access_token"].as_str().unwrap_or_default().starts_with("wmso_"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_signs_in_through_the_consent_page_and_lists_the_tools() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Free).await;
+    let (url, report) = mcp_flow(&app, &ws, "127.0.0.1").await;
 
     // Discovery led to our authorization endpoint with PKCE S256 and the resource.
     let auth_url = reqwest::Url::parse(report["authorization_url"].as_str().unwrap_or_default()).expect("url");

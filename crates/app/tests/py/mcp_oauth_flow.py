@@ -10,6 +10,8 @@ Usage: mcp_oauth_flow.py MCP_URL EMAIL PASSWORD
 
 import asyncio
 import json
+import os
+import socket
 import sys
 import threading
 import urllib.parse
@@ -61,9 +63,15 @@ class Callback(BaseHTTPRequestHandler):
 
 
 async def main(url: str, email: str, password: str) -> dict:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Callback)
+    # WMS_CALLBACK_HOST=::1: a native app's IPv6 loopback redirect URI (RFC 8252).
+    host = os.environ.get("WMS_CALLBACK_HOST", "127.0.0.1")
+    server_class = ThreadingHTTPServer
+    if ":" in host:
+        server_class = type("Server6", (ThreadingHTTPServer,), {"address_family": socket.AF_INET6})
+    server = server_class((host, 0), Callback)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    callback = f"http://127.0.0.1:{server.server_address[1]}/callback"
+    shown = f"[{host}]" if ":" in host else host
+    callback = f"http://{shown}:{server.server_address[1]}/callback"
     report = {}
     storage = Memory()
     async with async_playwright() as p:

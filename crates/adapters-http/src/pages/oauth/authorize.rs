@@ -52,11 +52,23 @@ fn request_of(get: impl Fn(&str) -> Option<String>) -> AuthorizationRequest {
 
 /// The settings pages' policy, with the app's redirect origin allowed as a form target.
 fn csp(redirect_uri: Option<&str>) -> String {
-    let target = redirect_uri.and_then(origin_of).map(|o| format!(" {o}")).unwrap_or_default();
+    let target = redirect_uri.and_then(form_target).map(|o| format!(" {o}")).unwrap_or_default();
     format!(
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
          form-action 'self'{target}; frame-ancestors 'none'; base-uri 'none'"
     )
+}
+
+/// The source expression that lets the consent form lead to `redirect_uri`: its origin, or for an
+/// IPv6 literal (`http://[::1]:8976/cb`, a native app's loopback, RFC 8252), which CSP's source
+/// grammar cannot spell (browsers drop such a source, and the redirect with the code is blocked),
+/// its scheme.
+fn form_target(redirect_uri: &str) -> Option<String> {
+    let url = url::Url::parse(redirect_uri.trim()).ok()?;
+    match url.host()? {
+        url::Host::Ipv6(_) => Some(format!("{}:", url.scheme())),
+        _ => origin_of(redirect_uri),
+    }
 }
 
 fn html_page(status: StatusCode, title: &str, body: Markup, redirect_uri: Option<&str>) -> HttpResponse {
@@ -203,5 +215,18 @@ pub async fn decide(req: HttpRequest, state: web::Data<AppState>, body: FormData
     match result {
         Ok(location) => Ok(see_other(&location)),
         Err(e) => consent_refusal(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csp;
+
+    #[test]
+    fn the_form_may_lead_to_the_redirect_uri_ipv6_loopback_included() {
+        assert!(csp(Some("http://127.0.0.1:8976/cb")).contains("form-action 'self' http://127.0.0.1:8976;"));
+        assert!(csp(Some("https://app.example.com/cb?x=1")).contains("form-action 'self' https://app.example.com;"));
+        assert!(csp(Some("http://[::1]:8976/cb")).contains("form-action 'self' http:;"));
+        assert!(csp(None).contains("form-action 'self';"));
     }
 }
