@@ -4,6 +4,8 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use domain::common::ports::PasswordHash;
+use domain::members::{decide_admission, AddedAccount, MemberStatus};
 use domain::users::{Role, UserId};
 use domain::workspace::{
     CreatedWorkspace, InsertWorkspaceError, NewWorkspace, PlanTier, SetPlanError, Workspace, WorkspaceId,
@@ -89,7 +91,7 @@ impl WorkspaceRepository for PgWorkspaceRepository {
                         })?;
                     // An existing user keeps their password (and name): being made admin of another
                     // workspace must not let an operator reset someone's credentials.
-                    diesel::insert_into(users::table)
+                    let created = diesel::insert_into(users::table)
                         .values((
                             users::email.eq(new.admin_email.as_str()),
                             users::name.eq(new.admin_name.as_str()),
@@ -98,23 +100,35 @@ impl WorkspaceRepository for PgWorkspaceRepository {
                         .on_conflict_do_nothing()
                         .execute(conn)
                         .await?;
-                    let user_id: i64 = users::table
+                    let (user_id, stored): (i64, String) = users::table
                         .filter(
                             diesel::dsl::sql::<diesel::sql_types::Bool>("lower(email) = ")
                                 .bind::<diesel::sql_types::Text, _>(new.admin_email.as_str()),
                         )
-                        .select(users::id)
+                        .select((users::id, users::password_hash))
                         .first(conn)
                         .await?;
+                    // The operator vouched with a password, as `add-member --password` does: an
+                    // account without one of its own (invited somewhere, never accepted) is invited
+                    // here too, never given the operator's.
+                    let account = AddedAccount::of(created == 1, &PasswordHash(stored));
+                    let admission = decide_admission(None, true, account, OffsetDateTime::now_utc())
+                        .map_err(|e| TxError::Db(diesel::result::Error::QueryBuilderError(e.to_string().into())))?;
                     diesel::insert_into(workspace_members::table)
                         .values((
                             workspace_members::workspace_id.eq(workspace_id),
                             workspace_members::user_id.eq(user_id),
                             workspace_members::role.eq(Role::Admin.as_str()),
+                            workspace_members::status.eq(admission.status.as_str()),
+                            workspace_members::joined_at.eq(admission.joined_at),
                         ))
                         .execute(conn)
                         .await?;
-                    Ok(CreatedWorkspace { workspace_id: WorkspaceId(workspace_id), user_id: UserId(user_id) })
+                    Ok(CreatedWorkspace {
+                        workspace_id: WorkspaceId(workspace_id),
+                        user_id: UserId(user_id),
+                        admin_invited: admission.status == MemberStatus::Invited,
+                    })
                 }
                 .scope_boxed()
             })

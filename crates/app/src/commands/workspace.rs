@@ -12,8 +12,8 @@ pub(super) async fn create(settings: Settings, args: CreateWorkspaceArgs) -> Res
     let cmd = CreateWorkspace {
         name: args.name,
         plan: args.plan,
-        admin_email: args.admin_email,
-        admin_password: args.admin_password,
+        admin_email: args.admin_email.clone(),
+        admin_password: args.admin_password.clone(),
         admin_name: None,
     };
     // Bad arguments exit 2, as clap's own usage errors and `add-member`'s do.
@@ -30,12 +30,51 @@ pub(super) async fn create(settings: Settings, args: CreateWorkspaceArgs) -> Res
         .await
         .map_err(|e| e.0)?
         .ok_or_else(|| anyhow::anyhow!("workspace vanished"))?;
+    // An account that exists without a password of its own is invited, as `add-member` does it:
+    // the invitation (e-mailed, its link printed) is the members' own.
+    let invitation_url = if created.admin_invited {
+        let url = invite(&settings, &db, &ws, args.admin_email, args.admin_password).await?;
+        eprintln!(
+            "note: the admin's account already exists without a password; --admin-password sets a new account's \
+             only, so they were invited to choose one"
+        );
+        url
+    } else {
+        None
+    };
     if args.json {
-        println!("{}", serde_json::json!({ "workspace_id": ws.id.0, "user_id": created.user_id.0, "slug": ws.slug }));
+        println!(
+            "{}",
+            serde_json::json!({ "workspace_id": ws.id.0, "user_id": created.user_id.0, "slug": ws.slug,
+                                "invitation_url": invitation_url })
+        );
     } else {
         println!("created workspace {} ({}, plan {}) with admin user {}", ws.id, ws.slug, ws.plan, created.user_id);
+        if let Some(url) = invitation_url {
+            println!("invitation e-mailed; the link (works once, for 7 days): {url}");
+        }
     }
     Ok(())
+}
+
+/// Sends the invitation of a new workspace's invited admin; its link.
+async fn invite(
+    settings: &Settings,
+    db: &adapters_postgres::Db,
+    ws: &domain::workspace::Workspace,
+    email: String,
+    password: String,
+) -> Result<Option<String>, CommandError> {
+    use domain::access::Caller;
+    use domain::members::AddMember;
+    let members = crate::wiring::members_service(settings, db);
+    let cmd = AddMember { email, name: None, role: "admin".to_owned(), password: Some(password) };
+    let added =
+        members.add(&Caller::operator(ws.id, ws.plan), &domain::audit::AuditContext::cli(), cmd).await.map_err(
+            |e| CommandError::Failed(anyhow::anyhow!("the workspace was created, its admin's invitation not: {e}")),
+        )?;
+    let site = crate::mail::site_url(settings);
+    Ok(added.invitation.map(|i| site.link(&format!("/invitations/{}", i.token))))
 }
 
 pub(super) async fn set_plan(settings: Settings, args: SetPlanArgs) -> Result<(), CommandError> {

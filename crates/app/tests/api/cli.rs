@@ -306,6 +306,71 @@ fn out_first_url(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("json")["invitation_url"].clone()
 }
 
+/// `workspace create` for an admin whose account exists without a password (invited elsewhere,
+/// never accepted): the admin is invited to the new workspace, as `add-member` does it, never
+/// left active without any password to sign in with.
+#[tokio::test]
+async fn create_invites_an_admin_whose_account_has_no_password() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(domain::workspace::PlanTier::Growth).await;
+    let url = app.database.url.clone();
+    let env = [("DATABASE_URL", url.as_str()), ("WMS__HTTP__PUBLIC_URL", "https://wms.example.com")];
+    let id = ws.id.to_string();
+    let invited =
+        wms(&["workspace", "add-member", "--workspace-id", &id, "--email", "new@example.com", "--role", "agent"], &env);
+    assert!(invited.status.success(), "{}", stderr(&invited));
+    let created = wms(
+        &[
+            "workspace",
+            "create",
+            "--name",
+            "Second",
+            "--plan",
+            "advanced",
+            "--admin-email",
+            "new@example.com",
+            "--admin-password",
+            "a long password",
+            "--json",
+        ],
+        &env,
+    );
+    assert!(created.status.success(), "{}", stderr(&created));
+    assert!(stderr(&created).contains("without a password"), "{}", stderr(&created));
+    let out: serde_json::Value = serde_json::from_slice(&created.stdout).expect("json");
+    let link = out["invitation_url"].as_str().expect("an invitation");
+    assert!(link.starts_with("https://wms.example.com/invitations/wmsu_"), "{link}");
+    let second = out["workspace_id"].as_i64().expect("id");
+    let status = format!(
+        "(SELECT m.status = 'invited' AND m.role = 'admin' AND u.password_hash NOT LIKE '$%' FROM workspace_members m \
+          JOIN users u ON u.id = m.user_id WHERE u.email = 'new@example.com' AND m.workspace_id = {second})"
+    );
+    assert!(crate::credentials::sql_bool(&app, &status).await);
+    let token = link.rsplit('/').next().expect("token");
+    assert_eq!(app.get(&format!("/invitations/{token}")).await.status(), 200, "the link opens the invitation");
+    // A new account takes the operator's password and is active at once.
+    let fresh = wms(
+        &[
+            "workspace",
+            "create",
+            "--name",
+            "Third",
+            "--plan",
+            "advanced",
+            "--admin-email",
+            "fresh@example.com",
+            "--admin-password",
+            "a long password",
+            "--json",
+        ],
+        &env,
+    );
+    let out: serde_json::Value = serde_json::from_slice(&fresh.stdout).expect("json");
+    assert!(out["invitation_url"].is_null(), "{out}");
+    let third = out["workspace_id"].as_i64().expect("id");
+    crate::credentials::token_for(&app, "fresh@example.com", "a long password", Some(third)).await;
+}
+
 #[tokio::test]
 async fn add_member_invites_a_new_person_or_sets_a_password_and_refuses_bad_input() {
     let app = TestApp::spawn().await;

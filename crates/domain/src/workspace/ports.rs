@@ -31,6 +31,10 @@ pub struct CreatedWorkspace {
     pub workspace_id: WorkspaceId,
     /// Its admin user (new or existing).
     pub user_id: UserId,
+    /// Whether the admin's membership is only invited: the account existed without a password of
+    /// its own, and the operator's is never given to an existing account (the operator then sends
+    /// the invitation, as `add-member` does).
+    pub admin_invited: bool,
 }
 
 /// Why a workspace could not be stored.

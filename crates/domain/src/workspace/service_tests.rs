@@ -46,9 +46,12 @@ async fn creates_with_derived_slug_and_lowercased_email() {
                 && n.admin_email.as_str() == "admin@acme.test"
                 && n.admin_name.as_str() == "admin"
         })
-        .returning(|_| Ok(CreatedWorkspace { workspace_id: WorkspaceId(1), user_id: UserId(2) }));
+        .returning(|_| Ok(CreatedWorkspace { workspace_id: WorkspaceId(1), user_id: UserId(2), admin_invited: false }));
     let created = service(repo, hasher(), MockRandomSource::new()).create(cmd()).await;
-    assert!(matches!(created, Ok(CreatedWorkspace { workspace_id: WorkspaceId(1), user_id: UserId(2) })));
+    assert!(matches!(
+        created,
+        Ok(CreatedWorkspace { workspace_id: WorkspaceId(1), user_id: UserId(2), admin_invited: false })
+    ));
 }
 
 #[tokio::test]
@@ -63,7 +66,7 @@ async fn taken_slug_gets_a_random_suffix() {
         .times(1)
         .in_sequence(&mut seq)
         .withf(|n| n.slug.as_str() == "acme-support-aaaaaa")
-        .returning(|_| Ok(CreatedWorkspace { workspace_id: WorkspaceId(1), user_id: UserId(1) }));
+        .returning(|_| Ok(CreatedWorkspace { workspace_id: WorkspaceId(1), user_id: UserId(1), admin_invited: false }));
     let mut random = MockRandomSource::new();
     random.expect_fill().returning(|b| b.fill(0));
     assert!(service(repo, hasher(), random).create(cmd()).await.is_ok());
