@@ -20,6 +20,7 @@ use time::OffsetDateTime;
 use crate::helpers::TestApp;
 use crate::webhooks_receiver::{Answer, Receiver};
 
+mod fairness;
 mod limits;
 
 /// A clock the test moves by hand.

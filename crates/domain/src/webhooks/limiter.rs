@@ -1,6 +1,7 @@
 //! The delivery limiter: per destination, a token bucket (sustained rate, burst) and a cap on
-//! deliveries in flight at once. The queue adapter reads the due candidates, the buckets and the
-//! in-flight counts under lock, asks [`allot`], and writes the result back.
+//! deliveries in flight at once. The queue adapter reads the destinations with deliveries due,
+//! asks [`shares`] how many of each one's oldest to read, reads those candidates, the buckets and
+//! the in-flight counts under lock, asks [`allot`], and writes the result back.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -16,6 +17,65 @@ pub struct DeliveryCandidate {
     pub id: i64,
     /// Its destination.
     pub destination_id: i64,
+}
+
+/// A destination with deliveries due, as a claim finds it before it locks anything.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DueDestination {
+    /// The destination.
+    pub destination_id: i64,
+    /// Its oldest due delivery that is not waiting for its thread's turn.
+    pub oldest_due: OffsetDateTime,
+    /// Its deliveries in flight (claimed, lease not expired).
+    pub in_flight: i64,
+    /// Its limits now (its pace within the bounds and its caps).
+    pub limits: DestinationLimits,
+}
+
+/// How many of its oldest due deliveries a claim of at most `claim` reads for each destination,
+/// `budget` in all: a destination held by a `Retry-After` or with every slot in flight gets none,
+/// so however long its backlog, it takes no room from the others; the others get their free slots
+/// (never more than `claim`) in turns, one each per turn, the destination with the oldest due
+/// delivery first, until the budget runs out. In that order (oldest due first), without the
+/// destinations given nothing.
+pub fn shares(due: &[DueDestination], now: OffsetDateTime, claim: usize, budget: usize) -> Vec<(i64, u32)> {
+    let mut order: Vec<&DueDestination> = due.iter().collect();
+    order.sort_by_key(|d| (d.oldest_due, d.destination_id));
+    let claim = i64::try_from(claim).unwrap_or(i64::MAX);
+    let rooms: Vec<i64> = order
+        .iter()
+        .map(|d| {
+            if d.limits.hold_until.is_some_and(|h| h > now) {
+                0
+            } else {
+                (i64::from(d.limits.max_in_flight) - d.in_flight).clamp(0, claim)
+            }
+        })
+        .collect();
+    let mut given = vec![0i64; order.len()];
+    let mut left = budget;
+    'turns: loop {
+        let mut gave = false;
+        for (g, room) in given.iter_mut().zip(&rooms) {
+            if left == 0 {
+                break 'turns;
+            }
+            if *g < *room {
+                *g += 1;
+                left -= 1;
+                gave = true;
+            }
+        }
+        if !gave {
+            break;
+        }
+    }
+    order
+        .iter()
+        .zip(given)
+        .filter(|(_, g)| *g > 0)
+        .map(|(d, g)| (d.destination_id, u32::try_from(g).unwrap_or(u32::MAX)))
+        .collect()
 }
 
 /// A destination's stored token bucket.
@@ -133,6 +193,47 @@ mod tests {
 
     fn bucket(tokens: f64, secs_ago: i64) -> TokenBucket {
         TokenBucket { tokens, refilled_at: NOW - time::Duration::seconds(secs_ago) }
+    }
+
+    fn due(destination_id: i64, secs_ago: i64, in_flight: i64, max_in_flight: u32) -> DueDestination {
+        DueDestination {
+            destination_id,
+            oldest_due: NOW - time::Duration::seconds(secs_ago),
+            in_flight,
+            limits: DestinationLimits { max_in_flight, rate: 3.0, hold_until: None },
+        }
+    }
+
+    #[test]
+    fn destinations_with_every_slot_in_flight_get_no_share_however_old_their_backlog() {
+        let stuck: Vec<DueDestination> = (1..=10).map(|d| due(d, 3600, 1, 1)).collect();
+        let mut all = stuck.clone();
+        all.push(due(99, 0, 0, 16));
+        assert_eq!(shares(&all, NOW, 100, 1000), vec![(99, 16)]);
+        assert!(shares(&stuck, NOW, 100, 1000).is_empty());
+    }
+
+    #[test]
+    fn a_destination_held_by_retry_after_gets_no_share_until_then() {
+        let mut held = due(7, 60, 0, 16);
+        held.limits.hold_until = Some(NOW + time::Duration::seconds(30));
+        assert_eq!(shares(&[held, due(8, 0, 0, 2)], NOW, 100, 1000), vec![(8, 2)]);
+        held.limits.hold_until = Some(NOW);
+        assert_eq!(shares(&[held], NOW, 100, 1000), vec![(7, 16)], "the hold is over");
+    }
+
+    #[test]
+    fn shares_are_the_free_slots_at_most_the_claim() {
+        let got = shares(&[due(7, 10, 3, 5), due(8, 5, 0, 256)], NOW, 100, 1000);
+        assert_eq!(got, vec![(7, 2), (8, 100)]);
+    }
+
+    #[test]
+    fn a_short_budget_goes_in_turns_the_oldest_due_first() {
+        let got = shares(&[due(9, 1, 0, 16), due(7, 30, 0, 16), due(8, 20, 0, 1)], NOW, 100, 6);
+        assert_eq!(got, vec![(7, 3), (8, 1), (9, 2)], "one each per turn, 7 first: it waited longest");
+        let many: Vec<DueDestination> = (1..=5).map(|d| due(d, 100 - d, 0, 16)).collect();
+        assert_eq!(shares(&many, NOW, 100, 3), vec![(1, 1), (2, 1), (3, 1)], "the oldest due first");
     }
 
     #[test]

@@ -1,13 +1,14 @@
-//! Claiming due deliveries under the limiter: the candidates, the buckets and the in-flight
-//! counts are read under lock, [`allot`] decides, and the result is written back.
+//! Claiming due deliveries under the limiter: the destinations with deliveries due are read,
+//! [`shares`] says how many of each one's oldest to read, those candidates, the buckets and the
+//! in-flight counts are read under lock, [`allot`] decides, and the result is written back.
 
 use std::collections::HashMap;
 
 use diesel::sql_types::{Array, BigInt, Double, Integer, Nullable, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::webhooks::limiter::{allot, DeliveryCandidate, TokenBucket};
-use domain::webhooks::pace::{DestinationLimits, Pace, PaceCaps};
+use domain::webhooks::limiter::{allot, shares, DeliveryCandidate, DueDestination, TokenBucket};
+use domain::webhooks::pace::{DestinationLimits, Pace, PaceBounds, PaceCaps};
 use domain::webhooks::{AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryStatus};
 use time::OffsetDateTime;
 
@@ -36,6 +37,13 @@ struct Bucket {
     tokens: f64,
     #[diesel(sql_type = Timestamptz)]
     refilled_at: OffsetDateTime,
+    #[diesel(embed)]
+    limits: LimitsRow,
+}
+
+/// A destination's caps and stored pace (null columns: never measured).
+#[derive(QueryableByName)]
+struct LimitsRow {
     #[diesel(sql_type = Nullable<Integer>)]
     rate_limit_per_second: Option<i32>,
     #[diesel(sql_type = Nullable<Integer>)]
@@ -44,9 +52,37 @@ struct Bucket {
     pace: PaceRow,
 }
 
-/// How many due deliveries (oldest first) a claim looks through to find each destination's
-/// oldest ones. Deliveries beyond it are seen once the older ones are sent.
-const CLAIM_SCAN: i64 = 2000;
+impl LimitsRow {
+    fn limits(&self, bounds: PaceBounds) -> DestinationLimits {
+        let caps = PaceCaps {
+            max_in_flight: self.max_in_flight.and_then(|v| u32::try_from(v).ok()),
+            rate: self.rate_limit_per_second.and_then(|v| u32::try_from(v).ok()),
+        };
+        self.pace.pace().unwrap_or_else(|| Pace::start(bounds)).limits(bounds, caps)
+    }
+}
+
+#[derive(QueryableByName)]
+struct Due {
+    #[diesel(sql_type = Timestamptz)]
+    oldest_due: OffsetDateTime,
+    #[diesel(sql_type = BigInt)]
+    in_flight: i64,
+    #[diesel(embed)]
+    limits: LimitsRow,
+}
+
+/// How many of the oldest due deliveries a claim reads to find the destinations they belong to.
+/// When more are due, it lists instead every destination with unfinished deliveries, one index
+/// descent each (`webhook_deliveries_destination_due_idx`): the oldest due deliveries may then all
+/// be one destination's backlog, which must not hide the others. Reading a few more of the
+/// oldest is cheaper than the descents while little is due, which is most of the time.
+const DUE_HEAD: i64 = 1000;
+
+/// How many due deliveries a claim reads as candidates at most, shared among the destinations
+/// ([`shares`]): more than the claim takes, so that loops claiming at the same time, which skip
+/// each other's locked rows, still find some.
+const CANDIDATES: usize = 1000;
 
 /// `column IN (…)` of the statuses whose delivery holds back the later ones of its ordering key,
 /// as the domain defines them; written out (not bound) so PostgreSQL matches the partial index
@@ -60,50 +96,117 @@ fn holding_back_a_key(column: &str) -> String {
     format!("{column} IN ({})", names.join(", "))
 }
 
+/// The condition that the due delivery `x` is not waiting for its thread's turn: no earlier
+/// delivery of the same `ordering_key` to the same destination is unfinished.
+fn takes_its_turn() -> String {
+    format!(
+        "(x.ordering_key IS NULL OR NOT EXISTS (
+             SELECT 1 FROM webhook_deliveries p
+             WHERE p.destination_id = x.destination_id AND p.ordering_key = x.ordering_key
+               AND p.id < x.id AND {}))",
+        holding_back_a_key("p.status")
+    )
+}
+
+/// The destinations with a delivery due at `$1` that is not waiting for its thread's turn: the
+/// oldest such delivery, the deliveries in flight, the caps and the stored pace of each. Read
+/// without locks: [`shares`] only chooses what to read, [`allot`] decides under the locks.
+fn due_destinations_sql() -> String {
+    format!(
+        "WITH RECURSIVE head AS (
+             SELECT x.destination_id FROM webhook_deliveries x
+             WHERE x.status IN ('pending', 'sending') AND x.next_attempt_at <= $1
+             ORDER BY x.next_attempt_at LIMIT $2
+         ), busy AS (
+             (SELECT x.destination_id, x.next_attempt_at FROM webhook_deliveries x
+              WHERE x.status IN ('pending', 'sending')
+              ORDER BY x.destination_id, x.next_attempt_at LIMIT 1)
+             UNION ALL
+             SELECT n.destination_id, n.next_attempt_at FROM busy b CROSS JOIN LATERAL (
+                 SELECT x.destination_id, x.next_attempt_at FROM webhook_deliveries x
+                 WHERE x.status IN ('pending', 'sending') AND x.destination_id > b.destination_id
+                 ORDER BY x.destination_id, x.next_attempt_at LIMIT 1
+             ) n
+         ), due AS (
+             SELECT destination_id FROM head
+             UNION
+             -- Only when the head is full (a one-time filter: otherwise never run).
+             SELECT destination_id FROM busy WHERE next_attempt_at <= $1 AND (SELECT count(*) FROM head) >= $2
+         )
+         SELECT o.next_attempt_at AS oldest_due,
+                (SELECT count(*) FROM webhook_deliveries f
+                 WHERE f.destination_id = due.destination_id AND f.status = 'sending'
+                   AND f.next_attempt_at > $1) AS in_flight,
+                w.rate_limit_per_second, w.max_in_flight, {pace}
+         FROM due
+         CROSS JOIN LATERAL (
+             SELECT x.next_attempt_at FROM webhook_deliveries x
+             WHERE x.destination_id = due.destination_id AND x.status IN ('pending', 'sending')
+               AND x.next_attempt_at <= $1 AND {turn}
+             ORDER BY x.next_attempt_at, x.id LIMIT 1
+         ) o
+         JOIN webhook_destinations w ON w.id = due.destination_id
+         LEFT JOIN webhook_throttles t ON t.destination_id = due.destination_id",
+        pace = PACE_COLUMNS.replace("destination_id", "due.destination_id"),
+        turn = takes_its_turn(),
+    )
+}
+
+/// Each destination's oldest due deliveries, up to its share (`$2`, `$3`), not waiting for their
+/// thread's turn, taken in turns (every destination's first, then every one's second…), at most
+/// `$4`, locked `SKIP LOCKED` so that instances never take the same row.
+fn candidates_sql() -> String {
+    format!(
+        "SELECT d.id, d.destination_id FROM unnest($2::bigint[], $3::int[]) AS s(destination_id, n)
+         CROSS JOIN LATERAL (
+             SELECT x.id, x.next_attempt_at, row_number() OVER (ORDER BY x.next_attempt_at, x.id) AS turn
+             FROM webhook_deliveries x
+             WHERE x.destination_id = s.destination_id AND x.status IN ('pending', 'sending')
+               AND x.next_attempt_at <= $1 AND {}
+             ORDER BY x.next_attempt_at, x.id LIMIT s.n
+         ) c
+         JOIN webhook_deliveries d ON d.id = c.id
+         WHERE d.status IN ('pending', 'sending') AND d.next_attempt_at <= $1
+         ORDER BY c.turn, c.next_attempt_at, d.id
+         LIMIT $4
+         FOR UPDATE OF d SKIP LOCKED",
+        takes_its_turn()
+    )
+}
+
 pub(super) async fn claim_due_tx(
     conn: &mut AsyncPgConnection,
     now: OffsetDateTime,
     max: usize,
     limits: ClaimLimits,
 ) -> diesel::QueryResult<Vec<ClaimedDelivery>> {
-    // At most what each destination may have in flight (its pace, its cap, the bound), the
-    // oldest first: a destination with a backlog does not fill the claim with deliveries it has
-    // no room for, and the other destinations' due deliveries behind them are claimed too. A
-    // delivery waiting for its thread's turn (`ordering_key`: an earlier delivery of the same
-    // thread to the same destination is not finished) is not a candidate at all. A destination
-    // never measured is looked at with the starting pace's concurrency.
-    let candidates: Vec<Candidate> = diesel::sql_query(format!(
-        "SELECT d.id, d.destination_id FROM webhook_deliveries d
-         JOIN (
-             SELECT s.id, s.destination_id, s.next_attempt_at,
-                    row_number() OVER (PARTITION BY s.destination_id ORDER BY s.next_attempt_at, s.id) AS rn
-             FROM (
-                 SELECT x.id, x.destination_id, x.next_attempt_at FROM webhook_deliveries x
-                 WHERE x.status IN ('pending', 'sending') AND x.next_attempt_at <= $1
-                   AND (x.ordering_key IS NULL OR NOT EXISTS (
-                       SELECT 1 FROM webhook_deliveries p
-                       WHERE p.destination_id = x.destination_id AND p.ordering_key = x.ordering_key
-                         AND p.id < x.id AND {}))
-                 ORDER BY x.next_attempt_at
-                 LIMIT $3
-             ) s
-         ) r ON r.id = d.id
-         JOIN webhook_destinations w ON w.id = r.destination_id
-         LEFT JOIN webhook_throttles t ON t.destination_id = r.destination_id
-         WHERE r.rn <= least($4, coalesce(w.max_in_flight, $4), greatest(floor(coalesce(t.concurrency, $5)), 1))
-           AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= $1
-         ORDER BY r.next_attempt_at, d.id
-         LIMIT $2
-         FOR UPDATE OF d SKIP LOCKED",
-        holding_back_a_key("p.status")
-    ))
-    .bind::<Timestamptz, _>(now)
-    .bind::<BigInt, _>(i64::try_from(max).unwrap_or(i64::MAX))
-    .bind::<BigInt, _>(CLAIM_SCAN)
-    .bind::<BigInt, _>(i64::from(limits.max_in_flight.max(1)))
-    .bind::<Double, _>(Pace::start(limits.bounds()).concurrency)
-    .load(conn)
-    .await?;
+    let bounds = limits.bounds();
+    let due: Vec<DueDestination> = diesel::sql_query(due_destinations_sql())
+        .bind::<Timestamptz, _>(now)
+        .bind::<BigInt, _>(DUE_HEAD)
+        .load::<Due>(conn)
+        .await?
+        .into_iter()
+        .map(|d| DueDestination {
+            destination_id: d.limits.pace.destination_id,
+            oldest_due: d.oldest_due,
+            in_flight: d.in_flight,
+            limits: d.limits.limits(bounds),
+        })
+        .collect();
+    let shares = shares(&due, now, max, CANDIDATES);
+    if shares.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (share_dests, share_counts): (Vec<i64>, Vec<i32>) =
+        shares.iter().map(|(d, n)| (*d, i32::try_from(*n).unwrap_or(i32::MAX))).unzip();
+    let candidates: Vec<Candidate> = diesel::sql_query(candidates_sql())
+        .bind::<Timestamptz, _>(now)
+        .bind::<Array<BigInt>, _>(&share_dests)
+        .bind::<Array<Integer>, _>(&share_counts)
+        .bind::<BigInt, _>(i64::try_from(max).unwrap_or(i64::MAX))
+        .load(conn)
+        .await?;
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
@@ -132,17 +235,12 @@ pub(super) async fn claim_due_tx(
     .bind::<Array<BigInt>, _>(&dests)
     .load(conn)
     .await?;
-    let bounds = limits.bounds();
     let mut buckets: HashMap<i64, TokenBucket> = HashMap::new();
     let mut dest_limits: HashMap<i64, DestinationLimits> = HashMap::new();
     for b in rows {
-        let id = b.pace.destination_id;
+        let id = b.limits.pace.destination_id;
         buckets.insert(id, TokenBucket { tokens: b.tokens, refilled_at: b.refilled_at });
-        let caps = PaceCaps {
-            max_in_flight: b.max_in_flight.and_then(|v| u32::try_from(v).ok()),
-            rate: b.rate_limit_per_second.and_then(|v| u32::try_from(v).ok()),
-        };
-        dest_limits.insert(id, b.pace.pace().unwrap_or_else(|| Pace::start(bounds)).limits(bounds, caps));
+        dest_limits.insert(id, b.limits.limits(bounds));
     }
 
     // Counted only now, under the buckets' locks: an instance claiming for the same destination
