@@ -20,7 +20,7 @@ use time::OffsetDateTime;
 use crate::error::repo;
 use crate::group_commit::GroupCommit;
 use crate::pool::Db;
-use crate::schema::{ai_agents, idempotency_keys, messages, threads, workspace_members};
+use crate::schema::{ai_agents, contacts, idempotency_keys, messages, threads, workspace_members};
 use outbound::OutboundCommit;
 
 /// [`MessageRepository`] on PostgreSQL.
@@ -214,18 +214,20 @@ impl MessageRepository for PgMessageRepository {
     async fn find_thread(&self, ws: WorkspaceId, id: ThreadId) -> Result<Option<ThreadRef>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         // The window rides on the read the send makes anyway: no statement of its own.
-        let row: Option<(i64, i64, Option<OffsetDateTime>)> = threads::table
+        let row: Option<(i64, i64, Option<OffsetDateTime>, Option<OffsetDateTime>)> = threads::table
+            .inner_join(contacts::table.on(contacts::id.eq(threads::contact_id)))
             .filter(threads::workspace_id.eq(ws.0))
             .filter(threads::id.eq(id.0))
-            .select((threads::id, threads::channel_id, threads::latest_inbound_at))
+            .select((threads::id, threads::channel_id, threads::latest_inbound_at, contacts::erased_at))
             .first(&mut conn)
             .await
             .optional()
             .map_err(repo)?;
-        Ok(row.map(|(id, channel_id, latest_inbound_at)| ThreadRef {
+        Ok(row.map(|(id, channel_id, latest_inbound_at, erased_at)| ThreadRef {
             id: ThreadId(id),
             channel_id: ChannelId(channel_id),
             latest_inbound_at,
+            contact_erased: erased_at.is_some(),
         }))
     }
 

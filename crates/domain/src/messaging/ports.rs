@@ -142,6 +142,8 @@ pub struct ThreadRef {
     pub channel_id: ChannelId,
     /// The platform time of the contact's latest inbound message on it (its service window).
     pub latest_inbound_at: Option<time::OffsetDateTime>,
+    /// Whether its contact was erased: nobody is left to send to.
+    pub contact_erased: bool,
 }
 
 /// Why a message could not be stored.

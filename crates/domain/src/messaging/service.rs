@@ -331,6 +331,13 @@ impl MessagingService {
             (Some(tid), _) => {
                 let thread =
                     messages.find_thread(ws, ThreadId(tid)).await?.ok_or(SendMessageError::ThreadNotFound(tid))?;
+                if thread.contact_erased {
+                    return Err(ValidationErrors::one(
+                        "thread_id",
+                        format!("the contact of thread {tid} was erased: there is nobody to send to"),
+                    )
+                    .into());
+                }
                 if thread.channel_id != channel.id {
                     return Err(ValidationErrors::one(
                         "thread_id",

@@ -155,8 +155,9 @@ async fn an_inactive_channel_is_a_conflict() {
 #[tokio::test]
 async fn a_thread_on_another_channel_is_refused() {
     let mut m = MockMessageRepository::new();
-    m.expect_find_thread()
-        .returning(|_, id| Ok(Some(ThreadRef { id, channel_id: ChannelId(99), latest_inbound_at: None })));
+    m.expect_find_thread().returning(|_, id| {
+        Ok(Some(ThreadRef { id, channel_id: ChannelId(99), latest_inbound_at: None, contact_erased: false }))
+    });
     let r = send_message(
         channels(ChannelStatus::Active, ChannelType::Whatsapp),
         m,
@@ -240,8 +241,9 @@ fn only_active_members_and_active_agents_are_sent_for() {
 
 fn thread_written_at(at: Option<time::OffsetDateTime>) -> MockMessageRepository {
     let mut m = MockMessageRepository::new();
-    m.expect_find_thread()
-        .returning(move |_, id| Ok(Some(ThreadRef { id, channel_id: ChannelId(7), latest_inbound_at: at })));
+    m.expect_find_thread().returning(move |_, id| {
+        Ok(Some(ThreadRef { id, channel_id: ChannelId(7), latest_inbound_at: at, contact_erased: false }))
+    });
     m
 }
 

@@ -105,6 +105,11 @@ async fn erasure_cancels_queued_messages_clears_country_is_audited_and_later_del
     assert_eq!(row, json!({"status": "failed", "reason": "erased", "content": ""}));
     let (_, still) = app.get_json(&format!("/v1/messages/{}", other_queued["id"]), &key).await;
     assert_eq!((&still["status"], &still["content"]), (&json!("queued"), &json!("Other hello")));
+    // Nobody is left to send to in the erased person's thread: refused, nothing stored.
+    let again = json!({"channel_id": ch, "content": "Still there?", "thread_id": queued["thread_id"],
+                       "template": test_template()});
+    let p = problem(app.post_json("/v1/messages", &key, &again).await, 422, "validation_failed").await;
+    assert_eq!(crate::helpers::error_fields(&p), ["thread_id"]);
     let contact = sql_json(
         &app,
         &format!("SELECT row_to_json(c)::text AS j FROM contacts c WHERE workspace_id = $1 AND id = {id}"),
