@@ -175,10 +175,10 @@ async fn insert(
     // to decide. Event ids follow the order of `events`, and so do their deliveries.
     let controlled: Vec<Controlled> = diesel::sql_query(concat!(
         "WITH ev AS (
-             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, contact_id, thread_id)
+             INSERT INTO webhook_events (workspace_id, event_type, message_id, payload, contact_id, thread_id, created_at)
              SELECT $1, $2, ",
         new_message_id!(),
-        ", p.payload, p.contact_id, p.thread_id
+        ", p.payload, p.contact_id, p.thread_id, $8
              FROM unnest($3::text[], $6::bigint[], $7::bigint[]) WITH ORDINALITY AS p (payload, contact_id, thread_id, ord)
              ORDER BY p.ord
              RETURNING id, created_at
@@ -208,6 +208,9 @@ async fn insert(
     .bind::<Nullable<BigInt>, _>(except.map(|d| d.0))
     .bind::<Array<Nullable<BigInt>>, _>(&contact_ids)
     .bind::<Array<Nullable<BigInt>>, _>(&thread_ids)
+    // The body's `timestamp`: a window from an event's timestamp (the feed's and a replay's
+    // `since`, which compare `created_at`) includes it.
+    .bind::<Timestamptz, _>(domain::webhooks::payload::event_time(at))
     .load(conn)
     .await?;
     if controlled.is_empty() {

@@ -120,6 +120,30 @@ async fn the_feed_filters_by_type_and_time_and_refuses_bad_input() {
     }
 }
 
+/// A window that starts at an event's own `timestamp` includes it, however long its transaction
+/// ran before recording it: the window compared the transaction's start, so an event recorded late
+/// in a long transaction fell before its own timestamp.
+#[tokio::test]
+async fn since_an_events_timestamp_includes_that_event() {
+    use diesel_async::RunQueryDsl;
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let mut conn = app.db.conn().await.expect("conn");
+    diesel::sql_query("BEGIN").execute(&mut conn).await.expect("begin");
+    diesel::sql_query("SELECT pg_sleep(0.2)").execute(&mut conn).await.expect("a long transaction");
+    let event = crate::webhooks_delivery::event_of(EventType::ChannelCreated, &json!({"id": 77}));
+    let ws_id = domain::workspace::WorkspaceId(ws.id);
+    adapters_postgres::webhooks::outbox::record(&mut conn, ws_id, time::OffsetDateTime::now_utc(), &[event])
+        .await
+        .expect("record");
+    diesel::sql_query("COMMIT").execute(&mut conn).await.expect("commit");
+    let all = feed(&app, &key).await;
+    let recorded = all.iter().find(|e| e["data"]["id"] == 77).expect("the event").clone();
+    let at = recorded["timestamp"].as_str().expect("timestamp").replace('+', "%2B");
+    let (from, _) = feed_from(&app, &key, None, &format!("&since={at}")).await;
+    assert_eq!(from.iter().next().map(|e| e["id"].clone()), Some(recorded["id"].clone()), "since={at}");
+}
+
 #[tokio::test]
 async fn the_feed_needs_events_read_and_an_admin() {
     let app = TestApp::spawn().await;

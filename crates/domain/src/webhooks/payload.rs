@@ -6,12 +6,18 @@ use time::OffsetDateTime;
 use super::event_type::EventType;
 use crate::workspace::WorkspaceId;
 
-/// The JSON body of an event, with its members in the documented order. The timestamp has
-/// millisecond precision so receivers can order events that happen within one second.
-pub fn envelope(event: EventType, at: OffsetDateTime, workspace: WorkspaceId, data: &serde_json::Value) -> String {
+/// An event's time as its body shows it (`timestamp`) and as it is stored: UTC, to the
+/// millisecond, so receivers can order events that happen within one second, and a feed or replay
+/// window starting at an event's `timestamp` includes that event.
+pub fn event_time(at: OffsetDateTime) -> OffsetDateTime {
     let at = at.to_offset(time::UtcOffset::UTC);
-    let at = at.replace_nanosecond(at.nanosecond() / 1_000_000 * 1_000_000).unwrap_or(at);
-    let timestamp = at.format(&Rfc3339).unwrap_or_default();
+    at.replace_nanosecond(at.nanosecond() / 1_000_000 * 1_000_000).unwrap_or(at)
+}
+
+/// The JSON body of an event, with its members in the documented order; `timestamp` is
+/// [`event_time`].
+pub fn envelope(event: EventType, at: OffsetDateTime, workspace: WorkspaceId, data: &serde_json::Value) -> String {
+    let timestamp = event_time(at).format(&Rfc3339).unwrap_or_default();
     format!(
         r#"{{"type":{},"timestamp":{},"workspace_id":{},"data":{}}}"#,
         serde_json::Value::from(event.as_str()),
