@@ -141,7 +141,7 @@ async fn since_an_events_timestamp_includes_that_event() {
     let recorded = all.iter().find(|e| e["data"]["id"] == 77).expect("the event").clone();
     let at = recorded["timestamp"].as_str().expect("timestamp").replace('+', "%2B");
     let (from, _) = feed_from(&app, &key, None, &format!("&since={at}")).await;
-    assert_eq!(from.iter().next().map(|e| e["id"].clone()), Some(recorded["id"].clone()), "since={at}");
+    assert_eq!(<[Value]>::first(&from).map(|e| e["id"].clone()), Some(recorded["id"].clone()), "since={at}");
 }
 
 #[tokio::test]
