@@ -29,9 +29,7 @@ pub fn auth_state(settings: &Settings, db: &Db) -> AuthState {
         login_throttle: Arc::new(PgLoginThrottle::new(db.clone())),
         // Plugged in by the settings web app's sessions (cookie `wms_session`).
         sessions: None,
-        hasher: Arc::new(Argon2Hasher::with_max_concurrent(
-            settings.auth.max_concurrent_hashes.unwrap_or_else(Argon2Hasher::default_max_concurrent),
-        )),
+        hasher: hasher(settings),
         clock: Arc::new(SystemClock),
         random: Arc::new(OsRandom),
         rate_limit: RateLimitPolicy::per_hour(settings.rate_limit.requests_per_hour),
@@ -63,4 +61,12 @@ mod tests {
         assert!(!Argon2Hasher::default().verify(&Password::attempt(""), &dummy).await);
         assert!(!Argon2Hasher::default().verify(&Password::attempt("correct horse battery"), &dummy).await);
     }
+}
+
+/// A password hasher running at most `auth.max_concurrent_hashes` hashes at once (default: the
+/// number of cores). The server builds one and shares it with every service that hashes.
+pub fn hasher(settings: &Settings) -> Arc<dyn domain::common::ports::PasswordHasher> {
+    Arc::new(Argon2Hasher::with_max_concurrent(
+        settings.auth.max_concurrent_hashes.unwrap_or_else(Argon2Hasher::default_max_concurrent),
+    ))
 }

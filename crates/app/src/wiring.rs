@@ -88,11 +88,21 @@ impl HealthCheck for DbHealth {
     }
 }
 
-/// The members use cases on `db`.
+/// The members use cases on `db`, for a command (a hashing pool of its own, of the configured size).
 pub fn members_service(settings: &Settings, db: &Db) -> domain::members::MembersService {
+    members_service_hashing(settings, db, crate::auth_state::hasher(settings))
+}
+
+/// The members use cases on `db`, hashing with `hasher`: the server passes its one pool, so
+/// invitations accepted count in `auth.max_concurrent_hashes` with sign-ins and resets.
+fn members_service_hashing(
+    settings: &Settings,
+    db: &Db,
+    hasher: Arc<dyn domain::common::ports::PasswordHasher>,
+) -> domain::members::MembersService {
     domain::members::MembersService::new(
         Arc::new(adapters_postgres::members::PgMemberRepository::new(db.clone())),
-        Arc::new(crate::platform::Argon2Hasher::default()),
+        hasher,
         Arc::new(crate::platform::OsRandom),
         Arc::new(crate::platform::SystemClock),
         crate::mail::site_url(settings),
@@ -172,12 +182,13 @@ pub fn state(settings: &Settings, db: &Db) -> AppState {
             Arc::new(adapters_postgres::templates::PgTemplates::new(db.clone())),
             Arc::new(crate::platform::SystemClock),
         )),
-        members: Arc::new(members_service(settings, db)),
+        members: Arc::new(members_service_hashing(settings, db, auth.hasher.clone())),
         password_resets: Arc::new(domain::accounts::PasswordResetService {
             repo: Arc::new(adapters_postgres::accounts::PgPasswordResets::new(db.clone())),
             throttle: auth.login_throttle.clone(),
             policy: auth.login.throttle,
-            hasher: Arc::new(crate::platform::Argon2Hasher::default()),
+            // The server's one pool (`auth.max_concurrent_hashes`), shared with sign-ins.
+            hasher: auth.hasher.clone(),
             random: Arc::new(crate::platform::OsRandom),
             clock: Arc::new(crate::platform::SystemClock),
             site: crate::mail::site_url(settings),
