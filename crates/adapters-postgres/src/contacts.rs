@@ -186,7 +186,7 @@ impl ContactRepository for PgContactRepository {
         if let Some(name) = &filter.label {
             let label: Option<i64> = labels::table
                 .filter(labels::workspace_id.eq(ws.0))
-                .filter(lower(labels::name.nullable()).eq(name.to_lowercase()))
+                .filter(lower(labels::name.nullable()).eq(lower(Some(name.as_str()))))
                 .select(labels::id)
                 .first(&mut conn)
                 .await
@@ -213,7 +213,8 @@ impl ContactRepository for PgContactRepository {
             q = q.filter(contacts::phone.eq(phone));
         }
         if let Some(prefix) = &filter.name_prefix {
-            q = q.filter(lower(contacts::name).like(like_prefix(prefix)));
+            // Both sides lowered by PostgreSQL: one case folding, whatever the text.
+            q = q.filter(lower(contacts::name).like(lower(Some(like_prefix(prefix)))));
         }
         if let Some(since) = filter.updated_since {
             q = q.filter(contacts::updated_at.ge(since));

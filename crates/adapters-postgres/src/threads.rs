@@ -163,11 +163,23 @@ async fn apply_manual_assignment(
     Ok(())
 }
 
-/// The id of the workspace's label named `name` (ignoring case).
+/// A wanted label name with the label it matched.
+#[derive(diesel::QueryableByName)]
+struct KnownLabelRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    asked_as: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    id: i64,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    name: String,
+}
+
+/// The id of the workspace's label named `name` (ignoring case: both sides lowered by PostgreSQL,
+/// as its unique index `labels_name_key` does, so a name given as stored is always found).
 async fn label_id(conn: &mut AsyncPgConnection, ws: WorkspaceId, name: &str) -> diesel::QueryResult<Option<i64>> {
     labels::table
         .filter(labels::workspace_id.eq(ws.0))
-        .filter(lower(labels::name).eq(name.to_lowercase()))
+        .filter(lower(labels::name).eq(lower(name)))
         .select(labels::id)
         .first(conn)
         .await
@@ -372,16 +384,19 @@ impl ThreadRepository for PgThreadRepository {
                 async move {
                     let before =
                         load(conn, ws, id, true).await?.ok_or(TxError::Update(SetThreadLabelsError::NotFound(id)))?;
-                    let lowered: Vec<String> = wanted.names().iter().map(|n| n.to_lowercase()).collect();
-                    let known: Vec<KnownLabel> = labels::table
-                        .filter(labels::workspace_id.eq(ws.0))
-                        .filter(lower(labels::name).eq_any(&lowered))
-                        .select((labels::id, labels::name))
-                        .load::<(i64, String)>(conn)
-                        .await?
-                        .into_iter()
-                        .map(|(id, name)| KnownLabel { id, name })
-                        .collect();
+                    // Each wanted name with the label it names, both lowered by PostgreSQL (as
+                    // `label_id` and the unique index on names do).
+                    let known: Vec<KnownLabel> = diesel::sql_query(
+                        "SELECT n.asked AS asked_as, l.id, l.name FROM unnest($2::text[]) AS n (asked)
+                         JOIN labels l ON l.workspace_id = $1 AND lower(l.name) = lower(n.asked)",
+                    )
+                    .bind::<diesel::sql_types::BigInt, _>(ws.0)
+                    .bind::<diesel::sql_types::Array<diesel::sql_types::Text>, _>(wanted.names())
+                    .load::<KnownLabelRow>(conn)
+                    .await?
+                    .into_iter()
+                    .map(|r| KnownLabel { asked_as: r.asked_as, id: r.id, name: r.name })
+                    .collect();
                     let Some(change) = decide_labels(&wanted, &known, &before.labels).map_err(TxError::Update)? else {
                         return Ok(before);
                     };

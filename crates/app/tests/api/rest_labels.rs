@@ -179,3 +179,27 @@ async fn labels_follow_the_scopes_and_the_agent_role() {
         send(&app, Method::PUT, &format!("/v1/threads/{t}/labels"), &agent, Some(json!({"labels": ["vip"]}))).await;
     assert_eq!(res.status(), 200, "an agent labels threads");
 }
+
+/// A name given exactly as stored is always found, whatever letters it has: both sides of every
+/// comparison are lowered by PostgreSQL, the rule of the unique index on names. (Lowered by Rust on
+/// one side, `ΟΔΟΣ` became `οδος` against PostgreSQL's `οδοσ`, and the label was "unknown".)
+#[tokio::test]
+async fn names_with_any_letters_are_found_as_stored() {
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550101", "active").await;
+    let t = thread(&app, &key, ch, "+14155550123").await;
+    assert_eq!(send(&app, Method::POST, "/v1/labels", &key, Some(json!({"name": "ΟΔΟΣ"}))).await.status(), 201);
+    let path = format!("/v1/threads/{t}/labels");
+    let res = send(&app, Method::PUT, &path, &key, Some(json!({"labels": ["ΟΔΟΣ"]}))).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.json::<Value>().await.expect("json")["labels"], json!(["ΟΔΟΣ"]));
+    let (status, threads) = app.get_json("/v1/threads?label=%CE%9F%CE%94%CE%9F%CE%A3", &key).await;
+    assert_eq!((status, threads["data"][0]["id"].as_i64()), (200, Some(t)), "{threads}");
+    let (status, contacts) = app.get_json("/v1/contacts?label=%CE%9F%CE%94%CE%9F%CE%A3", &key).await;
+    assert_eq!((status, contacts["data"].as_array().map(Vec::len)), (200, Some(1)), "{contacts}");
+    let body = json!({"name": "Émile Zola", "email": "emile@example.com"});
+    assert_eq!(app.post_json("/v1/contacts", &key, &body).await.status(), 201);
+    let (_, found) = app.get_json("/v1/contacts?q=%C3%89mile", &key).await;
+    assert_eq!(found["data"][0]["name"], "Émile Zola", "{found}");
+}

@@ -267,7 +267,8 @@ fn validate_filter(errors: &mut ValidationErrors, q: &ListContactsInput) -> Cont
     ContactFilter {
         email: q.email.as_deref().and_then(|e| errors.check(Email::new("email", e))).map(|e| e.as_str().to_owned()),
         phone: q.phone.as_deref().and_then(|p| errors.check(E164Phone::new("phone", p))).map(|p| p.as_str().to_owned()),
-        name_prefix: q.q.as_deref().and_then(|s| errors.check(non_blank("q", s, NAME_MAX))).map(|s| s.to_lowercase()),
+        // As given: the store compares both sides with its own `lower()`, as it does for labels.
+        name_prefix: q.q.as_deref().and_then(|s| errors.check(non_blank("q", s, NAME_MAX))),
         label: q.label.as_deref().and_then(|s| errors.check(non_blank("label", s, 50))),
         updated_since: q.updated_since.as_deref().and_then(|s| {
             errors.check(
@@ -339,7 +340,7 @@ fn fingerprint(f: &ContactFilter) -> String {
         "e={:?}\np={:?}\nq={:?}\nl={:?}\nu={:?}",
         f.email,
         f.phone,
-        f.name_prefix,
+        f.name_prefix.as_deref().map(str::to_lowercase),
         f.label.as_deref().map(str::to_lowercase),
         f.updated_since.map(|t| t.unix_timestamp_nanos())
     );

@@ -8,9 +8,12 @@ use super::ports::SetThreadLabelsError;
 use super::record::ThreadRecord;
 use crate::webhooks::DomainEvent;
 
-/// A label of the workspace whose name matched a wanted name, ignoring case, as stored.
+/// A label of the workspace whose name matched a wanted name, ignoring case (as the store folds
+/// case: the same rule as its unique index on names), as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnownLabel {
+    /// The wanted name it matched, as given.
+    pub asked_as: String,
     /// The label's id.
     pub id: i64,
     /// Its name as stored (its own case).
@@ -43,21 +46,24 @@ pub fn decide_labels(
     known: &[KnownLabel],
     current: &[String],
 ) -> Result<Option<LabelsChange>, SetThreadLabelsError> {
-    let unknown: Vec<String> = wanted
-        .names()
-        .iter()
-        .filter(|n| !known.iter().any(|k| k.name.to_lowercase() == n.to_lowercase()))
-        .cloned()
-        .collect();
+    let unknown: Vec<String> =
+        wanted.names().iter().filter(|n| !known.iter().any(|k| &k.asked_as == *n)).cloned().collect();
     if !unknown.is_empty() {
         return Err(SetThreadLabelsError::UnknownLabels(unknown));
     }
-    let mut after: Vec<&str> = known.iter().map(|k| k.name.as_str()).collect();
+    // One entry per label, however many wanted names matched it.
+    let mut labels: Vec<&KnownLabel> = Vec::new();
+    for k in known {
+        if !labels.iter().any(|l| l.id == k.id) {
+            labels.push(k);
+        }
+    }
+    let mut after: Vec<&str> = labels.iter().map(|k| k.name.as_str()).collect();
     after.sort_by_cached_key(|n| n.to_lowercase());
     if after == current {
         return Ok(None);
     }
-    Ok(Some(LabelsChange { label_ids: known.iter().map(|k| k.id).collect() }))
+    Ok(Some(LabelsChange { label_ids: labels.iter().map(|k| k.id).collect() }))
 }
 
 #[cfg(test)]
@@ -70,8 +76,15 @@ mod tests {
         LabelNames::new(&raw.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>()).expect("valid")
     }
 
-    fn known(labels: &[(i64, &str)]) -> Vec<KnownLabel> {
-        labels.iter().map(|(id, name)| KnownLabel { id: *id, name: (*name).to_owned() }).collect()
+    /// The labels as the store matches them to `wanted` (ignoring case).
+    fn known(wanted: &LabelNames, labels: &[(i64, &str)]) -> Vec<KnownLabel> {
+        let mut found = Vec::new();
+        for asked in wanted.names() {
+            for (id, name) in labels.iter().filter(|(_, n)| n.to_lowercase() == asked.to_lowercase()) {
+                found.push(KnownLabel { asked_as: asked.clone(), id: *id, name: (*name).to_owned() });
+            }
+        }
+        found
     }
 
     fn current(raw: &[&str]) -> Vec<String> {
@@ -80,8 +93,8 @@ mod tests {
 
     #[test]
     fn names_no_label_has_are_refused_together_in_the_order_given() {
-        let refused =
-            decide_labels(&names(&["Billing", "nope", "VIP", "gone"]), &known(&[(1, "vip"), (2, "billing")]), &[]);
+        let wanted = names(&["Billing", "nope", "VIP", "gone"]);
+        let refused = decide_labels(&wanted, &known(&wanted, &[(1, "vip"), (2, "billing")]), &[]);
         assert!(
             matches!(&refused, Err(SetThreadLabelsError::UnknownLabels(n)) if n == &["nope", "gone"]),
             "{refused:?}"
@@ -91,17 +104,31 @@ mod tests {
     #[test]
     fn the_same_set_again_in_any_case_or_order_changes_nothing() {
         let wanted = names(&["vip", "BILLING"]);
-        let labels = known(&[(1, "VIP"), (2, "Billing")]);
+        let labels = known(&wanted, &[(1, "VIP"), (2, "Billing")]);
         assert_eq!(decide_labels(&wanted, &labels, &current(&["Billing", "VIP"])).ok(), Some(None));
     }
 
     #[test]
     fn another_set_is_written_with_one_event() {
-        let labels = known(&[(1, "VIP"), (2, "Billing")]);
-        let change =
-            decide_labels(&names(&["VIP", "Billing"]), &labels, &current(&["VIP"])).expect("known").expect("a change");
+        let wanted = names(&["VIP", "Billing"]);
+        let labels = known(&wanted, &[(1, "VIP"), (2, "Billing")]);
+        let change = decide_labels(&wanted, &labels, &current(&["VIP"])).expect("known").expect("a change");
         assert_eq!(change.label_ids, [1, 2]);
         assert_eq!(change.event(sample_thread()).event_type(), EventType::ThreadLabelsChanged);
+    }
+
+    #[test]
+    fn a_name_the_store_matched_is_known_whatever_its_own_case_folding() {
+        // Greek final sigma: Rust lowers `ΟΔΟΣ` to `οδος`, PostgreSQL to `οδοσ`; the store's match
+        // is what counts, and one label asked for twice is carried once.
+        let wanted = names(&["ΟΔΟΣ", "οδοσ"]);
+        let labels: Vec<KnownLabel> = wanted
+            .names()
+            .iter()
+            .map(|asked| KnownLabel { asked_as: asked.clone(), id: 7, name: "ΟΔΟΣ".to_owned() })
+            .collect();
+        let change = decide_labels(&wanted, &labels, &[]).expect("known").expect("a change");
+        assert_eq!(change.label_ids, [7]);
     }
 
     #[test]
