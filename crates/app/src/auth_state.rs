@@ -44,6 +44,14 @@ pub fn auth_state(settings: &Settings, db: &Db) -> AuthState {
     }
 }
 
+/// A password hasher running at most `auth.max_concurrent_hashes` hashes at once (default: the
+/// number of cores). The server builds one and shares it with every service that hashes.
+pub fn hasher(settings: &Settings) -> Arc<dyn domain::common::ports::PasswordHasher> {
+    Arc::new(Argon2Hasher::with_max_concurrent(
+        settings.auth.max_concurrent_hashes.unwrap_or_else(Argon2Hasher::default_max_concurrent),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use domain::common::ports::PasswordHasher;
@@ -61,12 +69,4 @@ mod tests {
         assert!(!Argon2Hasher::default().verify(&Password::attempt(""), &dummy).await);
         assert!(!Argon2Hasher::default().verify(&Password::attempt("correct horse battery"), &dummy).await);
     }
-}
-
-/// A password hasher running at most `auth.max_concurrent_hashes` hashes at once (default: the
-/// number of cores). The server builds one and shares it with every service that hashes.
-pub fn hasher(settings: &Settings) -> Arc<dyn domain::common::ports::PasswordHasher> {
-    Arc::new(Argon2Hasher::with_max_concurrent(
-        settings.auth.max_concurrent_hashes.unwrap_or_else(Argon2Hasher::default_max_concurrent),
-    ))
 }
