@@ -68,7 +68,10 @@ pub async fn handle(assistant: &Assistant, caller: &Caller, body: &[u8]) -> Repl
                 Reply::Json(Value::Array(out))
             }
         }
+        // A lone message the server cannot accept is an HTTP error (the transport's rule), its
+        // body the JSON-RPC error; in a batch each item's error is its answer.
         Value::Object(_) => match one(assistant, caller, message).await {
+            Some(r) if r["error"]["code"] == INVALID_REQUEST => Reply::BadRequest(r),
             Some(r) => Reply::Json(r),
             None => Reply::Accepted,
         },
@@ -88,7 +91,10 @@ async fn one(assistant: &Assistant, caller: &Caller, m: Value) -> Option<Value> 
     };
     // Notifications (`notifications/initialized`, `notifications/cancelled`, …) need no answer.
     let id = id?;
-    if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") || !(id.is_string() || id.is_i64() || id.is_u64()) {
+    let id_ok = id.is_string() || id.is_i64() || id.is_u64();
+    if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") || !id_ok {
+        // JSON-RPC 2.0, section 5: an id that cannot be read is answered as null.
+        let id = if id_ok { id } else { Value::Null };
         return Some(error(id, INVALID_REQUEST, "expected jsonrpc \"2.0\" and a string or integer id"));
     }
     let params = m.get("params").cloned().unwrap_or(Value::Null);

@@ -193,6 +193,12 @@ async fn transport_rules() {
         .expect("request");
     // The transport's own 400s are problems that are also JSON-RPC error responses.
     assert_eq!(problem(res, 400, "bad_request").await["error"]["code"], -32600);
+    // So is a lone message that is not a JSON-RPC request; an id of another type is answered null.
+    for body in [json!({}), json!({"foo": 1}), json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"})] {
+        let res = c.post(&url).bearer_auth(&demo.token).json(&body).send().await.expect("request");
+        let p = problem(res, 400, "bad_request").await;
+        assert_eq!((&p["error"]["code"], &p["id"]), (&json!(-32600), &Value::Null), "{body}: {p}");
+    }
     let res = c
         .post(&url)
         .bearer_auth(&demo.token)
