@@ -42,13 +42,8 @@ pub async fn guard(
     };
     clear_shown_flash(&mut res);
     let headers = res.headers_mut();
-    // A page's own stricter value stays (the invitation and reset pages: `no-referrer`, so their
-    // assets' requests never carry the link's token in `Referer`).
     for (name, value) in HEADERS {
-        let name = HeaderName::from_static(name);
-        if !headers.contains_key(&name) {
-            headers.insert(name, HeaderValue::from_static(value));
-        }
+        headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
     }
     Ok(res)
 }
