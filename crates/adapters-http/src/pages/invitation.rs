@@ -31,10 +31,10 @@ fn page(status: StatusCode, body: Markup) -> HttpResponse {
 
 fn answer(status: StatusCode) -> HttpResponseBuilder {
     let mut res = HttpResponse::build(status);
-    // The path holds a secret: no cache keeps it, no Referer carries it.
-    res.insert_header(CacheControl(vec![CacheDirective::NoStore]))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"))
-        .content_type("text/html; charset=utf-8");
+    // The path holds a secret: no cache keeps it, and the pages' `Referrer-Policy: same-origin`
+    // lets no Referer carry it to another site. (Not `no-referrer`: browsers then send the form's
+    // post with `Origin: null`, which the pages refuse as a cross-site post.)
+    res.insert_header(CacheControl(vec![CacheDirective::NoStore])).content_type("text/html; charset=utf-8");
     res
 }
 

@@ -24,10 +24,9 @@ fn page(status: StatusCode, body: Markup) -> HttpResponse {
 
 fn answer(status: StatusCode) -> HttpResponseBuilder {
     let mut res = HttpResponse::build(status);
-    // A token path: no cache keeps it, no Referer carries it.
-    res.insert_header(CacheControl(vec![CacheDirective::NoStore]))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"))
-        .content_type("text/html; charset=utf-8");
+    // A token path: no cache keeps it, and the pages' `Referrer-Policy: same-origin` lets no
+    // Referer carry it to another site (see `invitation.rs`).
+    res.insert_header(CacheControl(vec![CacheDirective::NoStore])).content_type("text/html; charset=utf-8");
     res
 }
 
