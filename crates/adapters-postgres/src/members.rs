@@ -11,7 +11,7 @@ use domain::common::ports::PasswordHash;
 use domain::members::{
     decide_acceptance, decide_admission, decide_change, decide_removal, AcceptedInvitation, AddMemberError,
     AddedAccount, AddedRow, Availability, ChangeMemberError, InvitationFacts, MemberChange, MemberFacts, MemberProfile,
-    MemberRepository, MemberStatus, MemberWrite, NewMember,
+    MemberRepository, MemberRights, MemberStatus, MemberWrite, NewMember,
 };
 use domain::users::{Email, Role, UserId};
 use domain::workspace::WorkspaceId;
@@ -79,7 +79,8 @@ async fn load(conn: &mut AsyncPgConnection, ws: WorkspaceId, user: UserId) -> di
 /// it (it is not a PHC string), so an invited person can only get in through their link.
 pub const NO_PASSWORD: &str = "!invited";
 
-/// The membership's facts for [`decide_change`] and [`decide_removal`], and for an active admin
+/// The membership's facts for [`decide_change`] and [`decide_removal`], read with the membership
+/// locked (so a concurrent promotion is either seen or waits), and for an active admin
 /// the number of other active admins, counted with the workspace's active admin memberships locked
 /// so that two concurrent demotions serialise and cannot both leave the workspace without one.
 async fn facts(
@@ -87,6 +88,13 @@ async fn facts(
     ws: WorkspaceId,
     user: UserId,
 ) -> Result<(MemberFacts, Option<usize>), TxError> {
+    workspace_members::table
+        .find((ws.0, user.0))
+        .select(workspace_members::user_id)
+        .for_update()
+        .first::<i64>(conn)
+        .await
+        .optional()?;
     let current: Option<(String, String, String, String, Option<OffsetDateTime>)> = workspace_members::table
         .inner_join(users::table)
         .filter(workspace_members::workspace_id.eq(ws.0))
@@ -254,6 +262,7 @@ impl MemberRepository for PgMemberRepository {
         user: UserId,
         change: &MemberChange,
         audit: &[AuditEntry],
+        rights: MemberRights,
     ) -> Result<MemberProfile, ChangeMemberError> {
         let audit = audit.to_vec();
         let mut conn = self.db.conn().await.map_err(|e| ChangeMemberError::Unknown(repo(e)))?;
@@ -261,6 +270,7 @@ impl MemberRepository for PgMemberRepository {
             .transaction::<_, TxError, _>(|conn| {
                 async move {
                     let (facts, other_admins) = facts(conn, ws, user).await?;
+                    rights.allow_change(&facts, change).map_err(TxError::Change)?;
                     let write = decide_change(&facts, other_admins, change, &audit).map_err(TxError::Change)?;
                     apply(conn, ws, user, &write).await?;
                     crate::audit::write(conn, &write.audit, None).await?;
@@ -499,13 +509,20 @@ impl MemberRepository for PgMemberRepository {
         .map_err(repo)
     }
 
-    async fn remove(&self, ws: WorkspaceId, user: UserId, audit: &AuditEntry) -> Result<(), ChangeMemberError> {
+    async fn remove(
+        &self,
+        ws: WorkspaceId,
+        user: UserId,
+        audit: &AuditEntry,
+        rights: MemberRights,
+    ) -> Result<(), ChangeMemberError> {
         let audit = audit.clone();
         let mut conn = self.db.conn().await.map_err(|e| ChangeMemberError::Unknown(repo(e)))?;
         let r = conn
             .transaction::<_, TxError, _>(|conn| {
                 async move {
                     let (facts, other_admins) = facts(conn, ws, user).await?;
+                    rights.allow_removal(&facts).map_err(TxError::Change)?;
                     let record = decide_removal(&facts, other_admins, &audit).map_err(TxError::Change)?;
                     diesel::delete(workspace_members::table.find((ws.0, user.0))).execute(conn).await?;
                     crate::audit::write(conn, &[record], None).await?;

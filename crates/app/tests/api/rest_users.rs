@@ -137,3 +137,33 @@ async fn users_need_credentials() {
     let app = TestApp::spawn().await;
     problem(app.get("/v1/users/1").await, 401, "unauthenticated").await;
 }
+
+/// A key changes agents only, also when an admin promotes the agent at the same moment: the role is
+/// read again, row locked, in the change's transaction (read before it, the promotion committing in
+/// between let the key deactivate or remove a new admin).
+#[tokio::test]
+async fn a_key_never_changes_a_member_promoted_while_it_asks() {
+    use diesel_async::RunQueryDsl;
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    for remove in [false, true] {
+        let agent = add_member(&app, ws.id, "agent").await;
+        let mut other = app.db.conn().await.expect("conn");
+        diesel::sql_query("BEGIN").execute(&mut other).await.expect("begin");
+        let promote =
+            format!("UPDATE workspace_members SET role = 'admin' WHERE workspace_id = {} AND user_id = {agent}", ws.id);
+        diesel::sql_query(promote).execute(&mut other).await.expect("promote");
+        let request = if remove {
+            app.authed(Method::DELETE, &format!("/v1/users/{agent}"), &key)
+        } else {
+            app.authed(Method::PATCH, &format!("/v1/users/{agent}"), &key).json(&json!({"active": false}))
+        };
+        let asked = tokio::spawn(async move { request.send().await.expect("request") });
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        diesel::sql_query("COMMIT").execute(&mut other).await.expect("commit");
+        let res = asked.await.expect("task");
+        problem(res, 403, "forbidden").await;
+        let (status, member) = app.get_json(&format!("/v1/users/{agent}"), &key).await;
+        assert_eq!((status, &member["role"], &member["active"]), (200, &json!("admin"), &json!(true)), "{member}");
+    }
+}

@@ -100,6 +100,41 @@ pub fn decide_change(
     })
 }
 
+/// Whom the caller of a change or removal may touch, as the access policy decided before the
+/// transaction; checked again against the member's role as the transaction reads it (row locked),
+/// so a member promoted meanwhile is not changed by a caller who manages agents only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberRights {
+    /// Admins and agents (an admin member, the operator).
+    AdminsToo,
+    /// Agents only (an API key with `users:write`).
+    AgentsOnly,
+}
+
+impl MemberRights {
+    /// Whether `change` of the member of `facts` is within these rights.
+    ///
+    /// # Errors
+    /// [`ChangeMemberError::AdminsOnly`].
+    pub fn allow_change(self, facts: &MemberFacts, change: &MemberChange) -> Result<(), ChangeMemberError> {
+        if self == MemberRights::AgentsOnly && change.needs_admin(facts.role) {
+            return Err(ChangeMemberError::AdminsOnly);
+        }
+        Ok(())
+    }
+
+    /// Whether removing the member of `facts` is within these rights.
+    ///
+    /// # Errors
+    /// [`ChangeMemberError::AdminsOnly`].
+    pub fn allow_removal(self, facts: &MemberFacts) -> Result<(), ChangeMemberError> {
+        if self == MemberRights::AgentsOnly && facts.role == Role::Admin {
+            return Err(ChangeMemberError::AdminsOnly);
+        }
+        Ok(())
+    }
+}
+
 /// The record of removing the membership of `facts` (`entry` with the member's `email`).
 ///
 /// # Errors

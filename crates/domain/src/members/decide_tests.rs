@@ -177,3 +177,20 @@ fn a_used_expired_or_settled_invitation_is_refused() {
         assert_eq!(decide_acceptance(&closed, NOW, chosen()), None, "{closed:?}");
     }
 }
+
+#[test]
+fn a_caller_who_manages_agents_only_never_touches_an_admin_however_the_role_came() {
+    let admin = facts(Role::Admin, MemberStatus::Active);
+    let agent = facts(Role::Agent, MemberStatus::Active);
+    let deactivate = change(None, None, Some(false));
+    assert!(matches!(MemberRights::AgentsOnly.allow_change(&admin, &deactivate), Err(ChangeMemberError::AdminsOnly)));
+    assert!(MemberRights::AgentsOnly.allow_change(&agent, &deactivate).is_ok());
+    assert!(matches!(
+        MemberRights::AgentsOnly.allow_change(&agent, &change(None, Some("admin"), None)),
+        Err(ChangeMemberError::AdminsOnly)
+    ));
+    assert!(MemberRights::AdminsToo.allow_change(&admin, &deactivate).is_ok());
+    assert!(matches!(MemberRights::AgentsOnly.allow_removal(&admin), Err(ChangeMemberError::AdminsOnly)));
+    assert!(MemberRights::AgentsOnly.allow_removal(&agent).is_ok());
+    assert!(MemberRights::AdminsToo.allow_removal(&admin).is_ok());
+}

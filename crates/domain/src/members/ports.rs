@@ -7,7 +7,7 @@ use crate::common::error::RepoError;
 use crate::mail::Mail;
 use time::OffsetDateTime;
 
-use super::decide::AcceptedInvitation;
+use super::decide::{AcceptedInvitation, MemberRights};
 use crate::audit::AuditEntry;
 use crate::auth::{OneTimeLink, TokenDigest};
 use crate::common::page::{Page, PageRequest};
@@ -24,6 +24,10 @@ pub enum ChangeMemberError {
     /// The change would leave the workspace without an active admin.
     #[error("the workspace must keep at least one active admin")]
     LastAdmin,
+    /// The member is an admin (now, in the change's transaction) and the caller manages agents
+    /// only ([`MemberRights::AgentsOnly`]).
+    #[error("only workspace admins can change an admin")]
+    AdminsOnly,
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),
@@ -180,6 +184,7 @@ pub trait MemberRepository: Send + Sync {
         user: UserId,
         change: &MemberChange,
         audit: &[AuditEntry],
+        rights: MemberRights,
     ) -> Result<MemberProfile, ChangeMemberError>;
 
     /// Removes the membership (the user keeps their other workspaces); refuses removing the last
@@ -187,5 +192,11 @@ pub trait MemberRepository: Send + Sync {
     ///
     /// # Errors
     /// [`ChangeMemberError`].
-    async fn remove(&self, ws: WorkspaceId, user: UserId, audit: &AuditEntry) -> Result<(), ChangeMemberError>;
+    async fn remove(
+        &self,
+        ws: WorkspaceId,
+        user: UserId,
+        audit: &AuditEntry,
+        rights: MemberRights,
+    ) -> Result<(), ChangeMemberError>;
 }

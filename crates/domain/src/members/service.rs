@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use time::{Duration, OffsetDateTime};
 
-use super::decide::AcceptedInvitation;
+use super::decide::{AcceptedInvitation, MemberRights};
 use super::model::{invitation_mail, MemberChange, MemberProfile};
 use super::ports::{AddMemberError, ChangeMemberError, MemberRepository, NewMember, PendingInvitation};
 use crate::access::{authorize, Action, Caller, Denied};
@@ -98,6 +98,7 @@ impl From<ChangeMemberError> for UpdateMemberError {
         match e {
             ChangeMemberError::NotFound(id) => Self::NotFound(id),
             ChangeMemberError::LastAdmin => Self::LastAdmin,
+            ChangeMemberError::AdminsOnly => Self::Forbidden("only workspace admins can change an admin"),
             ChangeMemberError::Unknown(e) => Self::Unknown(e),
         }
     }
@@ -125,6 +126,7 @@ impl From<ChangeMemberError> for RemoveMemberError {
         match e {
             ChangeMemberError::NotFound(id) => Self::NotFound(id),
             ChangeMemberError::LastAdmin => Self::LastAdmin,
+            ChangeMemberError::AdminsOnly => Self::Forbidden("only workspace admins can change an admin"),
             ChangeMemberError::Unknown(e) => Self::Unknown(e),
         }
     }
@@ -326,7 +328,9 @@ impl MembersService {
             }
         }
         let entries = change_entries(caller, audit, user, change);
-        Ok(self.repo.update(caller.workspace_id, user, change, &entries).await?)
+        // Checked again in the transaction against the role it reads (a promotion meanwhile).
+        let rights = if own || admins(caller).is_ok() { MemberRights::AdminsToo } else { MemberRights::AgentsOnly };
+        Ok(self.repo.update(caller.workspace_id, user, change, &entries, rights).await?)
     }
 
     /// Removes a member from the workspace (their account and other workspaces stay). Nobody
@@ -349,7 +353,8 @@ impl MembersService {
             AuditTarget::user(Some(user.0)),
             serde_json::json!({}),
         );
-        Ok(self.repo.remove(caller.workspace_id, user, &entry).await?)
+        let rights = if admins(caller).is_ok() { MemberRights::AdminsToo } else { MemberRights::AgentsOnly };
+        Ok(self.repo.remove(caller.workspace_id, user, &entry, rights).await?)
     }
 
     /// What an invitation link leads to; `None` when it does not work (used, voided, for a

@@ -74,7 +74,7 @@ async fn a_member_may_rename_themselves_and_the_rename_is_recorded() {
             && audit[0].action == AuditAction::MemberUpdated
             && audit[0].details == serde_json::json!({ "fields": ["name"], "name": "New" })
     };
-    repo.expect_update().times(1).withf(move |_, _, _, audit| recorded(audit)).returning(|_, u, _, _| {
+    repo.expect_update().times(1).withf(move |_, _, _, audit, _| recorded(audit)).returning(|_, u, _, _, _| {
         Ok(MemberProfile {
             user_id: u,
             email: "a@b.io".into(),
@@ -115,7 +115,7 @@ async fn a_made_up_invitation_costs_no_query() {
 async fn the_storages_last_admin_refusal_is_the_removals_conflict() {
     let mut repo = MockMemberRepository::new();
     repo.expect_find().returning(|_, u| Ok(Some(profile(u, Role::Agent))));
-    repo.expect_remove().times(1).returning(|_, _, _| Err(ChangeMemberError::LastAdmin));
+    repo.expect_remove().times(1).returning(|_, _, _, _| Err(ChangeMemberError::LastAdmin));
     let e = service(repo).remove(&member(1, Role::Admin), &AuditContext::cli(), UserId(2)).await;
     assert!(matches!(e, Err(RemoveMemberError::LastAdmin)), "{e:?}");
 }
