@@ -173,3 +173,18 @@ const LINK_COLUMNS: (password_resets::user_id, users::email, password_resets::ex
 fn link_facts((user, email, expires_at, used_at): LinkRow) -> ResetLinkFacts {
     ResetLinkFacts { user_id: UserId(user), email, link: OneTimeLink { expires_at, used_at } }
 }
+
+/// The account's stored password hash, its row locked (`FOR SHARE`) until the transaction ends:
+/// the fact a sign-in's [`domain::auth::SignInProof`] is checked against where its token or
+/// session is stored. A reset that changes the password waits for the sign-in's commit (and then
+/// revokes what it stored), or the sign-in reads the new hash.
+///
+/// # Errors
+/// Database failures.
+pub(crate) async fn password_for_sign_in(
+    conn: &mut diesel_async::AsyncPgConnection,
+    user: UserId,
+) -> Result<PasswordHash, diesel::result::Error> {
+    let hash: String = users::table.find(user.0).select(users::password_hash).for_share().first(conn).await?;
+    Ok(PasswordHash(hash))
+}

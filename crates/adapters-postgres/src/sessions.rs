@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
-use domain::auth::{Standing, StoredMember, TokenDigest, WorkspaceMember};
+use domain::auth::{SignInStored, Standing, StoredMember, TokenDigest, WorkspaceMember};
 use domain::sessions::{NewSession, Session, SessionRepository, WorkspaceChoice};
 use domain::users::{Role, UserId};
 use domain::workspace::{PlanTier, WorkspaceId};
@@ -37,11 +37,14 @@ fn role(raw: &str) -> Result<Role, RepoError> {
 
 #[async_trait]
 impl SessionRepository for PgSessionRepository {
-    async fn insert(&self, new: &NewSession, audit: &[AuditEntry]) -> Result<(), RepoError> {
+    async fn insert(&self, new: &NewSession, audit: &[AuditEntry]) -> Result<SignInStored, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let (new, audit) = (new.clone(), audit.to_vec());
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
+                if !new.proof.holds(&crate::accounts::password_for_sign_in(conn, new.user_id).await?) {
+                    return Ok(SignInStored::PasswordChanged);
+                }
                 diesel::insert_into(sessions::table)
                     .values((
                         sessions::token_digest.eq(new.digest.0.to_vec()),
@@ -52,7 +55,8 @@ impl SessionRepository for PgSessionRepository {
                     ))
                     .execute(conn)
                     .await?;
-                crate::audit::write(conn, &audit, None).await
+                crate::audit::write(conn, &audit, None).await?;
+                Ok(SignInStored::Stored)
             }
             .scope_boxed()
         })

@@ -14,7 +14,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::access::{plans_including, Actor, Caller, ScopeSet};
 use domain::audit::AuditEntry;
 use domain::auth::{
-    CredentialCheck, CredentialStore, NewUserToken, PresentedToken, Requirements, TokenDigest, TokenKind,
+    CredentialCheck, CredentialStore, NewUserToken, PresentedToken, Requirements, SignInStored, TokenDigest, TokenKind,
 };
 use domain::rate_limit::{spread, RateLimitStatus, WindowCount};
 use domain::users::{Role, UserId};
@@ -245,11 +245,14 @@ impl CredentialStore for PgCredentialStore {
         self.checks.call((*token, *needs)).await
     }
 
-    async fn insert_user_token(&self, new: &NewUserToken, audit: &AuditEntry) -> Result<(), RepoError> {
+    async fn insert_user_token(&self, new: &NewUserToken, audit: &AuditEntry) -> Result<SignInStored, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let (new, audit) = (new.clone(), audit.clone());
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
+                if !new.proof.holds(&crate::accounts::password_for_sign_in(conn, new.user_id).await?) {
+                    return Ok(SignInStored::PasswordChanged);
+                }
                 diesel::insert_into(user_tokens::table)
                     .values((
                         user_tokens::workspace_id.eq(new.workspace_id.0),
@@ -259,7 +262,8 @@ impl CredentialStore for PgCredentialStore {
                     ))
                     .execute(conn)
                     .await?;
-                crate::audit::write(conn, std::slice::from_ref(&audit), None).await
+                crate::audit::write(conn, std::slice::from_ref(&audit), None).await?;
+                Ok(SignInStored::Stored)
             }
             .scope_boxed()
         })

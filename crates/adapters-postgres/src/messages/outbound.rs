@@ -9,13 +9,16 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::channels::ChannelId;
 use domain::messaging::recipients::opens_conversation;
 use domain::messaging::window::{admit, MessageTag};
-use domain::messaging::{InsertMessageError, Message, MessageId, MessageRecord, NewOutboundMessage, Recipient, Stored};
+use domain::messaging::{
+    InsertMessageError, Message, MessageId, MessageRecord, NewOutboundMessage, Recipient, Stored, ThreadRef,
+};
 use domain::webhooks::DomainEvent;
 use domain::workspace::WorkspaceId;
 use time::OffsetDateTime;
 
 use super::recipients::{
-    addressed_by_phone, contacts_for_addresses, thread_for_address, threads_for_contacts, SendRefused, SendThread,
+    addressed_by_phone, contacts_for_addresses, thread_for_address, threads_erased, threads_for_contacts, SendRefused,
+    SendThread,
 };
 use super::{
     author_ai_agent, author_user, claim_key, existing_key, into_db, load_message, release_keys, MessageRow, TxError,
@@ -51,7 +54,12 @@ pub(super) async fn insert_one(
                     }
                 }
                 let thread = match &new.recipient {
-                    Recipient::Thread(t) => SendThread { id: t.0, created: false, latest_inbound_at: None },
+                    Recipient::Thread(t) => {
+                        let erased = threads_erased(conn, ws, &[t.0]).await?;
+                        ThreadRef::addressable(*t, erased.get(&t.0).copied().unwrap_or(false))
+                            .map_err(TxError::Refused)?;
+                        SendThread { id: t.0, created: false, latest_inbound_at: None }
+                    }
                     Recipient::Address(a) => match thread_for_address(conn, ws, new, a).await {
                         Ok(t) => t,
                         Err(SendRefused::Window(c)) => return Err(TxError::Window(c)),
@@ -280,6 +288,29 @@ pub(super) async fn insert_group(
         let latest = threads_by_address.get(&(item.channel_id, a.as_str())).and_then(|t| t.latest_inbound_at);
         if let Err(closed) = admit(item.need, latest, item.at) {
             outcomes[i] = Some(Outcome::Done(Err(InsertMessageError::WindowClosed(closed))));
+        }
+    }
+    // Sends to threads: their contacts' erasure read again under the contacts' locks.
+    let mut to_threads: Vec<i64> = items
+        .iter()
+        .zip(&outcomes)
+        .filter(|(_, o)| o.is_none())
+        .filter_map(|(item, _)| match &item.recipient {
+            Recipient::Thread(t) => Some(t.0),
+            Recipient::Address(_) => None,
+        })
+        .collect();
+    to_threads.sort_unstable();
+    to_threads.dedup();
+    if !to_threads.is_empty() {
+        let erased = threads_erased(conn, ws, &to_threads).await?;
+        for (i, item) in items.iter().enumerate() {
+            let Recipient::Thread(t) = &item.recipient else { continue };
+            if outcomes[i].is_none() {
+                if let Err(refused) = ThreadRef::addressable(*t, erased.get(&t.0).copied().unwrap_or(false)) {
+                    outcomes[i] = Some(Outcome::Done(Err(refused)));
+                }
+            }
         }
     }
     // A refused send stores nothing, its idempotency key neither: a retry with the key is a new

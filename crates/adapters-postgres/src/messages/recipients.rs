@@ -91,10 +91,45 @@ pub(super) async fn find_contact(
     by_phone: bool,
     address: &str,
 ) -> QueryResult<Option<i64>> {
-    let q = contacts::table.filter(contacts::workspace_id.eq(ws.0)).select(contacts::id).into_boxed();
-    let q =
-        if by_phone { q.filter(contacts::phone.eq(address)) } else { q.filter(contacts::platform_user_id.eq(address)) };
-    q.first(conn).await.optional()
+    // Locked (`FOR KEY SHARE`) until the send commits, so that an erasure of the contact either
+    // waits for the send (and then clears its message) or commits first, and the row no longer
+    // matches the address it had.
+    let q = contacts::table.filter(contacts::workspace_id.eq(ws.0)).select(contacts::id).for_key_share();
+    if by_phone {
+        q.filter(contacts::phone.eq(address)).first(conn).await.optional()
+    } else {
+        q.filter(contacts::platform_user_id.eq(address)).first(conn).await.optional()
+    }
+}
+
+/// Whether the contacts of these threads are erased, each row locked (`FOR KEY SHARE`, in contact
+/// order) until the send's transaction ends: the fact
+/// [`ThreadRef::addressable`](domain::messaging::ThreadRef::addressable) decides on again inside
+/// the transaction. An erasure locks its contact `FOR UPDATE` first, so it either
+/// waits for the send to commit (and then clears the new message too) or commits before the
+/// send reads the contact, which is then erased.
+pub(super) async fn threads_erased(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    thread_ids: &[i64],
+) -> QueryResult<std::collections::HashMap<i64, bool>> {
+    #[derive(QueryableByName)]
+    struct ThreadContact {
+        #[diesel(sql_type = BigInt)]
+        id: i64,
+        #[diesel(sql_type = diesel::sql_types::Nullable<Timestamptz>)]
+        erased_at: Option<OffsetDateTime>,
+    }
+    let rows: Vec<ThreadContact> = diesel::sql_query(
+        "SELECT t.id, c.erased_at FROM threads t JOIN contacts c ON c.id = t.contact_id
+         WHERE t.workspace_id = $1 AND t.id = ANY ($2) AND c.workspace_id = $1
+         ORDER BY c.id FOR KEY SHARE OF c",
+    )
+    .bind::<BigInt, _>(ws.0)
+    .bind::<diesel::sql_types::Array<BigInt>, _>(thread_ids)
+    .load(conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.id, r.erased_at.is_some())).collect())
 }
 
 pub(super) async fn latest_thread(
@@ -242,7 +277,8 @@ pub(super) async fn contacts_for_addresses(
     };
     let find = |wanted: Vec<&str>| {
         diesel::sql_query(format!(
-            "SELECT id, {column} AS address, created_at FROM contacts WHERE workspace_id = $1 AND {column} = ANY ($2)"
+            "SELECT id, {column} AS address, created_at FROM contacts WHERE workspace_id = $1 AND {column} = ANY ($2)
+             ORDER BY id FOR KEY SHARE"
         ))
         .bind::<BigInt, _>(ws.0)
         .bind::<diesel::sql_types::Array<Text>, _>(wanted.into_iter().map(str::to_owned).collect::<Vec<_>>())

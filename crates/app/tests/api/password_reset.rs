@@ -269,3 +269,50 @@ async fn two_reset_links_of_one_account_completed_at_once_set_one_password() {
     ];
     assert_eq!(works.iter().filter(|s| **s == 200).count(), 1, "{works:?}");
 }
+
+/// A sign-in (the login API's or the sign-in page's) whose password check ran just before a new
+/// password was set, and whose token or session would be stored just after it, stores nothing:
+/// the old password opens nothing once the new one is in, and the reset's "signed out
+/// everywhere" holds.
+#[tokio::test]
+async fn a_sign_in_racing_a_new_password_leaves_nothing_signed_in() {
+    use diesel_async::scoped_futures::ScopedFutureExt;
+    use diesel_async::{AsyncConnection, RunQueryDsl};
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(domain::workspace::PlanTier::Advanced).await;
+    let form = form_token(&app, "/login").await;
+    let api = app
+        .client
+        .post(app.url("/v1/auth/login"))
+        .json(&json!({"email": ws.admin_email, "password": ws.admin_password}));
+    let page = form.post(&app, "/login", &[("email", &ws.admin_email), ("password", &ws.admin_password), ("next", "")]);
+    // The new password is written and uncommitted, as a reset's transaction holds it: both
+    // sign-ins verify the old one (still the committed one) and reach the store before it commits.
+    let mut holder = app.db.conn().await.expect("conn");
+    let (api, page) = holder
+        .transaction::<_, diesel::result::Error, _>(|c| {
+            let (app, email) = (&app, ws.admin_email.clone());
+            async move {
+                diesel::sql_query(
+                    "UPDATE users SET password_hash = '$argon2id$v=19$m=19456,t=2,p=1$new' WHERE email = $1",
+                )
+                .bind::<diesel::sql_types::Text, _>(email)
+                .execute(c)
+                .await?;
+                let handles = (tokio::spawn(api.send()), tokio::spawn(page.send()));
+                until_waiting(app, 2).await;
+                Ok(handles)
+            }
+            .scope_boxed()
+        })
+        .await
+        .expect("the new password");
+    assert_eq!(api.await.expect("task").expect("request").status(), 401, "the login API issues no token");
+    assert_eq!(page.await.expect("task").expect("request").status(), 401, "the page opens no session");
+    let stored = format!(
+        "SELECT (SELECT count(*) FROM user_tokens t JOIN users u ON u.id = t.user_id WHERE u.email = '{0}') \
+         + (SELECT count(*) FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = '{0}') = 0",
+        ws.admin_email
+    );
+    assert!(sql_bool(&app, &stored).await, "neither a token nor a session was stored");
+}

@@ -7,7 +7,7 @@ use time::{Duration, OffsetDateTime};
 
 use super::ports::{
     CredentialCheck, CredentialStore, LoginThrottleStore, LoginUser, Membership, NewUserToken, Requirements,
-    UserDirectory,
+    SignInProof, SignInStored, UserDirectory,
 };
 use super::throttle::{PasswordAttempt, ThrottlePolicy};
 use super::token::{NewToken, TokenKind};
@@ -135,18 +135,18 @@ pub async fn login(ports: LoginPorts<'_>, settings: &LoginSettings, req: LoginRe
     let expires_at = ports.clock.now() + settings.token_ttl;
     // The record goes in with the token, in its transaction (docs/contract.md, "Audit log").
     let record = sign_in_entry(&context, &user, membership.workspace_id, None);
-    ports
-        .credentials
-        .insert_user_token(
-            &NewUserToken {
-                workspace_id: membership.workspace_id,
-                user_id: user.id,
-                digest: token.digest(),
-                expires_at,
-            },
-            &record,
-        )
-        .await?;
+    let new = NewUserToken {
+        workspace_id: membership.workspace_id,
+        user_id: user.id,
+        digest: token.digest(),
+        expires_at,
+        proof: SignInProof::Password(user.password_hash.clone()),
+    };
+    match ports.credentials.insert_user_token(&new, &record).await? {
+        SignInStored::Stored => {}
+        // A reset changed the password after it was checked: the one given is wrong now.
+        SignInStored::PasswordChanged => return Err(LoginError::InvalidCredentials),
+    }
     Ok(LoggedIn { token, expires_at, membership, user })
 }
 

@@ -128,7 +128,7 @@ async fn right_password_gives_a_token_bound_to_the_membership_that_expires() {
                 && record.context.actor.id == Some(4)
         })
         .times(1)
-        .returning(|_, _| Ok(()));
+        .returning(|_, _| Ok(SignInStored::Stored));
     let ok = login(w.ports(), &settings(), req(" Ann@Example.com ", "right password", None)).await.expect("ok");
     assert_eq!(parse(&ok.token.secret).map(|t| t.kind), Ok(TokenKind::User));
     assert_eq!(ok.membership.workspace_id, WorkspaceId(3));
@@ -234,7 +234,7 @@ async fn several_memberships_need_a_choice() {
     w.credentials
         .expect_insert_user_token()
         .withf(|t, record| t.workspace_id == WorkspaceId(8) && record.workspace_id == WorkspaceId(8))
-        .returning(|_, _| Ok(()));
+        .returning(|_, _| Ok(SignInStored::Stored));
     let Err(LoginError::Invalid(e)) =
         login(w.ports(), &settings(), req("ann@example.com", "right password", None)).await
     else {
@@ -271,9 +271,33 @@ async fn a_membership_that_does_not_count_signs_in_nowhere() {
     // Beside one that counts, the others are not offered.
     let mut w = World::new().with_user(vec![off(false, true), member(8)]).with_clean_throttle();
     w.throttle.expect_release().returning(|_, _| Ok(()));
-    w.credentials.expect_insert_user_token().times(1).returning(|_, _| Ok(()));
+    w.credentials.expect_insert_user_token().times(1).returning(|_, _| Ok(SignInStored::Stored));
     let ok = login(w.ports(), &settings(), req("ann@example.com", "right password", None)).await.expect("signed in");
     assert_eq!(ok.membership.workspace_id, WorkspaceId(8));
+}
+
+#[tokio::test]
+async fn a_password_changed_after_its_check_issues_no_token() {
+    let mut w = World::new().with_user(vec![member(3)]).with_clean_throttle();
+    w.throttle.expect_release().returning(|_, _| Ok(()));
+    // The token is stored with the hash the password was verified against, to be checked again.
+    w.credentials
+        .expect_insert_user_token()
+        .withf(|t, _| t.proof == SignInProof::Password(PasswordHash("$real".into())))
+        .times(1)
+        .returning(|_, _| Ok(SignInStored::PasswordChanged));
+    let err = login(w.ports(), &settings(), req("ann@example.com", "right password", None)).await;
+    assert!(matches!(err, Err(LoginError::InvalidCredentials)), "{err:?}");
+}
+
+#[test]
+fn a_password_proof_holds_only_against_the_hash_it_was_checked_against() {
+    let checked = SignInProof::Password(PasswordHash("$argon2id$v=19$old".into()));
+    assert!(checked.holds(&PasswordHash("$argon2id$v=19$old".into())));
+    assert!(!checked.holds(&PasswordHash("$argon2id$v=19$new".into())));
+    assert!(!checked.holds(&PasswordHash("!invited".into())));
+    // A one-time link stood in for the password: whatever the password is now.
+    assert!(SignInProof::Link.holds(&PasswordHash("$argon2id$v=19$new".into())));
 }
 
 #[tokio::test]

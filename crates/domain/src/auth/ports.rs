@@ -2,6 +2,7 @@
 //! users for sign-in, the sign-in throttle and the settings sessions.
 
 use async_trait::async_trait;
+use subtle::ConstantTimeEq;
 use time::OffsetDateTime;
 
 use super::model::WorkspaceMember;
@@ -92,6 +93,41 @@ pub struct NewUserToken {
     pub digest: TokenDigest,
     /// When it stops working.
     pub expires_at: OffsetDateTime,
+    /// The password the sign-in checked, checked again where the token is stored.
+    pub proof: SignInProof,
+}
+
+/// What proved who signs in, checked again in the transaction that stores the sign-in's token or
+/// session, against the account's password as it is then (its row locked). A password reset
+/// revokes every credential of the account; a sign-in whose password check ran just before the
+/// reset committed and whose token would be stored just after it would otherwise outlive the
+/// reset with the old password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignInProof {
+    /// The password, verified against this stored hash.
+    Password(PasswordHash),
+    /// A one-time link (an accepted invitation) that stood in for the password.
+    Link,
+}
+
+impl SignInProof {
+    /// Whether the proof still holds for an account whose stored password hash is `current`: a
+    /// password proof only while the hash it was verified against is still the account's.
+    pub fn holds(&self, current: &PasswordHash) -> bool {
+        match self {
+            Self::Password(checked) => bool::from(checked.0.as_bytes().ct_eq(current.0.as_bytes())),
+            Self::Link => true,
+        }
+    }
+}
+
+/// Whether a sign-in's token or session was stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignInStored {
+    /// Stored, with its records.
+    Stored,
+    /// Nothing stored: the password changed after it was checked ([`SignInProof::holds`]).
+    PasswordChanged,
 }
 
 /// Verification of API keys and login tokens.
@@ -108,11 +144,12 @@ pub trait CredentialStore: Send + Sync {
     async fn verify(&self, token: &PresentedToken, needs: &Requirements) -> Result<CredentialCheck, RepoError>;
 
     /// Stores a new login token and its `user.signed_in` record in one transaction: a token is
-    /// never issued without its record, nor recorded without being issued.
+    /// never issued without its record, nor recorded without being issued. Nothing is stored when
+    /// the token's [`SignInProof`] no longer holds for the account, read with its row locked.
     ///
     /// # Errors
     /// Infrastructure failures only (nothing is stored then).
-    async fn insert_user_token(&self, new: &NewUserToken, audit: &AuditEntry) -> Result<(), RepoError>;
+    async fn insert_user_token(&self, new: &NewUserToken, audit: &AuditEntry) -> Result<SignInStored, RepoError>;
 
     /// Revokes the login token with this digest (keeping the first revocation time).
     ///

@@ -146,6 +146,23 @@ pub struct ThreadRef {
     pub contact_erased: bool,
 }
 
+impl ThreadRef {
+    /// Whether a send may address the thread: not once its contact is erased. Decided when the
+    /// send reads the thread, and again in the send's transaction with the contact's row locked
+    /// (`contact_erased` read under the lock), where an erasure that committed in between refuses
+    /// the send instead of leaving its text in the erased person's thread.
+    ///
+    /// # Errors
+    /// [`InsertMessageError::ContactErased`].
+    pub fn addressable(thread: ThreadId, contact_erased: bool) -> Result<(), InsertMessageError> {
+        if contact_erased {
+            Err(InsertMessageError::ContactErased(thread))
+        } else {
+            Ok(())
+        }
+    }
+}
+
 /// Why a message could not be stored.
 #[derive(Debug, thiserror::Error)]
 pub enum InsertMessageError {
@@ -155,6 +172,10 @@ pub enum InsertMessageError {
     /// The recipient's service window is closed for this send: nothing was stored.
     #[error(transparent)]
     WindowClosed(#[from] super::window::WindowClosed),
+    /// The thread's contact was erased after the send read the thread ([`ThreadRef::addressable`],
+    /// checked again with the contact locked): nothing was stored.
+    #[error("the contact of thread {} was erased", .0.0)]
+    ContactErased(ThreadId),
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),

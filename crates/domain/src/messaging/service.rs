@@ -5,7 +5,9 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::model::{Message, MessageFilter, MessageId, Sender, ThreadId};
-use super::ports::{IdempotencyKey, InsertMessageError, MessageRepository, NewOutboundMessage, Recipient, Stored};
+use super::ports::{
+    IdempotencyKey, InsertMessageError, MessageRepository, NewOutboundMessage, Recipient, Stored, ThreadRef,
+};
 use super::window::{admit, MessageTag, WindowClosed, WindowNeed};
 use crate::access::Actor;
 use crate::channels::{ChannelId, ChannelRepository, ChannelStatus, ChannelType};
@@ -178,6 +180,7 @@ impl From<InsertMessageError> for SendMessageError {
         match e {
             InsertMessageError::IdempotencyMismatch => SendMessageError::IdempotencyMismatch,
             InsertMessageError::WindowClosed(c) => SendMessageError::WindowClosed(c),
+            InsertMessageError::ContactErased(t) => erased_contact(t).into(),
             InsertMessageError::Unknown(e) => SendMessageError::Unknown(e),
         }
     }
@@ -331,13 +334,7 @@ impl MessagingService {
             (Some(tid), _) => {
                 let thread =
                     messages.find_thread(ws, ThreadId(tid)).await?.ok_or(SendMessageError::ThreadNotFound(tid))?;
-                if thread.contact_erased {
-                    return Err(ValidationErrors::one(
-                        "thread_id",
-                        format!("the contact of thread {tid} was erased: there is nobody to send to"),
-                    )
-                    .into());
-                }
+                ThreadRef::addressable(thread.id, thread.contact_erased)?;
                 if thread.channel_id != channel.id {
                     return Err(ValidationErrors::one(
                         "thread_id",
@@ -364,6 +361,14 @@ impl MessagingService {
         };
         Ok(messages.insert_outbound(ws, &new).await?)
     }
+}
+
+/// The refusal of a send to the thread of an erased contact.
+fn erased_contact(thread: ThreadId) -> ValidationErrors {
+    ValidationErrors::one(
+        "thread_id",
+        format!("the contact of thread {} was erased: there is nobody to send to", thread.0),
+    )
 }
 
 /// The recipient address normalised for the channel's platform.

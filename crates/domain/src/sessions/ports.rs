@@ -5,7 +5,7 @@ use time::OffsetDateTime;
 
 use super::model::{Session, WorkspaceChoice};
 use crate::audit::AuditEntry;
-use crate::auth::{StoredMember, TokenDigest};
+use crate::auth::{SignInProof, SignInStored, StoredMember, TokenDigest};
 use crate::common::error::RepoError;
 use crate::users::UserId;
 use crate::workspace::WorkspaceId;
@@ -23,6 +23,8 @@ pub struct NewSession {
     pub created_at: OffsetDateTime,
     /// When it ends.
     pub expires_at: OffsetDateTime,
+    /// What proved who signs in, checked again where the session is stored.
+    pub proof: SignInProof,
 }
 
 /// Sessions, shared by every instance.
@@ -30,11 +32,12 @@ pub struct NewSession {
 #[async_trait]
 pub trait SessionRepository: Send + Sync {
     /// Stores a new session and its sign-in records (`user.signed_in`, one per workspace it
-    /// names) in one transaction.
+    /// names) in one transaction; nothing when the session's [`SignInProof`] no longer holds for
+    /// the account, read with its row locked.
     ///
     /// # Errors
     /// Infrastructure failures only (nothing is stored then).
-    async fn insert(&self, new: &NewSession, audit: &[AuditEntry]) -> Result<(), RepoError>;
+    async fn insert(&self, new: &NewSession, audit: &[AuditEntry]) -> Result<SignInStored, RepoError>;
 
     /// The session with this digest, valid or not.
     ///

@@ -12,7 +12,7 @@ use crate::access::{Caller, Surface};
 use crate::audit::{ActorType, AuditAction, AuditActor, AuditContext, AuditTarget};
 use crate::auth::{
     check_credentials, sign_in_entry, LoginError, LoginPorts, LoginRequest, LoginSettings, SessionLookup, SessionUser,
-    StoredMember, WorkspaceMember,
+    SignInProof, SignInStored, StoredMember, WorkspaceMember,
 };
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::ports::{Clock, RandomSource};
@@ -130,12 +130,19 @@ impl SessionService {
             Some(ws) => vec![sign_in_entry(&context, &user, ws, None)],
             None => choices.iter().map(|c| sign_in_entry(&context, &user, c.id, None)).collect(),
         };
-        self.repo
-            .insert(
-                &NewSession { digest: secret.digest(), user_id: user.id, workspace_id, created_at: now, expires_at },
-                &records,
-            )
-            .await?;
+        let new = NewSession {
+            digest: secret.digest(),
+            user_id: user.id,
+            workspace_id,
+            created_at: now,
+            expires_at,
+            proof: SignInProof::Password(user.password_hash.clone()),
+        };
+        match self.repo.insert(&new, &records).await? {
+            SignInStored::Stored => {}
+            // A reset changed the password after it was checked: the one given is wrong now.
+            SignInStored::PasswordChanged => return Err(LoginError::InvalidCredentials),
+        }
         Ok(SignedIn { secret, expires_at, workspace_id })
     }
 
@@ -163,12 +170,16 @@ impl SessionService {
             AuditTarget::user(Some(user_id.0)),
             serde_json::json!({ "via": via }),
         );
-        self.repo
-            .insert(
-                &NewSession { digest: secret.digest(), user_id, workspace_id: Some(ws), created_at: now, expires_at },
-                &[record],
-            )
-            .await?;
+        let new = NewSession {
+            digest: secret.digest(),
+            user_id,
+            workspace_id: Some(ws),
+            created_at: now,
+            expires_at,
+            proof: SignInProof::Link,
+        };
+        // A link's proof always holds: the answer is the same either way.
+        self.repo.insert(&new, &[record]).await?;
         Ok(SignedIn { secret, expires_at, workspace_id: Some(ws) })
     }
 

@@ -130,10 +130,24 @@ async fn a_member_of_one_workspace_gets_a_session_there_that_expires() {
                     == [(AuditAction::UserSignedIn, WorkspaceId(3))]
         })
         .times(1)
-        .returning(|_, _| Ok(()));
+        .returning(|_, _| Ok(SignInStored::Stored));
     let ok = service(repo).sign_in(w.ports(), &settings(), req("right password", None)).await.expect("signed in");
     assert_eq!(ok.workspace_id, Some(WorkspaceId(3)));
     assert_eq!(ok.secret.expose(), cookie());
+}
+
+#[tokio::test]
+async fn a_password_changed_after_its_check_opens_no_session() {
+    let w = World::new();
+    let mut repo = MockSessionRepository::new();
+    repo.expect_workspaces_of().returning(|_| Ok(vec![choice(3)]));
+    repo.expect_delete_ended().returning(|_| Ok(0));
+    repo.expect_insert()
+        .withf(|s, _| s.proof == SignInProof::Password(PasswordHash("$real".into())))
+        .times(1)
+        .returning(|_, _| Ok(SignInStored::PasswordChanged));
+    let err = service(repo).sign_in(w.ports(), &settings(), req("right password", None)).await;
+    assert!(matches!(err, Err(LoginError::InvalidCredentials)), "{err:?}");
 }
 
 #[tokio::test]
@@ -152,7 +166,7 @@ async fn a_member_of_several_picks_later_or_names_one_of_them() {
             }
         })
         .times(2)
-        .returning(|_, _| Ok(()));
+        .returning(|_, _| Ok(SignInStored::Stored));
     let svc = service(repo);
     let later = svc.sign_in(w.ports(), &settings(), req("right password", None)).await.expect("signed in");
     assert_eq!(later.workspace_id, None);

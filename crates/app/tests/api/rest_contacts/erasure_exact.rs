@@ -251,3 +251,68 @@ async fn the_migration_gives_events_stored_before_it_their_contact_and_thread() 
 fn diesel_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
+
+/// Sends `request` while contact `id` is being erased: the erasure's first step taken as it takes
+/// it (the contact locked, then its data gone), the send started and waiting for the contact, then
+/// the erasure committed. The send's answer.
+async fn send_during_erasure(app: &TestApp, id: i64, request: reqwest::RequestBuilder) -> reqwest::Response {
+    use diesel_async::scoped_futures::ScopedFutureExt;
+    use diesel_async::AsyncConnection;
+    let mut conn = app.db.conn().await.expect("conn");
+    let handle = conn
+        .transaction::<_, diesel::result::Error, _>(|c| {
+            async move {
+                diesel::sql_query(format!("SELECT id FROM contacts WHERE id = {id} FOR UPDATE")).execute(c).await?;
+                diesel::sql_query(format!("UPDATE contacts SET name = NULL, phone = NULL, email = NULL, platform_user_id = NULL, country = NULL, language = NULL, note = NULL, erased_at = now() WHERE id = {id}"))
+                    .execute(c)
+                    .await?;
+                let handle = tokio::spawn(request.send());
+                crate::password_reset::until_waiting(app, 1).await;
+                Ok(handle)
+            }
+            .scope_boxed()
+        })
+        .await
+        .expect("erased");
+    handle.await.expect("task").expect("request")
+}
+
+/// A send racing an erasure of its recipient never leaves its text with the erased person: the
+/// erasure commits while the send is past its first reads (its thread's contact, or the contact
+/// behind the address, read unerased). A send to the thread is then refused (422 naming
+/// `thread_id`); a send to the address no longer finds the erased contact, whose window was the
+/// only open one (422). Neither stores anything.
+#[tokio::test]
+async fn sends_racing_an_erasure_store_nothing_in_the_erased_persons_thread() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550100", "active").await;
+    let mut people = Vec::new();
+    for phone in ["+14155550166", "+14155550177"] {
+        let person = created(&app, &key, json!({"name": "Zora Vexley", "phone": phone})).await;
+        let first = send_to(&app, &key, ch, phone, "Zv-private: your parcel").await;
+        // The person wrote in: free text to their thread and to their address is within the window.
+        let mut conn = app.db.conn().await.expect("conn");
+        diesel::sql_query(format!("UPDATE threads SET latest_inbound_at = now() WHERE id = {}", first["thread_id"]))
+            .execute(&mut conn)
+            .await
+            .expect("window");
+        people.push((person["id"].as_i64().expect("id"), first["thread_id"].clone()));
+    }
+    let to_thread = json!({"channel_id": ch, "content": "Zv-secret: thread", "thread_id": people[0].1});
+    let send = app.client.post(app.url("/v1/messages")).bearer_auth(&key).json(&to_thread);
+    let refused = problem(send_during_erasure(&app, people[0].0, send).await, 422, "validation_failed").await;
+    assert_eq!(crate::helpers::error_fields(&refused), ["thread_id"]);
+    let to_address = json!({"channel_id": ch, "content": "Zv-secret: address", "to": "+14155550177"});
+    let send = app.client.post(app.url("/v1/messages")).bearer_auth(&key).json(&to_address);
+    let closed = send_during_erasure(&app, people[1].0, send).await;
+    assert_eq!(closed.status(), 422, "the erased person's window is not the address's any more");
+    let kept = sql_json(
+        &app,
+        "SELECT json_build_object('n', count(*))::text AS j FROM messages
+         WHERE workspace_id = $1 AND content LIKE 'Zv-secret%'",
+        ws.id,
+    )
+    .await;
+    assert_eq!(kept, json!({"n": 0}), "nothing of the racing sends is stored");
+}
