@@ -83,18 +83,27 @@ pub const NO_PASSWORD: &str = "!invited";
 /// locked (so a concurrent promotion is either seen or waits), and for an active admin
 /// the number of other active admins, counted with the workspace's active admin memberships locked
 /// so that two concurrent demotions serialise and cannot both leave the workspace without one.
+///
+/// The membership and the active admins are locked in one statement, in user order: two admins
+/// demoting each other at once would otherwise each hold their target and wait for the other's
+/// (a deadlock, which PostgreSQL ends by failing one of them).
 async fn facts(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
     user: UserId,
 ) -> Result<(MemberFacts, Option<usize>), TxError> {
-    workspace_members::table
-        .find((ws.0, user.0))
+    let locked: Vec<i64> = workspace_members::table
+        .filter(workspace_members::workspace_id.eq(ws.0))
+        .filter(
+            workspace_members::user_id
+                .eq(user.0)
+                .or(workspace_members::role.eq(Role::Admin.as_str()).and(workspace_members::is_active.eq(true))),
+        )
+        .order(workspace_members::user_id)
         .select(workspace_members::user_id)
         .for_update()
-        .first::<i64>(conn)
-        .await
-        .optional()?;
+        .load(conn)
+        .await?;
     let current: Option<(String, String, String, String, Option<OffsetDateTime>)> = workspace_members::table
         .inner_join(users::table)
         .filter(workspace_members::workspace_id.eq(ws.0))
@@ -122,15 +131,8 @@ async fn facts(
     if !facts.is_active_admin() {
         return Ok((facts, None));
     }
-    let admins: Vec<i64> = workspace_members::table
-        .filter(workspace_members::workspace_id.eq(ws.0))
-        .filter(workspace_members::role.eq(Role::Admin.as_str()))
-        .filter(workspace_members::is_active.eq(true))
-        .select(workspace_members::user_id)
-        .for_update()
-        .load(conn)
-        .await?;
-    Ok((facts, Some(admins.iter().filter(|id| **id != user.0).count())))
+    // Every locked membership but the one changed is an active admin's.
+    Ok((facts, Some(locked.iter().filter(|id| **id != user.0).count())))
 }
 
 /// Stores the decided fields of a membership.

@@ -215,16 +215,24 @@ pub(crate) async fn with_account_held<T: Send>(
     email: &str,
     during: impl std::future::Future<Output = T> + Send,
 ) -> T {
+    let lock = format!("SELECT id FROM users WHERE email = '{}' FOR UPDATE", email.replace('\'', "''"));
+    while_locked(app, &lock, during).await
+}
+
+/// Runs `during` inside a transaction that first ran `lock` (a statement taking row locks), then
+/// commits: what `during` starts and waits for those rows goes on once it has finished.
+pub(crate) async fn while_locked<T: Send>(
+    app: &TestApp,
+    lock: &str,
+    during: impl std::future::Future<Output = T> + Send,
+) -> T {
     use diesel_async::scoped_futures::ScopedFutureExt;
     use diesel_async::{AsyncConnection, RunQueryDsl};
     let mut holder = app.db.conn().await.expect("conn");
     holder
         .transaction::<_, diesel::result::Error, _>(|c| {
             async move {
-                diesel::sql_query("SELECT id FROM users WHERE email = $1 FOR UPDATE")
-                    .bind::<diesel::sql_types::Text, _>(email)
-                    .execute(c)
-                    .await?;
+                diesel::sql_query(lock).execute(c).await?;
                 Ok(during.await)
             }
             .scope_boxed()

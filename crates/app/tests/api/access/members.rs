@@ -315,3 +315,41 @@ async fn one_invitation_link_submitted_twice_at_once_sets_one_password() {
                   WHERE user_id = (SELECT id FROM users WHERE email = 'twice@example.com'))";
     assert!(sql_bool(&app, joined).await);
 }
+
+/// Two admins demoting (or deactivating) each other at the same moment: one wins, the other is
+/// told the last admin stays (409), never a 500. Each change locks its target and the workspace's
+/// active admins; taken in two steps, the two changes each held their target and waited for the
+/// other's (a deadlock PostgreSQL broke by failing one of them).
+#[tokio::test]
+async fn two_admins_demoting_each_other_at_once_leave_one_admin_and_no_500() {
+    let app = TestApp::spawn().await;
+    for change in [json!({"role": "agent"}), json!({"active": false})] {
+        let ws = app.create_workspace(PlanTier::Advanced).await;
+        let (email, password) = add_member(&app, ws.id, "admin").await;
+        let body = json!({"email": email, "password": password, "workspace_id": ws.id});
+        let signed_in: Value = crate::credentials::login_raw(&app, &body).await.json().await.expect("json");
+        let other = signed_in["user"]["id"].as_i64().expect("id");
+        let tokens = [admin_token(&app, &ws).await, signed_in["token"].as_str().expect("token").to_owned()];
+        let targets = [other, ws.admin_id];
+        let sends = [0, 1]
+            .map(|i| app.authed(Method::PATCH, &format!("/v1/users/{}", targets[i]), &tokens[i]).json(&change).send());
+        // Both changes start while both memberships are held, so each reaches its first lock
+        // before either can go on.
+        let lock = format!(
+            "SELECT user_id FROM workspace_members WHERE workspace_id = {} AND user_id IN ({}, {}) FOR UPDATE",
+            ws.id, targets[0], targets[1]
+        );
+        let handles = crate::password_reset::while_locked(&app, &lock, async {
+            let handles = sends.map(tokio::spawn);
+            crate::password_reset::until_waiting(&app, 2).await;
+            handles
+        })
+        .await;
+        let mut statuses = Vec::new();
+        for h in handles {
+            statuses.push(h.await.expect("task").expect("request").status().as_u16());
+        }
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 409], "{change}");
+    }
+}
