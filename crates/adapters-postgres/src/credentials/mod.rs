@@ -133,13 +133,7 @@ impl AuthenticateRow {
             )),
             _ => None,
         };
-        let rate = window.map(|(policy, w)| RateLimitStatus {
-            policy,
-            remaining: w.remaining,
-            reset_after_secs: w.reset_after_secs,
-            retry_after_secs: None,
-            now_epoch: w.now_epoch,
-        });
+        let rate = window.map(|(policy, w)| w.status(policy));
         match (self.outcome.as_str(), window) {
             ("uncounted", _) => Ok(vec![CredentialCheck::Uncounted { caller, rate }; n]),
             ("ok", None) if self.admitted == i32::try_from(count).unwrap_or(i32::MAX) => {
@@ -335,7 +329,7 @@ mod tests {
         let checks = verdict("ok", 0, Some(3601), 3).into_checks(&needs(), 5).expect("checks");
         assert_eq!(
             summary(&checks),
-            [('a', 2, None), ('a', 1, None), ('a', 0, None), ('l', 0, Some(3601)), ('l', 0, Some(3601))]
+            [('a', 2, None), ('a', 1, None), ('a', 0, None), ('l', 0, Some(3600)), ('l', 0, Some(3600))]
         );
         let checks = verdict("ok", 4, None, 1).into_checks(&needs(), 1).expect("checks");
         assert_eq!(summary(&checks), [('a', 4, None)]);

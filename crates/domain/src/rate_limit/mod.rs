@@ -80,6 +80,22 @@ pub struct WindowCount {
     pub now_epoch: i64,
 }
 
+impl WindowCount {
+    /// Where a credential stands after the count, admitted: the window's figures, with the time
+    /// to reset never longer than the window (`t` ≤ `w`: the oldest counted request, counted in
+    /// the current second, leaves the window at most `w` seconds from now, which the storage's
+    /// whole-second arithmetic rounds up to `w + 1`).
+    pub fn status(&self, policy: RateLimitPolicy) -> RateLimitStatus {
+        RateLimitStatus {
+            policy,
+            remaining: self.remaining,
+            reset_after_secs: self.reset_after_secs.min(policy.window_secs),
+            retry_after_secs: None,
+            now_epoch: self.now_epoch,
+        }
+    }
+}
+
 /// The window answered a refusal without saying when to retry (a storage bug, never a 429).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the rate-limit window refused requests without a retry_after")]
@@ -98,17 +114,11 @@ pub fn spread(
     count: u32,
 ) -> Result<Vec<RateLimitStatus>, RefusalWithoutRetry> {
     let admitted = window.admitted.min(count);
-    let retry = window.retry_after_secs.map(|r| r.max(1));
+    let retry = window.retry_after_secs.map(|r| r.clamp(1, policy.window_secs.max(1)));
     if admitted < count && retry.is_none() {
         return Err(RefusalWithoutRetry);
     }
-    let status = RateLimitStatus {
-        policy,
-        remaining: window.remaining,
-        reset_after_secs: window.reset_after_secs,
-        retry_after_secs: None,
-        now_epoch: window.now_epoch,
-    };
+    let status = window.status(policy);
     Ok((0..count)
         .map(|i| {
             if i < admitted {
@@ -132,6 +142,25 @@ mod tests {
             retry_after_secs: retry,
             now_epoch: 1_800_000_000,
         }
+    }
+
+    #[test]
+    fn the_time_to_reset_and_retry_never_exceeds_the_window() {
+        let policy = RateLimitPolicy::per_hour(2);
+        let window = WindowCount {
+            admitted: 1,
+            remaining: 0,
+            reset_after_secs: 3601,
+            retry_after_secs: Some(3601),
+            now_epoch: 1_800_000_000,
+        };
+        let all = spread(policy, window, 2).expect("spread");
+        assert_eq!(
+            all.iter().map(|s| (s.reset_after_secs, s.retry_after_secs)).collect::<Vec<_>>(),
+            [(3600, None), (3600, Some(3600))]
+        );
+        assert!(all[1].headers()[1].1.ends_with(";t=3600"));
+        assert_eq!(window.status(policy).reset_after_secs, 3600);
     }
 
     #[test]
