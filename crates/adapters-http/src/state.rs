@@ -13,6 +13,18 @@ pub trait HealthCheck: Send + Sync {
     fn replica(&self) -> Option<serde_json::Value> {
         None
     }
+
+    /// How long a request may run before it is asked whether the database still answers
+    /// (`database.acquire_timeout_ms`, [`crate::middleware::database_stall`]); `None`: never.
+    fn wait_bound(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// Whether the database answers a trivial query now, within [`HealthCheck::wait_bound`]: one
+    /// probe at a time for the instance, its answer shared by every request that asks meanwhile.
+    async fn answers(&self) -> bool {
+        true
+    }
 }
 
 /// The application state handed to every handler: the ports, as trait objects.

@@ -214,13 +214,17 @@ struct Latest {
 /// Whether the database is reachable and has every embedded migration applied. One cheap query,
 /// so readiness probes can call it often.
 pub async fn is_current(db: &Db, latest: &str) -> bool {
-    let Ok(mut conn) = db.conn().await else { return false };
-    let row: Result<Latest, _> = diesel::sql_query(
-        "SELECT coalesce(max(version), '') AS version, count(*) AS _n FROM __diesel_schema_migrations",
-    )
-    .get_result(&mut conn)
-    .await;
-    matches!(row, Ok(r) if r.version.as_str() >= latest)
+    let read = async {
+        let Ok(mut conn) = db.conn().await else { return false };
+        let row: Result<Latest, _> = diesel::sql_query(
+            "SELECT coalesce(max(version), '') AS version, count(*) AS _n FROM __diesel_schema_migrations",
+        )
+        .get_result(&mut conn)
+        .await;
+        matches!(row, Ok(r) if r.version.as_str() >= latest)
+    };
+    // A database that stopped answering is not current either (`Db::ping`).
+    tokio::time::timeout(db.acquire_timeout(), read).await.unwrap_or(false)
 }
 
 /// [`run_pending`] under a session advisory lock, so several instances starting at once apply each

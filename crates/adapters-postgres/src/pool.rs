@@ -54,6 +54,8 @@ pub struct Db {
     wake: Arc<crate::wake::Wake>,
     /// The replica this handle reads from while it is usable ([`Db::reading_from`]).
     replica: Option<Arc<crate::replica::Replica>>,
+    /// The last answer of [`Db::answers`] and when it was had; locked while a probe runs.
+    probe: Arc<tokio::sync::Mutex<Option<(std::time::Instant, bool)>>>,
 }
 
 /// A message for a connection that could not be had within `wait`.
@@ -91,6 +93,7 @@ impl Db {
             threads: Arc::new(ThreadPools { url: url.to_owned(), wait, pools: ThreadLocal::new() }),
             wake: Arc::default(),
             replica: None,
+            probe: Arc::default(),
         })
     }
 
@@ -176,12 +179,34 @@ impl Db {
         usage
     }
 
-    /// Whether the database answers a trivial query.
+    /// Whether the database answers a trivial query within [`Db::acquire_timeout`] (a
+    /// connection and the query's answer together): a frozen server, or a paused PgBouncer,
+    /// keeps an open connection's socket and never replies.
     pub async fn ping(&self) -> bool {
-        match self.conn().await {
-            Ok(mut c) => diesel::sql_query("SELECT 1").execute(&mut c).await.is_ok(),
-            Err(_) => false,
+        let wait = self.threads.wait;
+        let query = async {
+            match self.conn().await {
+                Ok(mut c) => diesel::sql_query("SELECT 1").execute(&mut c).await.is_ok(),
+                Err(_) => false,
+            }
+        };
+        tokio::time::timeout(wait, query).await.unwrap_or(false)
+    }
+
+    /// [`Db::ping`] shared by the instance: one probe at a time, whose answer is reused by every
+    /// caller for a quarter of [`Db::acquire_timeout`] (callers that arrive while it runs wait
+    /// for it). What a request that outlived the bound asks before it is answered 503: many
+    /// such requests cost one probe, not one connection each.
+    pub async fn answers(&self) -> bool {
+        let mut last = self.probe.lock().await;
+        if let Some((at, answered)) = *last {
+            if at.elapsed() < self.threads.wait / 4 {
+                return answered;
+            }
         }
+        let answered = self.ping().await;
+        *last = Some((std::time::Instant::now(), answered));
+        answered
     }
 }
 

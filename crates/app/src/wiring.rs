@@ -77,6 +77,14 @@ impl HealthCheck for DbHealth {
         })
     }
 
+    fn wait_bound(&self) -> Option<std::time::Duration> {
+        Some(self.db.acquire_timeout())
+    }
+
+    async fn answers(&self) -> bool {
+        self.db.answers().await
+    }
+
     async fn ready(&self) -> Result<(), String> {
         if !self.db.ping().await {
             return Err("the database is unreachable".into());
@@ -281,6 +289,7 @@ pub fn server(settings: &Settings, db: &Db, state: AppState, listener: TcpListen
         }
         App::new()
             .app_data(data.clone())
+            .wrap(from_fn(adapters_http::middleware::database_stall::bound))
             .wrap(Condition::new(measured, from_fn(request_metrics::record)))
             .wrap(from_fn(request_id))
             .configure(adapters_http::configure)

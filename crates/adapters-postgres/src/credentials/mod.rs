@@ -16,7 +16,7 @@ use domain::audit::AuditEntry;
 use domain::auth::{
     CredentialCheck, CredentialStore, NewUserToken, PresentedToken, Requirements, SignInStored, TokenDigest, TokenKind,
 };
-use domain::rate_limit::{spread, RateLimitStatus, WindowCount};
+use domain::rate_limit::{spread, WindowCount};
 use domain::users::{Role, UserId};
 use domain::workspace::{PlanTier, WorkspaceId};
 use domain::RepoError;

@@ -348,3 +348,59 @@ async fn with_max_connections_used_up_by_other_clients_requests_get_503_in_time_
     drop(app);
     drop(cluster);
 }
+
+/// A database that stops answering on the connections wms already holds (a PgBouncer `PAUSE`d in
+/// front of it; a frozen server looks the same): no connection wait runs out, so every request
+/// is answered 503 once it has outlived the bound and a probe finds the database silent — the
+/// login API, password reset, an invitation link, the docs search, platform callbacks and
+/// `/readyz` as much as `/v1` — and all of it works again after `RESUME`.
+#[tokio::test]
+async fn a_paused_pgbouncer_is_answered_503_in_time_and_work_resumes() {
+    let app = TestApp::spawn_behind_pgbouncer(4, settings).await;
+    let c = calls(&app).await;
+    accepted_again(&app, &c, Duration::from_secs(10)).await;
+    let bouncer = app.bouncer.as_ref().expect("a PgBouncer");
+    // A well-formed link nobody was sent: only the database can tell.
+    let link = domain::auth::NewToken::generate(domain::auth::TokenKind::User, &app::platform::OsRandom).secret;
+    bouncer.show("PAUSE").expect("PAUSE");
+    let mut requests = c.all(&app);
+    requests.extend([
+        (
+            "password reset",
+            app.client.post(app.url("/v1/auth/password-reset")).json(&json!({"email": "someone@example.org"})),
+        ),
+        ("invitation link", app.client.get(app.url(&format!("/invitations/{link}")))),
+        ("docs search", app.client.get(app.url("/docs?q=webhooks"))),
+        (
+            "platform callback",
+            app.client
+                .post(app.url("/platform-webhooks/whatsapp"))
+                .header("x-hub-signature-256", "sha256=00")
+                .body("{}"),
+        ),
+    ]);
+    let answers = futures_util::future::join_all(requests.into_iter().map(|(what, r)| async move {
+        let started = Instant::now();
+        let res = tokio::time::timeout(Duration::from_secs(30), r.send()).await;
+        (what, started.elapsed(), res)
+    }))
+    .await;
+    for (what, took, res) in answers {
+        let res = res.unwrap_or_else(|_| panic!("{what} hung")).expect("response");
+        assert!(took < ANSWERED_WITHIN, "{what} took {took:?}");
+        assert_eq!(res.status(), 503, "{what}");
+        assert_eq!(res.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()), Some("2"), "{what}");
+    }
+    let started = Instant::now();
+    let ready = tokio::time::timeout(Duration::from_secs(30), app.get("/readyz")).await.expect("/readyz hung");
+    assert_eq!(ready.status(), 503, "/readyz");
+    assert!(started.elapsed() < ANSWERED_WITHIN, "/readyz took {:?}", started.elapsed());
+
+    bouncer.show("RESUME").expect("RESUME");
+    accepted_again(&app, &c, Duration::from_secs(10)).await;
+    for (what, r) in c.all(&app) {
+        let res = r.send().await.expect("response");
+        assert!(res.status().as_u16() < 500, "{what} after RESUME: {}", res.status());
+    }
+    assert_eq!(app.get("/readyz").await.status(), 200);
+}
