@@ -5,9 +5,12 @@
 //! The URL is the operator's setting, not a caller's: like the embeddings and rerank providers it
 //! is fetched without the webhooks' SSRF filter (an operator may point it at an internal mirror).
 //! What an anonymous caller can still cause is bounded here: the document is kept for an hour;
-//! a request naming a key identifier the kept document lacks makes at most one fetch a minute
-//! (GitHub publishing a new key), whoever asks and however often; concurrent callers wait for
-//! the one fetch in flight; a fetch gives up after 10 seconds and reads at most 256 KiB.
+//! a request naming a key identifier the kept document lacks (GitHub publishing a new key) makes
+//! a fetch at most once a second and at most 30 times an hour, whoever asks and however often —
+//! half of what GitHub lets an unauthenticated client fetch, so forged alerts cannot get wms
+//! refused by GitHub — so a newly published key verifies within a second of the last fetch;
+//! concurrent callers wait for the one fetch in flight; a fetch gives up after 10 seconds and
+//! reads at most 256 KiB.
 
 use std::time::{Duration, Instant};
 
@@ -19,7 +22,9 @@ use tokio::sync::Mutex;
 /// How long a fetched document is used before it is fetched again.
 const KEEP_FOR: Duration = Duration::from_secs(3600);
 /// The least time between two fetches, whatever asks for one.
-const MIN_INTERVAL: Duration = Duration::from_secs(60);
+const MIN_INTERVAL: Duration = Duration::from_secs(1);
+/// The most fetches for an unknown key identifier in an hour.
+const REFRESHES_PER_HOUR: usize = 30;
 /// A fetch's deadline.
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest document read.
@@ -44,6 +49,8 @@ struct Kept {
     keys: Option<Vec<ScanningPublicKey>>,
     fetched_at: Option<Instant>,
     attempted_at: Option<Instant>,
+    /// When the fetches for unknown key identifiers of the last hour were made.
+    refreshes: std::collections::VecDeque<Instant>,
 }
 
 /// The client and what it keeps.
@@ -101,7 +108,14 @@ impl ScanningKeySource for GithubKeysClient {
         let mut kept = self.kept.lock().await;
         let stale = kept.fetched_at.is_none_or(|t| t.elapsed() >= KEEP_FOR);
         let may_fetch = kept.attempted_at.is_none_or(|t| t.elapsed() >= MIN_INTERVAL);
-        if (stale || refresh) && may_fetch {
+        while kept.refreshes.front().is_some_and(|t| t.elapsed() >= KEEP_FOR) {
+            kept.refreshes.pop_front();
+        }
+        let may_refresh = kept.refreshes.len() < REFRESHES_PER_HOUR;
+        if may_fetch && (stale || (refresh && may_refresh)) {
+            if !stale {
+                kept.refreshes.push_back(Instant::now());
+            }
             kept.attempted_at = Some(Instant::now());
             match self.fetch().await {
                 Ok(keys) => {

@@ -71,8 +71,10 @@ fn secs(v: &Value) -> Option<OffsetDateTime> {
     from_unix(n)
 }
 
+/// Messenger's and Instagram's timestamps: milliseconds, all of them kept (a message's
+/// `created_at` is the platform's time, and the service window counts from it).
 fn millis(v: &Value) -> Option<OffsetDateTime> {
-    from_unix(v.as_i64()? / 1000)
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(v.as_i64()?) * 1_000_000).ok()
 }
 
 fn status(s: &str) -> Option<MessageStatus> {
@@ -260,11 +262,21 @@ mod tests {
         let parsed = parse(ChannelType::Messenger, &body);
         let e = &parsed[0].1;
         assert_eq!(e.inbound.len(), 1);
+        assert_eq!(e.inbound[0].at, OffsetDateTime::from_unix_timestamp(1_700_000_000).expect("time"));
         assert_eq!(e.statuses.len(), 1);
         assert_eq!(
             e.watermarks.iter().map(|w| w.status).collect::<Vec<_>>(),
             [MessageStatus::Delivered, MessageStatus::Read]
         );
+    }
+
+    #[test]
+    fn messenger_timestamps_keep_their_milliseconds() {
+        let body = json!({"object": "instagram", "entry": [{"id": "ig1", "time": 1, "messaging": [
+            {"sender": {"id": "igsid"}, "recipient": {"id": "ig1"}, "timestamp": 1_795_821_598_456i64, "message": {"mid": "m1", "text": "yo"}}]}]});
+        let parsed = parse(ChannelType::Instagram, &body);
+        let at = parsed[0].1.inbound[0].at;
+        assert_eq!(at.unix_timestamp_nanos(), 1_795_821_598_456_000_000);
     }
 
     #[test]
