@@ -683,3 +683,33 @@ async fn the_template_list_pages_by_name_and_refuses_bad_pages() {
         assert_eq!(error_fields(&p), [field], "{query}");
     }
 }
+
+/// A template send may leave `content` out: the message's text is then the template's body with
+/// its parameters filled in. Without a template, `content` is required (422 naming it).
+#[tokio::test]
+async fn a_template_send_without_content_stores_the_filled_in_body() {
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let ch = app.channel(&key, "whatsapp", "+14155550100", "active").await;
+    crate::credentials::sql(
+        &app,
+        &format!(
+            "INSERT INTO whatsapp_templates (workspace_id, channel_id, name, language, category, status, parameters, body)
+             SELECT workspace_id, id, 'order_shipped', 'en_US', 'UTILITY', 'approved', 2,
+                    'Hi {{{{1}}}}, order {{{{2}}}} has shipped.' FROM channels WHERE id = {ch}"
+        ),
+    )
+    .await;
+    let template = json!({"name": "order_shipped", "language": "en_US", "parameters": ["Ann", "#1042"]});
+    let (status, sent) = post(&app, &key, json!({"channel_id": ch, "to": "+14155550123", "template": template})).await;
+    assert_eq!(status, 201, "{sent}");
+    assert_eq!(sent["content"], "Hi Ann, order #1042 has shipped.");
+    // Given, it is kept as it is.
+    let (status, sent) =
+        post(&app, &key, json!({"channel_id": ch, "to": "+14155550123", "template": template, "content": "Shipped!"}))
+            .await;
+    assert_eq!((status, &sent["content"]), (201, &json!("Shipped!")));
+    let (status, refused) = post(&app, &key, json!({"channel_id": ch, "to": "+14155550123"})).await;
+    assert_eq!(status, 422);
+    assert_eq!(error_fields(&refused), ["content"]);
+}

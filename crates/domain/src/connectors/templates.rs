@@ -103,6 +103,37 @@ pub struct WhatsappTemplate {
     pub updated_at: OffsetDateTime,
 }
 
+impl WhatsappTemplate {
+    /// The body as the recipient reads it: each placeholder `{{n}}` replaced by the `n`-th of
+    /// `parameters` (a placeholder without one is left as it is), cut to `max_chars` characters.
+    /// What a template send without `content` stores as the message's text.
+    pub fn filled(&self, parameters: &[String], max_chars: usize) -> String {
+        let mut out = String::with_capacity(self.body.len());
+        let mut rest = self.body.as_str();
+        while let Some(open) = rest.find("{{") {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + 2..];
+            let value = after.find("}}").and_then(|close| {
+                let n: usize = after[..close].trim().parse().ok()?;
+                let value = parameters.get(n.checked_sub(1)?)?;
+                Some((value, close))
+            });
+            match value {
+                Some((value, close)) => {
+                    out.push_str(value);
+                    rest = &after[close + 2..];
+                }
+                None => {
+                    out.push_str("{{");
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        out.chars().take(max_chars).collect()
+    }
+}
+
 /// A template as the REST API returns it (`GET /v1/channels/:channel_id/templates`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -390,6 +421,29 @@ pub fn keeps_catalogue(waba_before: Option<&str>, waba_after: Option<&str>) -> b
 mod tests {
     use super::*;
     use time::macros::datetime;
+
+    #[test]
+    fn a_body_is_filled_in_with_its_parameters() {
+        let t = WhatsappTemplate {
+            name: "t".into(),
+            language: "en_US".into(),
+            category: "UTILITY".into(),
+            status: TemplateStatus::Approved,
+            quality: None,
+            parameters: 3,
+            body: "Hi {{1}}, order {{ 2 }} ships {{3}}; {{x}} {{0}} {{".into(),
+            rejected_reason: None,
+            updated_at: datetime!(2026-11-27 00:00 UTC),
+        };
+        let p = ["Ann".to_owned(), "#12".to_owned()];
+        assert_eq!(t.filled(&p, 4096), "Hi Ann, order #12 ships {{3}}; {{x}} {{0}} {{");
+        assert_eq!(t.filled(&p, 6), "Hi Ann");
+        // A parameter that looks like a placeholder is not filled in again.
+        assert_eq!(
+            t.filled(&["{{2}}".to_owned(), "x".to_owned()], 4096),
+            "Hi {{2}}, order x ships {{3}}; {{x}} {{0}} {{"
+        );
+    }
 
     #[test]
     fn the_catalogue_stays_only_with_its_business_account() {

@@ -26,7 +26,8 @@ pub const MAX_CONTENT_CHARS: usize = 4096;
 pub struct SendInput {
     /// Channel to send through.
     pub channel_id: i64,
-    /// Text, 1..=4096 characters.
+    /// Text, 1..=4096 characters; empty with a template: the template's body with its
+    /// parameters filled in ([`crate::connectors::templates::WhatsappTemplate::filled`]).
     pub content: String,
     /// Reply in this thread (its contact is the recipient).
     pub thread_id: Option<i64>,
@@ -262,8 +263,8 @@ impl MessagingService {
         let (channels, messages) = (self.channels.as_ref(), self.messages.as_ref());
         let mut errors = ValidationErrors::default();
         let content_chars = input.content.chars().count();
-        if input.content.trim().is_empty() {
-            errors.0.push(FieldError::new("content", "must not be empty"));
+        if input.content.trim().is_empty() && input.template.is_none() {
+            errors.0.push(FieldError::new("content", "must not be empty (it may be left out only with a template)"));
         } else if content_chars > MAX_CONTENT_CHARS {
             errors.0.push(FieldError::new("content", format!("must have at most {MAX_CONTENT_CHARS} characters")));
         }
@@ -325,9 +326,13 @@ impl MessagingService {
             (None, Some(MessageTag::HumanAgent)) => WindowNeed::HumanAgent,
             (None, None) => WindowNeed::FreeText,
         };
+        let mut content = input.content;
         if let Some(t) = &template {
             let entry = self.templates.find(ws, channel.id, &t.name, &t.language).await?;
             check_template_send(t, entry.as_ref())?;
+            if content.trim().is_empty() {
+                content = entry.map(|e| e.filled(&t.parameters, MAX_CONTENT_CHARS)).unwrap_or_default();
+            }
         }
         let at = self.clock.now();
         let recipient = match (input.thread_id, &input.to) {
@@ -351,7 +356,7 @@ impl MessagingService {
         let new = NewOutboundMessage {
             channel_id: channel.id,
             recipient,
-            content: input.content,
+            content,
             template,
             sender,
             idempotency,

@@ -19,9 +19,11 @@ pub struct SendMessageBody {
     /// The channel to send through (must be `active`).
     #[schema(example = 1)]
     channel_id: i64,
-    /// The text, 1 to 4096 characters.
-    #[schema(min_length = 1, max_length = 4096, example = "Your order has shipped.")]
-    content: String,
+    /// The text, 1 to 4096 characters. Required, except with `template`: left out (or blank), it
+    /// is the template's body with its parameters filled in.
+    #[serde(default)]
+    #[schema(max_length = 4096, example = "Your order has shipped.")]
+    content: Option<String>,
     /// Reply in this thread; its contact is the recipient.
     thread_id: Option<i64>,
     /// The recipient when there is no `thread_id`: an E.164 phone number for WhatsApp
@@ -29,7 +31,7 @@ pub struct SendMessageBody {
     #[schema(max_length = 64, example = "+14155550123")]
     to: Option<String>,
     /// WhatsApp only: send this approved template (outside the 24-hour customer-service window only
-    /// templates are delivered); `content` is kept as its preview.
+    /// templates are delivered); `content` is kept as its preview (the filled-in body when left out).
     template: Option<TemplateBody>,
     /// API keys only: send on behalf of an active member (`user`) or active AI agent (`ai_agent`)
     /// of the workspace; without it, the key is the sender.
@@ -82,7 +84,7 @@ pub async fn create(
     let by = SendAs::of(caller.actor).ok_or_else(|| ApiError::Internal(anyhow::anyhow!("no sender on /v1")))?;
     let input = SendInput {
         channel_id: body.channel_id,
-        content: body.content,
+        content: body.content.unwrap_or_default(),
         thread_id: body.thread_id,
         to: body.to,
         template: body.template.map(Into::into),
