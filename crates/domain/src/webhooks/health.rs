@@ -141,6 +141,15 @@ impl HealthEvent {
     }
 }
 
+/// A 429 to one of several deliveries in flight at once: a receiver that takes fewer at a time
+/// says so, and the pace gives it fewer (`Pace::after` halves the deliveries in flight). That is
+/// flow control, not failure: it neither extends nor ends a run of failures, so a healthy narrow
+/// receiver is never reported `failing` (nor its admins e-mailed) while the pace finds its width.
+/// A 429 to a delivery sent alone, a 503, a timeout or a refused connection counts as ever.
+fn asks_for_fewer_at_once(r: &AttemptRecord) -> bool {
+    r.status_code == Some(429) && r.window >= 2
+}
+
 /// One destination's run of failures after a batch, and the events it emits, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreakChange {
@@ -173,6 +182,8 @@ pub fn streaks(records: &[AttemptRecord], stored: &BTreeMap<i64, Streak>) -> Vec
                 }
                 c.streak = Streak { failed_in_a_row: 0, failing: false };
             }
+            // The pace's business, not the destination's health.
+            DestinationEffect::Failing if asks_for_fewer_at_once(r) => {}
             DestinationEffect::Failing | DestinationEffect::Gone => {
                 c.streak.failed_in_a_row = c.streak.failed_in_a_row.saturating_add(1);
                 if c.streak.failed_in_a_row >= FAILING_AFTER && !c.streak.failing {
@@ -356,6 +367,24 @@ mod tests {
         let c = streaks(&[rec(1, 9, DestinationEffect::Healthy), rec(1, 10, DestinationEffect::Healthy)], &stored);
         assert_eq!(c[0].events, vec![HealthEvent::Recovered]);
         assert_eq!(c[0].streak, Streak { failed_in_a_row: 0, failing: false });
+    }
+
+    #[test]
+    fn refusals_of_deliveries_sent_at_once_are_flow_control_not_failures() {
+        let f = DestinationEffect::Failing;
+        let refused = |secs, window| AttemptRecord { status_code: Some(429), window, ..rec(1, secs, f) };
+        // A narrow receiver refusing five of sixteen sent at once: no run of failures.
+        let at_once: Vec<_> = (0..5).map(|i| refused(i, 16)).collect();
+        assert!(streaks(&at_once, &BTreeMap::new()).is_empty());
+        // Nor does it end one.
+        let stored = BTreeMap::from([(1, Streak { failed_in_a_row: 3, failing: false })]);
+        assert!(streaks(&at_once, &stored).is_empty());
+        // Refused one at a time, or a 503 beside others, it counts.
+        let alone: Vec<_> = (0..4).map(|i| refused(i, 1)).collect();
+        assert_eq!(streaks(&alone, &BTreeMap::new())[0].events, vec![HealthEvent::Failing]);
+        let unavailable: Vec<_> =
+            (0..4).map(|i| AttemptRecord { status_code: Some(503), window: 8, ..rec(1, i, f) }).collect();
+        assert_eq!(streaks(&unavailable, &BTreeMap::new())[0].events, vec![HealthEvent::Failing]);
     }
 
     #[test]
