@@ -236,7 +236,12 @@ impl TeamRepository for PgTeamRepository {
                     admit_team_members(&new.member_ids, &members)
                         .map_err(|unknown| TxError::Refused(CreateTeamError::UnknownMembers(unknown)))?;
                     let row: TeamRow = diesel::insert_into(teams::table)
-                        .values((teams::workspace_id.eq(ws.0), teams::name.eq(&new.name)))
+                        .values((
+                            teams::workspace_id.eq(ws.0),
+                            teams::name.eq(&new.name),
+                            teams::assignment_mode.eq(new.assignment.mode.as_str()),
+                            teams::assignment_capacity.eq(new.assignment.capacity),
+                        ))
                         .returning(TeamRow::as_returning())
                         .get_result(conn)
                         .await

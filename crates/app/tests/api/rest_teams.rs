@@ -72,6 +72,32 @@ async fn teams_are_created_read_listed_changed_and_deleted() {
     problem(send(&app, Method::DELETE, &path, &key, None).await, 404, "not_found").await;
 }
 
+/// A team may be created with its assignment policy, checked as a change's is.
+#[tokio::test]
+async fn a_team_is_created_with_its_assignment_policy() {
+    let app = TestApp::spawn().await;
+    let (_, key) = app.advanced_with_key().await;
+    let body = json!({"name": "Sales", "assignment": {"mode": "balanced", "capacity": 5}});
+    let res = app.post_json("/v1/teams", &key, &body).await;
+    assert_eq!(res.status(), 201);
+    let team: Value = res.json().await.expect("json");
+    assert_eq!(team["assignment"], json!({"mode": "balanced", "capacity": 5}));
+    let (_, got) = app.get_json(&format!("/v1/teams/{}", team["id"]), &key).await;
+    assert_eq!(got["assignment"], team["assignment"]);
+    // Without one: manual, no capacity.
+    let res = app.post_json("/v1/teams", &key, &json!({"name": "Support"})).await;
+    let team: Value = res.json().await.expect("json");
+    assert_eq!(team["assignment"], json!({"mode": "manual", "capacity": null}));
+    // A bad policy names its field and creates nothing.
+    for bad in [json!({"mode": "random"}), json!({"mode": "balanced", "capacity": 0})] {
+        let res = app.post_json("/v1/teams", &key, &json!({"name": "Bad", "assignment": bad})).await;
+        let p = problem(res, 422, "validation_failed").await;
+        assert!(error_fields(&p).iter().all(|f| f.starts_with("assignment")), "{p}");
+    }
+    let (_, all) = app.get_json("/v1/teams", &key).await;
+    assert_eq!(all["data"].as_array().map(Vec::len), Some(2), "{all}");
+}
+
 #[tokio::test]
 async fn members_must_belong_to_the_workspace_and_input_is_validated() {
     let app = TestApp::spawn().await;

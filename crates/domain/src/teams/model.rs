@@ -52,6 +52,8 @@ pub struct NewTeam {
     pub name: String,
     /// Members' user ids.
     pub member_ids: Vec<i64>,
+    /// Its assignment policy.
+    pub assignment: super::AssignmentPolicy,
 }
 
 /// A validated change; `None` keeps a field, `member_ids` replaces the whole membership.

@@ -19,6 +19,8 @@ pub struct TeamInput {
     pub name: String,
     /// Members' user ids (none without).
     pub member_ids: Vec<i64>,
+    /// The assignment policy, `mode` and `capacity` (without: `manual`, no capacity).
+    pub assignment: Option<(String, Option<i64>)>,
 }
 
 /// A team change as received.
@@ -79,12 +81,26 @@ impl TeamsService {
         let mut errors = ValidationErrors::default();
         let name = errors.check(team_name(&input.name));
         let member_ids = errors.check(member_ids(&input.member_ids));
-        let (Some(name), Some(member_ids)) = (name, member_ids) else {
+        let assignment = match &input.assignment {
+            None => Some(AssignmentPolicy::default()),
+            Some((mode, capacity)) => match AssignmentPolicy::new(mode, *capacity) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    errors.0.extend(e.0);
+                    None
+                }
+            },
+        };
+        let (Some(name), Some(member_ids), Some(assignment)) = (name, member_ids, assignment) else {
             return Err(errors.into());
         };
-        let details = json!({ "name": name, "member_ids": member_ids });
+        let mut details = json!({ "name": name, "member_ids": member_ids });
+        // The policy when one was asked for (the default is the one every team starts with).
+        if input.assignment.is_some() {
+            details["assignment"] = json!({"mode": assignment.mode.as_str(), "capacity": assignment.capacity});
+        }
         let entry = audit.entry(ws, AuditAction::TeamCreated, AuditTarget::team(None), details);
-        self.repo.create(ws, &NewTeam { name, member_ids }, &entry).await
+        self.repo.create(ws, &NewTeam { name, member_ids, assignment }, &entry).await
     }
 
     /// Renames a team or replaces its members.
@@ -173,7 +189,7 @@ mod tests {
             .create(
                 WorkspaceId(1),
                 &AuditContext::cli(),
-                TeamInput { name: " Tier 2 ".into(), member_ids: vec![9, 3, 9] },
+                TeamInput { name: " Tier 2 ".into(), member_ids: vec![9, 3, 9], assignment: None },
             )
             .await
             .expect("created");

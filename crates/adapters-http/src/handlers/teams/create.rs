@@ -22,6 +22,9 @@ pub struct CreateTeamBody {
     #[serde(default)]
     #[schema(max_items = 500)]
     member_ids: Vec<i64>,
+    /// The assignment policy: `mode` and `capacity` (1 to 10000, or null for no limit); without
+    /// it, `manual` with no capacity.
+    assignment: Option<super::update::AssignmentBody>,
 }
 
 /// Creates a team.
@@ -45,6 +48,10 @@ pub async fn create(state: web::Data<AppState>, req: NewInput<CreateTeamBody>) -
 impl RequestBody for CreateTeamBody {
     type Input = TeamInput;
     fn into_input(self) -> TeamInput {
-        TeamInput { name: self.name, member_ids: self.member_ids }
+        TeamInput {
+            name: self.name,
+            member_ids: self.member_ids,
+            assignment: self.assignment.map(|a| (a.mode, a.capacity)),
+        }
     }
 }

@@ -30,12 +30,12 @@ pub struct UpdateTeamBody {
 pub struct AssignmentBody {
     /// `manual`, `round_robin` or `balanced`.
     #[schema(example = "balanced")]
-    mode: String,
+    pub(super) mode: String,
     /// The most open + pending threads automatic assignment gives one member; null or omitted:
     /// no limit.
     #[serde(default)]
     #[schema(example = 5, minimum = 1, maximum = 10_000)]
-    capacity: Option<i64>,
+    pub(super) capacity: Option<i64>,
 }
 
 /// Renames a team, replaces its members or sets its assignment policy (audited as
