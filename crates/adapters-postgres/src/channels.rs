@@ -181,13 +181,20 @@ impl ChannelRepository for PgChannelRepository {
                             channels::verify_token_digest
                                 .eq(new.credentials.as_ref().and_then(|c| c.verify_token_digest.map(|d| d.to_vec()))),
                             channels::waba_id.eq(new.credentials.as_ref().and_then(|c| c.waba_id.clone())),
+                            channels::default_team_id.eq(new.default_team_id),
                         ))
                         .returning(ChannelRow::as_returning())
                         .get_result(conn)
                         .await
-                        .map_err(
-                            |e| if unique_violation(&e).is_some() { TxError::Duplicate } else { TxError::Db(e) },
-                        )?;
+                        .map_err(|e| match e {
+                            // The composite foreign key refuses another workspace's team.
+                            diesel::result::Error::DatabaseError(
+                                diesel::result::DatabaseErrorKind::ForeignKeyViolation,
+                                _,
+                            ) => TxError::UnknownTeam(new.default_team_id.unwrap_or_default()),
+                            e if unique_violation(&e).is_some() => TxError::Duplicate,
+                            e => TxError::Db(e),
+                        })?;
                     let channel = row
                         .into_domain()
                         .map_err(|e| TxError::Db(diesel::result::Error::QueryBuilderError(e.0.into())))?;
@@ -207,9 +214,8 @@ impl ChannelRepository for PgChannelRepository {
                 channel_type: new.channel_type.as_str().to_owned(),
                 identifier: new.identifier.clone(),
             },
-            TxError::NotFound | TxError::UnknownTeam(_) => {
-                InsertChannelError::Unknown(repo(anyhow::anyhow!("channel vanished")))
-            }
+            TxError::UnknownTeam(team) => InsertChannelError::UnknownTeam(team),
+            TxError::NotFound => InsertChannelError::Unknown(repo(anyhow::anyhow!("channel vanished"))),
             TxError::Db(e) => InsertChannelError::Unknown(repo(e)),
         })
     }

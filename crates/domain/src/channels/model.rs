@@ -191,6 +191,7 @@ mod tests {
             identifier: "+442079460958".into(),
             status: ChannelStatus::Active,
             credentials: None,
+            default_team_id: None,
         };
         assert_eq!(new.event(&channel()), DomainEvent::ChannelCreated(ChannelRecord::from(channel())));
     }
@@ -254,6 +255,8 @@ pub struct NewChannel {
     pub status: ChannelStatus,
     /// Platform credentials, if given.
     pub credentials: Option<SealedCredentials>,
+    /// The team its new threads go to, if any.
+    pub default_team_id: Option<i64>,
 }
 
 /// A validated change to a channel; `None` keeps a field.

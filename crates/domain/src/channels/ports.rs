@@ -20,6 +20,9 @@ pub enum InsertChannelError {
         /// The identifier.
         identifier: String,
     },
+    /// The default team named is no team of the workspace.
+    #[error("team {0} is no team of this workspace")]
+    UnknownTeam(i64),
     /// Infrastructure failure.
     #[error(transparent)]
     Unknown(#[from] RepoError),

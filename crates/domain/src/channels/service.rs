@@ -80,6 +80,9 @@ impl From<InsertChannelError> for CreateChannelError {
     fn from(e: InsertChannelError) -> Self {
         match e {
             InsertChannelError::Duplicate { channel_type, identifier } => Self::Duplicate { channel_type, identifier },
+            InsertChannelError::UnknownTeam(_) => {
+                Self::Invalid(ValidationErrors::one("default_team_id", e.to_string()))
+            }
             InsertChannelError::Unknown(e) => Self::Unknown(e),
         }
     }

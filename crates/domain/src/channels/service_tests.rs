@@ -42,6 +42,7 @@ fn whatsapp(credentials: Option<ChannelCredentials>) -> ChannelInput {
         identifier: "+1 415 555 0101".into(),
         status: None,
         credentials,
+        default_team_id: None,
     }
 }
 

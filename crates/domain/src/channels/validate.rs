@@ -22,6 +22,8 @@ pub struct ChannelInput {
     pub status: Option<String>,
     /// Optional platform credentials.
     pub credentials: Option<ChannelCredentials>,
+    /// Optional default team (a team of the workspace).
+    pub default_team_id: Option<i64>,
 }
 
 /// Raw input of a channel change.
@@ -159,7 +161,15 @@ pub fn validate_new_channel(
     let credentials = channel_type.and_then(|t| seal(&mut errors, cipher, &place, t, input.credentials.clone()));
     match (channel_type, display_name, identifier, status) {
         (Some(channel_type), Some(display_name), Some(identifier), Some(status)) if errors.0.is_empty() => {
-            Ok(NewChannel { id, channel_type, display_name, identifier, status, credentials })
+            Ok(NewChannel {
+                id,
+                channel_type,
+                display_name,
+                identifier,
+                status,
+                credentials,
+                default_team_id: input.default_team_id,
+            })
         }
         _ => Err(errors),
     }
@@ -178,6 +188,7 @@ mod tests {
             identifier: id.into(),
             status: None,
             credentials: None,
+            default_team_id: None,
         }
     }
 
@@ -203,6 +214,7 @@ mod tests {
             identifier: "".into(),
             status: Some("on".into()),
             credentials: None,
+            default_team_id: None,
         };
         let fields: Vec<String> = validate_new_channel(WorkspaceId(1), ChannelId(1), &bad, &cipher())
             .expect_err("invalid")

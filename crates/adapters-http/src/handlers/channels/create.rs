@@ -30,6 +30,9 @@ pub struct CreateChannelBody {
     status: Option<String>,
     /// Platform credentials for sending and receiving (write-only, stored encrypted).
     credentials: Option<CredentialsBody>,
+    /// The team the channel's new threads go to (a team of the workspace); without it, none.
+    #[schema(example = 4)]
+    default_team_id: Option<i64>,
 }
 
 /// Creates a channel. The identifier must be unique per platform in the workspace.
@@ -55,7 +58,14 @@ pub async fn create(state: web::Data<AppState>, req: NewInput<CreateChannelBody>
 impl RequestBody for CreateChannelBody {
     type Input = ChannelInput;
     fn into_input(self) -> ChannelInput {
-        let Self { channel_type, display_name, identifier, status, credentials } = self;
-        ChannelInput { channel_type, display_name, identifier, status, credentials: credentials.map(Into::into) }
+        let Self { channel_type, display_name, identifier, status, credentials, default_team_id } = self;
+        ChannelInput {
+            channel_type,
+            display_name,
+            identifier,
+            status,
+            credentials: credentials.map(Into::into),
+            default_team_id,
+        }
     }
 }

@@ -521,3 +521,38 @@ async fn a_manual_teams_capacity_sends_a_reopened_thread_back_keeping_its_reason
     assert_eq!(t["assignment_reason"], "manual", "{t}");
     assert!(t["assigned_at"].as_str() > before["assigned_at"].as_str(), "{t}");
 }
+
+/// A channel and a team may be created with what PATCH sets on them: the channel's default team
+/// and the team's policy. Its first thread is then placed at once; another workspace's team is
+/// refused (422 naming `default_team_id`) and nothing is created.
+#[tokio::test]
+async fn a_channel_created_with_a_default_team_routes_its_first_thread() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let agent = add_agent(&app, ws.id).await;
+    let body = json!({"name": "Front", "member_ids": [agent], "assignment": {"mode": "round_robin"}});
+    let res = app.post_json("/v1/teams", &key, &body).await;
+    assert_eq!(res.status(), 201);
+    let team = res.json::<Value>().await.expect("json")["id"].as_i64().expect("id");
+    let body = json!({"channel_type": "whatsapp", "display_name": "Front", "identifier": "+14155550142",
+                      "default_team_id": team});
+    let res = app.post_json("/v1/channels", &key, &body).await;
+    assert_eq!(res.status(), 201);
+    let channel: Value = res.json().await.expect("json");
+    assert_eq!(channel["default_team_id"], team);
+    let ch = channel["id"].as_i64().expect("id");
+    app.approved_template(ch, crate::helpers::TEST_TEMPLATE, 0).await;
+    let id = new_thread(&app, &key, ch, "+14155571234").await;
+    let t = thread(&app, &key, id).await;
+    assert_eq!((&t["team_id"], &t["assignee"]["id"]), (&json!(team), &json!(agent)));
+
+    let (_, other_key) = app.advanced_with_key().await;
+    let res = app.post_json("/v1/teams", &other_key, &json!({"name": "Theirs"})).await;
+    let theirs = res.json::<Value>().await.expect("json")["id"].clone();
+    let body = json!({"channel_type": "whatsapp", "display_name": "X", "identifier": "+14155550143",
+                      "default_team_id": theirs});
+    let p = problem(app.post_json("/v1/channels", &key, &body).await, 422, "validation_failed").await;
+    assert_eq!(error_fields(&p), ["default_team_id"]);
+    let (_, all) = app.get_json("/v1/channels", &key).await;
+    assert_eq!(all["data"].as_array().map(Vec::len), Some(1), "nothing created: {all}");
+}
