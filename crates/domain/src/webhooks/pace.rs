@@ -121,12 +121,8 @@ pub struct PaceCaps {
 pub struct DestinationLimits {
     /// Deliveries in flight at once.
     pub max_in_flight: u32,
-    /// Deliveries per second: the bucket's refill.
+    /// Deliveries per second (and the bucket's burst).
     pub rate: f64,
-    /// The most deliveries the bucket lets go at once: the rate itself for the pace, but for a
-    /// destination's own `rate_limit_per_second` (a hard cap) 1, or a twentieth of it above 20,
-    /// the refill lowered to match, so that no second ever sees more than the cap.
-    pub burst: f64,
     /// Nothing is claimed before this.
     pub hold_until: Option<OffsetDateTime>,
 }
@@ -205,18 +201,10 @@ impl Pace {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let paced = self.concurrency.floor().max(1.0) as u32;
         let mut rate = self.rate.min(bounds.rate).max(1.0);
-        let mut burst = rate;
-        if let Some(cap) = caps.rate {
-            // A bucket of `burst` refilled at `rate` lets at most `burst + rate - 1` go within any
-            // half-open second: with `burst + rate = cap + 1`, never more than the cap, whatever
-            // the pace below it. Up to 20 a second, one at a time at exactly the cap; above, a
-            // burst of a twentieth (so that claims need not come more often than every 50 ms),
-            // paid for by a refill that much below the cap.
-            let cap = f64::from(cap.max(1));
-            burst = if cap <= 20.0 { 1.0 } else { (cap / 20.0).floor().max(2.0) };
-            rate = rate.min(cap + 1.0 - burst);
+        if let Some(r) = caps.rate {
+            rate = rate.min(f64::from(r.max(1)));
         }
-        DestinationLimits { max_in_flight: in_flight.min(paced), rate, burst, hold_until: self.hold_until }
+        DestinationLimits { max_in_flight: in_flight.min(paced), rate, hold_until: self.hold_until }
     }
 }
 
@@ -340,12 +328,9 @@ mod tests {
     fn caps_and_bounds_limit_what_the_claim_enforces() {
         let p = Pace { concurrency: 40.7, rate: 900.0, threshold: None, decreased_at: None, hold_until: None };
         let l = p.limits(BOUNDS, PaceCaps { max_in_flight: Some(10), rate: Some(50) });
-        // A cap of 50 a second: bursts of 2, refilled at 49 (never 51 in a second).
-        assert_eq!((l.max_in_flight, l.rate, l.burst), (10, 49.0, 2.0));
-        let l = p.limits(BOUNDS, PaceCaps { max_in_flight: None, rate: Some(10) });
-        assert_eq!((l.rate, l.burst), (10.0, 1.0));
+        assert_eq!((l.max_in_flight, l.rate), (10, 50.0));
         let l = p.limits(PaceBounds { max_in_flight: 20, rate: 300.0 }, PaceCaps::default());
-        assert_eq!((l.max_in_flight, l.rate, l.burst), (20, 300.0, 300.0));
+        assert_eq!((l.max_in_flight, l.rate), (20, 300.0));
         assert_eq!(p.limits(BOUNDS, PaceCaps::default()).max_in_flight, 40);
     }
 
