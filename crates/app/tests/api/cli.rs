@@ -244,6 +244,11 @@ async fn seed_scale_generates_the_requested_messages() {
     assert_eq!(v["counts"]["messages"], 2000);
     assert_eq!(v["counts"]["threads"], 200);
     assert_eq!(v["counts"]["contacts"], 100);
+    // The folded queue and the rollups' first versions are vacuumed, whether autovacuum runs or
+    // not: the first reports are planned on live rows.
+    let vacuumed = "SELECT count(*) = 2 FROM pg_stat_user_tables
+                    WHERE relname IN ('conversation_facts_pending', 'conversation_rollups') AND last_vacuum IS NOT NULL";
+    assert!(crate::credentials::sql_bool(&app, vacuumed).await, "vacuumed after the fold");
 }
 
 #[tokio::test]

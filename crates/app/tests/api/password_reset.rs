@@ -186,6 +186,18 @@ async fn one_reset_link_submitted_twice_at_once_sets_one_password() {
     assert_eq!(login_status(&app, &ws.admin_email, &ws.admin_password).await, 401);
 }
 
+/// The statuses the spawned requests were answered with, sorted.
+pub(crate) async fn sorted_statuses<const N: usize>(
+    handles: [tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>; N],
+) -> Vec<u16> {
+    let mut statuses = Vec::new();
+    for h in handles {
+        statuses.push(h.await.expect("task").expect("request").status().as_u16());
+    }
+    statuses.sort_unstable();
+    statuses
+}
+
 /// Waits until `n` backends of the test's database wait for a lock (at most 20 s).
 pub(crate) async fn until_waiting(app: &TestApp, n: i64) {
     use diesel_async::RunQueryDsl;
@@ -264,13 +276,8 @@ async fn two_reset_links_of_one_account_completed_at_once_set_one_password() {
         handles
     })
     .await;
-    let mut statuses = Vec::new();
-    for h in handles {
-        statuses.push(h.await.expect("task").expect("request").status().as_u16());
-    }
-    statuses.sort_unstable();
     // Completing one voids the other: never both, never a 500.
-    assert_eq!(statuses, [303, 410]);
+    assert_eq!(sorted_statuses(handles).await, [303, 410]);
     let works = [
         login_status(&app, &ws.admin_email, "the first new password").await,
         login_status(&app, &ws.admin_email, "the second new password").await,
