@@ -158,12 +158,16 @@ impl WorkspaceRepository for PgWorkspaceRepository {
                         .await
                         .optional()?;
                     let Some(before) = before else { return Ok(None) };
+                    let Some(record) = domain::workspace::plan_change(&before, plan, &audit) else {
+                        // The plan it has already: nothing to change or record.
+                        let row = workspaces::table.find(id.0).select(WorkspaceRow::as_select()).first(conn).await?;
+                        return Ok(Some(row));
+                    };
                     let row: WorkspaceRow = diesel::update(workspaces::table.find(id.0))
                         .set((workspaces::plan.eq(plan.as_str()), workspaces::updated_at.eq(diesel::dsl::now)))
                         .returning(WorkspaceRow::as_returning())
                         .get_result(conn)
                         .await?;
-                    let record = crate::audit::with_detail(&audit, "previous_plan", before);
                     crate::audit::write(conn, &[record], None).await?;
                     Ok(Some(row))
                 }

@@ -71,7 +71,8 @@ pub trait WorkspaceRepository: Send + Sync {
     async fn insert_with_admin(&self, new: &NewWorkspace) -> Result<CreatedWorkspace, InsertWorkspaceError>;
 
     /// Changes the plan tier and stores `audit` with the change (its details gain the
-    /// `previous_plan`).
+    /// `previous_plan`), as [`crate::workspace::plan_change`] decides on the plan read with the
+    /// row locked: a workspace that has the plan already is left as it is, unrecorded.
     ///
     /// # Errors
     /// [`SetPlanError::NotFound`] for an unknown id.

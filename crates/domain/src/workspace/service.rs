@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::model::{PlanTier, Slug, WorkspaceName};
 use super::model::{Workspace, WorkspaceId};
 use super::ports::{CreatedWorkspace, InsertWorkspaceError, NewWorkspace, SetPlanError, WorkspaceRepository};
-use crate::audit::{AuditAction, AuditContext, AuditTarget};
+use crate::audit::{AuditAction, AuditContext, AuditEntry, AuditTarget};
 use crate::common::error::{RepoError, ValidationErrors};
 use crate::common::ports::{PasswordHasher, RandomSource};
 use crate::users::{Email, Password, PersonName};
@@ -160,6 +160,14 @@ impl WorkspaceService {
         self.random.fill(&mut buf);
         buf.iter().map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char).collect()
     }
+}
+
+/// A plan change decided against the plan the workspace has, read with its row locked: the
+/// record to write with the change (its details gaining `previous_plan`), or none when the plan
+/// stays what it is, in which case nothing is changed or recorded (`set-plan` run twice records
+/// one change).
+pub fn plan_change(before: &str, after: PlanTier, audit: &AuditEntry) -> Option<AuditEntry> {
+    (before != after.as_str()).then(|| audit.with_detail("previous_plan", before))
 }
 
 #[cfg(test)]

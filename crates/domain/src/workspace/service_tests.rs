@@ -118,3 +118,16 @@ async fn an_unknown_workspace_is_not_found() {
     let e = s.change_plan(&AuditContext::cli(), WorkspaceId(9), PlanTier::Free).await;
     assert!(matches!(e, Err(ChangePlanError::NotFound(WorkspaceId(9)))), "{e:?}");
 }
+
+#[test]
+fn a_plan_change_is_recorded_with_the_plan_before_and_the_same_plan_is_no_change() {
+    let audit = AuditContext::cli().entry(
+        WorkspaceId(3),
+        AuditAction::WorkspacePlanChanged,
+        AuditTarget::workspace(WorkspaceId(3)),
+        serde_json::json!({ "plan": "growth" }),
+    );
+    let record = plan_change("starter", PlanTier::Growth, &audit).expect("a change");
+    assert_eq!(record.details, serde_json::json!({"plan": "growth", "previous_plan": "starter"}));
+    assert_eq!(plan_change("growth", PlanTier::Growth, &audit), None);
+}

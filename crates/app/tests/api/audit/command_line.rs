@@ -22,6 +22,9 @@ async fn the_command_line_records_plan_changes_and_added_members_as_cli() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = wms(&["workspace", "set-plan", "--workspace-id", &id, "--plan", "advanced"], &app.database.url);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The plan it has already: it succeeds, changes nothing and records nothing.
+    let o = wms(&["workspace", "set-plan", "--workspace-id", &id, "--plan", "advanced"], &app.database.url);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let all = records(&app, &token, "workspace.plan_changed").await;
     assert_eq!(all.len(), 2, "{all:?}");
     let r = &all[1]; // oldest: advanced → growth
