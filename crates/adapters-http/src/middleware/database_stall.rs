@@ -33,11 +33,15 @@ pub async fn bound(
     let work = next.call(req);
     tokio::pin!(work);
     loop {
+        // The work first: a request answered at its first poll (most without the database)
+        // never arms the timer.
         tokio::select! {
+            biased;
             done = &mut work => return done,
             () = tokio::time::sleep(wait) => {}
         }
         tokio::select! {
+            biased;
             done = &mut work => return done,
             answers = state.health.answers() => if !answers {
                 // Rendered by its `ResponseError` (problem+json, `Retry-After`): the request is
