@@ -412,6 +412,8 @@ diesel::table! {
         threshold -> Nullable<Float8>,
         decreased_at -> Nullable<Timestamptz>,
         hold_until -> Nullable<Timestamptz>,
+        recent_at -> Array<Timestamptz>,
+        recent_sent -> Array<Int4>,
     }
 }
 

@@ -138,7 +138,7 @@ pub fn service(settings: &Settings, db: &Db) -> Arc<WebhookService> {
 /// # Errors
 /// When the queue cannot be read or written.
 pub async fn run_once(engine: &DeliveryEngine, max: usize) -> Result<usize, RepoError> {
-    let claims = engine.queue.claim_due(engine.clock.now(), max, engine.policy.limits).await?;
+    let claims = engine.queue.claim_due(engine.clock.now(), max, engine.policy.limits).await?.deliveries;
     let records = futures_util::future::join_all(claims.iter().map(|c| engine.attempt(c))).await;
     engine.queue.record(&records, engine.policy.auto_disable_after, engine.policy.limits.bounds()).await?;
     Ok(records.len())
@@ -247,12 +247,16 @@ async fn dispatch(
         let room = in_flight.available_permits().min(CLAIM_BATCH);
         let mut full = false;
         let mut busy = false;
+        let mut next_due = None;
         if room > 0 {
-            match engine.queue.claim_due(engine.clock.now(), room, engine.policy.limits).await {
-                Ok(claims) => {
+            let now = engine.clock.now();
+            match engine.queue.claim_due(now, room, engine.policy.limits).await {
+                Ok(claimed) => {
                     failures = 0;
+                    let claims = claimed.deliveries;
                     full = claims.len() == room;
                     busy = !claims.is_empty();
+                    next_due = claimed.next_due.map(|at| Duration::try_from(at - now).unwrap_or_default());
                     held.add(claims.iter().map(|c| c.delivery_id));
                     for claim in claims {
                         let Ok(permit) = in_flight.clone().acquire_owned().await else { return };
@@ -282,7 +286,9 @@ async fn dispatch(
         } else if busy {
             poll.min(BUSY_POLL)
         } else {
-            poll
+            // A delivery coming due before the next poll (one held back by its destination's
+            // rate, a retry) is claimed when it does; at most one claim per `MIN_GAP` still.
+            next_due.map_or(poll, |d| poll.min(d.max(MIN_GAP)))
         };
         let woken = tokio::select! {
             () = tokio::time::sleep(pause) => false,

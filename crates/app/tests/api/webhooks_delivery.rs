@@ -225,7 +225,7 @@ async fn gone_deactivates_the_destination_at_once() {
     let engine = engine(&app, &TestClock::new());
     // One at a time: the first 410 deactivates, the second delivery is parked, never sent.
     let limits = engine.policy.limits;
-    let claims = engine.queue.claim_due(engine.clock.now(), 1, limits).await.expect("claim");
+    let claims = engine.queue.claim_due(engine.clock.now(), 1, limits).await.expect("claim").deliveries;
     let rec = engine.attempt(&claims[0]).await;
     engine.queue.record(&[rec], engine.policy.auto_disable_after, engine.policy.limits.bounds()).await.expect("record");
     assert_eq!(app::webhooks::run_once(&engine, 10).await.expect("run"), 0);
@@ -252,7 +252,7 @@ async fn a_retry_recorded_after_its_destination_was_switched_off_is_paused() {
     emit(&app, ws.id, EventType::ContactCreated, json!({"id": 1})).await;
     let engine = engine(&app, &TestClock::new());
     let limits = engine.policy.limits;
-    let claims = engine.queue.claim_due(engine.clock.now(), 1, limits).await.expect("claim");
+    let claims = engine.queue.claim_due(engine.clock.now(), 1, limits).await.expect("claim").deliveries;
     let rec = engine.attempt(&claims[0]).await;
     // Switched off while the attempt was in flight.
     let res = app.authed(Method::PATCH, &format!("/v1/webhooks/{id}"), &key).json(&json!({"active": false})).send();

@@ -1,7 +1,9 @@
-//! The delivery limiter: per destination, a token bucket (sustained rate, burst) and a cap on
+//! The delivery limiter: per destination, a token bucket (sustained rate, burst), the sends of the
+//! last [`RATE_WINDOW`] (so that no window of a second ever holds more sends than the rate, which
+//! a bucket alone allows twice over after an idle spell: its burst, then its refill) and a cap on
 //! deliveries in flight at once. The queue adapter reads the destinations with deliveries due,
-//! asks [`shares`] how many of each one's oldest to read, reads those candidates, the buckets and
-//! the in-flight counts under lock, asks [`allot`], and writes the result back.
+//! asks [`shares`] how many of each one's oldest to read, reads those candidates, the throttles
+//! and the in-flight counts under lock, asks [`allot`], and writes the result back.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -78,17 +80,33 @@ pub fn shares(due: &[DueDestination], now: OffsetDateTime, claim: usize, budget:
         .collect()
 }
 
-/// A destination's stored token bucket.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TokenBucket {
+/// The span in which a destination receives at most its rate: a second, and a margin for the
+/// spread of the sends themselves (a claim's deliveries leave over a few milliseconds, and a new
+/// connection's first request arrives later than a reused one's), so that a receiver counting
+/// arrivals in any second of its own clock never counts more than the rate.
+pub const RATE_WINDOW: Duration = Duration::from_millis(1020);
+
+/// A destination's stored throttle: its token bucket and its recent sends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Throttle {
     /// Tokens left at `refilled_at`.
     pub tokens: f64,
     /// When `tokens` was counted.
     pub refilled_at: OffsetDateTime,
+    /// The claims that sent to it within [`RATE_WINDOW`] of `refilled_at`: when, and how many,
+    /// oldest first.
+    pub recent: Vec<(OffsetDateTime, u32)>,
+}
+
+impl Throttle {
+    /// A throttle never used: a full bucket, no recent sends.
+    pub fn unused(now: OffsetDateTime) -> Self {
+        Self { tokens: f64::MAX, refilled_at: now, recent: Vec::new() }
+    }
 }
 
 /// What the limits allow for the candidates of one claim: who is sent now, who waits until when
-/// (held back by the rate), and each destination's remaining tokens (as of `now`). A candidate
+/// (held back by the rate), and each destination's throttle after the claim (as of `now`). A candidate
 /// held back only because its destination has no free slot is in neither list: it stays due and
 /// untouched, and is claimed as soon as a slot frees (writing it back "for later" cost a
 /// statement per claim and delayed it by a guessed backoff).
@@ -98,30 +116,37 @@ pub struct Allotment {
     pub claimed: Vec<i64>,
     /// Deliveries held back by the rate, with the time they come due.
     pub deferred: Vec<(i64, OffsetDateTime)>,
-    /// Each looked-at destination's tokens after the claim, in destination id order.
-    pub tokens: Vec<(i64, f64)>,
+    /// Each looked-at destination's throttle after the claim, in destination id order.
+    pub throttles: Vec<(i64, Throttle)>,
     /// Each destination given deliveries, with its deliveries in flight once they are sent (the
     /// window the pace judges a refusal by), in destination id order.
     pub windows: Vec<(i64, u32)>,
 }
 
-/// Allots the `candidates` (oldest first) against each destination's bucket (a missing one is
-/// full) refilled up to `now`, and its free slots (`max_in_flight` minus `in_flight`), with each
-/// destination's limits (its pace within the bounds and its caps; one held by a `Retry-After`
-/// gets nothing until then).
+/// Allots the `candidates` (oldest first) against each destination's throttle (a missing one is
+/// unused): its bucket refilled up to `now` (never above the rate: a second's worth), the sends of
+/// its last [`RATE_WINDOW`] (fewer than the rate, rounded up), and its free slots (`max_in_flight`
+/// minus `in_flight`), with each destination's limits (its pace within the bounds and its caps;
+/// one held by a `Retry-After` gets nothing until then).
 pub fn allot(
     candidates: &[DeliveryCandidate],
     in_flight: &HashMap<i64, i64>,
-    buckets: &HashMap<i64, TokenBucket>,
+    throttles: &HashMap<i64, Throttle>,
     limits: &HashMap<i64, DestinationLimits>,
     now: OffsetDateTime,
 ) -> Allotment {
     struct State {
         slots: i64,
         tokens: f64,
+        rate: f64,
+        /// The window's send times, one per send, oldest first; then the times planned for the
+        /// ones held back by the rate, in order.
+        sends: Vec<OffsetDateTime>,
+        per_window: usize,
+        earlier: Vec<(OffsetDateTime, u32)>,
         rate_waiting: u32,
         in_flight: i64,
-        claimed: i64,
+        claimed: u32,
     }
     let mut states: BTreeMap<i64, State> = BTreeMap::new();
     let mut out = Allotment::default();
@@ -132,39 +157,67 @@ pub fn allot(
             hold_until: None,
         });
         let s = states.entry(c.destination_id).or_insert_with(|| {
-            let burst = limit.rate.max(1.0);
-            let bucket =
-                buckets.get(&c.destination_id).copied().unwrap_or(TokenBucket { tokens: burst, refilled_at: now });
-            let elapsed = (now - bucket.refilled_at).as_seconds_f64().max(0.0);
+            let rate = limit.rate.max(1.0);
+            let throttle = throttles.get(&c.destination_id).cloned().unwrap_or_else(|| Throttle::unused(now));
+            let elapsed = (now - throttle.refilled_at).as_seconds_f64().max(0.0);
             let held = limit.hold_until.is_some_and(|h| h > now);
             let in_flight = in_flight.get(&c.destination_id).copied().unwrap_or(0);
+            let earlier: Vec<(OffsetDateTime, u32)> =
+                throttle.recent.into_iter().filter(|(at, n)| *at > now - RATE_WINDOW && *n > 0).collect();
+            let mut sends: Vec<OffsetDateTime> =
+                earlier.iter().flat_map(|(at, n)| std::iter::repeat_n(*at, *n as usize)).collect();
+            sends.sort_unstable();
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let per_window = rate.ceil().min(1e6) as usize;
             State {
                 slots: if held { 0 } else { i64::from(limit.max_in_flight) - in_flight },
-                tokens: (bucket.tokens + elapsed * limit.rate).min(burst),
+                tokens: (throttle.tokens.min(rate) + elapsed * rate).min(rate),
+                rate,
+                sends,
+                per_window,
+                earlier,
                 rate_waiting: 0,
                 in_flight,
                 claimed: 0,
             }
         });
-        if s.slots > 0 && s.tokens >= 1.0 {
+        let window_full = s.sends.len() >= s.per_window;
+        if s.slots > 0 && s.tokens >= 1.0 && !window_full {
             s.slots -= 1;
             s.tokens -= 1.0;
             s.claimed += 1;
+            s.sends.push(now);
             out.claimed.push(c.id);
-        } else if s.tokens < 1.0 {
-            // Spread the waiting ones at the sustained rate, so they come due one token apart.
-            let wait = (1.0 - s.tokens + f64::from(s.rate_waiting)) / limit.rate.max(0.001);
+        } else if s.tokens < 1.0 || window_full {
+            // Spread the waiting ones at the sustained rate, so they come due one token apart
+            // (the first as soon as the bucket holds one), and each no sooner than a window after
+            // the send whose place in the window it takes.
+            let by_tokens = ((f64::from(s.rate_waiting) + 1.0 - s.tokens) / s.rate).max(0.0);
+            let mut at = now + Duration::from_secs_f64(by_tokens.min(3600.0));
+            if let Some(freed) = s.sends.len().checked_sub(s.per_window).map(|i| s.sends[i] + RATE_WINDOW) {
+                at = at.max(freed);
+            }
             s.rate_waiting += 1;
-            out.deferred.push((c.id, now + Duration::from_secs_f64(wait.min(3600.0))));
+            s.sends.push(at);
+            out.deferred.push((c.id, at));
         }
         // Else: no free slot. Left due, untouched.
     }
     out.windows = states
         .iter()
         .filter(|(_, s)| s.claimed > 0)
-        .map(|(id, s)| (*id, u32::try_from(s.in_flight + s.claimed).unwrap_or(u32::MAX)))
+        .map(|(id, s)| (*id, u32::try_from(s.in_flight + i64::from(s.claimed)).unwrap_or(u32::MAX)))
         .collect();
-    out.tokens = states.into_iter().map(|(id, s)| (id, s.tokens)).collect();
+    out.throttles = states
+        .into_iter()
+        .map(|(id, s)| {
+            let mut recent = s.earlier;
+            if s.claimed > 0 {
+                recent.push((now, s.claimed));
+            }
+            (id, Throttle { tokens: s.tokens, refilled_at: now, recent })
+        })
+        .collect();
     out
 }
 
@@ -191,8 +244,12 @@ mod tests {
         dests.iter().enumerate().map(|(i, d)| DeliveryCandidate { id: i as i64 + 1, destination_id: *d }).collect()
     }
 
-    fn bucket(tokens: f64, secs_ago: i64) -> TokenBucket {
-        TokenBucket { tokens, refilled_at: NOW - time::Duration::seconds(secs_ago) }
+    fn bucket(tokens: f64, secs_ago: i64) -> Throttle {
+        Throttle { tokens, refilled_at: NOW - time::Duration::seconds(secs_ago), recent: Vec::new() }
+    }
+
+    fn tokens(a: &Allotment) -> Vec<(i64, f64)> {
+        a.throttles.iter().map(|(id, t)| (*id, t.tokens)).collect()
     }
 
     fn due(destination_id: i64, secs_ago: i64, in_flight: i64, max_in_flight: u32) -> DueDestination {
@@ -241,7 +298,7 @@ mod tests {
         let a = allot(&cands(&[7, 7, 7, 8]), &HashMap::from([(7, 1)]), &HashMap::new(), &limits(), NOW);
         assert_eq!(a.claimed, vec![1, 4], "one slot left for 7, 8 is free");
         assert!(a.deferred.is_empty(), "2 and 3 are not rescheduled: {:?}", a.deferred);
-        assert_eq!(a.tokens, vec![(7, 2.0), (8, 2.0)], "only the claimed ones took tokens");
+        assert_eq!(tokens(&a), vec![(7, 2.0), (8, 2.0)], "only the claimed ones took tokens");
         assert_eq!(a.windows, vec![(7, 2), (8, 1)], "in flight once sent, the claim's own included");
     }
 
@@ -257,7 +314,7 @@ mod tests {
     fn a_destination_with_every_slot_in_flight_gets_nothing_and_keeps_its_tokens() {
         let a = allot(&cands(&[7, 7]), &HashMap::from([(7, 2)]), &HashMap::new(), &limits(), NOW);
         assert!(a.claimed.is_empty() && a.deferred.is_empty(), "{a:?}");
-        assert_eq!(a.tokens, vec![(7, 3.0)]);
+        assert_eq!(tokens(&a), vec![(7, 3.0)]);
     }
 
     #[test]
@@ -267,7 +324,7 @@ mod tests {
         assert_eq!(a.claimed, vec![1]);
         let waits: Vec<f64> = a.deferred.iter().map(|(_, at)| (*at - NOW).as_seconds_f64()).collect();
         assert!((waits[0] - 1.0 / 3.0).abs() < 1e-6 && (waits[1] - 2.0 / 3.0).abs() < 1e-6, "{waits:?}");
-        assert_eq!(a.tokens, vec![(7, 0.0)]);
+        assert_eq!(tokens(&a), vec![(7, 0.0)]);
     }
 
     #[test]
@@ -288,11 +345,13 @@ mod tests {
     #[test]
     fn tokens_refill_at_the_rate() {
         // 0.5 s at 3/s is 1.5 tokens: one delivery now, half a token left.
-        let buckets =
-            HashMap::from([(7, TokenBucket { tokens: 0.0, refilled_at: NOW - time::Duration::milliseconds(500) })]);
+        let buckets = HashMap::from([(
+            7,
+            Throttle { tokens: 0.0, refilled_at: NOW - time::Duration::milliseconds(500), recent: vec![] },
+        )]);
         let a = allot(&cands(&[7, 7]), &HashMap::new(), &buckets, &unlimited_slots(), NOW);
         assert_eq!(a.claimed, vec![1]);
-        assert!((a.tokens[0].1 - 0.5).abs() < 1e-9, "{:?}", a.tokens);
+        assert!((tokens(&a)[0].1 - 0.5).abs() < 1e-9, "{:?}", a.throttles);
     }
 
     #[test]
@@ -312,5 +371,95 @@ mod tests {
         let a = allot(&cands(&[7, 8]), &HashMap::new(), &HashMap::new(), &held, NOW);
         assert_eq!(a.claimed, vec![2]);
         assert!(a.deferred.is_empty(), "left due: {a:?}");
+    }
+
+    #[test]
+    fn after_an_idle_spell_a_window_holds_the_rate_not_the_burst_and_its_refill() {
+        // Full bucket (3 tokens): 3 now; the 4th would be the refill's, but the window is full.
+        let a = allot(&cands(&[7, 7, 7, 7, 7, 7, 7]), &HashMap::new(), &HashMap::new(), &unlimited_slots(), NOW);
+        assert_eq!(a.claimed, vec![1, 2, 3]);
+        let waits: Vec<f64> = a.deferred.iter().map(|(_, at)| (*at - NOW).as_seconds_f64()).collect();
+        let w = RATE_WINDOW.as_secs_f64();
+        assert_eq!(waits.len(), 4);
+        for (got, want) in waits.iter().zip([w, w, w, 2.0 * w]) {
+            assert!((got - want).abs() < 1e-6, "{waits:?}");
+        }
+        assert_eq!(a.throttles[0].1.recent, vec![(NOW, 3)]);
+    }
+
+    #[test]
+    fn sends_of_the_last_window_count_against_a_refilled_bucket() {
+        let half = time::Duration::milliseconds(500);
+        let throttle = Throttle { tokens: 3.0, refilled_at: NOW - half, recent: vec![(NOW - half, 2)] };
+        let a = allot(&cands(&[7, 7, 7]), &HashMap::new(), &HashMap::from([(7, throttle)]), &unlimited_slots(), NOW);
+        assert_eq!(a.claimed, vec![1], "two of three already sent in this window");
+        assert_eq!(a.deferred[0].1, NOW - half + RATE_WINDOW, "when the first earlier send leaves the window");
+        assert_eq!(a.throttles[0].1.recent, vec![(NOW - half, 2), (NOW, 1)]);
+    }
+
+    #[test]
+    fn held_back_by_the_window_alone_they_all_come_due_when_it_frees() {
+        // Sent in two claims 10 ms apart (2, then 1), the bucket refilled since: the three waiting
+        // take the places of those three sends, a window after each, not a token apart.
+        let (a_at, b_at) = (NOW - time::Duration::milliseconds(900), NOW - time::Duration::milliseconds(890));
+        let throttle = Throttle { tokens: 0.0, refilled_at: b_at, recent: vec![(a_at, 2), (b_at, 1)] };
+        let a = allot(&cands(&[7, 7, 7]), &HashMap::new(), &HashMap::from([(7, throttle)]), &unlimited_slots(), NOW);
+        assert!(a.claimed.is_empty());
+        let due: Vec<OffsetDateTime> = a.deferred.iter().map(|(_, at)| *at).collect();
+        assert_eq!(due, vec![a_at + RATE_WINDOW, a_at + RATE_WINDOW, b_at + RATE_WINDOW]);
+    }
+
+    #[test]
+    fn sends_older_than_the_window_are_forgotten() {
+        let old = NOW - RATE_WINDOW - time::Duration::milliseconds(1);
+        let throttle = Throttle { tokens: 3.0, refilled_at: old, recent: vec![(old, 3)] };
+        let a = allot(&cands(&[7, 7, 7]), &HashMap::new(), &HashMap::from([(7, throttle)]), &unlimited_slots(), NOW);
+        assert_eq!(a.claimed, vec![1, 2, 3]);
+        assert_eq!(a.throttles[0].1.recent, vec![(NOW, 3)]);
+    }
+
+    /// Claims every 10 ms (each at the time of the poll, claiming only what is due) over a long
+    /// backlog: no window of a second ever holds more than the rate, and the rate is kept.
+    #[test]
+    fn no_second_ever_holds_more_than_the_rate_and_the_rate_is_kept() {
+        for rate in [1u32, 3, 20, 50] {
+            let limits = HashMap::from([(
+                7,
+                DestinationLimits { max_in_flight: 1000, rate: f64::from(rate), hold_until: None },
+            )]);
+            let mut throttles: HashMap<i64, Throttle> = HashMap::new();
+            let mut due: Vec<(i64, OffsetDateTime)> = (1..=400).map(|id| (id, NOW)).collect();
+            let mut sent: Vec<OffsetDateTime> = Vec::new();
+            for tick in 0..1000 {
+                let now = NOW + time::Duration::milliseconds(10 * tick);
+                let ready: Vec<DeliveryCandidate> = due
+                    .iter()
+                    .filter(|(_, at)| *at <= now)
+                    .take(100)
+                    .map(|(id, _)| DeliveryCandidate { id: *id, destination_id: 7 })
+                    .collect();
+                if ready.is_empty() {
+                    continue;
+                }
+                let a = allot(&ready, &HashMap::new(), &throttles, &limits, now);
+                for id in &a.claimed {
+                    sent.push(now);
+                    due.retain(|(d, _)| d != id);
+                }
+                for (id, at) in &a.deferred {
+                    due.iter_mut().filter(|(d, _)| d == id).for_each(|d| d.1 = *at);
+                }
+                throttles = a.throttles.into_iter().collect();
+            }
+            for (i, first) in sent.iter().enumerate() {
+                let within = sent[i..].iter().take_while(|t| **t < *first + time::Duration::seconds(1)).count();
+                assert!(within <= rate as usize, "rate {rate}: {within} sends in the second from {first}");
+            }
+            // 10 s of claims: about 10 / RATE_WINDOW windows' worth.
+            let expected = f64::from(rate) * 10.0 / RATE_WINDOW.as_secs_f64();
+            #[allow(clippy::cast_precision_loss)]
+            let got = sent.len().min(400) as f64;
+            assert!(got >= (expected * 0.95).min(400.0), "rate {rate}: {got} sent, about {expected} expected");
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! Claiming due deliveries under the limiter: the destinations with deliveries due are read,
-//! [`shares`] says how many of each one's oldest to read, those candidates, the buckets and the
+//! [`shares`] says how many of each one's oldest to read, those candidates, the throttles and the
 //! in-flight counts are read under lock, [`allot`] decides, and the result is written back.
 
 use std::collections::HashMap;
@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use diesel::sql_types::{Array, BigInt, Double, Integer, Nullable, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::webhooks::limiter::{allot, shares, DeliveryCandidate, DueDestination, TokenBucket};
+use domain::webhooks::limiter::{allot, shares, DeliveryCandidate, DueDestination, Throttle};
 use domain::webhooks::pace::{DestinationLimits, Pace, PaceBounds, PaceCaps};
 use domain::webhooks::{AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryStatus};
 use time::OffsetDateTime;
@@ -32,13 +32,32 @@ struct InFlight {
 }
 
 #[derive(QueryableByName)]
-struct Bucket {
+struct ThrottleRow {
     #[diesel(sql_type = Double)]
     tokens: f64,
     #[diesel(sql_type = Timestamptz)]
     refilled_at: OffsetDateTime,
+    #[diesel(sql_type = Array<Timestamptz>)]
+    recent_at: Vec<OffsetDateTime>,
+    #[diesel(sql_type = Array<Integer>)]
+    recent_sent: Vec<i32>,
     #[diesel(embed)]
     limits: LimitsRow,
+}
+
+impl ThrottleRow {
+    fn throttle(&self) -> Throttle {
+        Throttle {
+            tokens: self.tokens,
+            refilled_at: self.refilled_at,
+            recent: self
+                .recent_at
+                .iter()
+                .zip(&self.recent_sent)
+                .map(|(at, n)| (*at, u32::try_from(*n).unwrap_or(0)))
+                .collect(),
+        }
+    }
 }
 
 /// A destination's caps and stored pace (null columns: never measured).
@@ -215,7 +234,7 @@ pub(super) async fn claim_due_tx(
     dests.sort_unstable();
     dests.dedup();
 
-    // A new bucket is full (refilled long ago); its pace is the starting one until measured.
+    // A new throttle is full (refilled long ago); its pace is the starting one until measured.
     diesel::sql_query(
         "INSERT INTO webhook_throttles (destination_id, tokens, refilled_at)
          SELECT u.dest, 0, $2 FROM unnest($1::bigint[]) AS u(dest)
@@ -227,8 +246,8 @@ pub(super) async fn claim_due_tx(
     .execute(conn)
     .await?;
     // Locked in id order, so instances claiming for the same destinations cannot deadlock.
-    let rows: Vec<Bucket> = diesel::sql_query(format!(
-        "SELECT t.tokens, t.refilled_at, w.rate_limit_per_second, w.max_in_flight, {}
+    let rows: Vec<ThrottleRow> = diesel::sql_query(format!(
+        "SELECT t.tokens, t.refilled_at, t.recent_at, t.recent_sent, w.rate_limit_per_second, w.max_in_flight, {}
          FROM webhook_throttles t JOIN webhook_destinations w ON w.id = t.destination_id
          WHERE t.destination_id = ANY ($1) ORDER BY t.destination_id FOR UPDATE OF t",
         PACE_COLUMNS.replace("destination_id", "t.destination_id")
@@ -236,15 +255,15 @@ pub(super) async fn claim_due_tx(
     .bind::<Array<BigInt>, _>(&dests)
     .load(conn)
     .await?;
-    let mut buckets: HashMap<i64, TokenBucket> = HashMap::new();
+    let mut throttles: HashMap<i64, Throttle> = HashMap::new();
     let mut dest_limits: HashMap<i64, DestinationLimits> = HashMap::new();
-    for b in rows {
-        let id = b.limits.pace.destination_id;
-        buckets.insert(id, TokenBucket { tokens: b.tokens, refilled_at: b.refilled_at });
-        dest_limits.insert(id, b.limits.limits(bounds));
+    for row in rows {
+        let id = row.limits.pace.destination_id;
+        throttles.insert(id, row.throttle());
+        dest_limits.insert(id, row.limits.limits(bounds));
     }
 
-    // Counted only now, under the buckets' locks: an instance claiming for the same destination
+    // Counted only now, under the throttles' locks: an instance claiming for the same destination
     // at the same time has committed its claims by then, so both cannot fill the same slots.
     let in_flight: HashMap<i64, i64> = diesel::sql_query(
         "SELECT destination_id, count(*) AS n FROM webhook_deliveries
@@ -261,16 +280,36 @@ pub(super) async fn claim_due_tx(
 
     let candidates: Vec<DeliveryCandidate> =
         candidates.iter().map(|c| DeliveryCandidate { id: c.id, destination_id: c.destination_id }).collect();
-    let allotment = allot(&candidates, &in_flight, &buckets, &dest_limits, now);
+    let allotment = allot(&candidates, &in_flight, &throttles, &dest_limits, now);
 
-    let (ids, tokens): (Vec<i64>, Vec<f64>) = allotment.tokens.iter().copied().unzip();
+    let (ids, tokens): (Vec<i64>, Vec<f64>) = allotment.throttles.iter().map(|(id, t)| (*id, t.tokens)).unzip();
+    let mut recent_ids = Vec::new();
+    let mut recent_at = Vec::new();
+    let mut recent_sent = Vec::new();
+    for (id, t) in &allotment.throttles {
+        for (at, n) in &t.recent {
+            recent_ids.push(*id);
+            recent_at.push(*at);
+            recent_sent.push(i32::try_from(*n).unwrap_or(i32::MAX));
+        }
+    }
     diesel::sql_query(
-        "UPDATE webhook_throttles t SET tokens = v.tokens, refilled_at = $3
-         FROM unnest($1::bigint[], $2::float8[]) AS v(id, tokens) WHERE t.destination_id = v.id",
+        "UPDATE webhook_throttles t SET tokens = v.tokens, refilled_at = $3,
+                recent_at = r.at, recent_sent = r.sent
+         FROM unnest($1::bigint[], $2::float8[]) AS v(id, tokens)
+         CROSS JOIN LATERAL (
+             SELECT coalesce(array_agg(s.at ORDER BY s.at), '{}') AS at,
+                    coalesce(array_agg(s.n ORDER BY s.at), '{}') AS sent
+             FROM unnest($4::bigint[], $5::timestamptz[], $6::int[]) AS s(id, at, n) WHERE s.id = v.id
+         ) r
+         WHERE t.destination_id = v.id",
     )
     .bind::<Array<BigInt>, _>(&ids)
     .bind::<Array<Double>, _>(&tokens)
     .bind::<Timestamptz, _>(now)
+    .bind::<Array<BigInt>, _>(&recent_ids)
+    .bind::<Array<Timestamptz>, _>(&recent_at)
+    .bind::<Array<Integer>, _>(&recent_sent)
     .execute(conn)
     .await?;
 

@@ -78,3 +78,44 @@ async fn per_destination_rate_limit_is_enforced() {
     let span = got[24].at - got[0].at;
     assert!(span >= Duration::from_millis(1300), "25 deliveries in {span:?}");
 }
+
+/// The recent-sends migration on a database filled before it: a throttle keeps its bucket and
+/// its pace, and starts with no recent sends.
+#[tokio::test]
+async fn throttles_from_before_the_recent_sends_keep_their_bucket_and_pace() {
+    use diesel::sql_types::{Double, Integer};
+    use diesel_async::RunQueryDsl;
+
+    #[derive(diesel::QueryableByName, Debug, PartialEq)]
+    struct Row {
+        #[diesel(sql_type = Double)]
+        tokens: f64,
+        #[diesel(sql_type = diesel::sql_types::Nullable<Double>)]
+        rate: Option<f64>,
+        #[diesel(sql_type = Integer)]
+        recent: i32,
+        #[diesel(sql_type = Integer)]
+        sent: i32,
+    }
+    let (database, _db, mut conn) = crate::helpers::filled_before(
+        "20261204000101",
+        &[
+            "INSERT INTO workspaces (name, slug, plan) VALUES ('Old', 'old', 'advanced')",
+            "INSERT INTO webhook_destinations (workspace_id, url, platform, events, active, secret_encrypted)
+             SELECT id, 'https://hooks.example.com/', 'generic', ARRAY['message.created'], true, '\\x00' FROM workspaces",
+            "INSERT INTO webhook_throttles (destination_id, tokens, refilled_at, rate)
+             SELECT id, 1.5, now(), 40 FROM webhook_destinations",
+        ],
+    )
+    .await;
+    adapters_postgres::migrate::run_pending(&database.url).await.expect("migrate");
+    let got: Row = diesel::sql_query(
+        "SELECT tokens, rate, cardinality(recent_at) AS recent, cardinality(recent_sent) AS sent FROM webhook_throttles",
+    )
+    .get_result(&mut conn)
+    .await
+    .expect("throttle");
+    assert_eq!(got, Row { tokens: 1.5, rate: Some(40.0), recent: 0, sent: 0 });
+    let bad = diesel::sql_query("UPDATE webhook_throttles SET recent_at = ARRAY[now()]").execute(&mut conn).await;
+    assert!(bad.is_err(), "a time without its count is refused");
+}

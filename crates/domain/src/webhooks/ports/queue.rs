@@ -147,6 +147,18 @@ impl WorkSignal for NoSignal {
     }
 }
 
+/// What one claim took, and when the queue next has something due.
+#[derive(Debug, Clone, Default)]
+pub struct Claimed {
+    /// The deliveries claimed, to send now.
+    pub deliveries: Vec<ClaimedDelivery>,
+    /// The soonest time after the claim's `now` at which a delivery comes due (a retry, one held
+    /// back by the rate, a lease running out), when the claim took less than it could: the
+    /// dispatcher looks again then if that is sooner than its poll, so a destination held to its
+    /// rate is sent to as soon as the rate allows, not up to a poll later.
+    pub next_due: Option<OffsetDateTime>,
+}
+
 /// The delivery queue in storage, shared by every instance.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
@@ -158,12 +170,7 @@ pub trait DeliveryQueue: Send + Sync {
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn claim_due(
-        &self,
-        now: OffsetDateTime,
-        max: usize,
-        limits: ClaimLimits,
-    ) -> Result<Vec<ClaimedDelivery>, RepoError>;
+    async fn claim_due(&self, now: OffsetDateTime, max: usize, limits: ClaimLimits) -> Result<Claimed, RepoError>;
 
     /// Claims one delivery for a manual redelivery now, whatever its status (unless a worker
     /// holds it), and stores `audit` in the claim's transaction (nothing when not claimed).
