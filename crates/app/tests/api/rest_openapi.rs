@@ -114,3 +114,20 @@ async fn the_operations_that_need_no_credentials_are_documented_as_public() {
         .expect("request");
     assert_eq!(res.status(), 202, "answered without credentials");
 }
+
+#[tokio::test]
+async fn destination_controls_carry_their_bounds() {
+    let app = TestApp::spawn().await;
+    let doc: serde_json::Value = app.get("/v1/openapi.json").await.json().await.expect("json");
+    for body in ["CreateWebhookBody", "UpdateWebhookBody"] {
+        let props = &doc["components"]["schemas"][body]["properties"];
+        for (field, max) in [("rate_limit_per_second", 1000), ("max_in_flight", 100)] {
+            assert_eq!(
+                (&props[field]["minimum"], &props[field]["maximum"]),
+                (&1.into(), &max.into()),
+                "{body}.{field}"
+            );
+        }
+        assert_eq!(props["events"]["minItems"], 1, "{body}.events");
+    }
+}

@@ -25,15 +25,15 @@ pub struct CreateWebhookBody {
     #[schema(example = "n8n")]
     platform: Option<String>,
     /// Event types from the catalog, at least one.
-    #[schema(example = json!(["thread.created", "thread.assigned"]))]
+    #[schema(example = json!(["thread.created", "thread.assigned"]), min_items = 1)]
     events: Vec<String>,
     /// Default `true`.
     active: Option<bool>,
     /// Hard cap on deliveries per second, 1 to 1000; null: wms's adaptive pace alone.
-    #[schema(example = 50)]
+    #[schema(example = 50, minimum = 1, maximum = 1000)]
     rate_limit_per_second: Option<i64>,
     /// Hard cap on deliveries in flight at once, 1 to 100; null: wms's adaptive pace alone.
-    #[schema(example = 10)]
+    #[schema(example = 10, minimum = 1, maximum = 100)]
     max_in_flight: Option<i64>,
     /// Up to 10 static headers sent with each delivery; `webhook-*`, `content-type`,
     /// `content-length` and `host` are wms's own and refused.

@@ -25,16 +25,17 @@ pub struct UpdateWebhookBody {
     /// New label.
     platform: Option<String>,
     /// New subscriptions, replacing the old ones.
+    #[schema(min_items = 1)]
     events: Option<Vec<String>>,
     /// `false` pauses deliveries; `true` resumes them and clears a deactivation note.
     active: Option<bool>,
     /// Hard cap on deliveries per second, 1 to 1000; null removes it.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<i64>)]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 1000)]
     rate_limit_per_second: Option<Option<i64>>,
     /// Hard cap on deliveries in flight at once, 1 to 100; null removes it.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<i64>)]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 100)]
     max_in_flight: Option<Option<i64>>,
     /// Static headers, replacing the old ones (null or `{}`: none).
     #[serde(default, deserialize_with = "present")]
