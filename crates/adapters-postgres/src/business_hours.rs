@@ -1,6 +1,14 @@
 //! A workspace's business hours: one row per workspace that has set them. Setting them also
-//! brings the stored business-time figures of the conversation reports in line
-//! ([`crate::reports::refigure_business_time`]), in the same transaction.
+//! brings the stored business-time figures of the conversation reports in line: the change notes
+//! which facts were stored before it (`business_hours_refigures`), and they are recomputed in
+//! batches of their own ([`refigure_step`]), first within the change's request, for at most
+//! [`IN_REQUEST`], then by the reports' worker ([`refigure_pending`]).
+//!
+//! Why not in the change's transaction: it holds the hours' lock exclusively, and every send of
+//! the workspace, which reads the hours under that lock shared, waited for it; at a million
+//! messages that was over a minute.
+
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -13,7 +21,11 @@ use domain::RepoError;
 
 use crate::error::repo;
 use crate::pool::Db;
-use crate::schema::business_hours;
+use crate::schema::{business_hours, business_hours_refigures};
+
+/// How long a change of the hours goes on refiguring within its own request; whatever is left
+/// after it (a workspace with hundreds of thousands of figures) is the reports' worker's.
+pub const IN_REQUEST: Duration = Duration::from_secs(2);
 
 /// [`BusinessHoursRepo`] on PostgreSQL.
 #[derive(Debug, Clone)]
@@ -72,16 +84,10 @@ impl BusinessHoursRepo for PgBusinessHours {
         load_record(&mut conn, ws).await.map_err(repo)
     }
 
-    async fn set(
-        &self,
-        ws: WorkspaceId,
-        record: &BusinessHoursRecord,
-        hours: &BusinessHours,
-        audit: &AuditEntry,
-    ) -> Result<(), RepoError> {
+    async fn set(&self, ws: WorkspaceId, record: &BusinessHoursRecord, audit: &AuditEntry) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
         let value = serde_json::to_value(record).map_err(repo)?;
-        let (hours, audit) = (hours.clone(), audit.clone());
+        let audit = audit.clone();
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
             async move {
                 // Exclusive: see [`load`].
@@ -96,13 +102,97 @@ impl BusinessHoursRepo for PgBusinessHours {
                     .set((business_hours::record.eq(&value), business_hours::updated_at.eq(diesel::dsl::now)))
                     .execute(conn)
                     .await?;
-                crate::reports::refigure_business_time(conn, ws, &hours).await?;
+                // Every figure stored so far was computed with the old hours: those of the
+                // transactions that held the lock shared have committed (the lock waited for
+                // them), and none can take it before this one commits.
+                diesel::sql_query(
+                    "INSERT INTO business_hours_refigures (workspace_id, up_to)
+                     SELECT $1, last_value FROM conversation_facts_id_seq
+                     ON CONFLICT (workspace_id) DO UPDATE
+                     SET up_to = excluded.up_to, after = 0, changed_at = now()",
+                )
+                .bind::<diesel::sql_types::BigInt, _>(ws.0)
+                .execute(conn)
+                .await?;
                 crate::audit::write(conn, &[audit], None).await?;
                 Ok(())
             }
             .scope_boxed()
         })
         .await
-        .map_err(repo)
+        .map_err(repo)?;
+        let deadline = Instant::now() + IN_REQUEST;
+        while Instant::now() < deadline {
+            match refigure_step(&mut conn, ws).await {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    // The change is stored; the worker finishes the refiguring.
+                    tracing::warn!(error = %e, workspace_id = ws.0, "refiguring after a change of business hours");
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
+}
+
+/// Recomputes one batch of the figures `ws` still has to refigure after a change of its hours, in
+/// a transaction of its own, with the hours in force (read under their lock, shared, like a send);
+/// whether more are left. `false` too when another instance is on it right now.
+///
+/// # Errors
+/// Database errors.
+pub async fn refigure_step(conn: &mut AsyncPgConnection, ws: WorkspaceId) -> QueryResult<bool> {
+    conn.transaction::<_, diesel::result::Error, _>(|conn| {
+        async move {
+            // The hours' lock before the row: a change takes them in the same order.
+            let hours = load(conn, ws).await?;
+            let job: Option<(i64, i64)> = business_hours_refigures::table
+                .filter(business_hours_refigures::workspace_id.eq(ws.0))
+                .select((business_hours_refigures::up_to, business_hours_refigures::after))
+                .for_update()
+                .skip_locked()
+                .first(conn)
+                .await
+                .optional()?;
+            let Some((up_to, after)) = job else { return Ok(false) };
+            let target = business_hours_refigures::table.filter(business_hours_refigures::workspace_id.eq(ws.0));
+            match crate::reports::refigure_batch(conn, ws, &hours, after, up_to, crate::reports::REFIGURE_BATCH).await?
+            {
+                Some(last) => {
+                    diesel::update(target).set(business_hours_refigures::after.eq(last)).execute(conn).await?;
+                    Ok(true)
+                }
+                None => {
+                    diesel::delete(target).execute(conn).await?;
+                    Ok(false)
+                }
+            }
+        }
+        .scope_boxed()
+    })
+    .await
+}
+
+/// Finishes every refiguring left after changes of business hours (the reports' worker calls it);
+/// how many batches it ran. Any number of instances may run it at once.
+///
+/// # Errors
+/// Infrastructure failures only.
+pub async fn refigure_pending(db: &Db) -> Result<usize, RepoError> {
+    let mut conn = db.conn().await.map_err(repo)?;
+    let workspaces: Vec<i64> = business_hours_refigures::table
+        .select(business_hours_refigures::workspace_id)
+        .order(business_hours_refigures::workspace_id)
+        .load(&mut conn)
+        .await
+        .map_err(repo)?;
+    let mut batches = 0;
+    for ws in workspaces {
+        while refigure_step(&mut conn, WorkspaceId(ws)).await.map_err(repo)? {
+            batches += 1;
+        }
+    }
+    Ok(batches)
 }

@@ -141,8 +141,53 @@ pub async fn record_sla_outcome(
     record(conn, ws, thread_id, ConversationEvent::SlaOutcome { at, hit }).await
 }
 
-/// Recomputes the business seconds of every duration stored for `ws` with `hours` (its hours
-/// changed), in the caller's transaction.
+/// How many durations one refiguring batch recomputes.
+pub const REFIGURE_BATCH: i64 = 10_000;
+
+/// Recomputes with `hours` the business seconds of up to `limit` durations stored for `ws` with an
+/// id above `after` and at most `up_to`, in id order, in the caller's transaction; the last id
+/// recomputed (`None`: none was left).
+///
+/// # Errors
+/// Database errors.
+pub async fn refigure_batch(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    hours: &BusinessHours,
+    after: i64,
+    up_to: i64,
+    limit: i64,
+) -> QueryResult<Option<i64>> {
+    let rows: Vec<(i64, Option<OffsetDateTime>, OffsetDateTime)> = conversation_facts::table
+        .filter(conversation_facts::workspace_id.eq(ws.0))
+        .filter(conversation_facts::started_at.is_not_null())
+        .filter(conversation_facts::id.gt(after))
+        .filter(conversation_facts::id.le(up_to))
+        .order(conversation_facts::id.asc())
+        .limit(limit)
+        .select((conversation_facts::id, conversation_facts::started_at, conversation_facts::at))
+        .load(conn)
+        .await?;
+    let Some(last) = rows.last().map(|r| r.0) else { return Ok(None) };
+    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    let seconds: Vec<i64> =
+        rows.iter().map(|(_, from, at)| from.map_or(0, |from| hours.business_seconds(from, *at))).collect();
+    diesel::sql_query(
+        "UPDATE conversation_facts f SET business_seconds = v.s
+         FROM unnest($2::bigint[], $3::bigint[]) AS v (id, s)
+         WHERE f.workspace_id = $1 AND f.id = v.id",
+    )
+    .bind::<BigInt, _>(ws.0)
+    .bind::<Array<BigInt>, _>(&ids)
+    .bind::<Array<BigInt>, _>(&seconds)
+    .execute(conn)
+    .await?;
+    Ok(Some(last))
+}
+
+/// Recomputes the business seconds of every duration stored for `ws` with `hours`, all in the
+/// caller's transaction. (A change of the hours refigures in batches of their own instead:
+/// `crate::business_hours`.)
 ///
 /// # Errors
 /// Database errors.
@@ -152,32 +197,10 @@ pub async fn refigure_business_time(
     hours: &BusinessHours,
 ) -> QueryResult<()> {
     let mut after = 0i64;
-    loop {
-        let rows: Vec<(i64, Option<OffsetDateTime>, OffsetDateTime)> = conversation_facts::table
-            .filter(conversation_facts::workspace_id.eq(ws.0))
-            .filter(conversation_facts::started_at.is_not_null())
-            .filter(conversation_facts::id.gt(after))
-            .order(conversation_facts::id.asc())
-            .limit(10_000)
-            .select((conversation_facts::id, conversation_facts::started_at, conversation_facts::at))
-            .load(conn)
-            .await?;
-        let Some(last) = rows.last() else { return Ok(()) };
-        after = last.0;
-        let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
-        let seconds: Vec<i64> =
-            rows.iter().map(|(_, from, at)| from.map_or(0, |from| hours.business_seconds(from, *at))).collect();
-        diesel::sql_query(
-            "UPDATE conversation_facts f SET business_seconds = v.s
-             FROM unnest($2::bigint[], $3::bigint[]) AS v (id, s)
-             WHERE f.workspace_id = $1 AND f.id = v.id",
-        )
-        .bind::<BigInt, _>(ws.0)
-        .bind::<Array<BigInt>, _>(&ids)
-        .bind::<Array<BigInt>, _>(&seconds)
-        .execute(conn)
-        .await?;
+    while let Some(last) = refigure_batch(conn, ws, hours, after, i64::MAX, REFIGURE_BATCH).await? {
+        after = last;
     }
+    Ok(())
 }
 
 /// [`ConversationFacts`] on PostgreSQL.

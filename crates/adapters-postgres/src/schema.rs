@@ -702,6 +702,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    business_hours_refigures (workspace_id) {
+        workspace_id -> Int8,
+        up_to -> Int8,
+        after -> Int8,
+        changed_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     sla_policies (id) {
         id -> Int8,
         workspace_id -> Int8,

@@ -1,7 +1,8 @@
-//! The reports' rollup worker inside `wms serve` and `wms dev`: every second it folds the
-//! conversation facts committed since into `conversation_rollups`
-//! (`adapters_postgres::reports::rollup`), so a report reads a few rollup rows instead of every
-//! fact of its period. Any number of instances run it at once (batches claimed with `SKIP
+//! The reports' rollup worker inside `wms serve` and `wms dev`: every second it finishes the
+//! refiguring a change of business hours left (`adapters_postgres::business_hours::
+//! refigure_pending`), then folds the conversation facts committed since into
+//! `conversation_rollups` (`adapters_postgres::reports::rollup`), so a report reads a few rollup
+//! rows instead of every fact of its period. Any number of instances run it at once (batches claimed with `SKIP
 //! LOCKED`); the queue is a table, so a restart resumes where it stopped. Reports stay exact
 //! however far behind it is: they read the facts still queued beside the rollup.
 
@@ -14,12 +15,13 @@ use tokio::task::JoinHandle;
 /// How often each instance folds the queue.
 pub const EVERY: Duration = Duration::from_secs(1);
 
-/// One pass (tests drive the worker with it): folds until the queue is empty or held by others;
-/// how many facts it folded.
+/// One pass (tests drive the worker with it): refigures what changes of business hours left, then
+/// folds until the queue is empty or held by others; how many facts it folded.
 ///
 /// # Errors
 /// Infrastructure failures only.
 pub async fn run_once(db: &Db) -> Result<usize, RepoError> {
+    adapters_postgres::business_hours::refigure_pending(db).await?;
     adapters_postgres::reports::rollup::fold(db).await
 }
 

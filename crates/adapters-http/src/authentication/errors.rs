@@ -120,12 +120,14 @@ impl From<DeleteApiKeyError> for ApiError {
 impl From<AdmitAppError> for ApiError {
     fn from(e: AdmitAppError) -> Self {
         match e {
-            AdmitAppError::Refused(r @ (AccessRefusal::Unknown | AccessRefusal::OtherWorkspace)) => {
-                ApiError::InvalidToken(r.to_string())
-            }
+            // A member no longer active (or a workspace switched off): the token is of no use
+            // now, a 401 with the challenge, as the MCP authorization spec asks of any token that
+            // cannot be used, so that the client signs in again.
+            AdmitAppError::Refused(
+                r @ (AccessRefusal::Unknown | AccessRefusal::OtherWorkspace | AccessRefusal::MemberInactive),
+            ) => ApiError::InvalidToken(r.to_string()),
             AdmitAppError::Refused(AccessRefusal::Revoked) => ApiError::TokenRevoked,
             AdmitAppError::Refused(AccessRefusal::Expired) => ApiError::TokenExpired,
-            AdmitAppError::Refused(r @ AccessRefusal::MemberInactive) => ApiError::NotFound(r.to_string()),
             AdmitAppError::Unknown(e) => e.into(),
         }
     }

@@ -260,6 +260,14 @@ async fn event_types_and_typed_test_events_follow_the_same_schemas() {
     )
     .await;
     assert_eq!(crate::helpers::error_fields(&p), ["event_type"]);
+    // A misspelt field is refused too, not read as "no type given".
+    let p = crate::helpers::problem(
+        app.post_json(&format!("/v1/webhooks/{id}/test"), &key, &json!({"event_typ": "message.created"})).await,
+        422,
+        "validation_failed",
+    )
+    .await;
+    assert_eq!(crate::helpers::error_fields(&p), ["event_typ"]);
     let big = json!({"event_type": "webhook.test", "pad": "x".repeat(300 * 1024)});
     let res = app.post_json(&format!("/v1/webhooks/{id}/test"), &key, &big).await;
     crate::helpers::problem(res, 413, "payload_too_large").await;

@@ -523,7 +523,10 @@ async fn a_grant_works_only_while_its_member_and_workspace_are_active() {
     let workspace = |on: bool| format!("UPDATE workspaces SET is_active = {on} WHERE id = {}", f.ws.id);
     for (off, on) in [(member("deactivated"), member("active")), (workspace(false), workspace(true))] {
         sql(&f.app, &off).await;
-        crate::helpers::problem(f.tools_list(f.ws.id, &access).await, 404, "not_found").await;
+        let res = f.tools_list(f.ws.id, &access).await;
+        let challenge = res.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+        assert!(challenge.contains("resource_metadata="), "the client is told to sign in again: {challenge}");
+        crate::helpers::problem(res, 401, "invalid_token").await;
         let (status, body) = f.refresh(&refresh).await;
         oauth_error(status, &body, 400, "invalid_grant");
         // The refusal changed nothing: back in standing, the same tokens work again.

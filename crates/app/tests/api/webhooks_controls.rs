@@ -185,6 +185,44 @@ fn busiest_second(got: &[Received]) -> usize {
         .unwrap_or(0)
 }
 
+/// A claim held up on the destination's throttle (as by another instance's claim on a busy
+/// database) sends later than it began: the window counts its sends from when they leave, not
+/// from when the claim began, so the next ones still wait a whole second after them.
+#[tokio::test]
+async fn a_claim_held_up_on_its_throttle_counts_its_sends_from_when_they_leave() {
+    use diesel_async::scoped_futures::ScopedFutureExt;
+    use diesel_async::{AsyncConnection, RunQueryDsl};
+
+    let app = TestApp::spawn_with(loopback).await;
+    let receiver = Receiver::start().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let body = json!({"url": receiver.url("/"), "events": ["message.created"], "rate_limit_per_second": 3});
+    assert_eq!(app.post_json("/v1/webhooks", &key, &body).await.status(), 201);
+    for i in 0..9 {
+        emit(&app, ws.id, EventType::MessageCreated, json!({"id": i})).await;
+    }
+    let w = workers(&app);
+    receiver.wait_for(3, Duration::from_secs(10)).await;
+    // The second three come due about 1.02 s after the first left: hold the throttle from 0.8 s
+    // to 1.3 s, so their claim begins on time and sends late.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let mut conn = app.db.conn().await.expect("conn");
+    conn.transaction::<_, diesel::result::Error, _>(|c| {
+        async move {
+            diesel::sql_query("SELECT 1 FROM webhook_throttles FOR UPDATE").execute(c).await?;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            Ok(())
+        }
+        .scope_boxed()
+    })
+    .await
+    .expect("hold");
+    let got = receiver.wait_for(9, Duration::from_secs(30)).await;
+    w.stop(Duration::from_secs(5)).await;
+    let offsets: Vec<String> = got.iter().map(|r| format!("{:.3}", (r.at - got[0].at).as_secs_f64())).collect();
+    assert_eq!(busiest_second(&got), 3, "{offsets:?}");
+}
+
 #[tokio::test]
 async fn a_destination_held_to_its_rate_is_sent_to_when_the_rate_allows_not_a_poll_later() {
     // A slow poll (700 ms): a claim that finds nothing due looks again when the next delivery

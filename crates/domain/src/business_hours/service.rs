@@ -32,18 +32,13 @@ pub trait BusinessHoursRepo: Send + Sync {
     /// Infrastructure failures only.
     async fn get(&self, ws: WorkspaceId) -> Result<Option<BusinessHoursRecord>, RepoError>;
 
-    /// Replaces the record, stores `audit` in the same transaction, and brings every business
-    /// time figure stored for the workspace in line with the new hours.
+    /// Replaces the record and stores `audit` in the same transaction; every business time
+    /// figure stored for the workspace before it is then brought in line with the new hours
+    /// (within the call as far as it has time, the rest soon after, in the background).
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn set(
-        &self,
-        ws: WorkspaceId,
-        record: &BusinessHoursRecord,
-        hours: &BusinessHours,
-        audit: &AuditEntry,
-    ) -> Result<(), RepoError>;
+    async fn set(&self, ws: WorkspaceId, record: &BusinessHoursRecord, audit: &AuditEntry) -> Result<(), RepoError>;
 }
 
 /// The business hours use cases.
@@ -82,11 +77,11 @@ impl BusinessHoursService {
         audit: &AuditContext,
         mut record: BusinessHoursRecord,
     ) -> Result<BusinessHoursRecord, SetBusinessHoursError> {
-        let hours = BusinessHours::from_record(&record)?;
+        BusinessHours::from_record(&record)?;
         record.timezone = record.timezone.trim().to_owned();
         let details = serde_json::to_value(&record).unwrap_or_default();
         let entry = audit.entry(ws, AuditAction::BusinessHoursUpdated, AuditTarget::workspace(ws), details);
-        self.repo.set(ws, &record, &hours, &entry).await?;
+        self.repo.set(ws, &record, &entry).await?;
         Ok(record)
     }
 }

@@ -15,6 +15,7 @@ use crate::state::AppState;
 
 /// Which sample to send; the body may be omitted.
 #[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TestBody {
     /// An event type of `GET /v1/event-types`, or `webhook.test` (the default).
     #[schema(example = "message.created")]

@@ -9,7 +9,7 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::webhooks::limiter::{allot, shares, DeliveryCandidate, DueDestination, Throttle};
 use domain::webhooks::pace::{DestinationLimits, Pace, PaceBounds, PaceCaps};
-use domain::webhooks::{AttemptTrigger, ClaimLimits, ClaimedDelivery, DeliveryStatus};
+use domain::webhooks::{AttemptTrigger, ClaimLimits, Claimed, ClaimedDelivery, DeliveryStatus};
 use time::OffsetDateTime;
 
 use super::{ts, ClaimRow, CLAIM_RETURNING};
@@ -199,7 +199,8 @@ pub(super) async fn claim_due_tx(
     now: OffsetDateTime,
     max: usize,
     limits: ClaimLimits,
-) -> diesel::QueryResult<Vec<ClaimedDelivery>> {
+) -> diesel::QueryResult<Claimed> {
+    let started = std::time::Instant::now();
     let bounds = limits.bounds();
     let due: Vec<DueDestination> = diesel::sql_query(due_destinations_sql())
         .bind::<Timestamptz, _>(now)
@@ -216,7 +217,7 @@ pub(super) async fn claim_due_tx(
         .collect();
     let shares = shares(&due, now, max, max.saturating_mul(CANDIDATES_PER_CLAIMED));
     if shares.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Claimed { deliveries: Vec::new(), next_due: next_due(conn, now).await? });
     }
     let (share_dests, share_counts): (Vec<i64>, Vec<i32>) =
         shares.iter().map(|(d, n)| (*d, i32::try_from(*n).unwrap_or(i32::MAX))).unzip();
@@ -228,7 +229,7 @@ pub(super) async fn claim_due_tx(
         .load(conn)
         .await?;
     if candidates.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Claimed { deliveries: Vec::new(), next_due: next_due(conn, now).await? });
     }
     let mut dests: Vec<i64> = candidates.iter().map(|c| c.destination_id).collect();
     dests.sort_unstable();
@@ -282,6 +283,28 @@ pub(super) async fn claim_due_tx(
         candidates.iter().map(|c| DeliveryCandidate { id: c.id, destination_id: c.destination_id }).collect();
     let allotment = allot(&candidates, &in_flight, &throttles, &dest_limits, now);
 
+    if !allotment.deferred.is_empty() {
+        let (ids, at): (Vec<i64>, Vec<OffsetDateTime>) = allotment.deferred.iter().copied().unzip();
+        diesel::sql_query(
+            "UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = v.at
+             FROM unnest($1::bigint[], $2::timestamptz[]) AS v(id, at) WHERE d.id = v.id",
+        )
+        .bind::<Array<BigInt>, _>(&ids)
+        .bind::<Array<Timestamptz>, _>(&at)
+        .execute(conn)
+        .await?;
+    }
+    let rows: Vec<ClaimRow> = if allotment.claimed.is_empty() {
+        Vec::new()
+    } else {
+        claim_rows(conn, &allotment.claimed, now, limits).await?
+    };
+    let next_due = if rows.len() < max { next_due(conn, now).await? } else { None };
+    // Last, just before the commit after which the claimed deliveries leave: their sends are
+    // counted in the window from now, not from when the claim began (its statements, the locks
+    // and the commit take a few milliseconds, under load many more, and a window counted from the
+    // claim's start let the next claim send less than a second after these really left).
+    let sent_at = now + started.elapsed();
     let (ids, tokens): (Vec<i64>, Vec<f64>) = allotment.throttles.iter().map(|(id, t)| (*id, t.tokens)).unzip();
     let mut recent_ids = Vec::new();
     let mut recent_at = Vec::new();
@@ -289,7 +312,7 @@ pub(super) async fn claim_due_tx(
     for (id, t) in &allotment.throttles {
         for (at, n) in &t.recent {
             recent_ids.push(*id);
-            recent_at.push(*at);
+            recent_at.push(if *at == now { sent_at } else { *at });
             recent_sent.push(i32::try_from(*n).unwrap_or(i32::MAX));
         }
     }
@@ -313,50 +336,66 @@ pub(super) async fn claim_due_tx(
     .execute(conn)
     .await?;
 
-    if !allotment.deferred.is_empty() {
-        let (ids, at): (Vec<i64>, Vec<OffsetDateTime>) = allotment.deferred.iter().copied().unzip();
-        diesel::sql_query(
-            "UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = v.at
-             FROM unnest($1::bigint[], $2::timestamptz[]) AS v(id, at) WHERE d.id = v.id",
-        )
-        .bind::<Array<BigInt>, _>(&ids)
-        .bind::<Array<Timestamptz>, _>(&at)
-        .execute(conn)
-        .await?;
-    }
-    if allotment.claimed.is_empty() {
-        return Ok(Vec::new());
-    }
+    let windows: HashMap<i64, u32> = allotment.windows.iter().copied().collect();
+    let deliveries = rows
+        .into_iter()
+        .map(|r| {
+            let window = windows.get(&r.destination_id).copied().unwrap_or(1);
+            ClaimedDelivery { window, ..r.into_claim(AttemptTrigger::Scheduled, true, now) }
+        })
+        .collect();
+    Ok(Claimed { deliveries, next_due })
+}
+
+#[derive(QueryableByName)]
+struct NextDue {
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    at: Option<OffsetDateTime>,
+}
+
+/// The soonest time after `now` at which a delivery comes due ([`Claimed::next_due`]).
+async fn next_due(conn: &mut AsyncPgConnection, now: OffsetDateTime) -> diesel::QueryResult<Option<OffsetDateTime>> {
+    let row: NextDue = diesel::sql_query(
+        "SELECT min(next_attempt_at) AS at FROM webhook_deliveries
+         WHERE status IN ('pending', 'sending') AND next_attempt_at > $1",
+    )
+    .bind::<Timestamptz, _>(now)
+    .get_result(conn)
+    .await?;
+    Ok(row.at)
+}
+
+/// Marks the `claimed` deliveries `sending` with their lease and returns what their sends need;
+/// those of destinations deactivated since their event are parked instead.
+async fn claim_rows(
+    conn: &mut AsyncPgConnection,
+    claimed: &[i64],
+    now: OffsetDateTime,
+    limits: ClaimLimits,
+) -> diesel::QueryResult<Vec<ClaimRow>> {
     let rows: Vec<ClaimRow> = diesel::sql_query(format!(
         "UPDATE webhook_deliveries d SET status = 'sending', next_attempt_at = $2, updated_at = $3
          FROM webhook_events e, webhook_destinations w
          WHERE d.id = ANY ($1) AND e.id = d.event_id AND w.id = d.destination_id AND w.active
          RETURNING {CLAIM_RETURNING}"
     ))
-    .bind::<Array<BigInt>, _>(&allotment.claimed)
+    .bind::<Array<BigInt>, _>(claimed)
     .bind::<Timestamptz, _>(ts(now, limits.claim_lease))
     .bind::<Timestamptz, _>(now)
     .load(conn)
     .await?;
-    if rows.len() < allotment.claimed.len() {
+    if rows.len() < claimed.len() {
         // The others belong to destinations deactivated since their event: park them.
         diesel::sql_query(
             "UPDATE webhook_deliveries SET status = 'paused', updated_at = $2
              WHERE id = ANY ($1) AND status IN ('pending', 'sending')",
         )
         .bind::<Array<BigInt>, _>(
-            allotment.claimed.iter().copied().filter(|id| !rows.iter().any(|r| r.id == *id)).collect::<Vec<_>>(),
+            claimed.iter().copied().filter(|id| !rows.iter().any(|r| r.id == *id)).collect::<Vec<_>>(),
         )
         .bind::<Timestamptz, _>(now)
         .execute(conn)
         .await?;
     }
-    let windows: HashMap<i64, u32> = allotment.windows.iter().copied().collect();
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            let window = windows.get(&r.destination_id).copied().unwrap_or(1);
-            ClaimedDelivery { window, ..r.into_claim(AttemptTrigger::Scheduled, true, now) }
-        })
-        .collect())
+    Ok(rows)
 }

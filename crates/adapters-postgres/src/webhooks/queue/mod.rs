@@ -31,12 +31,6 @@ use record::record_tx;
 mod claim;
 mod record;
 
-#[derive(QueryableByName)]
-struct NextDue {
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    at: Option<OffsetDateTime>,
-}
-
 /// The delivery queue in PostgreSQL.
 #[derive(Debug, Clone)]
 pub struct PgDeliveryQueue {
@@ -145,22 +139,7 @@ pub(super) async fn shift(
 impl DeliveryQueue for PgDeliveryQueue {
     async fn claim_due(&self, now: OffsetDateTime, max: usize, limits: ClaimLimits) -> Result<Claimed, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let deliveries =
-            conn.transaction(|conn| claim_due_tx(conn, now, max, limits).scope_boxed()).await.map_err(repo)?;
-        let next_due = if deliveries.len() < max {
-            diesel::sql_query(
-                "SELECT min(next_attempt_at) AS at FROM webhook_deliveries
-                 WHERE status IN ('pending', 'sending') AND next_attempt_at > $1",
-            )
-            .bind::<Timestamptz, _>(now)
-            .get_result::<NextDue>(&mut conn)
-            .await
-            .map_err(repo)?
-            .at
-        } else {
-            None
-        };
-        Ok(Claimed { deliveries, next_due })
+        conn.transaction(|conn| claim_due_tx(conn, now, max, limits).scope_boxed()).await.map_err(repo)
     }
 
     async fn claim_manual(
