@@ -150,6 +150,7 @@ pub async fn refigure_step(conn: &mut AsyncPgConnection, ws: WorkspaceId) -> Que
             let hours = load(conn, ws).await?;
             let job: Option<(i64, i64)> = business_hours_refigures::table
                 .filter(business_hours_refigures::workspace_id.eq(ws.0))
+                .filter(business_hours_refigures::after.lt(business_hours_refigures::up_to))
                 .select((business_hours_refigures::up_to, business_hours_refigures::after))
                 .for_update()
                 .skip_locked()
@@ -165,7 +166,7 @@ pub async fn refigure_step(conn: &mut AsyncPgConnection, ws: WorkspaceId) -> Que
                     Ok(true)
                 }
                 None => {
-                    diesel::delete(target).execute(conn).await?;
+                    diesel::update(target).set(business_hours_refigures::after.eq(up_to)).execute(conn).await?;
                     Ok(false)
                 }
             }
@@ -183,6 +184,7 @@ pub async fn refigure_step(conn: &mut AsyncPgConnection, ws: WorkspaceId) -> Que
 pub async fn refigure_pending(db: &Db) -> Result<usize, RepoError> {
     let mut conn = db.conn().await.map_err(repo)?;
     let workspaces: Vec<i64> = business_hours_refigures::table
+        .filter(business_hours_refigures::after.lt(business_hours_refigures::up_to))
         .select(business_hours_refigures::workspace_id)
         .order(business_hours_refigures::workspace_id)
         .load(&mut conn)

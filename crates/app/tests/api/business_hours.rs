@@ -120,3 +120,79 @@ async fn a_change_of_the_hours_waits_for_what_is_being_computed_with_the_old_one
     let status = tokio::time::timeout(std::time::Duration::from_secs(5), change).await.expect("done").expect("task");
     assert_eq!(status, 200);
 }
+
+/// A change of the hours over a long history: the change answers, the figures stored before it
+/// are refigured in batches of their own (within the request while it has time, then by the
+/// reports' worker), the figures stored after it (already with the new hours) are left alone,
+/// and a newer change starts the refiguring over.
+#[tokio::test]
+async fn a_change_over_a_long_history_is_refigured_in_batches_and_a_newer_one_starts_over() {
+    let app = TestApp::spawn().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let exec = |sql: &'static str| crate::assistant_helpers::exec(&app, sql, ws.id);
+    exec(
+        "INSERT INTO channels (workspace_id, channel_type, display_name, identifier, status)
+         VALUES ($1, 'whatsapp', 'Line', '+14155550100', 'active')",
+    )
+    .await;
+    exec("INSERT INTO contacts (workspace_id, phone) VALUES ($1, '+14155550199')").await;
+    exec("INSERT INTO threads (workspace_id, contact_id, channel_id) SELECT $1, c.id, ch.id FROM contacts c, channels ch")
+        .await;
+    // 25,000 first responses of Monday 23 November 2026, 10:00 to 10:30 UTC: 1,800 business
+    // seconds with the hours they were stored with (every hour counting).
+    let facts = |business: i64| {
+        format!(
+            "INSERT INTO conversation_facts (workspace_id, thread_id, channel_id, kind, at, started_at, seconds, business_seconds)
+             SELECT $1, t.id, t.channel_id, 4, '2026-11-23 10:30Z', '2026-11-23 10:00Z', 1800, {business}
+             FROM threads t, generate_series(1, 25000)"
+        )
+    };
+    crate::assistant_helpers::exec(&app, &facts(1800), ws.id).await;
+    let last_before =
+        sql_json(&app, "SELECT max(id)::text AS j FROM conversation_facts WHERE workspace_id = $1", ws.id).await;
+    let late = json!({"timezone": "UTC", "days": {"mon": [["11:00", "17:00"]]}, "holidays": []});
+    assert_eq!(put(&app, &key, &late).await.status(), 200);
+    let up_to = sql_json(&app, "SELECT up_to::text AS j FROM business_hours_refigures WHERE workspace_id = $1", ws.id);
+    assert_eq!(up_to.await, last_before, "the facts stored before the change are the refiguring's, and only they");
+    // Stored after the change, with its hours: not the refiguring's.
+    let after = facts(7).replace("generate_series(1, 25000)", "generate_series(1, 10)");
+    crate::assistant_helpers::exec(&app, &after, ws.id).await;
+    let figures = || async {
+        sql_json(
+            &app,
+            "SELECT json_object_agg(business_seconds, n)::text AS j FROM (
+                 SELECT business_seconds, count(*) AS n FROM conversation_facts WHERE workspace_id = $1 GROUP BY 1) f",
+            ws.id,
+        )
+        .await
+    };
+    let worker = || async {
+        for _ in 0..100 {
+            app::report_rollup::run_once(&app.db).await.expect("worker pass");
+            let left = sql_json(
+                &app,
+                "SELECT count(*)::text AS j FROM business_hours_refigures WHERE workspace_id = $1 AND after < up_to",
+                ws.id,
+            );
+            if left.await == json!(0) {
+                return;
+            }
+        }
+        panic!("the refiguring never finished");
+    };
+    worker().await;
+    assert_eq!(figures().await, json!({"0": 25000, "7": 10}));
+
+    // Back to every Monday hour counting, then a newer change before the worker's turn: it
+    // starts over, and every figure ends with the newest hours.
+    let early = json!({"timezone": "UTC", "days": {"mon": [["09:00", "10:10"]]}, "holidays": []});
+    let all_day = json!({"timezone": "UTC", "days": {"mon": [["00:00", "24:00"]]}, "holidays": []});
+    assert_eq!(put(&app, &key, &all_day).await.status(), 200);
+    // As if the worker had refigured the first thousand with those hours when the next change came.
+    let midway = "UPDATE business_hours_refigures SET after = (SELECT min(id) + 999 FROM conversation_facts WHERE workspace_id = $1)
+                  WHERE workspace_id = $1";
+    crate::assistant_helpers::exec(&app, midway, ws.id).await;
+    assert_eq!(put(&app, &key, &early).await.status(), 200);
+    worker().await;
+    assert_eq!(figures().await, json!({"600": 25010}));
+}
