@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::audit::AuditEntry;
 use domain::channels::{
     ChangeChannelError, Channel, ChannelChange, ChannelFilter, ChannelId, ChannelRepository, ChannelStatus,
@@ -124,6 +124,26 @@ impl ChannelRow {
             default_team_id: self.default_team_id,
         })
     }
+}
+
+/// The channels `ids` of `ws`, in id order, in the caller's transaction.
+///
+/// # Errors
+/// Database errors, and a stored type or status the domain does not know.
+pub(crate) async fn load_many(conn: &mut AsyncPgConnection, ws: WorkspaceId, ids: &[i64]) -> QueryResult<Vec<Channel>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<ChannelRow> = channels::table
+        .filter(channels::workspace_id.eq(ws.0))
+        .filter(channels::id.eq_any(ids))
+        .order(channels::id)
+        .select(ChannelRow::as_select())
+        .load(conn)
+        .await?;
+    rows.into_iter()
+        .map(|r| r.into_domain().map_err(|e| diesel::result::Error::DeserializationError(e.0.into())))
+        .collect()
 }
 
 enum TxError {

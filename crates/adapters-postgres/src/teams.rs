@@ -20,7 +20,7 @@ use time::OffsetDateTime;
 
 use crate::error::{repo, unique_violation};
 use crate::pool::Db;
-use crate::schema::{team_members, teams, threads, workspace_members};
+use crate::schema::{channels, team_members, teams, threads, workspace_members};
 use crate::threads::load_many;
 use crate::webhooks::outbox;
 
@@ -333,19 +333,33 @@ impl TeamRepository for PgTeamRepository {
                     // and no other can join until this commits.
                     let rows = team_threads(conn, ws, id).await?;
                     let facts: Vec<TeamThread> = rows.iter().map(TeamThreadRow::fact).collect();
-                    let deletion = decide_team_deletion(id, &facts);
+                    // The channels it is the default team of (locked: their record changes).
+                    let defaults: Vec<i64> = channels::table
+                        .filter(channels::workspace_id.eq(ws.0))
+                        .filter(channels::default_team_id.eq(id))
+                        .order(channels::id)
+                        .select(channels::id)
+                        .for_no_key_update()
+                        .load(conn)
+                        .await?;
+                    let deletion = decide_team_deletion(id, &facts, &defaults);
                     apply_team_deletion(conn, ws, &deletion).await?;
+                    // The foreign key clears the channels' `default_team_id`.
                     diesel::delete(teams::table.filter(teams::workspace_id.eq(ws.0)).filter(teams::id.eq(id)))
                         .execute(conn)
                         .await?;
-                    if !deletion.unassigned.is_empty() {
-                        // docs/contract.md: each thread's `thread.assigned` is its plain record,
-                        // unassigned with `assignment_reason` `team_deleted`.
-                        let events: Vec<DomainEvent> = load_many(conn, ws, &deletion.unassigned)
-                            .await?
-                            .into_iter()
-                            .map(|t| deletion.event(t.into()))
-                            .collect();
+                    // docs/contract.md: each thread's `thread.assigned` is its plain record,
+                    // unassigned with `assignment_reason` `team_deleted`; each channel's
+                    // `channel.updated` its record without the default team.
+                    let mut events: Vec<DomainEvent> = load_many(conn, ws, &deletion.unassigned)
+                        .await?
+                        .into_iter()
+                        .map(|t| deletion.event(t.into()))
+                        .collect();
+                    for channel in crate::channels::load_many(conn, ws, &deletion.channels).await? {
+                        events.push(deletion.channel_event(channel));
+                    }
+                    if !events.is_empty() {
                         outbox::record(conn, ws, OffsetDateTime::now_utc(), &events).await?;
                     }
                     crate::audit::write(conn, &[audit], None).await?;

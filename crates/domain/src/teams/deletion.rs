@@ -3,6 +3,7 @@
 //! and writes what comes back before the team's row goes.
 
 use super::assignment::AssignmentReason;
+use crate::channels::{Channel, ChannelRecord};
 use crate::threads::Assignee;
 use crate::threads::ThreadRecord;
 use crate::webhooks::DomainEvent;
@@ -28,6 +29,9 @@ pub struct TeamDeletion {
     pub released: Vec<i64>,
     /// `team_deleted`.
     pub reason: AssignmentReason,
+    /// Channels whose default team it was: their `default_team_id` becomes null, one
+    /// `channel.updated` each.
+    pub channels: Vec<i64>,
 }
 
 impl TeamDeletion {
@@ -36,15 +40,25 @@ impl TeamDeletion {
         DomainEvent::ThreadAssigned(thread)
     }
 
+    /// The event each of [`Self::channels`] emits: its record without the default team.
+    pub fn channel_event(&self, channel: Channel) -> DomainEvent {
+        DomainEvent::ChannelUpdated(ChannelRecord::from(channel))
+    }
+
     /// Every thread the deletion writes.
     pub fn threads(&self) -> impl Iterator<Item = i64> + '_ {
         self.unassigned.iter().chain(&self.released).copied()
     }
 }
 
-/// Deleting team `team_id` with these threads.
-pub fn decide_team_deletion(team_id: i64, threads: &[TeamThread]) -> TeamDeletion {
-    let mut out = TeamDeletion { unassigned: Vec::new(), released: Vec::new(), reason: AssignmentReason::TeamDeleted };
+/// Deleting team `team_id` with these threads, the default team of `channels`.
+pub fn decide_team_deletion(team_id: i64, threads: &[TeamThread], channels: &[i64]) -> TeamDeletion {
+    let mut out = TeamDeletion {
+        unassigned: Vec::new(),
+        released: Vec::new(),
+        reason: AssignmentReason::TeamDeleted,
+        channels: channels.to_vec(),
+    };
     for t in threads {
         if t.assignee == Some(Assignee::Team(team_id)) {
             out.unassigned.push(t.thread_id);
@@ -68,8 +82,9 @@ mod tests {
             TeamThread { thread_id: 4, assignee: Some(Assignee::Team(7)) },
             TeamThread { thread_id: 5, assignee: None },
         ];
-        let d = decide_team_deletion(7, &threads);
+        let d = decide_team_deletion(7, &threads, &[11, 12]);
         assert_eq!(d.unassigned, [1, 4]);
+        assert_eq!(d.channels, [11, 12], "each channel it was the default team of is updated");
         assert_eq!(d.released, [2, 3, 5]);
         assert_eq!(d.reason, AssignmentReason::TeamDeleted);
         assert_eq!(d.threads().count(), 5);
@@ -77,6 +92,6 @@ mod tests {
 
     #[test]
     fn a_team_without_threads_changes_nothing() {
-        assert_eq!(decide_team_deletion(7, &[]).threads().count(), 0);
+        assert_eq!(decide_team_deletion(7, &[], &[]).threads().count(), 0);
     }
 }

@@ -330,6 +330,17 @@ async fn deleting_a_team_unassigns_its_own_threads_once_and_members_keep_theirs(
     assert_eq!(thread_events(&app, with_member).await.iter().filter(|(ty, _)| ty == "thread.assigned").count(), 1);
     let (_, channel) = app.get_json(&format!("/v1/channels/{ch}"), &key).await;
     assert_eq!(channel["default_team_id"], Value::Null);
+    // Its channel's record changed: a `channel.updated`, the record as GET answers it.
+    let updates = crate::assistant_helpers::sql_json(
+        &app,
+        "SELECT coalesce(json_agg(payload::jsonb -> 'data' ORDER BY id), '[]')::text AS j FROM webhook_events
+         WHERE workspace_id = $1 AND event_type = 'channel.updated'",
+        ws.id,
+    )
+    .await;
+    let counts = updates.as_array().map(|u| u.iter().filter(|d| d["id"] == json!(ch)).count());
+    assert_eq!(counts, Some(2), "one when the team became its default, one now: {updates}");
+    assert_eq!(updates.as_array().and_then(|u| u.last()), Some(&channel));
 }
 
 #[tokio::test]
