@@ -119,3 +119,71 @@ async fn throttles_from_before_the_recent_sends_keep_their_bucket_and_pace() {
     let bad = diesel::sql_query("UPDATE webhook_throttles SET recent_at = ARRAY[now()]").execute(&mut conn).await;
     assert!(bad.is_err(), "a time without its count is refused");
 }
+
+/// Right after a bulk enqueue, before the table's statistics catch up (they still say nothing is
+/// due), a claim reads each destination's due deliveries once, not once per due delivery: the
+/// plan that did the latter took 19 s a claim at 20,000 due deliveries and stalled deliveries for
+/// a minute. Counted with the index's own scan counter, not timed.
+#[tokio::test]
+async fn a_claim_right_after_a_bulk_enqueue_reads_each_destination_once() {
+    use diesel::sql_types::BigInt;
+    use diesel_async::RunQueryDsl;
+
+    #[derive(diesel::QueryableByName)]
+    struct Scans {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    let app = TestApp::spawn_with(loopback).await;
+    let receiver = Receiver::start().await;
+    let (ws, key) = app.advanced_with_key().await;
+    for _ in 0..10 {
+        destination(&app, &key, &receiver.url("/"), &["contact.created"]).await;
+    }
+    let mut conn = app.db.conn().await.expect("conn");
+    let run = |sql: String| diesel::sql_query(sql);
+    run("ALTER TABLE webhook_deliveries SET (autovacuum_enabled = false)".into())
+        .execute(&mut conn)
+        .await
+        .expect("sql");
+    run(format!(
+        "INSERT INTO webhook_events (workspace_id, event_type, message_id, payload)
+         SELECT {ws}, 'contact.created', 'msg_' || g, '{{}}' FROM generate_series(1, 2000) g",
+        ws = ws.id
+    ))
+    .execute(&mut conn)
+    .await
+    .expect("events");
+    // Statistics taken while everything was delivered...
+    let deliveries = |status: &str| {
+        format!(
+            "INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status, next_attempt_at)
+             SELECT e.workspace_id, d.id, e.id, '{status}', now() - interval '1 minute'
+             FROM webhook_events e, webhook_destinations d WHERE e.workspace_id = {ws} AND d.workspace_id = {ws}",
+            ws = ws.id
+        )
+    };
+    run(deliveries("succeeded")).execute(&mut conn).await.expect("delivered");
+    run("ANALYZE webhook_deliveries".into()).execute(&mut conn).await.expect("analyze");
+    // ...then a backlog of 20,000 in one go.
+    run(deliveries("pending")).execute(&mut conn).await.expect("backlog");
+    let scans = "SELECT coalesce(sum(idx_scan), 0)::bigint AS n FROM pg_stat_user_indexes
+                 WHERE relname = 'webhook_deliveries'";
+    let before = run(scans.into()).get_result::<Scans>(&mut conn).await.expect("scans").n;
+    let engine = engine(&app, &TestClock::new());
+    let limits = engine.policy.limits;
+    let claimed = engine.queue.claim_due(engine.clock.now(), 100, limits).await.expect("claim").deliveries;
+    assert_eq!(claimed.len(), 100);
+    // An idle backend reports its counters within about ten seconds.
+    let mut after = before;
+    for _ in 0..80 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        run("SELECT pg_stat_clear_snapshot()".into()).execute(&mut conn).await.expect("snapshot");
+        after = run(scans.into()).get_result::<Scans>(&mut conn).await.expect("scans").n;
+        if after > before {
+            break;
+        }
+    }
+    assert!(after > before, "the claim's scans were counted: {before} then {after}");
+    assert!(after - before < 1_000, "{} index scans of the deliveries for one claim", after - before);
+}
