@@ -185,24 +185,6 @@ pub async fn refigure_batch(
     Ok(Some(last))
 }
 
-/// Recomputes the business seconds of every duration stored for `ws` with `hours`, all in the
-/// caller's transaction. (A change of the hours refigures in batches of their own instead:
-/// `crate::business_hours`.)
-///
-/// # Errors
-/// Database errors.
-pub async fn refigure_business_time(
-    conn: &mut AsyncPgConnection,
-    ws: WorkspaceId,
-    hours: &BusinessHours,
-) -> QueryResult<()> {
-    let mut after = 0i64;
-    while let Some(last) = refigure_batch(conn, ws, hours, after, i64::MAX, REFIGURE_BATCH).await? {
-        after = last;
-    }
-    Ok(())
-}
-
 /// [`ConversationFacts`] on PostgreSQL.
 #[derive(Debug, Clone)]
 pub struct PgReports {

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use adapters_postgres::reports::rollup::{fold, fold_batch};
-use adapters_postgres::reports::{refigure_business_time, PgReports};
+use adapters_postgres::reports::{refigure_batch, PgReports};
 use adapters_postgres::Db;
 use diesel::sql_types::{BigInt, Bool, Nullable, SmallInt, Timestamptz};
 use diesel::QueryableByName;
@@ -137,6 +137,16 @@ async fn fill(conn: &mut AsyncPgConnection) -> i64 {
     }
     insert_facts(conn, 4_000).await;
     count(conn, "SELECT id AS n FROM workspaces").await
+}
+
+/// Every business duration of `ws` refigured with `hours` in one statement, in the caller's
+/// transaction (a change of the hours does it in batches: the same statement, a bounded range).
+async fn refigure_business_time(
+    conn: &mut AsyncPgConnection,
+    ws: WorkspaceId,
+    hours: &domain::business_hours::BusinessHours,
+) -> diesel::QueryResult<()> {
+    refigure_batch(conn, ws, hours, 0, i64::MAX, i64::MAX).await.map(|_| ())
 }
 
 /// `n` random facts of the workspace's threads.
