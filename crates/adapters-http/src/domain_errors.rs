@@ -151,6 +151,9 @@ impl From<RedeliverError> for ApiError {
         match e {
             RedeliverError::NotFound => ApiError::NotFound(e.to_string()),
             RedeliverError::InProgress => ApiError::Conflict(e.to_string()),
+            RedeliverError::CapReached { retry_after_secs, .. } => {
+                ApiError::CapReached { detail: e.to_string(), retry_after: retry_after_secs }
+            }
             RedeliverError::Unknown(e) => e.into(),
         }
     }
@@ -160,6 +163,9 @@ impl From<SendTestError> for ApiError {
     fn from(e: SendTestError) -> Self {
         match e {
             SendTestError::NotFound => ApiError::NotFound(e.to_string()),
+            SendTestError::CapReached { retry_after_secs, .. } => {
+                ApiError::CapReached { detail: e.to_string(), retry_after: retry_after_secs }
+            }
             SendTestError::Unknown(e) => e.into(),
         }
     }

@@ -65,6 +65,15 @@ pub enum ApiError {
         /// Seconds until a request will be admitted.
         retry_after: u64,
     },
+    /// A cap of a webhook destination's own keeps a manual attempt back; retry after this many
+    /// seconds.
+    #[error("{detail}")]
+    CapReached {
+        /// Which cap, and when to try again.
+        detail: String,
+        /// Seconds until a place frees.
+        retry_after: u64,
+    },
     /// The workspace's plan does not include the feature.
     #[error("this needs the {required} plan; the workspace is on {current}")]
     PlanRequired {
@@ -145,7 +154,7 @@ impl ApiError {
             ApiError::TokenRevoked => "token_revoked",
             ApiError::TokenExpired => "token_expired",
             ApiError::InvalidCredentials => "invalid_credentials",
-            ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::RateLimited { .. } | ApiError::CapReached { .. } => "rate_limited",
             ApiError::PlanRequired { .. } => "plan_required",
             ApiError::Forbidden(_) => "forbidden",
             ApiError::InsufficientScope(_) => "insufficient_scope",
@@ -232,7 +241,7 @@ impl ResponseError for ApiError {
             | ApiError::TokenRevoked
             | ApiError::TokenExpired
             | ApiError::InvalidCredentials => StatusCode::UNAUTHORIZED,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited { .. } | ApiError::CapReached { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::PlanRequired { .. } | ApiError::Forbidden(_) | ApiError::InsufficientScope(_) => {
                 StatusCode::FORBIDDEN
             }
@@ -284,7 +293,7 @@ impl ResponseError for ApiError {
                     format!(r#"Bearer realm="wms", error="insufficient_scope", scope="{scope}""#),
                 ));
             }
-            ApiError::RateLimited { retry_after } => {
+            ApiError::RateLimited { retry_after } | ApiError::CapReached { retry_after, .. } => {
                 res.insert_header((header::RETRY_AFTER, retry_after.to_string()));
             }
             _ if self.status_code() == StatusCode::SERVICE_UNAVAILABLE => {

@@ -219,6 +219,37 @@ async fn the_test_event_selector_sends_a_signed_sample_of_the_chosen_type() {
     assert_eq!(receiver.received().len(), before);
 }
 
+/// The destination's own caps hold for the page's test sends and retries too: beyond them the
+/// page says which cap is full and when to try again, and nothing is sent.
+#[tokio::test]
+async fn the_page_says_when_a_destination_cap_keeps_a_test_send_or_retry_back() {
+    let app = TestApp::spawn_with(loopback).await;
+    let receiver = Receiver::start().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let b = sign_in(&app, &ws).await;
+    let (id, _) = destination(&app, &key, &receiver.url("/t"), &["message.created"]).await;
+    let res = app
+        .authed(reqwest::Method::PATCH, &format!("/v1/webhooks/{id}"), &key)
+        .json(&json!({"rate_limit_per_second": 1}))
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(res.status(), 200);
+    let detail = format!("{PATH}/{id}");
+    let sent = flash_of(&submit(&app, &b, &format!("{detail}/test"), &[("event_type", "")]).await);
+    assert!(sent.starts_with("Test event delivered"), "{sent}");
+    let held = flash_of(&submit(&app, &b, &format!("{detail}/test"), &[("event_type", "")]).await);
+    assert!(
+        held.starts_with("Test event not sent: the destination is at its cap: its rate_limit_per_second (1)"),
+        "{held}"
+    );
+    let (_, log) = app.get_json(&format!("/v1/webhooks/{id}/deliveries"), &key).await;
+    let delivery = log["data"][0]["id"].as_i64().expect("the first test's delivery");
+    let retried = flash_of(&submit(&app, &b, &format!("{detail}/deliveries/{delivery}/retry"), &[]).await);
+    assert!(retried.starts_with(&format!("Delivery {delivery} not sent: the destination is at its cap")), "{retried}");
+    assert_eq!(receiver.received().len(), 1, "nothing more was sent");
+}
+
 /// Posts a form of owned values.
 async fn post_owned(
     app: &TestApp,

@@ -250,6 +250,82 @@ async fn a_destination_held_to_its_rate_is_sent_to_when_the_rate_allows_not_a_po
     assert!((4.05..4.5).contains(&span), "{span:.3} s for all 25: {offsets:?}");
 }
 
+/// A destination's own caps are hard caps for the sends a member asks for too: a test send or a
+/// manual retry beyond its `rate_limit_per_second` is refused with 429 and `Retry-After` (and
+/// records nothing), and the ones that go are counted, so the scheduled deliveries that follow
+/// keep the cap in every second.
+#[tokio::test]
+async fn test_sends_and_manual_retries_keep_a_destination_rate_cap() {
+    let app = TestApp::spawn_with(|s| {
+        loopback(s);
+        s.webhooks.poll_interval_ms = 10;
+    })
+    .await;
+    let receiver = Receiver::start().await;
+    let (ws, key) = app.advanced_with_key().await;
+    let body = json!({"url": receiver.url("/"), "events": ["message.created"], "rate_limit_per_second": 2});
+    let res = app.post_json("/v1/webhooks", &key, &body).await;
+    assert_eq!(res.status(), 201);
+    let id = res.json::<Value>().await.expect("json")["id"].as_i64().expect("id");
+    let test = format!("/v1/webhooks/{id}/test");
+    let first = app.post_json(&test, &key, &json!({})).await;
+    assert_eq!(first.status(), 200);
+    let delivery = first.json::<Value>().await.expect("json")["id"].as_i64().expect("delivery id");
+    assert_eq!(app.post_json(&test, &key, &json!({})).await.status(), 200);
+
+    let refused = app.post_json(&test, &key, &json!({})).await;
+    assert_eq!(refused.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("1"));
+    let p = problem(refused, 429, "rate_limited").await;
+    assert!(p["detail"].as_str().unwrap_or("").contains("rate_limit_per_second (2)"), "{p}");
+    let retry = format!("/v1/webhooks/{id}/deliveries/{delivery}/retry");
+    let refused = app.post_json(&retry, &key, &json!({})).await;
+    assert!(refused.headers().contains_key("retry-after"));
+    problem(refused, 429, "rate_limited").await;
+    let (_, log) = app.get_json(&format!("/v1/webhooks/{id}/deliveries"), &key).await;
+    assert_eq!(log["data"].as_array().map(Vec::len), Some(2), "a refused test records nothing: {log}");
+    assert_eq!(receiver.received().len(), 2);
+
+    // The two sends are counted: scheduled deliveries due now wait for their window to pass.
+    for i in 0..4 {
+        emit(&app, ws.id, EventType::MessageCreated, json!({"id": i})).await;
+    }
+    let w = workers(&app);
+    let got = receiver.wait_for(6, Duration::from_secs(20)).await;
+    assert_eq!(busiest_second(&got), 2, "{:?}", got.iter().map(|r| r.at - got[0].at).collect::<Vec<_>>());
+    // Once a place frees, a manual retry goes (and counts like the others).
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let res = app.post_json(&retry, &key, &json!({})).await;
+    assert_eq!(res.status(), 200, "{:?}", res.text().await);
+    w.stop(Duration::from_secs(5)).await;
+    assert_eq!(busiest_second(&receiver.received()), 2);
+}
+
+/// A test send beyond a destination's `max_in_flight` waits for no slot: it is refused with 429
+/// while the destination's deliveries in flight fill its cap, and goes once one ends.
+#[tokio::test]
+async fn a_test_send_beyond_the_in_flight_cap_is_refused_until_a_slot_frees() {
+    let app = TestApp::spawn_with(loopback).await;
+    let receiver = Receiver::start().await;
+    receiver.answer_always(Answer { delay: Duration::from_millis(1500), ..Answer::status(204) });
+    let (_, key) = app.advanced_with_key().await;
+    let body = json!({"url": receiver.url("/"), "events": ["message.created"], "max_in_flight": 1});
+    let res = app.post_json("/v1/webhooks", &key, &body).await;
+    let id = res.json::<Value>().await.expect("json")["id"].as_i64().expect("id");
+    let test = format!("/v1/webhooks/{id}/test");
+    let slow = {
+        let (client, url, key) = (app.client.clone(), app.url(&test), key.clone());
+        tokio::spawn(async move { client.post(url).bearer_auth(key).send().await.expect("request").status() })
+    };
+    receiver.wait_for(1, Duration::from_secs(5)).await;
+    let refused = app.post_json(&test, &key, &json!({})).await;
+    assert_eq!(refused.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("1"));
+    let p = problem(refused, 429, "rate_limited").await;
+    assert!(p["detail"].as_str().unwrap_or("").contains("max_in_flight (1)"), "{p}");
+    assert_eq!(slow.await.expect("join"), 200);
+    assert_eq!(app.post_json(&test, &key, &json!({})).await.status(), 200, "the slot is free again");
+    assert_eq!(receiver.max_concurrent(), 1);
+}
+
 #[tokio::test]
 async fn a_filter_delivers_only_events_of_its_channels_and_labels() {
     let app = TestApp::spawn_with(loopback).await;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use super::pace::DestinationLimits;
+use super::pace::{DestinationLimits, PaceCaps};
 
 /// A due delivery the claim looks at (oldest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,6 +219,94 @@ pub fn allot(
         })
         .collect();
     out
+}
+
+/// A destination's own cap that keeps a manual attempt back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FullCap {
+    /// Its `max_in_flight`: that many of its deliveries are in flight.
+    InFlight(u32),
+    /// Its `rate_limit_per_second`: that many sends within the last [`RATE_WINDOW`].
+    Rate(u32),
+}
+
+impl std::fmt::Display for FullCap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FullCap::InFlight(n) => write!(f, "its max_in_flight ({n}) deliveries are in flight"),
+            FullCap::Rate(n) => write!(f, "its rate_limit_per_second ({n}) was sent within the last second"),
+        }
+    }
+}
+
+impl CapReached {
+    /// Whole seconds from `now` until `retry_at`, at least 1 (for `Retry-After`).
+    pub fn retry_after_secs(&self, now: OffsetDateTime) -> u64 {
+        let secs = (self.retry_at - now).as_seconds_f64().ceil();
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let secs = secs.clamp(1.0, 3600.0) as u64;
+        secs
+    }
+}
+
+/// A manual attempt kept back by a full cap: which one, and when to try again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CapReached {
+    /// The full cap.
+    pub cap: FullCap,
+    /// When a place frees: the oldest counted send leaving the window, or, for the in-flight cap,
+    /// a second from now (an attempt in flight ends when its receiver answers).
+    pub retry_at: OffsetDateTime,
+}
+
+/// Whether a manual attempt (a retry or a test send, made on request) goes now.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ManualAdmission {
+    /// It goes now; the destination's throttle with it counted.
+    Send(Throttle),
+    /// A cap of the destination's own is full.
+    Full(CapReached),
+}
+
+/// Admits a manual attempt against its destination's own caps (`caps`: `max_in_flight` and
+/// `rate_limit_per_second`, which are hard caps, whoever sends), with `in_flight` of its
+/// deliveries in flight and its stored throttle (`None`: never used). The adaptive pace and a
+/// `Retry-After` hold do not keep a manual attempt back: the member asks for this one request.
+/// An admitted attempt is counted like a claimed delivery: in the window of recent sends and as a
+/// token of the bucket refilled at `limits.rate` (never below empty), so the scheduled deliveries
+/// that follow leave room for it.
+pub fn admit_manual(
+    throttle: Option<Throttle>,
+    in_flight: i64,
+    limits: DestinationLimits,
+    caps: PaceCaps,
+    now: OffsetDateTime,
+) -> ManualAdmission {
+    if let Some(max) = caps.max_in_flight {
+        if in_flight >= i64::from(max) {
+            let retry_at = now + Duration::from_secs(1);
+            return ManualAdmission::Full(CapReached { cap: FullCap::InFlight(max), retry_at });
+        }
+    }
+    let throttle = throttle.unwrap_or_else(|| Throttle::unused(now));
+    let mut recent: Vec<(OffsetDateTime, u32)> =
+        throttle.recent.into_iter().filter(|(at, n)| *at > now - RATE_WINDOW && *n > 0).collect();
+    if let Some(rate) = caps.rate {
+        let mut sends: Vec<OffsetDateTime> =
+            recent.iter().flat_map(|(at, n)| std::iter::repeat_n(*at, *n as usize)).collect();
+        sends.sort_unstable();
+        let per_window = rate.max(1) as usize;
+        if let Some(oldest) = sends.len().checked_sub(per_window).map(|i| sends[i]) {
+            let retry_at = oldest + RATE_WINDOW;
+            return ManualAdmission::Full(CapReached { cap: FullCap::Rate(rate), retry_at });
+        }
+    }
+    let rate = limits.rate.max(1.0);
+    let elapsed = (now - throttle.refilled_at).as_seconds_f64().max(0.0);
+    let tokens = ((throttle.tokens.min(rate) + elapsed * rate).min(rate) - 1.0).max(0.0);
+    recent.push((now, 1));
+    recent.sort_by_key(|(at, _)| *at);
+    ManualAdmission::Send(Throttle { tokens, refilled_at: now, recent })
 }
 
 #[cfg(test)]
@@ -461,5 +549,59 @@ mod tests {
             let got = sent.len().min(400) as f64;
             assert!(got >= (expected * 0.95).min(400.0), "rate {rate}: {got} sent, about {expected} expected");
         }
+    }
+
+    fn caps(max_in_flight: Option<u32>, rate: Option<u32>) -> PaceCaps {
+        PaceCaps { max_in_flight, rate }
+    }
+
+    fn paced(rate: f64) -> DestinationLimits {
+        DestinationLimits { max_in_flight: 100, rate, hold_until: None }
+    }
+
+    #[test]
+    fn a_manual_attempt_waits_for_a_free_slot_under_its_own_in_flight_cap() {
+        let got = admit_manual(None, 2, paced(10.0), caps(Some(2), None), NOW);
+        let want = CapReached { cap: FullCap::InFlight(2), retry_at: NOW + Duration::from_secs(1) };
+        assert_eq!(got, ManualAdmission::Full(want));
+        assert!(matches!(admit_manual(None, 1, paced(10.0), caps(Some(2), None), NOW), ManualAdmission::Send(_)));
+    }
+
+    #[test]
+    fn a_manual_attempt_takes_a_place_in_the_window_under_its_own_rate_cap() {
+        let ms = |m: i64| NOW - time::Duration::milliseconds(m);
+        let busy = Throttle { tokens: 3.0, refilled_at: ms(10), recent: vec![(ms(900), 2), (ms(10), 1)] };
+        let got = admit_manual(Some(busy.clone()), 0, paced(3.0), caps(None, Some(3)), NOW);
+        let want = CapReached { cap: FullCap::Rate(3), retry_at: ms(900) + RATE_WINDOW };
+        assert_eq!(got, ManualAdmission::Full(want), "three sends in the window: the oldest frees the place");
+        let ManualAdmission::Send(after) = admit_manual(Some(busy), 0, paced(4.0), caps(None, Some(4)), NOW) else {
+            panic!("a fourth place is free under a cap of 4");
+        };
+        assert_eq!(after.recent, vec![(ms(900), 2), (ms(10), 1), (NOW, 1)]);
+        assert_eq!(after.refilled_at, NOW);
+    }
+
+    #[test]
+    fn a_counted_manual_attempt_holds_back_the_scheduled_ones_in_its_window() {
+        let ManualAdmission::Send(after) = admit_manual(None, 0, paced(2.0), caps(None, Some(2)), NOW) else {
+            panic!("an unused destination takes it");
+        };
+        let throttles = HashMap::from([(7, after)]);
+        let limits = HashMap::from([(7, paced(2.0))]);
+        let a = allot(&cands(&[7, 7]), &HashMap::new(), &throttles, &limits, NOW);
+        assert_eq!(a.claimed, vec![1], "the manual attempt took one of the two places");
+        assert_eq!(a.deferred, vec![(2, NOW + RATE_WINDOW)]);
+    }
+
+    #[test]
+    fn without_caps_a_manual_attempt_always_goes_and_is_still_counted() {
+        let spent = Throttle { tokens: 0.0, refilled_at: NOW, recent: vec![(NOW, 50)] };
+        let ManualAdmission::Send(after) = admit_manual(Some(spent), 500, paced(50.0), caps(None, None), NOW) else {
+            panic!("no cap of its own: the pace and the bounds do not hold a manual attempt back");
+        };
+        assert_eq!(after.tokens, 0.0, "never below an empty bucket");
+        assert_eq!(after.recent, vec![(NOW, 50), (NOW, 1)]);
+        let held = DestinationLimits { hold_until: Some(NOW + time::Duration::minutes(5)), ..paced(1.0) };
+        assert!(matches!(admit_manual(None, 0, held, caps(None, None), NOW), ManualAdmission::Send(_)));
     }
 }

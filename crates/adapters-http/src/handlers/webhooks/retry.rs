@@ -11,7 +11,8 @@ use crate::state::AppState;
 
 /// Delivers the event again now, with the same `webhook-id`, and answers with the delivery and
 /// the new attempt. Works on failed deliveries (after the schedule ran out) and on inactive
-/// destinations; a delivery whose attempt is in progress is 409.
+/// destinations; a delivery whose attempt is in progress is 409. The destination's own
+/// `max_in_flight` and `rate_limit_per_second` hold for it (429 with `Retry-After` while full).
 #[utoipa::path(
     post,
     operation_id = "post_webhooks_webhook_id_deliveries_delivery_id_retry",
@@ -24,6 +25,7 @@ use crate::state::AppState;
     responses(
         (status = 200, description = "The delivery with the new attempt", body = DeliveryRecord),
         (status = 409, description = "An attempt is in progress", body = crate::error::Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The destination's own `max_in_flight` or `rate_limit_per_second` is full; `Retry-After` says when to try again", body = crate::error::Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn retry(

@@ -34,7 +34,9 @@ fn body(raw: &[u8]) -> Result<TestBody, ApiError> {
 /// Sends a signed sample event to the destination now (also when it is inactive) and answers
 /// with the delivery and the attempt, including the endpoint's status: `webhook.test` by
 /// default, or a realistic sample of `event_type` with the schema of that type's `data`. A
-/// sample is not retried, not in the events feed and not replayed.
+/// sample is not retried, not in the events feed and not replayed. The destination's own
+/// `max_in_flight` and `rate_limit_per_second` hold for it (429 with `Retry-After` while full:
+/// nothing is recorded).
 #[utoipa::path(
     post,
     operation_id = "post_webhooks_webhook_id_test",
@@ -42,7 +44,10 @@ fn body(raw: &[u8]) -> Result<TestBody, ApiError> {
     tag = "webhooks",
     params(("webhook_id" = i64, Path, description = "Destination id")),
     request_body(content = Option<TestBody>, description = "Optional"),
-    responses((status = 200, description = "The test delivery and its attempt", body = DeliveryRecord))
+    responses(
+        (status = 200, description = "The test delivery and its attempt", body = DeliveryRecord),
+        (status = 429, description = "The destination's own `max_in_flight` or `rate_limit_per_second` is full; `Retry-After` says when to try again", body = crate::error::Problem, content_type = "application/problem+json"),
+    )
 )]
 pub async fn send(
     who: Acting,

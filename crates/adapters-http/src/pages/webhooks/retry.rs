@@ -24,6 +24,7 @@ pub async fn retry(
             None => format!("Delivery {} sent again; see its status below.", delivery.0),
         },
         Err(RedeliverError::InProgress) => "That delivery is being sent right now; try again in a moment.".to_owned(),
+        Err(e @ RedeliverError::CapReached { .. }) => format!("Delivery {} not sent: {e}.", delivery.0),
         Err(e) => return Err(page_error(e)),
     };
     Ok(back(&state.pages, &location, &message))

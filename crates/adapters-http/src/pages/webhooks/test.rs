@@ -1,7 +1,7 @@
 //! `POST /settings/integrations/webhooks/{webhook_id}/test`
 
 use actix_web::{web, HttpResponse};
-use domain::webhooks::EventType;
+use domain::webhooks::{EventType, SendTestError};
 
 use super::{back, detail_path, page_error, DestinationAction};
 use crate::pages::PageError;
@@ -11,14 +11,21 @@ use crate::state::AppState;
 /// appears in the log.
 ///
 /// # Errors
-/// [`PageError::NotFound`], [`PageError::Csrf`].
+/// [`PageError::NotFound`], [`PageError::Csrf`]. A full cap of the destination's own is said in
+/// the message.
 pub async fn send(a: DestinationAction, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
     let event = match a.form.get("event_type").filter(|t| !t.is_empty()) {
         None => EventType::WebhookTest,
         Some(t) => t.parse::<EventType>().map_err(|e| PageError::BadRequest(e.message))?,
     };
     let data = crate::event_catalog::sample_data(event, a.id, time::OffsetDateTime::now_utc());
-    let delivery = state.webhooks.send_sample(a.ws, &a.audit, a.id, event, &data).await.map_err(page_error)?;
+    let delivery = match state.webhooks.send_sample(a.ws, &a.audit, a.id, event, &data).await {
+        Ok(d) => d,
+        Err(e @ SendTestError::CapReached { .. }) => {
+            return Ok(back(&state.pages, &detail_path(a.id), &format!("Test event not sent: {e}.")))
+        }
+        Err(e) => return Err(page_error(e)),
+    };
     let message = match delivery.attempts.last() {
         Some(a) => match (a.status_code, &a.error) {
             (Some(code), _) if (200..300).contains(&code) => {

@@ -1,13 +1,16 @@
 //! Claiming due deliveries under the limiter: the destinations with deliveries due are read,
 //! [`shares`] says how many of each one's oldest to read, those candidates, the throttles and the
-//! in-flight counts are read under lock, [`allot`] decides, and the result is written back.
+//! in-flight counts are read under lock, [`allot`] decides, and the result is written back. A manual
+//! attempt is admitted under the same locks by [`admit_manual`].
 
 use std::collections::HashMap;
 
 use diesel::sql_types::{Array, BigInt, Double, Integer, Nullable, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::webhooks::limiter::{allot, shares, DeliveryCandidate, DueDestination, Throttle};
+use domain::webhooks::limiter::{
+    admit_manual, allot, shares, DeliveryCandidate, DueDestination, ManualAdmission, Throttle,
+};
 use domain::webhooks::pace::{DestinationLimits, Pace, PaceBounds, PaceCaps};
 use domain::webhooks::{AttemptTrigger, ClaimLimits, Claimed, ClaimedDelivery, DeliveryStatus};
 use time::OffsetDateTime;
@@ -72,12 +75,16 @@ struct LimitsRow {
 }
 
 impl LimitsRow {
-    fn limits(&self, bounds: PaceBounds) -> DestinationLimits {
-        let caps = PaceCaps {
+    /// The destination's own caps.
+    fn caps(&self) -> PaceCaps {
+        PaceCaps {
             max_in_flight: self.max_in_flight.and_then(|v| u32::try_from(v).ok()),
             rate: self.rate_limit_per_second.and_then(|v| u32::try_from(v).ok()),
-        };
-        self.pace.pace().unwrap_or_else(|| Pace::start(bounds)).limits(bounds, caps)
+        }
+    }
+
+    fn limits(&self, bounds: PaceBounds) -> DestinationLimits {
+        self.pace.pace().unwrap_or_else(|| Pace::start(bounds)).limits(bounds, self.caps())
     }
 }
 
@@ -244,27 +251,7 @@ pub(super) async fn claim_due_tx(
     dests.sort_unstable();
     dests.dedup();
 
-    // A new throttle is full (refilled long ago); its pace is the starting one until measured.
-    diesel::sql_query(
-        "INSERT INTO webhook_throttles (destination_id, tokens, refilled_at)
-         SELECT u.dest, 0, $2 FROM unnest($1::bigint[]) AS u(dest)
-         WHERE EXISTS (SELECT 1 FROM webhook_destinations w WHERE w.id = u.dest)
-         ON CONFLICT DO NOTHING",
-    )
-    .bind::<Array<BigInt>, _>(&dests)
-    .bind::<Timestamptz, _>(now - time::Duration::hours(1))
-    .execute(conn)
-    .await?;
-    // Locked in id order, so instances claiming for the same destinations cannot deadlock.
-    let rows: Vec<ThrottleRow> = diesel::sql_query(format!(
-        "SELECT t.tokens, t.refilled_at, t.recent_at, t.recent_sent, w.rate_limit_per_second, w.max_in_flight, {}
-         FROM webhook_throttles t JOIN webhook_destinations w ON w.id = t.destination_id
-         WHERE t.destination_id = ANY ($1) ORDER BY t.destination_id FOR UPDATE OF t",
-        PACE_COLUMNS.replace("destination_id", "t.destination_id")
-    ))
-    .bind::<Array<BigInt>, _>(&dests)
-    .load(conn)
-    .await?;
+    let rows = lock_throttles(conn, &dests, now).await?;
     let mut throttles: HashMap<i64, Throttle> = HashMap::new();
     let mut dest_limits: HashMap<i64, DestinationLimits> = HashMap::new();
     for row in rows {
@@ -272,21 +259,7 @@ pub(super) async fn claim_due_tx(
         throttles.insert(id, row.throttle());
         dest_limits.insert(id, row.limits.limits(bounds));
     }
-
-    // Counted only now, under the throttles' locks: an instance claiming for the same destination
-    // at the same time has committed its claims by then, so both cannot fill the same slots.
-    let in_flight: HashMap<i64, i64> = diesel::sql_query(
-        "SELECT destination_id, count(*) AS n FROM webhook_deliveries
-         WHERE destination_id = ANY ($1) AND status = 'sending' AND next_attempt_at > $2
-         GROUP BY destination_id",
-    )
-    .bind::<Array<BigInt>, _>(&dests)
-    .bind::<Timestamptz, _>(now)
-    .load::<InFlight>(conn)
-    .await?
-    .into_iter()
-    .map(|r| (r.destination_id, r.n))
-    .collect();
+    let in_flight = count_in_flight(conn, &dests, now).await?;
 
     let candidates: Vec<DeliveryCandidate> =
         candidates.iter().map(|c| DeliveryCandidate { id: c.id, destination_id: c.destination_id }).collect();
@@ -313,12 +286,86 @@ pub(super) async fn claim_due_tx(
     // counted in the window from now, not from when the claim began (its statements, the locks
     // and the commit take a few milliseconds, under load many more, and a window counted from the
     // claim's start let the next claim send less than a second after these really left).
-    let sent_at = now + started.elapsed();
-    let (ids, tokens): (Vec<i64>, Vec<f64>) = allotment.throttles.iter().map(|(id, t)| (*id, t.tokens)).unzip();
+    write_throttles(conn, &allotment.throttles, now, now + started.elapsed()).await?;
+
+    let windows: HashMap<i64, u32> = allotment.windows.iter().copied().collect();
+    let deliveries = rows
+        .into_iter()
+        .map(|r| {
+            let window = windows.get(&r.destination_id).copied().unwrap_or(1);
+            ClaimedDelivery { window, ..r.into_claim(AttemptTrigger::Scheduled, true, now) }
+        })
+        .collect();
+    Ok(Claimed { deliveries, next_due })
+}
+
+/// Locks the throttles of `dests` (a missing one is created full, refilled long ago: its pace is
+/// the starting one until measured) in id order, so that instances claiming for the same
+/// destinations cannot deadlock, and reads them with their destinations' caps and pace.
+async fn lock_throttles(
+    conn: &mut AsyncPgConnection,
+    dests: &[i64],
+    now: OffsetDateTime,
+) -> diesel::QueryResult<Vec<ThrottleRow>> {
+    diesel::sql_query(
+        "INSERT INTO webhook_throttles (destination_id, tokens, refilled_at)
+         SELECT u.dest, 0, $2 FROM unnest($1::bigint[]) AS u(dest)
+         WHERE EXISTS (SELECT 1 FROM webhook_destinations w WHERE w.id = u.dest)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind::<Array<BigInt>, _>(dests)
+    .bind::<Timestamptz, _>(now - time::Duration::hours(1))
+    .execute(conn)
+    .await?;
+    diesel::sql_query(format!(
+        "SELECT t.tokens, t.refilled_at, t.recent_at, t.recent_sent, w.rate_limit_per_second, w.max_in_flight, {}
+         FROM webhook_throttles t JOIN webhook_destinations w ON w.id = t.destination_id
+         WHERE t.destination_id = ANY ($1) ORDER BY t.destination_id FOR UPDATE OF t",
+        PACE_COLUMNS.replace("destination_id", "t.destination_id")
+    ))
+    .bind::<Array<BigInt>, _>(dests)
+    .load(conn)
+    .await
+}
+
+/// The deliveries in flight (claimed, lease not expired) of each of `dests`. Counted under the
+/// throttles' locks: an instance claiming for the same destination at the same time has committed
+/// its claims by then, so both cannot fill the same slots.
+async fn count_in_flight(
+    conn: &mut AsyncPgConnection,
+    dests: &[i64],
+    now: OffsetDateTime,
+) -> diesel::QueryResult<HashMap<i64, i64>> {
+    Ok(diesel::sql_query(
+        "SELECT destination_id, count(*) AS n FROM webhook_deliveries
+         WHERE destination_id = ANY ($1) AND status = 'sending' AND next_attempt_at > $2
+         GROUP BY destination_id",
+    )
+    .bind::<Array<BigInt>, _>(dests)
+    .bind::<Timestamptz, _>(now)
+    .load::<InFlight>(conn)
+    .await?
+    .into_iter()
+    .map(|r| (r.destination_id, r.n))
+    .collect())
+}
+
+/// Writes the throttles decided as of `now`. Last, just before the commit after which the claimed
+/// deliveries leave: their sends (stamped `now` by the decision) are counted in the window from
+/// `sent_at`, not from when the claim began (its statements, the locks and the commit take a few
+/// milliseconds, under load many more, and a window counted from the claim's start let the next
+/// claim send less than a second after these really left).
+async fn write_throttles(
+    conn: &mut AsyncPgConnection,
+    throttles: &[(i64, Throttle)],
+    now: OffsetDateTime,
+    sent_at: OffsetDateTime,
+) -> diesel::QueryResult<()> {
+    let (ids, tokens): (Vec<i64>, Vec<f64>) = throttles.iter().map(|(id, t)| (*id, t.tokens)).unzip();
     let mut recent_ids = Vec::new();
     let mut recent_at = Vec::new();
     let mut recent_sent = Vec::new();
-    for (id, t) in &allotment.throttles {
+    for (id, t) in throttles {
         for (at, n) in &t.recent {
             recent_ids.push(*id);
             recent_at.push(if *at == now { sent_at } else { *at });
@@ -344,16 +391,29 @@ pub(super) async fn claim_due_tx(
     .bind::<Array<Integer>, _>(&recent_sent)
     .execute(conn)
     .await?;
+    Ok(())
+}
 
-    let windows: HashMap<i64, u32> = allotment.windows.iter().copied().collect();
-    let deliveries = rows
-        .into_iter()
-        .map(|r| {
-            let window = windows.get(&r.destination_id).copied().unwrap_or(1);
-            ClaimedDelivery { window, ..r.into_claim(AttemptTrigger::Scheduled, true, now) }
-        })
-        .collect();
-    Ok(Claimed { deliveries, next_due })
+/// Admits one manual attempt to `destination` ([`admit_manual`]): its throttle locked as a claim
+/// locks it, its deliveries in flight counted under that lock, the decision made, and, when it
+/// goes, the throttle written with the send counted from `now + started.elapsed()`. Called in the
+/// manual claim's transaction, before anything of the attempt is written; `None` when the
+/// destination does not exist.
+pub(super) async fn admit_manual_tx(
+    conn: &mut AsyncPgConnection,
+    destination: i64,
+    now: OffsetDateTime,
+    limits: ClaimLimits,
+    started: std::time::Instant,
+) -> diesel::QueryResult<Option<ManualAdmission>> {
+    let Some(row) = lock_throttles(conn, &[destination], now).await?.pop() else { return Ok(None) };
+    let in_flight = count_in_flight(conn, &[destination], now).await?.get(&destination).copied().unwrap_or(0);
+    let admission =
+        admit_manual(Some(row.throttle()), in_flight, row.limits.limits(limits.bounds()), row.limits.caps(), now);
+    if let ManualAdmission::Send(throttle) = &admission {
+        write_throttles(conn, &[(destination, throttle.clone())], now, now + started.elapsed()).await?;
+    }
+    Ok(Some(admission))
 }
 
 #[derive(QueryableByName)]

@@ -14,6 +14,7 @@ use domain::audit::AuditEntry;
 use domain::mail::SiteUrl;
 use domain::webhooks::controls::DeliveryShift;
 use domain::webhooks::delivery::previous_secret_at;
+use domain::webhooks::limiter::ManualAdmission;
 use domain::webhooks::pace::PaceBounds;
 use domain::webhooks::{
     AttemptRecord, AttemptTrigger, ClaimLimits, Claimed, ClaimedDelivery, DeliveryId, DeliveryQueue, DeliveryStatus,
@@ -148,9 +149,10 @@ impl DeliveryQueue for PgDeliveryQueue {
         destination: DestinationId,
         delivery: DeliveryId,
         now: OffsetDateTime,
-        lease: Duration,
+        limits: ClaimLimits,
         audit: &AuditEntry,
     ) -> Result<ManualClaim, RepoError> {
+        let started = std::time::Instant::now();
         let mut conn = self.db.conn().await.map_err(repo)?;
         let audit = audit.clone();
         conn.transaction::<_, diesel::result::Error, _>(|conn| {
@@ -182,6 +184,11 @@ impl DeliveryQueue for PgDeliveryQueue {
                     ManualAttempt::InProgress => return Ok(ManualClaim::InProgress),
                     ManualAttempt::Claim { on_schedule } => on_schedule,
                 };
+                match claim::admit_manual_tx(conn, destination.0, now, limits, started).await? {
+                    Some(ManualAdmission::Send(_)) => {}
+                    Some(ManualAdmission::Full(full)) => return Ok(ManualClaim::CapReached(full)),
+                    None => return Ok(ManualClaim::NotFound),
+                }
                 let row: ClaimRow = diesel::sql_query(format!(
                     "UPDATE webhook_deliveries d SET status = 'sending', next_attempt_at = $2, updated_at = $3
                      FROM webhook_events e, webhook_destinations w
@@ -189,7 +196,7 @@ impl DeliveryQueue for PgDeliveryQueue {
                      RETURNING {CLAIM_RETURNING}"
                 ))
                 .bind::<BigInt, _>(delivery.0)
-                .bind::<Timestamptz, _>(ts(now, lease))
+                .bind::<Timestamptz, _>(ts(now, limits.lease))
                 .bind::<Timestamptz, _>(now)
                 .get_result(conn)
                 .await?;
@@ -210,12 +217,13 @@ impl DeliveryQueue for PgDeliveryQueue {
         event: EventType,
         payload: &str,
         now: OffsetDateTime,
-        lease: Duration,
+        limits: ClaimLimits,
         audit: &AuditEntry,
-    ) -> Result<Option<ClaimedDelivery>, RepoError> {
+    ) -> Result<ManualClaim, RepoError> {
+        let started = std::time::Instant::now();
         let mut conn = self.db.conn().await.map_err(repo)?;
         let (payload, mut audit) = (payload.to_owned(), audit.clone());
-        let row: Option<ClaimRow> = conn
+        let claim: ManualClaim = conn
             .transaction::<_, diesel::result::Error, _>(|conn| {
                 async move {
                     #[derive(QueryableByName)]
@@ -233,7 +241,12 @@ impl DeliveryQueue for PgDeliveryQueue {
                     .get_result(conn)
                     .await
                     .optional_row()?;
-                    let Some(Held { id: destination }) = held else { return Ok(None) };
+                    let Some(Held { id: destination }) = held else { return Ok(ManualClaim::NotFound) };
+                    match claim::admit_manual_tx(conn, destination, now, limits, started).await? {
+                        Some(ManualAdmission::Send(_)) => {}
+                        Some(ManualAdmission::Full(full)) => return Ok(ManualClaim::CapReached(full)),
+                        None => return Ok(ManualClaim::NotFound),
+                    }
                     let event_id = crate::webhooks::outbox::record_sample(conn, ws, event, &payload).await?;
                     let row: Option<ClaimRow> = diesel::sql_query(
                         "WITH w AS (
@@ -258,23 +271,22 @@ impl DeliveryQueue for PgDeliveryQueue {
                     .bind::<BigInt, _>(destination)
                     .bind::<Timestamptz, _>(now)
                     .bind::<BigInt, _>(event_id)
-                    .bind::<Timestamptz, _>(ts(now, lease))
+                    .bind::<Timestamptz, _>(ts(now, limits.lease))
                     .get_result(conn)
                     .await
                     .optional_row()?;
-                    if let Some(row) = &row {
-                        if let Some(details) = audit.details.as_object_mut() {
-                            details.insert("delivery_id".to_owned(), row.id.into());
-                        }
-                        crate::audit::write(conn, std::slice::from_ref(&audit), None).await?;
+                    let Some(row) = row else { return Ok(ManualClaim::NotFound) };
+                    if let Some(details) = audit.details.as_object_mut() {
+                        details.insert("delivery_id".to_owned(), row.id.into());
                     }
-                    Ok(row)
+                    crate::audit::write(conn, std::slice::from_ref(&audit), None).await?;
+                    Ok(ManualClaim::Claimed(Box::new(row.into_claim(AttemptTrigger::Test, false, now))))
                 }
                 .scope_boxed()
             })
             .await
             .map_err(repo)?;
-        Ok(row.map(|r| r.into_claim(AttemptTrigger::Test, false, now)))
+        Ok(claim)
     }
 
     async fn record(

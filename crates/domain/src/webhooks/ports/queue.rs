@@ -8,6 +8,7 @@ use time::OffsetDateTime;
 use crate::audit::AuditEntry;
 use crate::common::error::RepoError;
 use crate::webhooks::event_type::EventType;
+use crate::webhooks::limiter::CapReached;
 use crate::webhooks::model::{AttemptTrigger, DeliveryId, DeliveryStatus, DestinationId};
 use crate::webhooks::pace::{PaceBounds, PaceSignal};
 use crate::workspace::WorkspaceId;
@@ -70,15 +71,18 @@ impl ClaimLimits {
     }
 }
 
-/// Why a manual redelivery could not be claimed.
+/// A manual attempt's claim (a retry of a delivery, or a test send's new delivery), or why it could
+/// not be made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ManualClaim {
     /// Claimed for an attempt now.
     Claimed(Box<ClaimedDelivery>),
-    /// No such delivery of this destination.
+    /// No such delivery of this destination (no such destination, for a test send).
     NotFound,
-    /// A worker is attempting it right now.
+    /// A worker is attempting it right now (never for a test send).
     InProgress,
+    /// A cap of the destination's own is full ([`admit_manual`](crate::webhooks::limiter::admit_manual)); nothing was changed.
+    CapReached(CapReached),
 }
 
 /// What an attempt did to its destination's health.
@@ -173,7 +177,9 @@ pub trait DeliveryQueue: Send + Sync {
     async fn claim_due(&self, now: OffsetDateTime, max: usize, limits: ClaimLimits) -> Result<Claimed, RepoError>;
 
     /// Claims one delivery for a manual redelivery now, whatever its status (unless a worker
-    /// holds it), and stores `audit` in the claim's transaction (nothing when not claimed).
+    /// holds it), with `limits.lease`, when [`admit_manual`](crate::webhooks::limiter::admit_manual) lets it go under the destination's
+    /// own caps (counted in its throttle, under the throttle's lock like a worker's claim), and
+    /// stores `audit` in the claim's transaction (nothing when not claimed).
     ///
     /// # Errors
     /// Infrastructure failures only.
@@ -183,14 +189,16 @@ pub trait DeliveryQueue: Send + Sync {
         destination: DestinationId,
         delivery: DeliveryId,
         now: OffsetDateTime,
-        lease: Duration,
+        limits: ClaimLimits,
         audit: &AuditEntry,
     ) -> Result<ManualClaim, RepoError>;
 
     /// Records a sample event of type `event` (`webhook.test` or a typed sample) with one
-    /// delivery to `destination`, claimed for an attempt now; `None` when the destination does not
-    /// exist. Samples are never in the events feed and never replayed. `audit` is stored in the
-    /// same transaction, with the new delivery's id added to its details as `delivery_id`.
+    /// delivery to `destination`, claimed for an attempt now under the destination's own caps as
+    /// [`DeliveryQueue::claim_manual`] does ([`ManualClaim::NotFound`] when the destination does
+    /// not exist; nothing is recorded unless claimed). Samples are never in the events feed and
+    /// never replayed. `audit` is stored in the same transaction, with the new delivery's id added
+    /// to its details as `delivery_id`.
     ///
     /// # Errors
     /// Infrastructure failures only.
@@ -202,9 +210,9 @@ pub trait DeliveryQueue: Send + Sync {
         event: EventType,
         payload: &str,
         now: OffsetDateTime,
-        lease: Duration,
+        limits: ClaimLimits,
         audit: &AuditEntry,
-    ) -> Result<Option<ClaimedDelivery>, RepoError>;
+    ) -> Result<ManualClaim, RepoError>;
 
     /// Writes attempts: the log rows, the deliveries' new state and the destinations' health
     /// (410 and `auto_disable_after` of failures deactivate, with a note).

@@ -4,6 +4,7 @@ use super::*;
 use crate::audit::AuditContext;
 use crate::common::ports::{MockClock, MockRandomSource, MockSecretCipher};
 use crate::webhooks::delivery::DeliveryPolicy;
+use crate::webhooks::limiter::{CapReached, FullCap};
 use crate::webhooks::model::{DeliveryId, WebhookDestination};
 use crate::webhooks::ports::{
     ClaimLimits, ManualClaim, MockDeliveryQueue, MockHostResolver, MockWebhookRepository, MockWebhookTransport,
@@ -230,6 +231,31 @@ async fn unknown_destination_is_not_found() {
         s.delete(WorkspaceId(1), &AuditContext::system(), DestinationId(9)).await,
         Err(DeleteWebhookError::NotFound)
     ));
+}
+
+#[tokio::test]
+async fn a_manual_attempt_at_a_full_cap_is_refused_with_when_to_try_again() {
+    let full = CapReached { cap: FullCap::Rate(5), retry_at: NOW + time::Duration::milliseconds(300) };
+    let mut queue = MockDeliveryQueue::new();
+    queue.expect_claim_manual().times(1).returning(move |_, _, _, _, _, _| Ok(ManualClaim::CapReached(full)));
+    queue.expect_create_test().times(1).returning(move |_, _, _, _, _, _, _| Ok(ManualClaim::CapReached(full)));
+    let s = WebhookService {
+        engine: Arc::new(engine(queue)),
+        ..service(MockWebhookRepository::new(), resolver_to(&[]), &[])
+    };
+    let audit = AuditContext::system();
+    let retried = s.redeliver(WorkspaceId(1), &audit, DestinationId(3), DeliveryId(8)).await;
+    assert!(
+        matches!(retried, Err(RedeliverError::CapReached { cap: FullCap::Rate(5), retry_after_secs: 1 })),
+        "{retried:?}"
+    );
+    let tested = s.send_test(WorkspaceId(1), &audit, DestinationId(3)).await;
+    assert!(matches!(tested, Err(SendTestError::CapReached { cap: FullCap::Rate(5), retry_after_secs: 1 })));
+    assert_eq!(
+        tested.err().map(|e| e.to_string()).unwrap_or_default(),
+        "the destination is at its cap: its rate_limit_per_second (5) was sent within the last second; \
+         try again in 1 s"
+    );
 }
 
 #[tokio::test]
