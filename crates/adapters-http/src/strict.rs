@@ -67,6 +67,8 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     if let Some(field) = nul_in(&value, "") {
         return Err(ApiError::field(if field.is_empty() { "body".to_owned() } else { field }, NUL_REFUSED));
     }
+    let mut value = value;
+    integral_numbers(&mut value);
     serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
         let message = e.inner().to_string();
         ApiError::field(field_name(&e.path().to_string(), &message), clean(&message))
@@ -98,6 +100,29 @@ impl<T: DeserializeOwned + 'static> FromRequest for StrictQuery<T> {
 /// Why a text with the NUL character is refused: PostgreSQL cannot store it, and no field of the
 /// API has a use for it.
 pub const NUL_REFUSED: &str = "must not contain the NUL character (\\u0000)";
+
+/// Writes each number of `value` that is a whole number written with a fraction or an exponent
+/// (`145909.0`, `1e3`) as the integer it is: JSON Schema (and so the document) counts it as an
+/// `integer`, while serde reads an `i64` only from integer notation. Numbers outside `i64` stay as
+/// they are (and are refused where an integer is expected).
+pub fn integral_numbers(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            if let Some(f) = n.as_f64() {
+                // 2^63 is exactly representable; every integral f64 below it fits an i64.
+                if f.fract() == 0.0 && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
+                    #[allow(clippy::cast_possible_truncation)]
+                    let whole = f as i64;
+                    *value = Value::from(whole);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers),
+        Value::Object(members) => members.values_mut().for_each(integral_numbers),
+        _ => {}
+    }
+}
 
 /// The path (`template.parameters[0]`, serde's spelling) of the first string or member name in
 /// `value` that holds the NUL character; `""` for the document itself.
@@ -157,6 +182,23 @@ mod tests {
             }
             Ok(_) => (200, String::new()),
         }
+    }
+
+    #[test]
+    fn whole_numbers_in_any_notation_are_integers() {
+        for raw in [
+            &br#"{"channel_id":7.0,"content":"a"}"#[..],
+            br#"{"channel_id":7e0,"content":"a"}"#,
+            br#"{"channel_id":0.7e1,"content":"a"}"#,
+        ] {
+            let body: Body = parse_json(raw).expect("a whole number");
+            assert_eq!(body.channel_id, 7);
+        }
+        assert_eq!(field(parse_json(br#"{"channel_id":7.5,"content":"a"}"#)), (422, "channel_id".into()));
+        assert_eq!(field(parse_json(br#"{"channel_id":1e19,"content":"a"}"#)), (422, "channel_id".into()));
+        let mut nested = serde_json::json!({"a": [1.0, 2.5, {"b": -3e2}], "c": 9_223_372_036_854_775_807_i64});
+        integral_numbers(&mut nested);
+        assert_eq!(nested, serde_json::json!({"a": [1, 2.5, {"b": -300}], "c": 9_223_372_036_854_775_807_i64}));
     }
 
     #[test]

@@ -110,7 +110,8 @@ impl EventsService {
                 DEFAULT_LIMIT
             }
         };
-        let after = match input.cursor.as_deref() {
+        // An empty cursor is the start, as on every other listing.
+        let after = match input.cursor.as_deref().filter(|c| !c.is_empty()) {
             None => EventPosition::default(),
             Some(c) => EventPosition::from_cursor(c).unwrap_or_else(|| {
                 errors.push(FieldError::new("cursor", "is not a cursor returned by GET /v1/events"));

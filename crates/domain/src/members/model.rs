@@ -114,6 +114,9 @@ pub enum Availability {
 }
 
 impl Availability {
+    /// Every availability.
+    pub const ALL: [Availability; 2] = [Availability::Online, Availability::Away];
+
     /// The stored and wire name.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -15,7 +15,7 @@ use crate::common::error::{FieldError, ValidationErrors};
 /// The most static headers a destination may have.
 pub const MAX_HEADERS: usize = 10;
 /// The longest header value accepted.
-const MAX_HEADER_VALUE: usize = 2048;
+pub const MAX_HEADER_VALUE: usize = 2048;
 /// The most entries of each filter list.
 const MAX_FILTER_ITEMS: usize = 100;
 
@@ -224,8 +224,13 @@ pub fn event_filter(raw: EventFilter) -> Result<Option<EventFilter>, ValidationE
         channel_ids: raw.channel_ids,
         labels: raw.labels.into_iter().map(|l| l.trim().to_owned()).collect(),
     };
-    if f.labels.iter().any(String::is_empty) {
-        return Err(ValidationErrors::one("filter", "labels are non-empty names"));
+    // A label's name (`labels::LabelName`): one that could never name a label would never match.
+    let max = crate::threads::MAX_LABEL_NAME;
+    if f.labels.iter().any(|l| crate::common::text::bounded("filter", l, 1, max).is_err()) {
+        return Err(ValidationErrors::one(
+            "filter",
+            format!("labels are label names: 1 to {max} characters, no control characters"),
+        ));
     }
     f.channel_ids.sort_unstable();
     f.channel_ids.dedup();
@@ -401,6 +406,18 @@ mod tests {
         assert_eq!(ordering_key(DeliveryOrdering::None, scope), None);
         assert_eq!(DeliveryOrdering::parse("per_thread"), Ok(DeliveryOrdering::PerThread));
         assert!(DeliveryOrdering::parse("fifo").is_err());
+    }
+
+    #[test]
+    fn filter_labels_are_label_names() {
+        let labels =
+            |l: &[&str]| EventFilter { channel_ids: vec![], labels: l.iter().map(|s| (*s).to_owned()).collect() };
+        let kept = event_filter(labels(&[" vip ", "billing"])).expect("names");
+        assert_eq!(kept.map(|f| f.labels), Some(vec!["vip".to_owned(), "billing".to_owned()]));
+        let long = "x".repeat(crate::threads::MAX_LABEL_NAME + 1);
+        for bad in [" ", "a\u{9b}b", "a\rb", long.as_str()] {
+            assert!(event_filter(labels(&[bad])).is_err(), "{bad:?} can never name a label");
+        }
     }
 
     #[test]

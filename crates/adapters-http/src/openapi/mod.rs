@@ -10,6 +10,8 @@ use utoipa::{Modify, OpenApi};
 
 use crate::handlers::{channels, messages, users, webhooks};
 
+pub mod precision;
+
 /// The `/v1` API.
 #[derive(OpenApi)]
 #[openapi(
@@ -137,12 +139,14 @@ pub async fn openapi_json() -> HttpResponse {
     HttpResponse::Ok().json(document())
 }
 
-/// The document with its top-level `webhooks` (OpenAPI 3.1; utoipa has no model for it): one
-/// entry per event type with its payload schema (`crate::event_catalog`).
+/// The document with the rules the derive macros cannot state ([`precision`]) and its top-level
+/// `webhooks` (OpenAPI 3.1; utoipa has no model for it): one entry per event type with its payload
+/// schema (`crate::event_catalog`).
 pub fn document() -> serde_json::Value {
     static DOC: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
     DOC.get_or_init(|| {
         let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+        precision::apply(&mut doc);
         if let Some(map) = doc.as_object_mut() {
             map.insert("webhooks".to_owned(), crate::event_catalog::webhooks_object());
         }
