@@ -7,9 +7,9 @@ use diesel::sql_types::{BigInt, Bytea, Text};
 use diesel::QueryableByName;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use domain::channels::ChannelId;
+use domain::channels::{ChannelId, ChannelType};
 use domain::connectors::templates::{
-    ChangedTemplate, SyncTarget, TemplateStatus, TemplateStatusChange, TemplateStore, WhatsappTemplate,
+    ChangedTemplate, SyncFacts, SyncTarget, TemplateStatus, TemplateStatusChange, TemplateStore, WhatsappTemplate,
 };
 use domain::workspace::WorkspaceId;
 use domain::RepoError;
@@ -133,18 +133,19 @@ impl TemplateStore for PgTemplates {
         Ok(Some(rows.into_iter().map(Into::into).collect()))
     }
 
-    async fn sync_target(&self, ws: WorkspaceId, channel: ChannelId) -> Result<Option<Option<SyncTarget>>, RepoError> {
+    async fn sync_facts(&self, ws: WorkspaceId, channel: ChannelId) -> Result<Option<SyncFacts>, RepoError> {
         let mut conn = self.db.conn().await.map_err(repo)?;
-        let row: Option<(i64, Option<Vec<u8>>, Option<String>)> = channels::table
+        let row: Option<(i64, String, Option<Vec<u8>>, Option<String>)> = channels::table
             .filter(channels::workspace_id.eq(ws.0))
             .filter(channels::id.eq(channel.0))
-            .filter(channels::channel_type.eq("whatsapp"))
-            .select((channels::id, channels::credentials_encrypted, channels::waba_id))
+            .select((channels::id, channels::channel_type, channels::credentials_encrypted, channels::waba_id))
             .first(&mut conn)
             .await
             .optional()
             .map_err(repo)?;
-        Ok(row.map(|(id, sealed, waba)| SyncTarget::of(ws, ChannelId(id), sealed, waba.as_deref())))
+        let Some((id, channel_type, sealed, waba)) = row else { return Ok(None) };
+        let channel_type = channel_type.parse::<ChannelType>().map_err(|e| repo(anyhow::anyhow!("{e:?}")))?;
+        Ok(Some(SyncFacts { channel_type, target: SyncTarget::of(ws, ChannelId(id), sealed, waba.as_deref()) }))
     }
 
     async fn replace(

@@ -140,7 +140,7 @@ async fn wrong_password_and_unknown_email_answer_the_same_in_similar_time() {
     let mut wrong_times = Vec::new();
     let mut unknown_times = Vec::new();
     let mut bodies = Vec::new();
-    for i in 0..3 {
+    for i in 0..5 {
         let started = Instant::now();
         let res = login_raw(&app, &json!({"email": ws.admin_email, "password": format!("wrong password {i}")})).await;
         wrong_times.push(started.elapsed());
@@ -155,10 +155,12 @@ async fn wrong_password_and_unknown_email_answer_the_same_in_similar_time() {
     assert!(bodies.windows(2).all(|w| w[0] == w[1]), "identical bodies");
     wrong_times.sort();
     unknown_times.sort();
-    let (wrong, unknown) = (wrong_times[1].as_secs_f64(), unknown_times[1].as_secs_f64());
+    let (wrong, unknown) = (wrong_times[2].as_secs_f64(), unknown_times[2].as_secs_f64());
     // Both run one argon2id verification; without the dummy hash the unknown e-mail would answer
-    // in a small fraction of the time.
-    assert!(unknown > wrong * 0.5 && unknown < wrong * 2.0, "wrong password {wrong:.3}s, unknown e-mail {unknown:.3}s");
+    // in a few hundredths of the time (a lookup against an ~80 ms hash). The medians of five are
+    // compared with room for a machine busy with the rest of the suite (seen: 0.178 s against
+    // 0.085 s for the medians of three).
+    assert!(unknown > wrong * 0.3 && unknown < wrong * 3.3, "wrong password {wrong:.3}s, unknown e-mail {unknown:.3}s");
 }
 
 #[tokio::test]

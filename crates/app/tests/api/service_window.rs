@@ -453,6 +453,29 @@ async fn template_routes_follow_the_channel_scopes_and_the_workspace() {
         .await;
     let p: Value = res.json().await.expect("json");
     assert_eq!(error_fields(&p), ["credentials.waba_id"]);
+    // A Messenger channel has no templates: its sync, like its listing, is an empty list, and
+    // Meta is not asked.
+    let res = app
+        .post_json(
+            "/v1/channels",
+            &key,
+            &json!({"channel_type": "messenger", "display_name": "P", "identifier": "p1",
+        "credentials": {"page_id": "p1", "access_token": "page-token-123"}}),
+        )
+        .await;
+    assert_eq!(res.status(), 201);
+    let messenger = res.json::<Value>().await.expect("json")["id"].as_i64().expect("id");
+    let asked = graph.proof_paths().iter().filter(|p| p.ends_with("/message_templates")).count();
+    let res = app
+        .authed(Method::POST, &format!("/v1/channels/{messenger}/templates/sync"), &key)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.json::<Value>().await.expect("json")["data"], json!([]));
+    assert_eq!(app.get_json(&format!("/v1/channels/{messenger}/templates"), &key).await.1["data"], json!([]));
+    let after = graph.proof_paths().iter().filter(|p| p.ends_with("/message_templates")).count();
+    assert_eq!(after, asked, "nothing to read at Meta");
 }
 
 #[tokio::test]

@@ -49,6 +49,12 @@ impl ChannelType {
         }
     }
 
+    /// Whether its messages may be WhatsApp templates (a catalogue per WhatsApp Business
+    /// Account); other platforms have none.
+    pub fn has_templates(self) -> bool {
+        matches!(self, ChannelType::Whatsapp)
+    }
+
     /// Validates an identifier for this platform: E.164 for WhatsApp, a platform id otherwise.
     ///
     /// # Errors

@@ -28,8 +28,8 @@ pub enum ListTemplatesError {
 /// Why a channel's templates could not be synced.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncTemplatesError {
-    /// No such WhatsApp channel in the workspace (other channel types have no templates).
-    #[error("WhatsApp channel {0} not found")]
+    /// No such channel in the workspace.
+    #[error("channel {0} not found")]
     NotFound(i64),
     /// The channel has no credentials with a WABA id (422 naming `credentials.waba_id`).
     #[error("the channel's credentials have no waba_id: set it to sync its templates")]
@@ -104,13 +104,17 @@ impl TemplatesService {
     }
 
     /// Reads the channel's templates from Meta and replaces its catalogue with them (templates
-    /// gone at Meta disappear); returns the new list.
+    /// gone at Meta disappear); returns the new list. A channel of a platform without templates
+    /// has nothing to sync: its list is empty, as its listing is.
     ///
     /// # Errors
     /// [`SyncTemplatesError`].
     pub async fn sync(&self, ws: WorkspaceId, channel: ChannelId) -> Result<Vec<WhatsappTemplate>, SyncTemplatesError> {
-        let target = self.store.sync_target(ws, channel).await?.ok_or(SyncTemplatesError::NotFound(channel.0))?;
-        let target = target.ok_or(SyncTemplatesError::NoWaba)?;
+        let facts = self.store.sync_facts(ws, channel).await?.ok_or(SyncTemplatesError::NotFound(channel.0))?;
+        if !facts.channel_type.has_templates() {
+            return Ok(Vec::new());
+        }
+        let target = facts.target.ok_or(SyncTemplatesError::NoWaba)?;
         self.sync_target(&target).await?;
         self.store.list(ws, channel).await?.ok_or(SyncTemplatesError::NotFound(channel.0))
     }

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::model::{ChannelCredentials, Template};
-use crate::channels::ChannelId;
+use crate::channels::{ChannelId, ChannelType};
 use crate::common::error::{FieldError, RepoError, ValidationErrors};
 use crate::webhooks::DomainEvent;
 use crate::workspace::WorkspaceId;
@@ -314,6 +314,15 @@ pub struct SyncTarget {
     pub credentials_sealed: Vec<u8>,
 }
 
+/// A channel as a sync of its catalogue sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncFacts {
+    /// Its platform: only WhatsApp channels have templates ([`ChannelType::has_templates`]).
+    pub channel_type: ChannelType,
+    /// Where its templates come from, once it has credentials and a WABA id.
+    pub target: Option<SyncTarget>,
+}
+
 impl SyncTarget {
     /// A WhatsApp channel's sync target: its catalogue can be synced only once it has credentials
     /// and a WhatsApp Business Account id (Meta lists templates per WABA); `None` otherwise.
@@ -363,12 +372,12 @@ pub trait TemplateStore: Send + Sync {
     /// Infrastructure failures only.
     async fn list(&self, ws: WorkspaceId, channel: ChannelId) -> Result<Option<Vec<WhatsappTemplate>>, RepoError>;
 
-    /// The channel's sealed credentials, when it is a WhatsApp channel of the workspace
-    /// (`Some(None)`: one without credentials); `None` when there is no such WhatsApp channel.
+    /// What a sync of the workspace's channel needs: its type, and its sync target when it has
+    /// credentials and a WABA id ([`SyncTarget::of`]); `None` when there is no such channel.
     ///
     /// # Errors
     /// Infrastructure failures only.
-    async fn sync_target(&self, ws: WorkspaceId, channel: ChannelId) -> Result<Option<Option<SyncTarget>>, RepoError>;
+    async fn sync_facts(&self, ws: WorkspaceId, channel: ChannelId) -> Result<Option<SyncFacts>, RepoError>;
 
     /// Replaces the channel's catalogue by `templates` (those gone at Meta disappear), marking it
     /// synced now.
