@@ -103,15 +103,16 @@ pub const NUL_REFUSED: &str = "must not contain the NUL character (\\u0000)";
 
 /// Writes each number of `value` that is a whole number written with a fraction or an exponent
 /// (`145909.0`, `1e3`) as the integer it is: JSON Schema (and so the document) counts it as an
-/// `integer`, while serde reads an `i64` only from integer notation. Numbers outside `i64` stay as
-/// they are (and are refused where an integer is expected).
+/// `integer`, while serde reads an `i64` only from integer notation. Only up to 2^53, where every
+/// integer has its own `f64`: a larger one written so was already rounded when it was read, and
+/// stays a float (refused where an integer is expected) rather than become a neighbouring id.
 pub fn integral_numbers(value: &mut serde_json::Value) {
     use serde_json::Value;
     match value {
         Value::Number(n) if !n.is_i64() && !n.is_u64() => {
             if let Some(f) = n.as_f64() {
-                // 2^63 is exactly representable; every integral f64 below it fits an i64.
-                if f.fract() == 0.0 && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
+                const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+                if f.fract() == 0.0 && (-EXACT..=EXACT).contains(&f) {
                     #[allow(clippy::cast_possible_truncation)]
                     let whole = f as i64;
                     *value = Value::from(whole);
@@ -196,6 +197,8 @@ mod tests {
         }
         assert_eq!(field(parse_json(br#"{"channel_id":7.5,"content":"a"}"#)), (422, "channel_id".into()));
         assert_eq!(field(parse_json(br#"{"channel_id":1e19,"content":"a"}"#)), (422, "channel_id".into()));
+        let rounded = br#"{"channel_id":9007199254740993.0,"content":"a"}"#;
+        assert_eq!(field(parse_json(rounded)), (422, "channel_id".into()), "not the id next to it");
         let mut nested = serde_json::json!({"a": [1.0, 2.5, {"b": -3e2}], "c": 9_223_372_036_854_775_807_i64});
         integral_numbers(&mut nested);
         assert_eq!(nested, serde_json::json!({"a": [1, 2.5, {"b": -300}], "c": 9_223_372_036_854_775_807_i64}));

@@ -56,6 +56,11 @@ const CONFIG: &str = r#"
 include-operation-id = ["list_threads", "list_contacts", "set_thread_labels"]
 checks.positive_data_acceptance.enabled = false
 
+# A contact keeps a phone or an e-mail: clearing one depends on the other being there.
+[[operations]]
+include-operation-id = ["update_contact"]
+checks.positive_data_acceptance.enabled = false
+
 # Members, teams, AI agents, channels and templates named in a body must exist and be usable.
 [[operations]]
 include-operation-id = ["update_thread", "send_message", "create_team", "update_team"]

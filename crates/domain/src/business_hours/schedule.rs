@@ -250,12 +250,16 @@ fn time_of_day(raw: &str) -> Option<u32> {
     }
 }
 
+/// Each holiday exactly `YYYY-MM-DD` (chrono alone also reads `2026- 1- 5` and signed years,
+/// which would be stored and answered as given).
 fn parse_holidays(raw: &[String]) -> Result<BTreeSet<NaiveDate>, FieldError> {
     raw.iter()
         .map(|d| {
+            let shape = d.len() == 10
+                && d.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
             NaiveDate::parse_from_str(d, "%Y-%m-%d")
                 .ok()
-                .filter(|_| d.len() == 10)
+                .filter(|_| shape)
                 .ok_or_else(|| FieldError::new("holidays", format!("`{d}` is not a date (YYYY-MM-DD)")))
         })
         .collect()

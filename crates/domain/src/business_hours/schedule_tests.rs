@@ -156,3 +156,11 @@ proptest! {
         prop_assert_eq!(whole, h.business_seconds(t0, t1) + h.business_seconds(t1, t2));
     }
 }
+
+#[test]
+fn a_holiday_is_exactly_a_yyyy_mm_dd_date() {
+    for bad in ["2026- 1- 5", "+999-01-01", "-001-01-01", "2026-1-05", "2026-02-30"] {
+        assert_eq!(fields(&record("UTC", &[], &[bad])), ["holidays"], "{bad}");
+    }
+    office("UTC", &["2026-12-25"]);
+}

@@ -306,7 +306,9 @@ pub fn admit_manual(
     let tokens = ((throttle.tokens.min(rate) + elapsed * rate).min(rate) - 1.0).max(0.0);
     recent.push((now, 1));
     recent.sort_by_key(|(at, _)| *at);
-    ManualAdmission::Send(Throttle { tokens, refilled_at: now, recent })
+    // Never back in time: a claim that took the lock after this one read the clock may have
+    // stored a later count, and an earlier one would refill the bucket twice over that span.
+    ManualAdmission::Send(Throttle { tokens, refilled_at: now.max(throttle.refilled_at), recent })
 }
 
 #[cfg(test)]
@@ -591,6 +593,18 @@ mod tests {
         let a = allot(&cands(&[7, 7]), &HashMap::new(), &throttles, &limits, NOW);
         assert_eq!(a.claimed, vec![1], "the manual attempt took one of the two places");
         assert_eq!(a.deferred, vec![(2, NOW + RATE_WINDOW)]);
+    }
+
+    #[test]
+    fn a_manual_attempt_never_moves_the_bucket_back_in_time() {
+        // A claim that took the lock after this attempt read the clock stored a later count.
+        let later = NOW + time::Duration::milliseconds(40);
+        let stored = Throttle { tokens: 0.0, refilled_at: later, recent: Vec::new() };
+        let ManualAdmission::Send(after) = admit_manual(Some(stored), 0, paced(10.0), caps(None, None), NOW) else {
+            panic!("no caps");
+        };
+        assert_eq!(after.refilled_at, later, "an earlier time would refill the bucket twice over 40 ms");
+        assert_eq!(after.tokens, 0.0);
     }
 
     #[test]

@@ -36,7 +36,8 @@ pub async fn list(
 
 /// Reads the channel's templates from Meta now (`GET /{waba_id}/message_templates`) and answers
 /// the new list; templates gone at Meta disappear. wms also syncs when credentials are set and
-/// every `connectors.template_sync_minutes`.
+/// every `connectors.template_sync_minutes`. A Messenger or Instagram channel has no templates:
+/// an empty list, Meta not asked.
 #[utoipa::path(
     post,
     operation_id = "sync_channel_templates",
@@ -44,7 +45,7 @@ pub async fn list(
     tag = "channels",
     params(("channel_id" = i64, Path, description = "Channel id")),
     responses(
-        (status = 200, description = "The channel's templates as Meta has them now", body = TemplateList),
+        (status = 200, description = "The channel's templates as Meta has them now (none for Messenger and Instagram)", body = TemplateList),
         (status = 422, description = "The channel's credentials have no `waba_id` (`validation_failed` naming `credentials.waba_id`)", body = crate::error::Problem, content_type = "application/problem+json"),
         (status = 502, description = "Meta cannot be reached or refused the request", body = crate::error::Problem, content_type = "application/problem+json"),
     )

@@ -350,8 +350,8 @@ async fn count_in_flight(
     .collect())
 }
 
-/// Writes the throttles decided as of `now`. Last, just before the commit after which the claimed
-/// deliveries leave: their sends (stamped `now` by the decision) are counted in the window from
+/// Writes the throttles decided as of `now` (each with its own `refilled_at`). Last, just before
+/// the commit after which the claimed deliveries leave: their sends (stamped `now` by the decision) are counted in the window from
 /// `sent_at`, not from when the claim began (its statements, the locks and the commit take a few
 /// milliseconds, under load many more, and a window counted from the claim's start let the next
 /// claim send less than a second after these really left).
@@ -361,7 +361,9 @@ async fn write_throttles(
     now: OffsetDateTime,
     sent_at: OffsetDateTime,
 ) -> diesel::QueryResult<()> {
-    let (ids, tokens): (Vec<i64>, Vec<f64>) = throttles.iter().map(|(id, t)| (*id, t.tokens)).unzip();
+    let ids: Vec<i64> = throttles.iter().map(|(id, _)| *id).collect();
+    let tokens: Vec<f64> = throttles.iter().map(|(_, t)| t.tokens).collect();
+    let refilled: Vec<OffsetDateTime> = throttles.iter().map(|(_, t)| t.refilled_at).collect();
     let mut recent_ids = Vec::new();
     let mut recent_at = Vec::new();
     let mut recent_sent = Vec::new();
@@ -373,9 +375,9 @@ async fn write_throttles(
         }
     }
     diesel::sql_query(
-        "UPDATE webhook_throttles t SET tokens = v.tokens, refilled_at = $3,
+        "UPDATE webhook_throttles t SET tokens = v.tokens, refilled_at = v.refilled_at,
                 recent_at = r.at, recent_sent = r.sent
-         FROM unnest($1::bigint[], $2::float8[]) AS v(id, tokens)
+         FROM unnest($1::bigint[], $2::float8[], $3::timestamptz[]) AS v(id, tokens, refilled_at)
          CROSS JOIN LATERAL (
              SELECT coalesce(array_agg(s.at ORDER BY s.at), '{}') AS at,
                     coalesce(array_agg(s.n ORDER BY s.at), '{}') AS sent
@@ -385,7 +387,7 @@ async fn write_throttles(
     )
     .bind::<Array<BigInt>, _>(&ids)
     .bind::<Array<Double>, _>(&tokens)
-    .bind::<Timestamptz, _>(now)
+    .bind::<Array<Timestamptz>, _>(&refilled)
     .bind::<Array<BigInt>, _>(&recent_ids)
     .bind::<Array<Timestamptz>, _>(&recent_at)
     .bind::<Array<Integer>, _>(&recent_sent)
@@ -394,26 +396,32 @@ async fn write_throttles(
     Ok(())
 }
 
-/// Admits one manual attempt to `destination` ([`admit_manual`]): its throttle locked as a claim
-/// locks it, its deliveries in flight counted under that lock, the decision made, and, when it
-/// goes, the throttle written with the send counted from `now + started.elapsed()`. Called in the
-/// manual claim's transaction, before anything of the attempt is written; `None` when the
-/// destination does not exist.
+/// Decides one manual attempt to `destination` ([`admit_manual`]): its throttle locked as a claim
+/// locks it and its deliveries in flight counted under that lock. Called in the manual claim's
+/// transaction before anything of the attempt is written; when it goes, the caller writes the
+/// throttle with [`count_manual_send`] as its last statement. `None` when the destination does
+/// not exist.
 pub(super) async fn admit_manual_tx(
     conn: &mut AsyncPgConnection,
     destination: i64,
     now: OffsetDateTime,
     limits: ClaimLimits,
-    started: std::time::Instant,
 ) -> diesel::QueryResult<Option<ManualAdmission>> {
     let Some(row) = lock_throttles(conn, &[destination], now).await?.pop() else { return Ok(None) };
     let in_flight = count_in_flight(conn, &[destination], now).await?.get(&destination).copied().unwrap_or(0);
-    let admission =
-        admit_manual(Some(row.throttle()), in_flight, row.limits.limits(limits.bounds()), row.limits.caps(), now);
-    if let ManualAdmission::Send(throttle) = &admission {
-        write_throttles(conn, &[(destination, throttle.clone())], now, now + started.elapsed()).await?;
-    }
-    Ok(Some(admission))
+    Ok(Some(admit_manual(Some(row.throttle()), in_flight, row.limits.limits(limits.bounds()), row.limits.caps(), now)))
+}
+
+/// Writes the throttle of an admitted manual attempt, last in its transaction, with the send
+/// counted from `now + started.elapsed()`: when it leaves, as a worker's claim counts its sends.
+pub(super) async fn count_manual_send(
+    conn: &mut AsyncPgConnection,
+    destination: i64,
+    throttle: Throttle,
+    now: OffsetDateTime,
+    started: std::time::Instant,
+) -> diesel::QueryResult<()> {
+    write_throttles(conn, &[(destination, throttle)], now, now + started.elapsed()).await
 }
 
 #[derive(QueryableByName)]

@@ -184,11 +184,11 @@ impl DeliveryQueue for PgDeliveryQueue {
                     ManualAttempt::InProgress => return Ok(ManualClaim::InProgress),
                     ManualAttempt::Claim { on_schedule } => on_schedule,
                 };
-                match claim::admit_manual_tx(conn, destination.0, now, limits, started).await? {
-                    Some(ManualAdmission::Send(_)) => {}
+                let throttle = match claim::admit_manual_tx(conn, destination.0, now, limits).await? {
+                    Some(ManualAdmission::Send(throttle)) => throttle,
                     Some(ManualAdmission::Full(full)) => return Ok(ManualClaim::CapReached(full)),
                     None => return Ok(ManualClaim::NotFound),
-                }
+                };
                 let row: ClaimRow = diesel::sql_query(format!(
                     "UPDATE webhook_deliveries d SET status = 'sending', next_attempt_at = $2, updated_at = $3
                      FROM webhook_events e, webhook_destinations w
@@ -202,6 +202,7 @@ impl DeliveryQueue for PgDeliveryQueue {
                 .await?;
                 // The record goes with the claim: a claim that rolls back leaves none.
                 crate::audit::write(conn, std::slice::from_ref(&audit), None).await?;
+                claim::count_manual_send(conn, destination.0, throttle, now, started).await?;
                 Ok(ManualClaim::Claimed(Box::new(row.into_claim(AttemptTrigger::Manual, on_schedule, now))))
             }
             .scope_boxed()
@@ -242,11 +243,11 @@ impl DeliveryQueue for PgDeliveryQueue {
                     .await
                     .optional_row()?;
                     let Some(Held { id: destination }) = held else { return Ok(ManualClaim::NotFound) };
-                    match claim::admit_manual_tx(conn, destination, now, limits, started).await? {
-                        Some(ManualAdmission::Send(_)) => {}
+                    let throttle = match claim::admit_manual_tx(conn, destination, now, limits).await? {
+                        Some(ManualAdmission::Send(throttle)) => throttle,
                         Some(ManualAdmission::Full(full)) => return Ok(ManualClaim::CapReached(full)),
                         None => return Ok(ManualClaim::NotFound),
-                    }
+                    };
                     let event_id = crate::webhooks::outbox::record_sample(conn, ws, event, &payload).await?;
                     let row: Option<ClaimRow> = diesel::sql_query(
                         "WITH w AS (
@@ -275,11 +276,14 @@ impl DeliveryQueue for PgDeliveryQueue {
                     .get_result(conn)
                     .await
                     .optional_row()?;
-                    let Some(row) = row else { return Ok(ManualClaim::NotFound) };
+                    // The destination is held above, so its delivery is always made; were it not,
+                    // the sample must not stay behind: roll back.
+                    let Some(row) = row else { return Err(diesel::result::Error::NotFound) };
                     if let Some(details) = audit.details.as_object_mut() {
                         details.insert("delivery_id".to_owned(), row.id.into());
                     }
                     crate::audit::write(conn, std::slice::from_ref(&audit), None).await?;
+                    claim::count_manual_send(conn, destination, throttle, now, started).await?;
                     Ok(ManualClaim::Claimed(Box::new(row.into_claim(AttemptTrigger::Test, false, now))))
                 }
                 .scope_boxed()
