@@ -103,16 +103,18 @@ pub const NUL_REFUSED: &str = "must not contain the NUL character (\\u0000)";
 
 /// Writes each number of `value` that is a whole number written with a fraction or an exponent
 /// (`145909.0`, `1e3`) as the integer it is: JSON Schema (and so the document) counts it as an
-/// `integer`, while serde reads an `i64` only from integer notation. Only up to 2^53, where every
-/// integer has its own `f64`: a larger one written so was already rounded when it was read, and
-/// stays a float (refused where an integer is expected) rather than become a neighbouring id.
+/// `integer`, while serde reads an `i64` only from integer notation. Only below 2^53, where every
+/// integer has its own `f64`: a larger one written so may have been rounded when it was read
+/// (how depends on serde_json's features), and stays a float (refused where an integer is
+/// expected) rather than become a neighbouring id.
 pub fn integral_numbers(value: &mut serde_json::Value) {
     use serde_json::Value;
     match value {
         Value::Number(n) if !n.is_i64() && !n.is_u64() => {
             if let Some(f) = n.as_f64() {
+                // 2^53 itself is also what 2^53 + 1 rounds to, so it stays out.
                 const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-                if f.fract() == 0.0 && (-EXACT..=EXACT).contains(&f) {
+                if f.fract() == 0.0 && f.abs() < EXACT {
                     #[allow(clippy::cast_possible_truncation)]
                     let whole = f as i64;
                     *value = Value::from(whole);
