@@ -70,8 +70,8 @@ const INSTANT: &str = "^(?!0000|0001-01-01|9998-12-31|9999)[0-9]{4}-";
 
 /// The static header names wms sets itself or that would break the request
 /// (`domain::webhooks::controls::static_headers`): refused in any case, `webhook-` as a prefix.
-const RESERVED_HEADERS: [&str; 8] =
-    ["content-type", "content-length", "host", "transfer-encoding", "connection", "user-agent", "te", "upgrade"];
+const RESERVED_HEADERS: [&str; 7] =
+    ["content-type", "content-length", "host", "transfer-encoding", "connection", "te", "upgrade"];
 
 /// A header name: one of the tokens RFC 9110 allows, none of [`RESERVED_HEADERS`] nor `webhook-*`
 /// in any case (JSON Schema patterns have no flags, so each letter is a class of both cases).

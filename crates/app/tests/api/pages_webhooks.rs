@@ -322,11 +322,11 @@ async fn the_edit_form_sets_the_delivery_controls_and_explains_bad_input() {
     let (_, got) = app.get_json(&format!("/v1/webhooks/{id}"), &key).await;
     assert_eq!(got["rate_limit_per_second"], 50);
     assert_eq!(got["max_in_flight"], 5);
-    assert_eq!(got["headers"], json!({"x-api-key": "k_page", "x-tenant": "t1"}));
+    assert_eq!(got["headers"], json!({"X-Api-Key": "k_page", "X-Tenant": "t1"}));
     assert_eq!(got["filter"], json!({"channel_ids": [ch.parse::<i64>().expect("id")], "labels": ["vip", "urgent"]}));
     assert_eq!(got["ordering"], "per_thread");
     let page = b.get(&app, &detail).await.text().await.expect("html");
-    assert!(page.contains("x-api-key: k_page"), "the headers are in the form");
+    assert!(page.contains("X-Api-Key: k_page"), "the headers are in the form");
     assert!(page.contains("value=\"50\""), "the rate limit is in the form");
     assert!(page.contains("<option value=\"per_thread\" selected>"), "the ordering is selected");
 

@@ -43,7 +43,7 @@ async fn controls_are_stored_answered_and_cleared() {
     let (_, got) = app.get_json(&format!("/v1/webhooks/{id}"), &key).await;
     assert_eq!(got["rate_limit_per_second"], 50);
     assert_eq!(got["max_in_flight"], 4);
-    assert_eq!(got["headers"], json!({"authorization": "Bearer t", "x-api-key": "k_1"}));
+    assert_eq!(got["headers"], json!({"Authorization": "Bearer t", "X-Api-Key": "k_1"}), "names as written");
     assert_eq!(got["filter"], json!({"channel_ids": [ch], "labels": ["vip"]}));
     assert_eq!(got["ordering"], "per_thread");
 
@@ -613,12 +613,12 @@ async fn static_header_values_are_sealed_at_rest_and_kept_out_of_audit_records_a
     assert_eq!(res.status(), 201);
     let id = res.json::<Value>().await.expect("json")["id"].as_i64().expect("id");
     let (clear, sealed) = stored_headers(&app, id).await;
-    assert_eq!(serde_json::from_str::<Value>(&clear).expect("json"), json!({"x-api-key": ""}), "names only");
+    assert_eq!(serde_json::from_str::<Value>(&clear).expect("json"), json!({"X-Api-Key": ""}), "names only");
     let sealed = sealed.expect("sealed values");
     assert!(!sealed.windows(10).any(|w| w == b"k_sealed_1"), "the value is not in the clear");
 
     let res = patch(&app, &key, id, &json!({"headers": {"X-Api-Key": "k_sealed_2"}})).await;
-    assert_eq!(res.json::<Value>().await.expect("json")["headers"], json!({"x-api-key": "k_sealed_2"}));
+    assert_eq!(res.json::<Value>().await.expect("json")["headers"], json!({"X-Api-Key": "k_sealed_2"}));
     let (_, resealed) = stored_headers(&app, id).await;
     assert_ne!(resealed.as_deref(), Some(&sealed[..]), "a change seals the new value");
     emit(&app, ws.id, EventType::ContactCreated, json!({"id": 1})).await;

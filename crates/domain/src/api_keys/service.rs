@@ -194,7 +194,9 @@ impl ApiKeysService {
             }
         };
         let expires_at = match cmd.expires_at.as_deref() {
+            // Absent, null or blank: the key never expires.
             None => Some(None),
+            Some(raw) if raw.trim().is_empty() => Some(None),
             Some(raw) => errors.check(KeyExpiry::parse(raw, self.clock.now())).map(|e| Some(e.at())),
         };
         errors.clone().into_result()?;

@@ -243,3 +243,14 @@ async fn a_roll_the_rule_refuses_is_reported_as_such() {
         .expect_err("not found");
     assert!(matches!(err, RollApiKeyError::NotFound(ApiKeyId(5))));
 }
+
+#[tokio::test]
+async fn a_blank_expiry_is_a_key_that_never_expires() {
+    for blank in ["", "  "] {
+        let mut repo = MockApiKeyRepository::new();
+        repo.expect_insert().withf(|n, _| n.expires_at.is_none()).times(1).returning(|n, _| Ok(stored(n)));
+        let created =
+            service(repo).create(&admin(PlanTier::Advanced), &AuditContext::cli(), cmd("ci", Some(blank))).await;
+        assert!(created.is_ok(), "{blank:?}");
+    }
+}

@@ -171,8 +171,9 @@ pub fn in_flight_cap(raw: i64) -> Result<u32, FieldError> {
         .ok_or_else(|| FieldError::new("max_in_flight", "must be between 1 and 100 (or null)"))
 }
 
-/// Validates the static `headers`: at most [`MAX_HEADERS`], valid HTTP token names (kept
-/// lowercase), visible-ASCII values, none that wms sets itself or that would break the request.
+/// Validates the static `headers`: at most [`MAX_HEADERS`], valid HTTP token names (kept as
+/// written: names are compared without regard to case, as HTTP does), visible-ASCII values, none
+/// that wms sets itself or that would break the request.
 ///
 /// # Errors
 /// [`FieldError`]s on `headers`.
@@ -182,6 +183,7 @@ pub fn static_headers(raw: &BTreeMap<String, String>) -> Result<BTreeMap<String,
         return Err(err(format!("at most {MAX_HEADERS} headers")));
     }
     let mut out = BTreeMap::new();
+    let mut seen = std::collections::BTreeSet::new();
     for (name, value) in raw {
         let lower = name.to_ascii_lowercase();
         let token =
@@ -193,7 +195,8 @@ pub fn static_headers(raw: &BTreeMap<String, String>) -> Result<BTreeMap<String,
         if lower.starts_with("webhook-") || matches!(lower.as_str(), "content-type" | "content-length" | "host") {
             return Err(err(format!("`{name}` is set by wms and cannot be overridden")));
         }
-        if matches!(lower.as_str(), "transfer-encoding" | "connection" | "user-agent" | "te" | "upgrade") {
+        // Hop-by-hop framing of the connection itself: set, they would break the request.
+        if matches!(lower.as_str(), "transfer-encoding" | "connection" | "te" | "upgrade") {
             return Err(err(format!("`{name}` cannot be set")));
         }
         if value.len() > MAX_HEADER_VALUE || !value.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b)) {
@@ -201,9 +204,10 @@ pub fn static_headers(raw: &BTreeMap<String, String>) -> Result<BTreeMap<String,
                 "the value of `{name}` must be visible ASCII of at most {MAX_HEADER_VALUE} bytes"
             )));
         }
-        if out.insert(lower, value.trim().to_owned()).is_some() {
+        if !seen.insert(lower) {
             return Err(err(format!("`{name}` is given twice")));
         }
+        out.insert(name.clone(), value.trim().to_owned());
     }
     Ok(out)
 }
@@ -375,11 +379,14 @@ mod tests {
         assert!(static_headers(&headers(&[("x-a", "line\nbreak")])).is_err());
         let many: BTreeMap<String, String> = (0..11).map(|i| (format!("x-{i}"), "v".to_owned())).collect();
         assert!(static_headers(&many).is_err());
-        let ok = static_headers(&headers(&[("X-Api-Key", "abc"), ("Authorization", "Bearer t")]));
+        // Names are kept as written, and compared without regard to case.
+        let ok = static_headers(&headers(&[("X-Api-Key", "abc"), ("Authorization", "Bearer t"), ("User-Agent", "gw")]));
         assert_eq!(
             ok.ok().map(|h| h.keys().cloned().collect::<Vec<_>>()),
-            Some(vec!["authorization".into(), "x-api-key".into()])
+            Some(vec!["Authorization".into(), "User-Agent".into(), "X-Api-Key".into()])
         );
+        assert!(static_headers(&headers(&[("X-Api-Key", "a"), ("x-api-key", "b")])).is_err(), "given twice");
+        assert!(static_headers(&headers(&[("Connection", "close")])).is_err());
     }
 
     #[test]

@@ -68,6 +68,11 @@ impl DestinationUrl {
         if t.chars().count() > MAX_URL_CHARS {
             return Err(FieldError::new("url", format!("must have at most {MAX_URL_CHARS} characters")));
         }
+        // The parser would drop tabs and line breaks silently and encode spaces: the URL is kept
+        // as written, so it must be one as written.
+        if t.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(FieldError::new("url", "must not contain spaces or control characters"));
+        }
         let parsed =
             url::Url::parse(t).map_err(|e| FieldError::new("url", format!("must be an absolute URL ({e})")))?;
         let https = match parsed.scheme() {
@@ -82,12 +87,9 @@ impl DestinationUrl {
             _ => return Err(FieldError::new("url", "must name a host")),
         };
         let port = parsed.port_or_known_default().unwrap_or(if https { 443 } else { 80 });
-        // The normalised form (punycode, lowercase host) is what is stored and requested.
-        let url = parsed.to_string();
-        if url.chars().count() > MAX_URL_CHARS {
-            return Err(FieldError::new("url", format!("must have at most {MAX_URL_CHARS} characters")));
-        }
-        Ok(Self { url, host, port, https })
+        // Kept as written (an integrator reads back the URL it set, as it set it); the host
+        // checked is the parsed one, which is what every request parses it to again.
+        Ok(Self { url: t.to_owned(), host, port, https })
     }
 
     /// The URL as stored and requested.
@@ -459,12 +461,19 @@ mod tests {
     #[test]
     fn urls_must_be_absolute_http_or_https_and_bounded() {
         let u = DestinationUrl::parse(" https://Hooks.Example.com/wms ").ok();
-        assert_eq!(u.as_ref().map(DestinationUrl::as_str), Some("https://hooks.example.com/wms"));
+        assert_eq!(u.as_ref().map(DestinationUrl::as_str), Some("https://Hooks.Example.com/wms"), "kept as written");
         assert_eq!(u.as_ref().map(DestinationUrl::host), Some(&UrlHost::Name("hooks.example.com".into())));
         assert_eq!(u.map(|u| u.port()), Some(443));
         assert!(DestinationUrl::parse("/relative").is_err());
         assert!(DestinationUrl::parse("ftp://example.com/").is_err());
         assert!(DestinationUrl::parse("").is_err());
+        assert_eq!(
+            DestinationUrl::parse("http://127.0.0.1:9000").ok().map(|u| u.as_str().to_owned()).as_deref(),
+            Some("http://127.0.0.1:9000")
+        );
+        for bad in ["https://exa\tmple.com/", "https://example.com/a b", "https://example.com/\na"] {
+            assert!(DestinationUrl::parse(bad).is_err(), "{bad:?}");
+        }
         let long = format!("https://example.com/{}", "a".repeat(MAX_URL_CHARS));
         assert!(DestinationUrl::parse(&long).is_err());
         let ip = DestinationUrl::parse("http://[::1]:8080/x").ok();

@@ -179,6 +179,33 @@ async fn names_resolving_to_loopback_are_refused_unless_allowed() {
 }
 
 #[tokio::test]
+async fn a_dual_stack_localhost_is_reachable_through_its_allowed_family() {
+    // `localhost` answers `127.0.0.1` and `::1`; only the IPv4 loopback is allowed: deliveries go
+    // to 127.0.0.1 (the transport drops ::1), so the destination is accepted, on plain http too.
+    let mut repo = MockWebhookRepository::new();
+    repo.expect_reserve_id().returning(|| Ok(DestinationId(7)));
+    repo.expect_insert().returning(|_, n, _| Ok(destination(&n.url)));
+    let s = service(repo, resolver_to(&["127.0.0.1", "::1"]), &["127.0.0.0/8"]);
+    let made = s
+        .create(WorkspaceId(1), &AuditContext::system(), input("http://localhost:9000/hook", &["thread.created"]))
+        .await;
+    assert!(made.is_ok(), "{made:?}");
+    // Beside a public address, an address webhooks may not reach is still refused, and so is a
+    // name whose reachable addresses are not all in the allowed subnets.
+    const PUBLIC_AND_LOOPBACK: &[&str] = &["93.184.215.14", "::1"];
+    const ALLOWED_PUBLIC_PRIVATE: &[&str] = &["127.0.0.1", "93.184.215.14", "10.0.0.1"];
+    for ips in [PUBLIC_AND_LOOPBACK, ALLOWED_PUBLIC_PRIVATE] {
+        let s = service(MockWebhookRepository::new(), resolver_to(ips), &["127.0.0.0/8"]);
+        let f = fields(
+            s.create(WorkspaceId(1), &AuditContext::system(), input("https://mixed.example.com/", &["thread.created"]))
+                .await
+                .expect_err("refused"),
+        );
+        assert_eq!(f, ["url"], "{ips:?}");
+    }
+}
+
+#[tokio::test]
 async fn plain_http_only_for_allowed_subnets() {
     let s = service(MockWebhookRepository::new(), resolver_to(&["93.184.215.14"]), &["127.0.0.0/8"]);
     let f = fields(

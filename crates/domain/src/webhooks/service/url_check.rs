@@ -37,10 +37,18 @@ impl WebhookService {
                 resolved
             }
         };
-        if addresses.iter().any(|ip| !self.addresses.permits(*ip)) {
+        // Deliveries connect only to the addresses webhooks may reach (the transport's resolver
+        // drops the others). An address they may not reach is tolerated only beside addresses
+        // that are all in the allowed subnets: `localhost` answering `127.0.0.1` and `::1` where
+        // only `127.0.0.0/8` is allowed. Beside a public address it is refused: a name that mixes
+        // the two is how a rebinding attack starts.
+        let (usable, blocked): (Vec<IpAddr>, Vec<IpAddr>) =
+            addresses.iter().partition(|ip| self.addresses.permits(**ip));
+        let all_allowed = !usable.is_empty() && usable.iter().all(|ip| self.addresses.is_allowed_subnet(*ip));
+        if !blocked.is_empty() && !all_allowed {
             return Err(refused());
         }
-        let plain_allowed = !addresses.is_empty() && addresses.iter().all(|ip| self.addresses.is_allowed_subnet(*ip));
+        let plain_allowed = all_allowed;
         if !url.is_https() && !plain_allowed {
             return Err(need_https());
         }
