@@ -45,7 +45,7 @@ pub mod wake;
 pub mod webhooks;
 pub mod workspace;
 
-pub use pool::{Db, PoolError, PoolUsage};
+pub use pool::{Db, PoolError, PoolUsage, Statements};
 pub use workspace::PgWorkspaceRepository;
 
 /// RFC 3339 in UTC, the API's timestamp format.

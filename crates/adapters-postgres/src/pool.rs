@@ -31,6 +31,19 @@ pub enum PoolError {
     Unavailable(String),
 }
 
+/// How a connection sends its statements.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Statements {
+    /// Prepared once per connection and kept (named statements, the plan cached): a direct
+    /// connection to PostgreSQL, or a PgBouncer 1.21+ that keeps prepared statements.
+    #[default]
+    Prepared,
+    /// Each statement the unnamed one, parsed, bound and run in one round trip, nothing kept:
+    /// through a pooler in transaction mode that keeps no prepared statements (PgBouncer before
+    /// 1.21, Debian 12's 1.18), `database.pgbouncer = true`. Every statement is planned each time.
+    Unnamed,
+}
+
 /// How the connection pools of a [`Db`] are used.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PoolUsage {
@@ -67,6 +80,7 @@ fn no_connection(wait: Duration, why: impl std::fmt::Display) -> PoolError {
 struct ThreadPools {
     url: String,
     wait: Duration,
+    statements: Statements,
     /// Each with the thread that adopted it: `thread_local` hands the slot of an exited thread to
     /// a new thread, which must not borrow from a pool driven by a runtime that is gone (std's
     /// `ThreadId`s are never reused, so the owner check is exact).
@@ -88,9 +102,22 @@ impl Db {
     /// # Errors
     /// [`PoolError::Build`] when the pool cannot be configured.
     pub fn new(url: &str, max_size: usize, wait: Duration) -> Result<Self, PoolError> {
+        Self::with_statements(url, max_size, wait, Statements::Prepared)
+    }
+
+    /// [`Db::new`] with connections that send their statements as `statements` says.
+    ///
+    /// # Errors
+    /// [`PoolError::Build`] when the pool cannot be configured.
+    pub fn with_statements(
+        url: &str,
+        max_size: usize,
+        wait: Duration,
+        statements: Statements,
+    ) -> Result<Self, PoolError> {
         Ok(Self {
-            shared: pool(url, max_size, wait)?,
-            threads: Arc::new(ThreadPools { url: url.to_owned(), wait, pools: ThreadLocal::new() }),
+            shared: pool(url, max_size, wait, statements)?,
+            threads: Arc::new(ThreadPools { url: url.to_owned(), wait, statements, pools: ThreadLocal::new() }),
             wake: Arc::default(),
             replica: None,
             probe: Arc::default(),
@@ -113,7 +140,7 @@ impl Db {
     pub fn adopt_thread(&self, max_size: usize) -> Result<(), PoolError> {
         let t = &self.threads;
         let me = std::thread::current().id();
-        let (owner, _) = t.pools.get_or_try(|| pool(&t.url, max_size, t.wait).map(|p| (me, p)))?;
+        let (owner, _) = t.pools.get_or_try(|| pool(&t.url, max_size, t.wait, t.statements).map(|p| (me, p)))?;
         if *owner == me {
             Ok(())
         } else {
@@ -211,7 +238,12 @@ impl Db {
 }
 
 /// A pool of at most `max_size` connections to `url`, made lazily.
-fn pool(url: &str, max_size: usize, wait: Duration) -> Result<Pool<AsyncPgConnection>, PoolError> {
+fn pool(
+    url: &str,
+    max_size: usize,
+    wait: Duration,
+    statements: Statements,
+) -> Result<Pool<AsyncPgConnection>, PoolError> {
     // Fast recycling: a connection handed back out is checked for a broken transaction and
     // a closed socket (which the driver notices as soon as the server closes it, e.g. on a
     // restart), without the default's `SELECT 1`. That ping is a database round trip on
@@ -220,6 +252,9 @@ fn pool(url: &str, max_size: usize, wait: Duration) -> Result<Pool<AsyncPgConnec
     // query that finds out, instead of being replaced before it.
     let mut config = ManagerConfig::default();
     config.recycling_method = RecyclingMethod::Fast;
+    if statements == Statements::Unnamed {
+        config.custom_setup = Box::new(|url| Box::pin(AsyncPgConnection::establish_with_unnamed_statements(url)));
+    }
     let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config);
     Pool::builder(manager)
         .max_size(max_size)

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use diesel::sql_types::{Bool, Nullable, Text};
 use diesel::QueryableByName;
-use diesel_async::{AsyncConnection, AsyncPgConnection};
+use diesel_async::AsyncPgConnection;
 
 use crate::pool::{Conn, Db, PoolError};
 
@@ -84,9 +84,14 @@ impl Replica {
     ///
     /// # Errors
     /// [`PoolError::Build`] when the pool cannot be configured.
-    pub fn new(url: &str, max_size: usize, max_lag: Duration) -> Result<Arc<Self>, PoolError> {
+    pub fn new(
+        url: &str,
+        max_size: usize,
+        max_lag: Duration,
+        statements: crate::Statements,
+    ) -> Result<Arc<Self>, PoolError> {
         // A replica that cannot lend a connection quickly is passed over for the primary.
-        let db = Db::new(url, max_size, Duration::from_millis(500))?;
+        let db = Db::with_statements(url, max_size, Duration::from_millis(500), statements)?;
         Ok(Arc::new(Self {
             url: url.to_owned(),
             db,
@@ -216,7 +221,8 @@ async fn primary_lsn(primary: &Db) -> Option<u64> {
 /// own: one that cannot be opened means the replica is out of reach or shutting down.
 async fn replay_lsn(url: &str) -> Result<Option<u64>, String> {
     use diesel_async::RunQueryDsl;
-    let mut conn = AsyncPgConnection::establish(url).await.map_err(|e| e.to_string())?;
+    // Unnamed: the replica may be reached through a pooler that keeps no prepared statements.
+    let mut conn = AsyncPgConnection::establish_with_unnamed_statements(url).await.map_err(|e| e.to_string())?;
     let row: Replay =
         diesel::sql_query("SELECT pg_is_in_recovery() AS recovery, pg_last_wal_replay_lsn()::text AS lsn")
             .get_result(&mut conn)

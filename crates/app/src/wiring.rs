@@ -11,16 +11,33 @@ use adapters_http::middleware::request_id::request_id;
 use adapters_http::middleware::request_metrics;
 use adapters_http::{AppState, HealthCheck};
 use adapters_postgres::replica::Replica;
-use adapters_postgres::Db;
+use adapters_postgres::{Db, Statements};
 
 use crate::config::Settings;
+
+/// How connections to `url` send statements: unnamed through PgBouncer (`database.pgbouncer`),
+/// which may keep no prepared statements between transactions (1.18); prepared on the direct
+/// `database.migrate_url`.
+pub fn statements(settings: &Settings, url: &str) -> Statements {
+    let direct = settings.database.migrate_url.as_deref() == Some(url);
+    if settings.database.pgbouncer && !direct {
+        Statements::Unnamed
+    } else {
+        Statements::Prepared
+    }
+}
 
 /// Connects to `url`, retrying with exponential backoff (capped at 5 s) for at most `patience`.
 ///
 /// # Errors
 /// When the database is still unreachable after `patience`.
 pub async fn connect(settings: &Settings, url: &str, patience: Duration) -> anyhow::Result<Db> {
-    let db = Db::new(url, settings.database.pool_size, settings.database.acquire_timeout())?;
+    let db = Db::with_statements(
+        url,
+        settings.database.pool_size,
+        settings.database.acquire_timeout(),
+        statements(settings, url),
+    )?;
     let deadline = tokio::time::Instant::now() + patience;
     let mut delay = Duration::from_millis(200);
     loop {
@@ -143,7 +160,7 @@ pub fn reports(db: &Db) -> Arc<domain::reports::ReportsService> {
 pub fn replica(settings: &Settings, primary: &Db) -> Result<Option<Arc<Replica>>, adapters_postgres::PoolError> {
     let Some(url) = &settings.database.replica_url else { return Ok(None) };
     let max_lag = std::time::Duration::from_millis(settings.database.max_replica_lag_ms);
-    let replica = Replica::new(url, settings.database.pool_size, max_lag)?;
+    let replica = Replica::new(url, settings.database.pool_size, max_lag, statements(settings, url))?;
     replica.watch(primary.clone());
     Ok(Some(replica))
 }
