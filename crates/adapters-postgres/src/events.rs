@@ -200,9 +200,11 @@ impl EventStore for PgEventStore {
 }
 
 /// The events of a replay's window (`$3` to `$4`, of the types `$5` or all) that destination `$2`
-/// of workspace `$1` subscribes to and has no delivery of holding them (statuses `$6`, the
-/// domain's `DeliveryStatus::holds_event`): received events and events already on their way are
-/// not queued twice. A `FROM … WHERE` over `webhook_events e`.
+/// of workspace `$1` subscribes to and has no delivery of keeping them out (statuses `$6`, the
+/// domain's `DeliveryStatus::kept_from_replay`): received events and events being sent or paused
+/// are not queued twice; an event whose delivery waits for its next attempt is a candidate, its
+/// delivery brought forward rather than a second one queued. A `FROM … WHERE` over
+/// `webhook_events e`.
 const WINDOW: &str = "
     FROM webhook_events e
     JOIN webhook_destinations d ON d.workspace_id = e.workspace_id AND d.id = $2
@@ -229,7 +231,7 @@ fn in_window<'a>(
         .bind::<Timestamptz, _>(window.since)
         .bind::<Timestamptz, _>(window.until)
         .bind::<Array<Text>, _>(types)
-        .bind::<Array<Text>, _>(DeliveryStatus::holding_event())
+        .bind::<Array<Text>, _>(DeliveryStatus::kept_from_replay())
 }
 
 /// Reads back the stored bodies of `ids` (in that order), a thousand at a time.
@@ -268,7 +270,11 @@ const BODIES_AT_ONCE: usize = 1_000;
 /// ones to leave out ([`ReplayWindow::own_events`]), and one statement queues the rest, due a
 /// microsecond apart in feed order. Otherwise every candidate's body is read back (its channel),
 /// and the domain decides which are queued, in which turn and when
-/// ([`ReplayWindow::deliveries`]), as the outbox does for new events.
+/// ([`ReplayWindow::deliveries`]), as the outbox does for new events. Either way a candidate whose
+/// delivery waits for its next attempt (`DeliveryStatus::brought_forward_by_replay`) is not
+/// queued again: that delivery, when due later, is made due when the replay's would have been
+/// (and, for a plain destination, joins the replay's turn), and counts as queued; one already due
+/// is on its way and counts as nothing.
 async fn replay_to(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
@@ -290,17 +296,30 @@ async fn replay_to(
         let replayed: Replayed = in_window(
             format!(
                 "WITH cand AS (
-                     SELECT e.id, row_number() OVER (ORDER BY e.txid, e.id) AS ord, count(*) OVER () AS total
+                     SELECT e.id, row_number() OVER (ORDER BY e.txid, e.id) AS ord, count(*) OVER () AS total,
+                            (SELECT x.id FROM webhook_deliveries x
+                             WHERE x.event_id = e.id AND x.destination_id = $2 AND x.status = ANY ($11::text[])
+                             ORDER BY x.id LIMIT 1) AS waiting
                      {WINDOW} AND NOT (e.id = ANY ($7::bigint[]))
                  ), ins AS (
                      INSERT INTO webhook_deliveries (workspace_id, destination_id, event_id, status,
                                                      next_attempt_at, created_at, updated_at, ordering_key)
                      SELECT $1, $2, cand.id, $9, $8::timestamptz - (cand.total - cand.ord) * interval '1 microsecond', $8, $8, $10
                      FROM cand
+                     WHERE cand.waiting IS NULL
                      ORDER BY cand.ord
                      RETURNING 1
+                 ), fwd AS (
+                     UPDATE webhook_deliveries x
+                     SET next_attempt_at = $8::timestamptz - (cand.total - cand.ord) * interval '1 microsecond',
+                         ordering_key = $10, updated_at = $8
+                     FROM cand
+                     -- Only one waiting for later: one already due is on its way (not counted).
+                     WHERE x.id = cand.waiting
+                       AND x.next_attempt_at > $8::timestamptz - (cand.total - cand.ord) * interval '1 microsecond'
+                     RETURNING 1
                  )
-                 SELECT count(*) AS queued FROM ins"
+                 SELECT (SELECT count(*) FROM ins) + (SELECT count(*) FROM fwd) AS queued"
             ),
             ws,
             destination,
@@ -310,6 +329,7 @@ async fn replay_to(
         .bind::<Timestamptz, _>(window.now)
         .bind::<Text, _>(status.as_str())
         .bind::<BigInt, _>(domain::events::REPLAY_ORDERING_KEY)
+        .bind::<Array<Text>, _>(DeliveryStatus::brought_forward())
         .get_result(conn)
         .await?;
         return Ok(replayed.queued.unsigned_abs());
@@ -325,6 +345,34 @@ async fn replay_to(
     if deliveries.is_empty() {
         return Ok(0);
     }
+    // Deliveries waiting for their next attempt are brought forward instead of queued again
+    // (they keep their thread's turn).
+    let all: Vec<i64> = deliveries.iter().map(|d| d.event_id).collect();
+    let waiting: Vec<WaitingDelivery> = diesel::sql_query(
+        "SELECT DISTINCT ON (event_id) event_id, id FROM webhook_deliveries
+         WHERE destination_id = $1 AND event_id = ANY ($2) AND status = ANY ($3)
+         ORDER BY event_id, id",
+    )
+    .bind::<BigInt, _>(destination.0)
+    .bind::<Array<BigInt>, _>(&all)
+    .bind::<Array<Text>, _>(DeliveryStatus::brought_forward())
+    .load(conn)
+    .await?;
+    let waiting: BTreeMap<i64, i64> = waiting.into_iter().map(|w| (w.event_id, w.id)).collect();
+    let (forward, deliveries): (Vec<_>, Vec<_>) =
+        deliveries.into_iter().partition(|d| waiting.contains_key(&d.event_id));
+    let forward_ids: Vec<i64> = forward.iter().filter_map(|d| waiting.get(&d.event_id).copied()).collect();
+    let forward_due: Vec<OffsetDateTime> = forward.iter().map(|d| d.due).collect();
+    let brought = diesel::sql_query(
+        "UPDATE webhook_deliveries x SET next_attempt_at = v.due, updated_at = $2
+         FROM unnest($1::bigint[], $3::timestamptz[]) AS v(id, due)
+         WHERE x.id = v.id AND x.next_attempt_at > v.due",
+    )
+    .bind::<Array<BigInt>, _>(&forward_ids)
+    .bind::<Timestamptz, _>(window.now)
+    .bind::<Array<Timestamptz>, _>(&forward_due)
+    .execute(conn)
+    .await?;
     let events: Vec<i64> = deliveries.iter().map(|d| d.event_id).collect();
     let due: Vec<OffsetDateTime> = deliveries.iter().map(|d| d.due).collect();
     let keys: Vec<Option<i64>> = deliveries.iter().map(|d| d.ordering_key).collect();
@@ -344,5 +392,13 @@ async fn replay_to(
     .bind::<Array<Nullable<BigInt>>, _>(&keys)
     .execute(conn)
     .await?;
-    Ok(inserted as u64)
+    Ok((inserted + brought) as u64)
+}
+
+#[derive(QueryableByName)]
+struct WaitingDelivery {
+    #[diesel(sql_type = BigInt)]
+    event_id: i64,
+    #[diesel(sql_type = BigInt)]
+    id: i64,
 }

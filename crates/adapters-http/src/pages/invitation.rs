@@ -132,10 +132,12 @@ pub async fn show(
 ) -> Result<HttpResponse, PageError> {
     let Some(view) = state.members.invitation(&token).await? else { return Ok(invalid_link()) };
     let me = signed_in(&req, &state).await?;
-    if me.is_some_and(|u| u != view.user_id) {
+    // Another account signed in is refused only for an account with a password (the domain's
+    // rule, `accept_invitation`): one without is proven by the link whoever is signed in here.
+    if me.is_some_and(|u| u != view.user_id) && view.has_password {
         return Ok(other_account(&req));
     }
-    Ok(form_page(&state, StatusCode::OK, &token, &view, me.is_some(), None))
+    Ok(form_page(&state, StatusCode::OK, &token, &view, me == Some(view.user_id), None))
 }
 
 /// `POST /invitations/{token}`: accepts (choosing a password or signing in) and signs in.
@@ -191,7 +193,7 @@ pub async fn accept(
                 ),
                 _ => (StatusCode::UNAUTHORIZED, "That is not the password of this account.".to_owned(), None),
             };
-            let mut res = form_page(&state, status, &token, &view, me.is_some(), Some(&message));
+            let mut res = form_page(&state, status, &token, &view, me == Some(view.user_id), Some(&message));
             if let Some(secs) = retry {
                 res.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
             }

@@ -43,11 +43,12 @@ pub(super) async fn create(settings: Settings, args: CreateWorkspaceArgs) -> Res
         None
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::json!({ "workspace_id": ws.id.0, "user_id": created.user_id.0, "slug": ws.slug,
-                                "invitation_url": invitation_url })
-        );
+        // The object the contract names; `invitation_url` only when the admin was invited.
+        let mut out = serde_json::json!({ "workspace_id": ws.id.0, "user_id": created.user_id.0, "slug": ws.slug });
+        if let Some(url) = &invitation_url {
+            out["invitation_url"] = serde_json::Value::from(url.as_str());
+        }
+        println!("{out}");
     } else {
         println!("created workspace {} ({}, plan {}) with admin user {}", ws.id, ws.slug, ws.plan, created.user_id);
         if let Some(url) = invitation_url {

@@ -205,6 +205,48 @@ async fn a_replay_after_inactivity_delivers_exactly_the_missed_events_once_in_or
     }
 }
 
+/// A delivery waiting for its next attempt (the receiver failed, the retry is minutes away) is
+/// brought forward by a replay, once, instead of waiting for the schedule or being sent twice.
+#[tokio::test]
+async fn a_replay_brings_forward_what_waits_for_a_retry_without_sending_it_twice() {
+    let app = TestApp::spawn_with(|s| {
+        loopback(s);
+        s.webhooks.retry_schedule = "600".into();
+    })
+    .await;
+    let receiver = Receiver::start().await;
+    let (_, key) = app.advanced_with_key().await;
+    let start = time::OffsetDateTime::now_utc() - time::Duration::seconds(5);
+    let (id, _) = destination(&app, &key, &receiver.url("/r"), &["channel.created"]).await;
+    receiver.answer_next([Answer::status(500), Answer::status(500)]);
+    let workers = app::webhooks::start(
+        &app.settings,
+        app::webhooks::engine(&app.settings, &app.db, Arc::new(app::platform::SystemClock)),
+    );
+    let made = channels(&app, &key, 2, "retry").await;
+    receiver.wait_for(2, Duration::from_secs(10)).await;
+    // Both failed once; their retries are ten minutes away.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let since = start.format(&time::format_description::well_known::Rfc3339).expect("format");
+    let res = app.post_json(&format!("/v1/webhooks/{id}/replay"), &key, &json!({"since": since})).await;
+    assert_eq!(res.status(), 202);
+    assert_eq!(res.json::<Value>().await.expect("json"), json!({"queued": 2}));
+    let got = receiver.wait_for(4, Duration::from_secs(10)).await;
+    // Brought forward, not queued again: a second replay finds them on their way.
+    let res = app.post_json(&format!("/v1/webhooks/{id}/replay"), &key, &json!({"since": since})).await;
+    assert_eq!(res.json::<Value>().await.expect("json"), json!({"queued": 0}));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    workers.stop(Duration::from_secs(5)).await;
+    assert_eq!(receiver.received().len(), 4, "each event failed once and was received once");
+    let again: Vec<i64> = got[2..].iter().map(|r| r.json()["data"]["id"].as_i64().expect("id")).collect();
+    assert_eq!(again, made, "oldest first");
+    let mut first: Vec<&str> = got[..2].iter().map(|r| r.header("webhook-id")).collect();
+    let mut second: Vec<&str> = got[2..].iter().map(|r| r.header("webhook-id")).collect();
+    first.sort_unstable();
+    second.sort_unstable();
+    assert_eq!(first, second, "the same deliveries, the same webhook-ids");
+}
+
 /// With the default pace (many deliveries at once), a replay still reaches the destination in feed
 /// order, each event once the one before was answered: a slow first answer lets nothing overtake it.
 #[tokio::test]

@@ -152,6 +152,45 @@ async fn a_key_with_users_write_cannot_add_an_admin_and_nothing_changes() {
     assert_eq!(res.status(), 201);
 }
 
+/// An address without a password is proven by the link alone, whoever is signed in in the
+/// browser that opens it (the admin who sent it, say): the page offers the password form, and
+/// choosing one joins and signs the browser in as the invited account.
+#[tokio::test]
+async fn an_address_without_a_password_accepts_in_a_browser_signed_in_as_someone_else() {
+    let (app, sink) = TestApp::spawn_mailing(|_| {}).await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let admin = admin_token(&app, &ws).await;
+    let res = app.post_json("/v1/users", &admin, &json!({"email": "newcomer@x.test", "role": "agent"})).await;
+    assert_eq!(res.status(), 201);
+    let token = sink.token_for("newcomer@x.test", "invitations", 0).await;
+    let path = format!("/invitations/{token}");
+    let sender = sign_in(&app, &ws).await;
+    let shown = sender.get(&app, &path).await;
+    assert_eq!(shown.status(), 200);
+    assert!(shown.text().await.expect("html").contains("name=\"password\""), "the password form");
+    let form = form_token(&app, &path).await;
+    let password = "newcomer password 2026";
+    let accepted = app
+        .client
+        .post(app.url(&path))
+        .header("cookie", format!("{}; {}", sender.cookie, form.cookie))
+        .form(&[("csrf_token", form.csrf.as_str()), ("password", password)])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(accepted.status(), 303);
+    let session = accepted
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("wms_session="))
+        .map(|v| v.split(';').next().unwrap_or("").to_owned())
+        .expect("a new session");
+    assert_ne!(session, sender.cookie, "the browser is signed in as the invited account");
+    assert_eq!(login(&app, "newcomer@x.test", password, Some(ws.id)).await.status(), 200);
+}
+
 #[tokio::test]
 async fn an_invited_account_with_a_password_must_sign_in_to_accept_and_another_account_is_refused() {
     let (app, sink) = TestApp::spawn_mailing(|_| {}).await;

@@ -139,7 +139,8 @@ pub enum AcceptInvitationError {
     /// says so (410) without telling which.
     #[error("this invitation link is not valid: it was used already, has expired, or was mistyped")]
     Invalid,
-    /// Another account is signed in in this browser (403): the link is for someone else.
+    /// Another account is signed in in this browser, and the invitation's account has a password
+    /// (403): the link is for someone else.
     #[error("another account is signed in; sign out to accept this invitation")]
     OtherAccount,
     /// The account has a password and it was not given correctly.
@@ -376,7 +377,7 @@ impl MembersService {
     /// Accepts an invitation. An account without a password chooses one here (the link is the
     /// proof of the address); an account with a password is signed in as that account, in this
     /// browser (`signed_in`) or by its `password`: the link alone never signs anyone in and never
-    /// changes a password. A different signed-in account is refused. A password check goes
+    /// changes a password; a different signed-in account is refused there. A password check goes
     /// through the sign-in throttle for the account's address from `client`, like the sign-in
     /// form's.
     ///
@@ -393,7 +394,10 @@ impl MembersService {
         let now = self.clock.now();
         let facts =
             self.repo.invitation(&digest).await?.filter(|f| f.is_open(now)).ok_or(AcceptInvitationError::Invalid)?;
-        if signed_in.is_some_and(|u| u != facts.user_id) {
+        // Another account signed in here cannot stand for an account that has a password. An
+        // account without one is proven by the link alone, whoever uses this browser: it is
+        // accepted as for a visitor signed out, and the browser is signed in as it.
+        if signed_in.is_some_and(|u| u != facts.user_id) && facts.password_hash.is_some() {
             return Err(AcceptInvitationError::OtherAccount);
         }
         let new_password = match &facts.password_hash {

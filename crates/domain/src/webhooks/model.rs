@@ -261,6 +261,30 @@ impl DeliveryStatus {
         Self::ALL.into_iter().filter(|s| s.holds_event()).map(DeliveryStatus::as_str).collect()
     }
 
+    /// Whether a replay that covers the event of a delivery in this status brings that delivery
+    /// forward (due now, in the replay's turn) instead of leaving it: one waiting for its next
+    /// attempt has not been received, and a replay is asked for when the receiver is back, not
+    /// hours later on the retry schedule. It is not queued twice.
+    pub fn brought_forward_by_replay(self) -> bool {
+        self == DeliveryStatus::Pending
+    }
+
+    /// The statuses that keep an event out of a replay altogether: received, being sent, or
+    /// paused with its destination; by stored name.
+    pub fn kept_from_replay() -> Vec<&'static str> {
+        Self::ALL
+            .into_iter()
+            .filter(|s| s.holds_event() && !s.brought_forward_by_replay())
+            .map(DeliveryStatus::as_str)
+            .collect()
+    }
+
+    /// The statuses [`brought_forward_by_replay`](Self::brought_forward_by_replay), by stored
+    /// name.
+    pub fn brought_forward() -> Vec<&'static str> {
+        Self::ALL.into_iter().filter(|s| s.brought_forward_by_replay()).map(DeliveryStatus::as_str).collect()
+    }
+
     /// When the delivery is next attempted, as its record shows it, given its stored
     /// `next_attempt_at`: only a pending delivery has a planned attempt (while one is being sent
     /// the stored time is the worker's lease, not an attempt).
@@ -437,6 +461,9 @@ mod tests {
     #[test]
     fn a_replay_queues_again_only_an_event_whose_delivery_failed_for_good() {
         assert_eq!(DeliveryStatus::holding_event(), ["pending", "sending", "paused", "succeeded"]);
+        // A retry waiting for its time is brought forward instead of queued twice.
+        assert_eq!(DeliveryStatus::brought_forward(), ["pending"]);
+        assert_eq!(DeliveryStatus::kept_from_replay(), ["sending", "paused", "succeeded"]);
     }
 
     #[test]
