@@ -112,8 +112,14 @@ pub struct DatabaseSettings {
     /// statement, a worker's claim), in milliseconds; past it the request is answered 503.
     pub acquire_timeout_ms: u64,
     /// Whether `url` is a PgBouncer in transaction pooling mode: then no session state outlives
-    /// a transaction (advisory locks are transaction-scoped) and migrations take `migrate_url`.
+    /// a transaction (advisory locks are transaction-scoped, statements are sent unnamed) and
+    /// migrations take `migrate_url`.
     pub pgbouncer: bool,
+    /// With `pgbouncer`: the PgBouncer keeps clients' prepared statements (1.21+ with
+    /// `max_prepared_statements` > 0), so statements are prepared and cached as on a direct
+    /// connection (no statement planned every time). Off: each statement is sent unnamed, which
+    /// any PgBouncer takes (Debian 12's 1.18 too).
+    pub pgbouncer_prepared_statements: bool,
     /// A direct URL for migrations (and their lock), when `url` goes through PgBouncer; unset:
     /// `url`.
     pub migrate_url: Option<String>,

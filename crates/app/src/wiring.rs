@@ -16,11 +16,11 @@ use adapters_postgres::{Db, Statements};
 use crate::config::Settings;
 
 /// How connections to `url` send statements: unnamed through PgBouncer (`database.pgbouncer`),
-/// which may keep no prepared statements between transactions (1.18); prepared on the direct
-/// `database.migrate_url`.
+/// which may keep no prepared statements between transactions (1.18), unless it is said to keep
+/// them (`database.pgbouncer_prepared_statements`); prepared on the direct `database.migrate_url`.
 pub fn statements(settings: &Settings, url: &str) -> Statements {
     let direct = settings.database.migrate_url.as_deref() == Some(url);
-    if settings.database.pgbouncer && !direct {
+    if settings.database.pgbouncer && !settings.database.pgbouncer_prepared_statements && !direct {
         Statements::Unnamed
     } else {
         Statements::Prepared
@@ -355,12 +355,25 @@ pub fn stop_on_signal(server: &Server) {
 
 #[cfg(test)]
 mod tests {
-    use super::redact_url;
+    use super::{redact_url, statements, Settings, Statements};
 
     #[test]
     fn passwords_are_redacted() {
         assert_eq!(redact_url("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
         assert_eq!(redact_url("postgres://h/db"), "postgres://h/db");
         assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
+    }
+
+    #[test]
+    fn statements_are_unnamed_through_pgbouncer_unless_it_keeps_them_and_prepared_on_the_direct_url() {
+        let mut s = Settings::defaults().expect("defaults");
+        let (pooled, direct) = ("postgres://u@bouncer:6432/db", "postgres://u@db:5432/db");
+        assert_eq!(statements(&s, pooled), Statements::Prepared, "a direct connection");
+        s.database.pgbouncer = true;
+        s.database.migrate_url = Some(direct.to_owned());
+        assert_eq!(statements(&s, pooled), Statements::Unnamed, "any PgBouncer, 1.18 too");
+        assert_eq!(statements(&s, direct), Statements::Prepared, "migrations on the direct URL");
+        s.database.pgbouncer_prepared_statements = true;
+        assert_eq!(statements(&s, pooled), Statements::Prepared, "a PgBouncer that keeps them");
     }
 }
