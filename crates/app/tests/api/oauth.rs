@@ -640,7 +640,7 @@ async fn bad_input_gets_the_rfc_error_codes_and_never_a_500() {
         (json!({"redirect_uris": ["https://a.example/cb#x"]}), "invalid_redirect_uri"),
         (json!({"redirect_uris": ["https://a.example/cb\u{0}"]}), "invalid_redirect_uri"),
         (
-            json!({"redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "client_secret_post"}),
+            json!({"redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "private_key_jwt"}),
             "invalid_client_metadata",
         ),
         (json!({"redirect_uris": ["https://a.example/cb"], "client_name": "x".repeat(101)}), "invalid_client_metadata"),
@@ -724,5 +724,20 @@ async fn browser_clients_may_preflight_the_protocol_endpoints_and_other_methods_
         assert_eq!(allow, Some("*"), "{path}");
         let res = app.client.delete(app.url(path)).send().await.expect("request");
         assert_eq!(res.status(), 405, "{path}");
+    }
+}
+
+/// A client asking for a client secret (some MCP clients' default) is registered as a public
+/// client: the answer says `none` and holds no secret (RFC 7591 lets the server replace a value).
+#[tokio::test]
+async fn a_client_asking_for_a_secret_is_registered_as_a_public_client() {
+    let app = TestApp::spawn().await;
+    for method in ["client_secret_post", "client_secret_basic"] {
+        let body = json!({"redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": method});
+        let res = app.client.post(app.url("/oauth/register")).json(&body).send().await.expect("request");
+        assert_eq!(res.status(), 201, "{method}");
+        let got: Value = res.json().await.expect("json");
+        assert_eq!(got["token_endpoint_auth_method"], "none", "{method}");
+        assert!(got.get("client_secret").is_none(), "no secret is issued: {got}");
     }
 }

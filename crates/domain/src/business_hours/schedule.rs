@@ -79,14 +79,17 @@ impl BusinessHours {
     }
 
     /// Business seconds between `from` and `to` (0 when `to` is not after `from`; whole seconds,
-    /// rounded down).
+    /// rounded down). Never more than the wall-clock seconds, and exactly those when every moment
+    /// between counts (no hours set, or all of it inside them): `business_hours=true` without
+    /// hours gives the same figures as wall-clock time, to the second.
     pub fn business_seconds(&self, from: OffsetDateTime, to: OffsetDateTime) -> i64 {
+        let wall = (to - from).whole_seconds().max(0);
         let (from_ms, to_ms) = (millis(from), millis(to));
         if to_ms <= from_ms {
             return 0;
         }
         let Some(s) = &self.schedule else {
-            return (to_ms - from_ms) / 1000;
+            return wall;
         };
         let first = s.local_date(from_ms).pred_opt().unwrap_or(NaiveDate::MIN);
         let last = s.local_date(to_ms).succ_opt().unwrap_or(NaiveDate::MAX);
@@ -105,7 +108,11 @@ impl BusinessHours {
             let Some(next) = day.succ_opt() else { break };
             day = next;
         }
-        total / 1000
+        if total == to_ms - from_ms {
+            wall
+        } else {
+            (total / 1000).min(wall)
+        }
     }
 
     /// The instant at which `seconds` of business time have elapsed after `from` (`from` itself

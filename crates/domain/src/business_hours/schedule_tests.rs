@@ -40,6 +40,23 @@ fn none_set_counts_every_second() {
     assert_eq!(h.business_seconds(from, from - Duration::hours(1)), 0);
 }
 
+/// Sub-millisecond parts never make business time differ from wall-clock time where every
+/// moment counts: the report with `business_hours=true` and none set equals the wall-clock one.
+#[test]
+fn where_every_moment_counts_business_seconds_are_the_wall_clock_seconds_exactly() {
+    let from = datetime!(2026-11-20 10:00:10.0005 UTC);
+    let to = datetime!(2026-11-20 10:00:20 UTC);
+    let wall = (to - from).whole_seconds();
+    assert_eq!(wall, 9);
+    assert_eq!(BusinessHours::always().business_seconds(from, to), wall);
+    // Inside the office's hours (a Friday, 11:00 Berlin): the same.
+    assert_eq!(office("Europe/Berlin", &[]).business_seconds(from, to), wall);
+    // Partly outside: never more than the wall clock.
+    let evening = datetime!(2026-11-20 15:59:50.0005 UTC);
+    let h = office("Europe/Berlin", &[]);
+    assert!(h.business_seconds(evening, evening + Duration::minutes(5)) <= 300);
+}
+
 #[test]
 fn a_record_without_intervals_is_none_set() {
     let h = BusinessHours::from_record(&record("Europe/Berlin", &[("mon", &[])], &["2026-12-25"])).expect("valid");

@@ -133,7 +133,8 @@ pub struct ClientMetadata {
 
 impl ClientMetadata {
     /// Reads a registration request body. Only public clients are registered
-    /// (`token_endpoint_auth_method` `none`, PKCE instead of a secret).
+    /// (`token_endpoint_auth_method` `none`, PKCE instead of a secret); one that asks for a
+    /// client secret is registered as public.
     ///
     /// # Errors
     /// `invalid_redirect_uri` or `invalid_client_metadata`, naming the field.
@@ -180,10 +181,15 @@ impl ClientMetadata {
         match obj.get("token_endpoint_auth_method") {
             None | Some(Value::Null) => {}
             Some(Value::String(m)) if m == "none" => {}
+            // A client asking for a secret gets a public registration instead (RFC 7591 §3.2.1:
+            // the server may replace a requested value; the answer says `none`, and no secret
+            // is issued, so the client proves itself with PKCE). Some MCP clients ask for
+            // `client_secret_post` by default.
+            Some(Value::String(m)) if m == "client_secret_post" || m == "client_secret_basic" => {}
             Some(_) => {
                 return Err(OAuthRefusal::new(
                     Meta,
-                    "token_endpoint_auth_method must be `none`: wms registers public clients, which prove themselves with PKCE",
+                    "token_endpoint_auth_method must be `none` (or a client secret method, registered as `none`): wms registers public clients, which prove themselves with PKCE",
                 ))
             }
         }

@@ -47,9 +47,13 @@ fn client_metadata_is_read_and_refused_with_the_rfc_codes() {
     assert_eq!(code(json!({"redirect_uris": [1]})), OAuthErrorCode::InvalidRedirectUri);
     let uri = json!(["https://a.example/cb"]);
     assert_eq!(
-        code(json!({"redirect_uris": uri, "token_endpoint_auth_method": "client_secret_basic"})),
+        code(json!({"redirect_uris": uri, "token_endpoint_auth_method": "private_key_jwt"})),
         OAuthErrorCode::InvalidClientMetadata
     );
+    // Asking for a client secret gets a public registration (the answer says `none`).
+    for method in ["client_secret_post", "client_secret_basic"] {
+        assert!(ClientMetadata::from_json(&json!({"redirect_uris": uri, "token_endpoint_auth_method": method})).is_ok());
+    }
     assert_eq!(code(json!({"redirect_uris": uri, "grant_types": ["password"]})), OAuthErrorCode::InvalidClientMetadata);
     assert_eq!(code(json!({"redirect_uris": uri, "client_name": ""})), OAuthErrorCode::InvalidClientMetadata);
     assert_eq!(code(json!({"redirect_uris": uri, "scope": "channels:write"})), OAuthErrorCode::InvalidClientMetadata);
