@@ -46,8 +46,27 @@ impl State {
 /// A page of `GET /v1/events`.
 #[derive(Debug, Deserialize)]
 struct FeedPage {
-    data: Vec<serde_json::Value>,
+    /// Each record as the server wrote it: its bytes after the id are what a destination receives.
+    data: Vec<Box<serde_json::value::RawValue>>,
     next_cursor: String,
+}
+
+/// The body a destination receives for a feed `record` (`{"id", …}`, the delivered body with the id
+/// in front): the same bytes without the id, so a local endpoint sees exactly what a destination
+/// would (members in the same order, nothing re-serialised). A record not in that shape is
+/// re-serialised without its `id`.
+fn delivered_body(record: &str, id: &str) -> String {
+    let head = format!("{{\"id\":{}", serde_json::Value::from(id));
+    match record.strip_prefix(head.as_str()) {
+        Some(rest) => format!("{{{}", rest.strip_prefix(',').unwrap_or(rest)),
+        None => {
+            let mut value: serde_json::Value = serde_json::from_str(record).unwrap_or_default();
+            if let Some(map) = value.as_object_mut() {
+                map.remove("id");
+            }
+            value.to_string()
+        }
+    }
 }
 
 fn usage(message: impl Into<String>) -> CommandError {
@@ -177,14 +196,15 @@ pub async fn run(args: ListenArgs) -> Result<(), CommandError> {
         }
         let page: FeedPage = answer.json().await.context("reading the events feed")?;
         let full = page.data.len() >= 100;
-        for event in page.data {
+        for raw in page.data {
+            let event: serde_json::Value = serde_json::from_str(raw.get()).unwrap_or_default();
             let id = event.get("id").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
             if state.forwarded.contains(&id) {
                 continue;
             }
             let kind = event.get("type").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
             if only.is_empty() || only.iter().any(|t| t.as_str() == kind) {
-                forward(&client, &target, &secret, &id, &kind, event, idle).await;
+                forward(&client, &target, &secret, &id, &kind, delivered_body(raw.get(), &id), idle).await;
             }
             state.forwarded.push(id);
             state.save(&state_file)?;
@@ -209,13 +229,9 @@ async fn forward(
     secret: &SigningSecret,
     id: &str,
     kind: &str,
-    mut event: serde_json::Value,
+    body: String,
     idle: Duration,
 ) {
-    if let Some(map) = event.as_object_mut() {
-        map.remove("id");
-    }
-    let body = event.to_string();
     loop {
         let timestamp = time::OffsetDateTime::now_utc().unix_timestamp();
         let signature = secret.sign(id, timestamp, body.as_bytes());
@@ -243,4 +259,21 @@ async fn forward(
 
 fn rfc3339_now() -> String {
     time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::delivered_body;
+
+    #[test]
+    fn the_forwarded_body_is_the_records_bytes_without_the_id() {
+        let record = r#"{"id":"msg_1","type":"contact.created","timestamp":"2026-11-28T00:00:00Z","workspace_id":3,"data":{"z":1,"a":2}}"#;
+        assert_eq!(
+            delivered_body(record, "msg_1"),
+            r#"{"type":"contact.created","timestamp":"2026-11-28T00:00:00Z","workspace_id":3,"data":{"z":1,"a":2}}"#,
+            "members keep their order"
+        );
+        assert_eq!(delivered_body(r#"{"id":"m"}"#, "m"), "{}");
+        assert_eq!(delivered_body(r#"{"type":"x","id":"m"}"#, "m"), r#"{"type":"x"}"#, "another shape");
+    }
 }
