@@ -272,9 +272,10 @@ const BODIES_AT_ONCE: usize = 1_000;
 /// and the domain decides which are queued, in which turn and when
 /// ([`ReplayWindow::deliveries`]), as the outbox does for new events. Either way a candidate whose
 /// delivery waits for its next attempt (`DeliveryStatus::brought_forward_by_replay`) is not
-/// queued again: that delivery, when due later, is made due when the replay's would have been
-/// (and, for a plain destination, joins the replay's turn), and counts as queued; one already due
-/// is on its way and counts as nothing.
+/// queued again: that delivery, if still waiting and due later, is made due when the replay's
+/// would have been and counts as queued; one already due is on its way and counts as nothing. It
+/// keeps its own turn (a plain destination's replay turn goes by delivery id, which would put
+/// this older row first and hold the whole replay behind its longer retry delays).
 async fn replay_to(
     conn: &mut AsyncPgConnection,
     ws: WorkspaceId,
@@ -312,10 +313,11 @@ async fn replay_to(
                  ), fwd AS (
                      UPDATE webhook_deliveries x
                      SET next_attempt_at = $8::timestamptz - (cand.total - cand.ord) * interval '1 microsecond',
-                         ordering_key = $10, updated_at = $8
+                         updated_at = $8
                      FROM cand
-                     -- Only one waiting for later: one already due is on its way (not counted).
-                     WHERE x.id = cand.waiting
+                     -- Still waiting (a worker may have claimed it since: re-checked on the row
+                     -- it locks), and for later: one already due is on its way (not counted).
+                     WHERE x.id = cand.waiting AND x.status = ANY ($11::text[])
                        AND x.next_attempt_at > $8::timestamptz - (cand.total - cand.ord) * interval '1 microsecond'
                      RETURNING 1
                  )
@@ -366,11 +368,12 @@ async fn replay_to(
     let brought = diesel::sql_query(
         "UPDATE webhook_deliveries x SET next_attempt_at = v.due, updated_at = $2
          FROM unnest($1::bigint[], $3::timestamptz[]) AS v(id, due)
-         WHERE x.id = v.id AND x.next_attempt_at > v.due",
+         WHERE x.id = v.id AND x.status = ANY ($4) AND x.next_attempt_at > v.due",
     )
     .bind::<Array<BigInt>, _>(&forward_ids)
     .bind::<Timestamptz, _>(window.now)
     .bind::<Array<Timestamptz>, _>(&forward_due)
+    .bind::<Array<Text>, _>(DeliveryStatus::brought_forward())
     .execute(conn)
     .await?;
     let events: Vec<i64> = deliveries.iter().map(|d| d.event_id).collect();

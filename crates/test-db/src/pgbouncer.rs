@@ -50,7 +50,11 @@ impl PgBouncer {
     pub async fn start(upstream: &str, pool_size: u32) -> anyhow::Result<Self> {
         let (user, host, port) = parts(upstream);
         let mode = "transaction";
-        let extra = "server_reset_query_always = 1\n";
+        // 1.21+ can keep prepared statements (and from 1.22 does by default): turned off, as
+        // 1.18 has it, so the tests prove wms needs none.
+        let keeps = keeps_prepared_statements(&version()?);
+        let extra =
+            format!("server_reset_query_always = 1\n{}", if keeps { "max_prepared_statements = 0\n" } else { "" });
         let dir = std::env::temp_dir().join(format!("wms-pgbouncer-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir)?;
         // PgBouncer refuses to run as root: it is started as `postgres` then, which must write here.
@@ -134,6 +138,12 @@ impl Drop for PgBouncer {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Whether PgBouncer `version` (`1.18.0`) has `max_prepared_statements` (1.21 and later).
+fn keeps_prepared_statements(version: &str) -> bool {
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (1, 21)
 }
 
 /// The version this PgBouncer reports (`1.18.0`).

@@ -191,18 +191,20 @@ impl Pace {
         p
     }
 
-    /// What the claim enforces. On each of the two dimensions a destination's own setting
-    /// (`max_in_flight`, `rate_limit_per_second`) is the limit: the pace is for destinations that
-    /// did not say what they take. Without one, the pace it has shown. The server's bounds
-    /// (`webhooks.max_in_flight_per_destination`, `webhooks.rate_per_destination`) bound both.
-    /// A receiver's `Retry-After` holds every destination.
+    /// What the claim enforces: the pace within the server's bounds and the destination's caps.
     pub fn limits(self, bounds: PaceBounds, caps: PaceCaps) -> DestinationLimits {
+        let mut in_flight = bounds.max_in_flight.max(1);
+        if let Some(c) = caps.max_in_flight {
+            in_flight = in_flight.min(c.max(1));
+        }
         // The fractional part is growth in progress: it counts once it reaches a whole request.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let paced = self.concurrency.floor().max(1.0) as u32;
-        let in_flight = caps.max_in_flight.map_or(paced, |c| c.max(1)).min(bounds.max_in_flight.max(1));
-        let rate = caps.rate.map_or(self.rate, |r| f64::from(r.max(1))).min(bounds.rate).max(1.0);
-        DestinationLimits { max_in_flight: in_flight, rate, hold_until: self.hold_until }
+        let mut rate = self.rate.min(bounds.rate).max(1.0);
+        if let Some(r) = caps.rate {
+            rate = rate.min(f64::from(r.max(1)));
+        }
+        DestinationLimits { max_in_flight: in_flight.min(paced), rate, hold_until: self.hold_until }
     }
 }
 
@@ -327,19 +329,6 @@ mod tests {
         let p = Pace { concurrency: 40.7, rate: 900.0, threshold: None, decreased_at: None, hold_until: None };
         let l = p.limits(BOUNDS, PaceCaps { max_in_flight: Some(10), rate: Some(50) });
         assert_eq!((l.max_in_flight, l.rate), (10, 50.0));
-        // A destination's own setting is its limit, above the pace it has shown too: the pace is
-        // for the dimensions it left to wms.
-        let slow = Pace { concurrency: 3.0, rate: 20.0, ..p };
-        let l = slow.limits(BOUNDS, PaceCaps { max_in_flight: Some(50), rate: None });
-        assert_eq!((l.max_in_flight, l.rate), (50, 20.0));
-        let l = slow.limits(BOUNDS, PaceCaps { max_in_flight: None, rate: Some(500) });
-        assert_eq!((l.max_in_flight, l.rate), (3, 500.0));
-        // The server's bounds bound a destination's own settings as well.
-        let l = slow.limits(
-            PaceBounds { max_in_flight: 8, rate: 100.0 },
-            PaceCaps { max_in_flight: Some(50), rate: Some(500) },
-        );
-        assert_eq!((l.max_in_flight, l.rate), (8, 100.0));
         let l = p.limits(PaceBounds { max_in_flight: 20, rate: 300.0 }, PaceCaps::default());
         assert_eq!((l.max_in_flight, l.rate), (20, 300.0));
         assert_eq!(p.limits(BOUNDS, PaceCaps::default()).max_in_flight, 40);
