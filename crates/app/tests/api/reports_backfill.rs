@@ -292,3 +292,45 @@ async fn threads_stored_before_the_reports_are_replayed_once_after_the_upgrade()
     crate::helpers::revert_through(&database.url, VERSION).await;
     adapters_postgres::migrate::run_pending(&database.url).await.expect("migrate again");
 }
+
+#[derive(QueryableByName)]
+struct Seconds {
+    #[diesel(sql_type = diesel::sql_types::Nullable<BigInt>)]
+    seconds: Option<i64>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<BigInt>)]
+    business_seconds: Option<i64>,
+}
+
+/// Figures stored with the earlier rounding (business seconds from instants cut to milliseconds:
+/// 10 where the wall clock says 9) are refigured after the upgrade, in the background, to the
+/// wall-clock seconds where every moment counts.
+#[tokio::test]
+async fn business_seconds_stored_with_the_old_rounding_are_refigured_after_the_upgrade() {
+    let database = test_db::TestDatabase::new().await.expect("database");
+    crate::helpers::revert_through(&database.url, "20261205000101").await;
+    let db = Db::new(&database.url, 2, std::time::Duration::from_secs(5)).expect("pool");
+    let mut conn = db.conn().await.expect("conn");
+    for sql in [
+        "INSERT INTO workspaces (name, slug, plan) VALUES ('Old', 'old', 'advanced')",
+        "INSERT INTO channels (workspace_id, channel_type, display_name, identifier, status)
+         SELECT id, 'whatsapp', 'Old', '+14155550100', 'active' FROM workspaces",
+        "INSERT INTO contacts (workspace_id, phone) SELECT id, '+14155550199' FROM workspaces",
+        "INSERT INTO threads (workspace_id, contact_id, channel_id, status)
+         SELECT w.id, c.id, ch.id, 'open' FROM workspaces w, contacts c, channels ch",
+        // A reply 9.9995 s after the message it answers, stored as the old rounding figured it.
+        "INSERT INTO conversation_facts (workspace_id, thread_id, channel_id, kind, at, started_at, seconds, business_seconds)
+         SELECT t.workspace_id, t.id, t.channel_id, 2, '2026-11-20 10:00:20+00', '2026-11-20 10:00:10.0005+00', 9, 10
+         FROM threads t",
+    ] {
+        diesel::sql_query(sql).execute(&mut conn).await.unwrap_or_else(|e| panic!("{e}: {sql}"));
+    }
+    adapters_postgres::migrate::run_pending(&database.url).await.expect("migrate");
+    adapters_postgres::business_hours::refigure_pending(&db).await.expect("refigure");
+    let got: Seconds = diesel::sql_query("SELECT seconds, business_seconds FROM conversation_facts")
+        .get_result(&mut conn)
+        .await
+        .expect("fact");
+    assert_eq!((got.seconds, got.business_seconds), (Some(9), Some(9)), "no hours set: the wall clock's");
+    crate::helpers::revert_through(&database.url, "20261205000101").await;
+    adapters_postgres::migrate::run_pending(&database.url).await.expect("migrate again");
+}
