@@ -91,7 +91,7 @@ impl ResponseError for PageError {
         let body = html! {
             h1 { (title) }
             p.error-text role="alert" { (self.to_string()) }
-            p { a href="/settings/workspace/api-keys" { "Back to the settings" } }
+            p { a href="/" { "Back to the settings" } }
         };
         let mut res = HttpResponse::build(status);
         if status == StatusCode::SERVICE_UNAVAILABLE {

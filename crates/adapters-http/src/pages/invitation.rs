@@ -40,6 +40,7 @@ fn answer(status: StatusCode) -> HttpResponseBuilder {
 
 /// The invitation's form, with a fresh anti-forgery token.
 fn form_page(
+    req: &HttpRequest,
     state: &AppState,
     status: StatusCode,
     token: &str,
@@ -47,7 +48,7 @@ fn form_page(
     signed_in: bool,
     error: Option<&str>,
 ) -> HttpResponse {
-    let csrf = PreSessionToken::issue(state.auth.random.as_ref());
+    let csrf = PreSessionToken::for_form(req, state.auth.random.as_ref());
     answer(status)
         .cookie(csrf.cookie(&state.pages, FORM_PATH))
         .body(bare("Your invitation", form(token, csrf.value(), view, signed_in, error)).into_string())
@@ -137,7 +138,7 @@ pub async fn show(
     if me.is_some_and(|u| u != view.user_id) && view.has_password {
         return Ok(other_account(&req));
     }
-    Ok(form_page(&state, StatusCode::OK, &token, &view, me == Some(view.user_id), None))
+    Ok(form_page(&req, &state, StatusCode::OK, &token, &view, me == Some(view.user_id), None))
 }
 
 /// `POST /invitations/{token}`: accepts (choosing a password or signing in) and signs in.
@@ -193,7 +194,7 @@ pub async fn accept(
                 ),
                 _ => (StatusCode::UNAUTHORIZED, "That is not the password of this account.".to_owned(), None),
             };
-            let mut res = form_page(&state, status, &token, &view, me == Some(view.user_id), Some(&message));
+            let mut res = form_page(&req, &state, status, &token, &view, me == Some(view.user_id), Some(&message));
             if let Some(secs) = retry {
                 res.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
             }

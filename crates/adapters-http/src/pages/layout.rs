@@ -103,7 +103,7 @@ pub fn public(title: &str, body: Markup) -> Markup {
         nav aria-label="Documentation" {
             ul {
                 li { a href="/docs" aria-current="page" { "Documentation" } }
-                li { a href=(NAV[0].0) { "Settings" } }
+                li { a href="/" { "Settings" } }
             }
         }
     };

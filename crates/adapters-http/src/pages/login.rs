@@ -20,8 +20,9 @@ use crate::state::AppState;
 /// The sign-in form's path, where its [`PreSessionToken`] cookie is set.
 const FORM_PATH: &str = "/login";
 
-/// Where to go after signing in when nothing else was asked for.
-const HOME: &str = "/settings/workspace/api-keys";
+/// Where to go after signing in when nothing else was asked for: the home page, which sends each
+/// member to what their role may use (an admin to the settings, an agent to the analytics).
+const HOME: &str = "/";
 
 /// `?next=`
 #[derive(Debug, Deserialize)]
@@ -62,6 +63,8 @@ pub fn is_same_origin_path(next: &str) -> bool {
 struct LoginView {
     email: String,
     next: String,
+    /// A message the page before left (the password was changed, say).
+    notice: Option<String>,
     error: Option<String>,
     email_error: Option<String>,
     password_error: Option<String>,
@@ -71,6 +74,9 @@ fn login_form(v: &LoginView, token: &str) -> Markup {
     html! {
         h1 { "Sign in" }
         p.lead { "Manage your workspace's API keys, webhooks and analytics." }
+        @if let Some(msg) = &v.notice {
+            div.flash role="status" { (msg) }
+        }
         @if let Some(e) = &v.error {
             div.error-summary role="alert" { (e) }
         }
@@ -97,8 +103,8 @@ fn login_form(v: &LoginView, token: &str) -> Markup {
     }
 }
 
-fn render(state: &AppState, status: actix_web::http::StatusCode, v: &LoginView) -> HttpResponse {
-    let token = PreSessionToken::issue(state.auth.random.as_ref());
+fn render(req: &HttpRequest, state: &AppState, status: actix_web::http::StatusCode, v: &LoginView) -> HttpResponse {
+    let token = PreSessionToken::for_form(req, state.auth.random.as_ref());
     HttpResponse::build(status)
         .insert_header(CacheControl(vec![CacheDirective::NoStore]))
         .cookie(token.cookie(&state.pages, FORM_PATH))
@@ -123,7 +129,8 @@ pub async fn show(
             SessionState::SignedOut => {}
         }
     }
-    Ok(render(&state, actix_web::http::StatusCode::OK, &LoginView { next, ..LoginView::default() }))
+    let notice = super::session::flash(&req);
+    Ok(render(&req, &state, actix_web::http::StatusCode::OK, &LoginView { next, notice, ..LoginView::default() }))
 }
 
 /// `POST /login`
@@ -173,7 +180,7 @@ pub async fn submit(req: HttpRequest, state: web::Data<AppState>, form: FormData
         }
         Err(LoginError::Unknown(e)) => return Err(e.into()),
     };
-    let mut res = render(&state, status, &view);
+    let mut res = render(&req, &state, status, &view);
     if let Some(secs) = retry {
         res.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from(secs));
     }

@@ -78,6 +78,17 @@ impl PreSessionToken {
         Self(SessionSecret::generate(random).expose().to_owned())
     }
 
+    /// The token for a rendering of the form whose request is `req`: the one its cookie already
+    /// holds (so the same form open in two tabs, or shown again after a mistake, keeps working
+    /// in each: a new token would void the other tab's), else a fresh one. Either way the post
+    /// must carry the cookie's value, which another site can neither read nor set.
+    pub fn for_form(req: &HttpRequest, random: &dyn RandomSource) -> Self {
+        match req.cookie(PRE_SESSION_CSRF_COOKIE).filter(|c| SessionSecret::parse(c.value()).is_some()) {
+            Some(c) => Self(c.value().to_owned()),
+            None => Self::issue(random),
+        }
+    }
+
     /// The value to embed in the form's [`CSRF_FIELD`].
     pub fn value(&self) -> &str {
         &self.0
@@ -223,12 +234,36 @@ pub fn pages_state(req: &HttpRequest) -> Result<web::Data<AppState>, PageError> 
         .ok_or_else(|| PageError::Internal(anyhow::anyhow!("AppState is not registered")))
 }
 
-/// The local path to come back to after signing in.
+/// The local path to come back to after signing in: the page asked for; for a form's post (a
+/// key's revocation when the session had ended, say), the page the form was on, as its
+/// same-origin `Referer` names it, else home: signing in ends with a `GET`, which a form's
+/// action path does not answer.
 fn next_of(req: &HttpRequest) -> String {
+    if req.method() != actix_web::http::Method::GET && req.method() != actix_web::http::Method::HEAD {
+        return form_page_of(req).unwrap_or_else(|| "/".to_owned());
+    }
     match req.query_string() {
         "" => req.path().to_owned(),
         q => format!("{}?{q}", req.path()),
     }
+}
+
+/// The path and query of the request's `Referer` when it is a page of this host.
+fn form_page_of(req: &HttpRequest) -> Option<String> {
+    let referer = req.headers().get(actix_web::http::header::REFERER)?.to_str().ok()?;
+    let url = url::Url::parse(referer).ok()?;
+    let host = req.headers().get(actix_web::http::header::HOST)?.to_str().ok()?;
+    let authority = match url.port() {
+        Some(p) => format!("{}:{p}", url.host_str()?),
+        None => url.host_str()?.to_owned(),
+    };
+    if !authority.eq_ignore_ascii_case(host) {
+        return None;
+    }
+    Some(match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_owned(),
+    })
 }
 
 /// Resolves the session of a request.

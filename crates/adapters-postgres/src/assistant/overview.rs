@@ -99,6 +99,8 @@ pub(super) fn load(
             }
         }
         let inbox = inbox.with_every_status();
+        let channels = channels.with_every_type();
+        let ai_agents = ai_agents.with_every_status();
         Ok(Some(WorkspaceOverview {
             workspace: OverviewWorkspace { id: w.id, name: w.name, slug: w.slug, is_active: w.is_active },
             channels,

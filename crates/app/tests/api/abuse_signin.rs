@@ -216,7 +216,7 @@ async fn next_sends_people_only_to_paths_of_this_site() {
     let app = TestApp::spawn().await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
     let client = client_from([127, 0, 0, 1]);
-    let home = "/settings/workspace/api-keys";
+    let home = "/";
     for (next, expected) in [
         ("/%09/evil.example", home),
         ("/\t/evil.example", home),

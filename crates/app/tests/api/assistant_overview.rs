@@ -28,7 +28,7 @@ async fn overview_matches_independent_counts_field_by_field() {
         )
         .await;
     assert_eq!(o["channels"]["by_type"], by_type);
-    assert_eq!(o["channels"]["by_type"].as_object().map(|m| m.len()), Some(3), "only types with channels");
+    assert_eq!(o["channels"]["by_type"].as_object().map(|m| m.len()), Some(3), "every channel type");
     let total: i64 =
         by_type.as_object().map(|m| m.values().map(|v| v["total"].as_i64().unwrap_or(0)).sum()).unwrap_or(0);
     assert_eq!(o["channels"]["total"], total);
@@ -135,20 +135,22 @@ async fn overview_follows_thread_changes() {
 }
 
 #[tokio::test]
-async fn an_empty_workspace_has_zero_counts_and_no_types_or_statuses() {
+async fn an_empty_workspace_has_zero_counts_for_every_type_and_status() {
     let app = TestApp::spawn().await;
     let ws = app.create_workspace(domain::workspace::PlanTier::Free).await;
     let token = crate::credentials::admin_token(&app, &ws).await;
     let demo = crate::assistant_helpers::Demo { app, ws: ws.id, token };
     let o = demo.tool("get_workspace_overview", json!({})).await;
-    assert_eq!(o["channels"], json!({"total": 0, "by_type": {}}));
+    // Types and statuses are known sets: each is listed, at zero (a reader finds `messenger`).
+    let none = json!({"total": 0, "connected": 0});
+    assert_eq!(o["channels"], json!({"total": 0, "by_type": {"whatsapp": none, "messenger": none, "instagram": none}}));
     let zero = json!({"total": 0, "unread_messages": 0});
     assert_eq!(
         o["inbox"],
         json!({"threads_total": 0, "unread_messages_total": 0, "by_status": {
             "open": zero, "pending": zero, "snoozed": zero, "resolved": zero}})
     );
-    assert_eq!(o["ai_agents"], json!({"total": 0, "by_status": {}}));
+    assert_eq!(o["ai_agents"], json!({"total": 0, "by_status": {"active": 0, "draft": 0}}));
     assert_eq!(o["team_members"], json!({"active": 1}));
 }
 

@@ -135,7 +135,7 @@ async fn sign_in_sets_a_hardened_session_cookie_and_sign_out_ends_the_session_on
     let ws = app.create_workspace(PlanTier::Advanced).await;
     let res = submit_login(&app, &ws.admin_email, &ws.admin_password).await;
     assert_eq!(res.status(), StatusCode::SEE_OTHER);
-    assert_eq!(res.headers()[LOCATION], "/settings/workspace/api-keys");
+    assert_eq!(res.headers()[LOCATION], "/", "home, which sends each role to its page");
     let (cookie, header) = set_cookie(&res, "wms_session").expect("session cookie");
     for attribute in ["HttpOnly", "SameSite=Lax", "Secure", "Path=/"] {
         assert!(header.contains(attribute), "{attribute} in {header}");
@@ -288,4 +288,75 @@ async fn signing_in_clears_the_login_token_cookie_on_the_path_it_was_set_on() {
         assert!(cleared.contains(attribute), "{attribute} in {cleared}");
     }
     assert!(!cleared.contains("Path=/;"), "{cleared}");
+}
+
+/// Signing in with nothing else asked for goes home, which sends each role to a page it may use:
+/// an agent to the analytics (the API keys page is for admins), an admin to the settings.
+#[tokio::test]
+async fn signing_in_lands_each_role_on_a_page_it_may_use() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let (agent_email, agent_password) = crate::credentials::add_member(&app, ws.id, "agent").await;
+    for (email, password, page) in [
+        (agent_email.as_str(), agent_password.as_str(), "/analytics"),
+        (ws.admin_email.as_str(), ws.admin_password.as_str(), "/settings/workspace/api-keys"),
+    ] {
+        let res = submit_login(&app, email, password).await;
+        assert_eq!(res.status(), StatusCode::SEE_OTHER);
+        let home = res.headers()[LOCATION].to_str().expect("location").to_owned();
+        let (cookie, _) = set_cookie(&res, "wms_session").expect("session cookie");
+        let there = app.client.get(app.url(&home)).header(COOKIE, &cookie).send().await.expect("home");
+        assert_eq!(there.headers()[LOCATION], page, "{email}");
+        let shown = app.client.get(app.url(page)).header(COOKIE, &cookie).send().await.expect("page");
+        assert_eq!(shown.status(), StatusCode::OK, "{email} may use {page}");
+    }
+}
+
+/// The sign-in form open in two tabs: both keep working (the second rendering reuses the token
+/// the first one set, instead of voiding it), and a message the page before left is shown.
+#[tokio::test]
+async fn the_sign_in_form_works_from_two_tabs_and_shows_a_message_left_for_it() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    let first = form_token(&app, "/login").await;
+    let second = app.client.get(app.url("/login")).header(COOKIE, &first.cookie).send().await.expect("second tab");
+    assert_eq!(csrf_of(&second.text().await.expect("html")), first.csrf, "the same token in both tabs");
+    let res = first
+        .post(&app, "/login", &[("email", &ws.admin_email), ("password", &ws.admin_password), ("next", "")])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "the first tab's form is still good");
+    // A message left for the sign-in page (after a password reset, say) is shown there.
+    let notice = app
+        .client
+        .get(app.url("/login"))
+        .header(COOKIE, "wms_flash=Your%20password%20was%20changed")
+        .send()
+        .await
+        .expect("page");
+    assert!(notice.text().await.expect("html").contains("Your password was changed"));
+}
+
+/// A form posted after the session ended (a key's revocation, say) sends the browser to sign in
+/// and then back to the page the form was on: the form's action answers no `GET`.
+#[tokio::test]
+async fn a_form_posted_after_the_session_ended_comes_back_to_its_page_after_sign_in() {
+    let app = TestApp::spawn().await;
+    let host = app.address.trim_start_matches("http://").to_owned();
+    let post = |referer: Option<String>| {
+        let mut req = app.client.post(app.url("/settings/workspace/api-keys/7/revoke")).form(&[("csrf_token", "x")]);
+        if let Some(r) = referer {
+            req = req.header(reqwest::header::REFERER, r);
+        }
+        req.send()
+    };
+    let res = post(Some(format!("http://{host}/settings/workspace/api-keys?cursor=abc"))).await.expect("post");
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(res.headers()[LOCATION], "/login?next=%2Fsettings%2Fworkspace%2Fapi-keys%3Fcursor%3Dabc");
+    // Another site's page, or none: home.
+    for referer in [Some("http://evil.example/settings/workspace/api-keys".to_owned()), None] {
+        let res = post(referer).await.expect("post");
+        assert_eq!(res.headers()[LOCATION], "/login?next=%2F");
+    }
 }

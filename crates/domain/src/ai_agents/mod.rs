@@ -10,6 +10,9 @@ use crate::common::error::RepoError;
 use crate::common::page::{Page, PageRequest};
 use crate::workspace::WorkspaceId;
 
+/// Every status an AI agent can have (the database allows these only).
+pub const STATUSES: [&str; 2] = ["active", "draft"];
+
 /// An AI agent as the API shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AiAgent {

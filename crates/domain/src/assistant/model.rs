@@ -83,8 +83,19 @@ pub struct OverviewWorkspace {
 pub struct ChannelCounts {
     /// Every channel.
     pub total: i64,
-    /// Per channel type that has channels.
+    /// Per channel type: every type (`whatsapp`, `messenger`, `instagram`), zeros included.
     pub by_type: BTreeMap<String, TypeCounts>,
+}
+
+impl ChannelCounts {
+    /// Lists every channel type, those without channels at zero: a reader asking how many
+    /// Instagram channels there are reads 0, not a missing key.
+    pub fn with_every_type(mut self) -> Self {
+        for t in crate::channels::ChannelType::ALL {
+            self.by_type.entry(t.as_str().to_owned()).or_default();
+        }
+        self
+    }
 }
 
 /// `channels.by_type.<type>`
@@ -144,8 +155,18 @@ pub struct StatusCounts {
 pub struct AgentCounts {
     /// Every agent.
     pub total: i64,
-    /// Per status that has agents (`active`, `draft`).
+    /// Per status: every status (`active`, `draft`), zeros included.
     pub by_status: BTreeMap<String, i64>,
+}
+
+impl AgentCounts {
+    /// Lists every agent status, those without agents at zero.
+    pub fn with_every_status(mut self) -> Self {
+        for s in crate::ai_agents::STATUSES {
+            self.by_status.entry(s.to_owned()).or_default();
+        }
+        self
+    }
 }
 
 /// `labels`

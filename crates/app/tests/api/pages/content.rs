@@ -148,12 +148,12 @@ async fn the_workspace_chooser_keeps_where_the_sign_in_was_going() {
     let (cookie, _) = set_cookie(&again, "wms_session").expect("cookie");
     let picker = app.client.get(app.url("/login/workspace?next=//evil.example/x")).header(COOKIE, &cookie).send().await;
     let html = picker.expect("page").text().await.expect("html");
-    assert!(html.contains("name=\"next\" value=\"/settings/workspace/api-keys\""), "{html}");
+    assert!(html.contains("name=\"next\" value=\"/\""), "{html}");
     let b = Browser { cookie, csrf: csrf_of(&html) };
     let off = b
         .post(&app, "/login/workspace", &[("workspace_id", &first.id.to_string()), ("next", "//evil.example/x")], true)
         .await;
-    assert_eq!(off.headers()[LOCATION], "/settings/workspace/api-keys");
+    assert_eq!(off.headers()[LOCATION], "/", "home, which sends each role to its page");
 }
 
 #[tokio::test]
