@@ -3,15 +3,25 @@
 //! JSON settings API and the assistant reads it ([`crate::authentication::member`],
 //! [`crate::authentication::assistant`]). It lives apart from both so neither imports the other.
 
-use actix_web::HttpRequest;
+use actix_web::http::header::ORIGIN;
+use actix_web::{web, HttpRequest};
 use domain::sessions::SessionSecret;
+
+use crate::handlers::assistant::origin_of;
+use crate::state::AppState;
 
 /// The settings web app's session cookie (its sessions belong to the settings work, which plugs
 /// them in through [`crate::authentication::AuthState::sessions`]).
 pub const SESSION_COOKIE: &str = "wms_session";
 
-/// For the JSON settings API authenticated by the session cookie: safe methods pass; others need
-/// `X-CSRF-Token` with the session's token.
+/// For the JSON settings API and the assistant authenticated by the session cookie: safe methods
+/// pass; a state change passes with `X-CSRF-Token` holding the session's token, or when nothing
+/// says it comes from another site ([`is_cross_site`] is false: a script or a client holding the
+/// cookie, or this site's own page). Another site cannot forge one: the cookie is `SameSite=Lax`
+/// (a browser does not send it with another site's post), the JSON endpoints take JSON only (no
+/// form of another site can send it), and a browser names the site a request comes from
+/// (`Origin`, `Sec-Fetch-Site`), which is checked. The pages' forms still need their token
+/// (`pages::guard`).
 pub fn csrf_header_ok(req: &HttpRequest, cookie_value: &str) -> bool {
     if matches!(
         *req.method(),
@@ -20,5 +30,30 @@ pub fn csrf_header_ok(req: &HttpRequest, cookie_value: &str) -> bool {
         return true;
     }
     let presented = req.headers().get("x-csrf-token").and_then(|v| v.to_str().ok()).unwrap_or("");
-    SessionSecret::parse(cookie_value).is_some_and(|s| s.csrf_matches(presented))
+    if SessionSecret::parse(cookie_value).is_some_and(|s| s.csrf_matches(presented)) {
+        return true;
+    }
+    !is_cross_site(req)
+}
+
+/// Whether the browser says the request comes from another site: `Sec-Fetch-Site: cross-site`,
+/// or an `Origin` whose host is neither this request's host nor the configured public URL's.
+/// A request without either header is not from a browser (or from one too old to send them).
+pub fn is_cross_site(req: &HttpRequest) -> bool {
+    let fetch_site = req.headers().get("sec-fetch-site").and_then(|v| v.to_str().ok()).unwrap_or("");
+    if fetch_site.eq_ignore_ascii_case("cross-site") {
+        return true;
+    }
+    let Some(origin) = req.headers().get(ORIGIN) else { return false };
+    let origin = origin.to_str().unwrap_or("null").trim().to_ascii_lowercase();
+    if origin == "null" {
+        return true;
+    }
+    let public = req.app_data::<web::Data<AppState>>().and_then(|s| s.pages.public_url.as_deref().and_then(origin_of));
+    if public.as_deref() == Some(origin.as_str()) {
+        return false;
+    }
+    // The scheme is not compared: behind a TLS-terminating proxy the server sees plain HTTP.
+    let host = req.connection_info().host().to_ascii_lowercase();
+    origin.split_once("://").map(|(_, h)| h) != Some(host.as_str())
 }

@@ -2,14 +2,13 @@
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::header::{HeaderName, HeaderValue, ORIGIN, SET_COOKIE};
+use actix_web::http::header::{HeaderName, HeaderValue, SET_COOKIE};
 use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::web;
 
 use super::session::FLASH_COOKIE;
 use super::PageError;
-use crate::handlers::assistant::origin_of;
 use crate::state::AppState;
 
 /// Only this server: no script, style, font, image or frame from anywhere else can load, which
@@ -35,7 +34,7 @@ pub async fn guard(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let safe = matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    let mut res = if !safe && is_cross_site(&req) {
+    let mut res = if !safe && crate::session_cookie::is_cross_site(req.request()) {
         req.error_response(PageError::Csrf)
     } else {
         next.call(req).await?.map_into_boxed_body()
@@ -46,28 +45,6 @@ pub async fn guard(
         headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
     }
     Ok(res)
-}
-
-/// Whether the browser says the request comes from another site: `Sec-Fetch-Site: cross-site`,
-/// or an `Origin` whose host is neither this request's host nor the configured public URL's.
-/// Requests without either header (not from a browser) still need the token.
-pub fn is_cross_site(req: &ServiceRequest) -> bool {
-    let fetch_site = req.headers().get("sec-fetch-site").and_then(|v| v.to_str().ok()).unwrap_or("");
-    if fetch_site.eq_ignore_ascii_case("cross-site") {
-        return true;
-    }
-    let Some(origin) = req.headers().get(ORIGIN) else { return false };
-    let origin = origin.to_str().unwrap_or("null").trim().to_ascii_lowercase();
-    if origin == "null" {
-        return true;
-    }
-    let public = req.app_data::<web::Data<AppState>>().and_then(|s| s.pages.public_url.as_deref().and_then(origin_of));
-    if public.as_deref() == Some(origin.as_str()) {
-        return false;
-    }
-    // The scheme is not compared: behind a TLS-terminating proxy the server sees plain HTTP.
-    let host = req.connection_info().host().to_ascii_lowercase();
-    origin.split_once("://").map(|(_, h)| h) != Some(host.as_str())
 }
 
 /// A flash message is shown once: the page that displayed it deletes its cookie (unless the

@@ -247,14 +247,45 @@ async fn a_cross_site_form_post_without_the_token_is_refused() {
 }
 
 #[tokio::test]
-async fn the_settings_api_with_the_session_cookie_needs_the_csrf_header_for_changes() {
+async fn the_settings_api_and_the_assistant_take_the_session_cookie_but_not_from_another_site() {
     let app = TestApp::spawn().await;
     let ws = app.create_workspace(PlanTier::Advanced).await;
     let b = sign_in(&app, &ws).await;
     let path = format!("/api/workspaces/{}/api-keys", ws.id);
     let body = serde_json::json!({"name": "from script"});
-    let refused = app.client.post(app.url(&path)).header(COOKIE, &b.cookie).json(&body).send().await.expect("request");
-    crate::helpers::problem(refused, 403, "forbidden").await;
+    // Another site's page (its Origin, or Sec-Fetch-Site) without the session's token: refused.
+    for (name, value) in [(ORIGIN.as_str(), "https://evil.example"), ("sec-fetch-site", "cross-site")] {
+        let refused = app
+            .client
+            .post(app.url(&path))
+            .header(COOKIE, &b.cookie)
+            .header(name, value)
+            .json(&body)
+            .send()
+            .await
+            .expect("request");
+        crate::helpers::problem(refused, 403, "forbidden").await;
+    }
+    // A client holding the cookie (no browser's word of another site), or this site's own page.
+    let own_origin = app.address.clone();
+    for origin in [None, Some(own_origin.as_str())] {
+        let mut req = app.client.post(app.url(&path)).header(COOKIE, &b.cookie).json(&body);
+        if let Some(o) = origin {
+            req = req.header(ORIGIN, o);
+        }
+        assert_eq!(req.send().await.expect("request").status(), 201, "{origin:?}");
+    }
+    let tool = serde_json::json!({"tool": "list_channels", "arguments": {}});
+    let res = app
+        .client
+        .post(app.url(&format!("/workspaces/{}/co-admin/tools/execute", ws.id)))
+        .header(COOKIE, &b.cookie)
+        .json(&tool)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 200, "the assistant takes the session cookie");
+    // With the session's token, from anywhere.
     let ok = app
         .client
         .post(app.url(&path))
