@@ -391,3 +391,17 @@ async fn a_form_posted_after_the_session_ended_comes_back_to_its_page_after_sign
         assert_eq!(res.headers()[LOCATION], "/login?next=%2F");
     }
 }
+
+/// A mistyped settings address in a browser is the pages' own 404 page, with its way back; an API
+/// client still gets problem+json.
+#[tokio::test]
+async fn a_mistyped_settings_page_is_an_html_404_for_a_browser() {
+    let app = TestApp::spawn().await;
+    let page = app.client.get(app.url("/settings/workspace/typo")).header("accept", "text/html").send().await;
+    let page = page.expect("request");
+    assert_eq!(page.status(), StatusCode::NOT_FOUND);
+    assert!(page.headers()[CONTENT_TYPE].to_str().expect("type").starts_with("text/html"));
+    assert!(page.text().await.expect("html").contains("href=\"/\""), "a way back");
+    let api = app.client.get(app.url("/settings/workspace/typo")).send().await.expect("request");
+    crate::helpers::problem(api, 404, "not_found").await;
+}
