@@ -6,6 +6,7 @@ use domain::channels::{ChannelFilter, ChannelType};
 use domain::common::page::PageRequest;
 use domain::connectors::template_sync::ListTemplatesError;
 use maud::html;
+use serde::Deserialize;
 
 use super::layout::page;
 use super::session::Signed;
@@ -15,21 +16,26 @@ use crate::state::AppState;
 /// The page's path.
 pub const PATH: &str = "/settings/workspace/channels";
 
-/// The channels and their templates.
+/// `?cursor=`: the page of channels after the one before.
+#[derive(Debug, Default, Deserialize)]
+pub struct ChannelsQuery {
+    cursor: Option<String>,
+}
+
+/// The channels and their templates, 100 channels a page.
 ///
 /// # Errors
-/// Infrastructure failures.
-pub async fn show(s: Signed, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
+/// Infrastructure failures; a bad cursor starts from the first page.
+pub async fn show(
+    s: Signed,
+    state: web::Data<AppState>,
+    q: web::Query<ChannelsQuery>,
+) -> Result<HttpResponse, PageError> {
     let ws = s.caller.workspace_id;
-    let channels = state
-        .channels
-        .list(
-            ws,
-            ChannelFilter::default(),
-            PageRequest::new(Some(100), None)
-                .map_err(|_| PageError::Internal(anyhow::anyhow!("a page of 100 channels")))?,
-        )
-        .await?;
+    let request = PageRequest::new(Some(100), q.cursor.as_deref())
+        .or_else(|_| PageRequest::new(Some(100), None))
+        .map_err(|_| PageError::Internal(anyhow::anyhow!("a page of 100 channels")))?;
+    let channels = state.channels.list(ws, ChannelFilter::default(), request).await?;
     let mut sections = Vec::new();
     for c in &channels.data {
         let templates = if c.channel_type == ChannelType::Whatsapp {
@@ -81,6 +87,9 @@ pub async fn show(s: Signed, state: web::Data<AppState>) -> Result<HttpResponse,
                     }
                 }
             }
+        }
+        @if let Some(c) = &channels.next_cursor {
+            p { a href={ (PATH) "?cursor=" (c) } { "More channels →" } }
         }
     };
     Ok(HttpResponse::Ok().content_type("text/html; charset=utf-8").body(page("Channels", PATH, &s, body).into_string()))

@@ -405,3 +405,27 @@ async fn a_mistyped_settings_page_is_an_html_404_for_a_browser() {
     let api = app.client.get(app.url("/settings/workspace/typo")).send().await.expect("request");
     crate::helpers::problem(api, 404, "not_found").await;
 }
+
+/// The channels page shows 100 channels a page, with a link to the rest.
+#[tokio::test]
+async fn the_channels_page_pages_through_every_channel() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(PlanTier::Advanced).await;
+    crate::credentials::sql(
+        &app,
+        &format!(
+            "INSERT INTO channels (workspace_id, channel_type, display_name, identifier, status)
+             SELECT {}, 'messenger', 'Page ' || g, 'page-' || g, 'active' FROM generate_series(1, 101) g",
+            ws.id
+        ),
+    )
+    .await;
+    let b = sign_in(&app, &ws).await;
+    let first = b.get(&app, "/settings/workspace/channels").await.text().await.expect("html");
+    assert!(first.contains("Page 100") && !first.contains("Page 101<"), "the first hundred");
+    let at = first.find("/settings/workspace/channels?cursor=").expect("a link to the rest");
+    let link = first[at..].split('"').next().expect("href").replace("&amp;", "&");
+    let second = b.get(&app, &link).await.text().await.expect("html");
+    assert!(second.contains("Page 101") && !second.contains("Page 100<"), "the rest");
+    assert!(!second.contains("More channels"), "nothing after the last page");
+}
