@@ -20,9 +20,12 @@ const INVALID_PARAMS: i64 = -32602;
 /// MCP's code for a resource URI that names nothing.
 const RESOURCE_NOT_FOUND: i64 = -32002;
 
-/// `docs/contract.md`, "Abuse limits": one POST may carry at most this many messages, so a single
-/// request cannot make the server run thousands of tool calls.
+/// `docs/contract.md`, "Abuse limits": one POST may carry at most this many requests (messages
+/// with an `id`, which are answered), so a single request cannot make the server run thousands of
+/// tool calls.
 pub const MAX_BATCH: usize = 20;
+/// And at most this many messages in all, notifications included (each costs a little).
+pub const MAX_BATCH_MESSAGES: usize = 100;
 /// The scheme and prefix of the documentation resources.
 pub const DOCS_URI_PREFIX: &str = "wms://docs/";
 
@@ -50,11 +53,21 @@ pub async fn handle(assistant: &Assistant, caller: &Caller, body: &[u8]) -> Repl
     };
     match message {
         // Batches were part of 2025-03-26; later revisions send one message per POST.
-        Value::Array(items) if items.len() > MAX_BATCH => Reply::Json(error(
-            Value::Null,
-            INVALID_REQUEST,
-            &format!("a batch may hold at most {MAX_BATCH} messages; this one has {}", items.len()),
-        )),
+        Value::Array(items)
+            if items.len() > MAX_BATCH_MESSAGES
+                || items.iter().filter(|m| m.get("id").is_some()).count() > MAX_BATCH =>
+        {
+            Reply::Json(error(
+                Value::Null,
+                INVALID_REQUEST,
+                &format!(
+                    "a batch may hold at most {MAX_BATCH} requests and {MAX_BATCH_MESSAGES} messages in all; this one \
+                     has {} requests among {} messages",
+                    items.iter().filter(|m| m.get("id").is_some()).count(),
+                    items.len()
+                ),
+            ))
+        }
         Value::Array(items) if !items.is_empty() => {
             let mut out = Vec::new();
             for item in items {
@@ -330,6 +343,16 @@ mod tests {
         let ping = |i: usize| json!({"jsonrpc": "2.0", "id": i, "method": "ping"});
         let Reply::Json(v) = send(Value::Array((0..MAX_BATCH).map(ping).collect())).await else { panic!() };
         assert_eq!(v.as_array().map(Vec::len), Some(MAX_BATCH));
+        // Notifications are not requests: 20 requests and a notification are answered.
+        let mut with_note: Vec<Value> = (0..MAX_BATCH).map(ping).collect();
+        with_note.push(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let Reply::Json(v) = send(Value::Array(with_note)).await else { panic!() };
+        assert_eq!(v.as_array().map(Vec::len), Some(MAX_BATCH));
+        let notes: Vec<Value> = (0..=MAX_BATCH_MESSAGES)
+            .map(|_| json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .collect();
+        let Reply::Json(v) = send(Value::Array(notes)).await else { panic!() };
+        assert_eq!(v["error"]["code"], INVALID_REQUEST, "too many messages in all");
         let Reply::Json(v) = send(Value::Array((0..=MAX_BATCH).map(ping).collect())).await else { panic!() };
         assert_eq!(v["jsonrpc"], "2.0");
         assert_eq!(v["id"], Value::Null);
