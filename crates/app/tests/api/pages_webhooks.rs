@@ -98,6 +98,9 @@ async fn the_replay_form_sends_exactly_the_missed_events_and_explains_bad_input(
         let html = submit(&app, &b, &format!("{detail}/replay"), &fields).await;
         let message = flash_of(&html);
         assert!(message.starts_with("Nothing replayed: ") && message.contains(expected), "{fields:?}: {message}");
+        for (name, value) in &fields {
+            assert!(html.contains(&format!("name=\"{name}\" value=\"{value}\"")), "{name} keeps what was typed");
+        }
         assert_eq!(deliveries(&app, &key, id).await.len(), 1, "{fields:?}: nothing queued");
     }
 

@@ -13,13 +13,17 @@ use crate::pages::session::Signed;
 use crate::pages::PageError;
 use crate::state::AppState;
 
-/// `?cursor=&confirm=`
+/// `?cursor=&confirm=&since=&until=`
 #[derive(Debug, Deserialize)]
 pub struct DetailQuery {
     /// The next page of the delivery log.
     cursor: Option<String>,
     /// The dialog to show open.
     confirm: Option<String>,
+    /// The replay form's values as typed, shown again after a refusal.
+    since: Option<String>,
+    /// See `since`.
+    until: Option<String>,
 }
 
 /// One destination: actions, secret, edit form and delivery log.
@@ -37,7 +41,12 @@ pub async fn show(
         return Ok(HttpResponse::SeeOther().insert_header((actix_web::http::header::LOCATION, PATH)).finish());
     };
     let d = state.webhooks.get(ws, destination(path.0)).await.map_err(page_error)?.seen_by(&s.caller);
-    let mut v = DetailView { form: form_of(&d), confirm: q.confirm.clone(), ..DetailView::default() };
+    let mut v = DetailView {
+        form: form_of(&d),
+        confirm: q.confirm.clone(),
+        replay: (q.since.clone().unwrap_or_default(), q.until.clone().unwrap_or_default()),
+        ..DetailView::default()
+    };
     load_log(&state, ws, &d, q.cursor.as_deref(), &mut v).await?;
     Ok(detail_page(&s, &d, &v, StatusCode::OK))
 }

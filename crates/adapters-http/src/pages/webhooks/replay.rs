@@ -23,6 +23,8 @@ fn utc(raw: &str) -> Option<String> {
 /// # Errors
 /// [`PageError::NotFound`], [`PageError::Csrf`].
 pub async fn replay(a: DestinationAction, state: web::Data<AppState>) -> Result<HttpResponse, PageError> {
+    let typed = |field: &str| a.form.get(field).unwrap_or("").trim().to_owned();
+    let (since, until) = (typed("since"), typed("until"));
     let input = ReplayInput {
         since: a.form.get("since").and_then(utc),
         until: a.form.get("until").and_then(utc),
@@ -49,7 +51,13 @@ pub async fn replay(a: DestinationAction, state: web::Data<AppState>) -> Result<
                         }
                     })
                     .collect();
-            format!("Nothing replayed: {}.", what.join("; "))
+            // Back to the form with what was typed in it.
+            let query: String = form_urlencoded::Serializer::new(String::new())
+                .append_pair("since", &since)
+                .append_pair("until", &until)
+                .finish();
+            let location = format!("{}?{query}#replay-title", detail_path(a.id));
+            return Ok(back(&state.pages, &location, &format!("Nothing replayed: {}.", what.join("; "))));
         }
         Err(ReplayError::NotFound) => {
             return Err(PageError::NotFound("This webhook destination does not exist (any more).".into()))

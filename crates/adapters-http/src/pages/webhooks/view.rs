@@ -217,6 +217,8 @@ pub struct DetailView {
     pub confirm: Option<String>,
     /// The figures of the last 24 hours and the pace.
     pub stats: Option<domain::webhooks::stats::DestinationStats>,
+    /// The replay form's From and Until as typed (after a refusal, the form keeps them).
+    pub replay: (String, String),
 }
 
 fn delivery_rows(s: &Signed, d: &WebhookDestination, v: &DetailView) -> Markup {
@@ -355,11 +357,11 @@ pub fn detail_page(s: &Signed, d: &WebhookDestination, v: &DetailView, status: S
                 div.row {
                     div.field {
                         label for="replay-since" { "From" }
-                        input #replay-since type="datetime-local" name="since" required;
+                        input #replay-since type="datetime-local" name="since" value=(v.replay.0) required;
                     }
                     div.field {
                         label for="replay-until" { "Until (blank: now)" }
-                        input #replay-until type="datetime-local" name="until";
+                        input #replay-until type="datetime-local" name="until" value=(v.replay.1);
                     }
                 }
                 button.secondary type="submit" { "Replay events" }
