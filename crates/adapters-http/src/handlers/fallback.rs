@@ -17,7 +17,9 @@ pub async fn not_found(req: HttpRequest) -> HttpResponse {
         .is_some_and(|a| a.contains("text/html"));
     if wants_html && PAGE_AREAS.iter().any(|p| req.path().starts_with(p)) {
         let missing = crate::pages::PageError::NotFound("There is no such page.".into());
-        return actix_web::ResponseError::error_response(&missing);
+        let mut res = actix_web::ResponseError::error_response(&missing);
+        crate::pages::guard::harden(res.headers_mut());
+        return res;
     }
     actix_web::ResponseError::error_response(&ApiError::NotFound(format!("no resource at {}", req.path())))
 }

@@ -40,11 +40,17 @@ pub async fn guard(
         next.call(req).await?.map_into_boxed_body()
     };
     clear_shown_flash(&mut res);
-    let headers = res.headers_mut();
+    harden(res.headers_mut());
+    Ok(res)
+}
+
+/// Adds the pages' security headers (CSP, framing, sniffing, referrer, opener) to `headers`: every
+/// page's answer gets them here, and a page answered outside this middleware (the HTML 404 of a
+/// mistyped settings path) gets them from its handler.
+pub fn harden(headers: &mut actix_web::http::header::HeaderMap) {
     for (name, value) in HEADERS {
         headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
     }
-    Ok(res)
 }
 
 /// A flash message is shown once: the page that displayed it deletes its cookie (unless the

@@ -252,12 +252,12 @@ fn next_of(req: &HttpRequest) -> String {
 fn form_page_of(req: &HttpRequest) -> Option<String> {
     let referer = req.headers().get(actix_web::http::header::REFERER)?.to_str().ok()?;
     let url = url::Url::parse(referer).ok()?;
-    let host = req.headers().get(actix_web::http::header::HOST)?.to_str().ok()?;
+    let info = req.connection_info();
     let authority = match url.port() {
         Some(p) => format!("{}:{p}", url.host_str()?),
         None => url.host_str()?.to_owned(),
     };
-    if !authority.eq_ignore_ascii_case(host) {
+    if !authority.eq_ignore_ascii_case(info.host()) {
         return None;
     }
     Some(match url.query() {

@@ -253,8 +253,15 @@ async fn the_settings_api_and_the_assistant_take_the_session_cookie_but_not_from
     let b = sign_in(&app, &ws).await;
     let path = format!("/api/workspaces/{}/api-keys", ws.id);
     let body = serde_json::json!({"name": "from script"});
-    // Another site's page (its Origin, or Sec-Fetch-Site) without the session's token: refused.
-    for (name, value) in [(ORIGIN.as_str(), "https://evil.example"), ("sec-fetch-site", "cross-site")] {
+    // Another site's page (its Origin, another scheme, or Sec-Fetch-Site, a sibling subdomain's
+    // `same-site` included) without the session's token: refused.
+    let other_scheme = app.address.replace("http://", "https://");
+    for (name, value) in [
+        (ORIGIN.as_str(), "https://evil.example"),
+        (ORIGIN.as_str(), other_scheme.as_str()),
+        ("sec-fetch-site", "cross-site"),
+        ("sec-fetch-site", "same-site"),
+    ] {
         let refused = app
             .client
             .post(app.url(&path))
@@ -275,6 +282,26 @@ async fn the_settings_api_and_the_assistant_take_the_session_cookie_but_not_from
         }
         assert_eq!(req.send().await.expect("request").status(), 201, "{origin:?}");
     }
+    // Without JSON and without any origin (a form an old browser posts from anywhere): refused.
+    let key_id = app
+        .client
+        .post(app.url(&path))
+        .header(COOKIE, &b.cookie)
+        .header("x-csrf-token", &b.csrf)
+        .json(&body)
+        .send()
+        .await
+        .expect("request")
+        .json::<serde_json::Value>()
+        .await
+        .expect("json")["id"]
+        .as_i64()
+        .expect("id");
+    let revoke = format!("{path}/{key_id}/revoke");
+    let bare = app.client.post(app.url(&revoke)).header(COOKIE, &b.cookie).send().await.expect("request");
+    crate::helpers::problem(bare, 403, "forbidden").await;
+    let same = app.client.post(app.url(&revoke)).header(COOKIE, &b.cookie).header("sec-fetch-site", "same-origin");
+    assert!(same.send().await.expect("request").status().is_success(), "this site's own page");
     let tool = serde_json::json!({"tool": "list_channels", "arguments": {}});
     let res = app
         .client
@@ -401,6 +428,7 @@ async fn a_mistyped_settings_page_is_an_html_404_for_a_browser() {
     let page = page.expect("request");
     assert_eq!(page.status(), StatusCode::NOT_FOUND);
     assert!(page.headers()[CONTENT_TYPE].to_str().expect("type").starts_with("text/html"));
+    assert!(page.headers().contains_key("content-security-policy"), "the pages' security headers");
     assert!(page.text().await.expect("html").contains("href=\"/\""), "a way back");
     let api = app.client.get(app.url("/settings/workspace/typo")).send().await.expect("request");
     crate::helpers::problem(api, 404, "not_found").await;
