@@ -187,18 +187,21 @@ pub fn apply(doc: &mut Value) -> Vec<String> {
         ("/v1/threads", "updated_since", json!({"pattern": INSTANT})),
         ("/v1/messages", "since", json!({"pattern": INSTANT})),
         ("/v1/messages", "until", json!({"pattern": INSTANT})),
-        ("/v1/audit-events", "action", json!({"enum": actions})),
-        ("/v1/audit-events", "actor_type", json!({"enum": actors})),
-        ("/v1/audit-events", "since", instant.clone()),
-        ("/v1/audit-events", "until", instant.clone()),
+        // The audit log's filters are the settings page's too, whose form sends empty fields: an
+        // empty value is no filter (`AuditFilter::parse`).
+        ("/v1/audit-events", "action", or_blank(json!({"enum": actions}))),
+        ("/v1/audit-events", "actor_type", or_blank(json!({"enum": actors}))),
+        ("/v1/audit-events", "since", or_blank(instant.clone())),
+        ("/v1/audit-events", "until", or_blank(instant.clone())),
         ("/v1/events", "type", json!({"enum": events})),
         ("/v1/events", "since", instant.clone()),
         ("/v1/webhooks/{webhook_id}/stats", "since", instant),
     ];
     let mut parameters = parameters.to_vec();
     for path in ["/v1/reports/conversations", "/v1/reports/conversations.csv"] {
-        parameters.push((path, "group_by", json!({"enum": GroupBy::NAMES})));
-        parameters.push((path, "business_hours", json!({"enum": ["true", "false"]})));
+        // Empty is the default there (the reports page's form sends its empty fields).
+        parameters.push((path, "group_by", or_blank(json!({"enum": GroupBy::NAMES}))));
+        parameters.push((path, "business_hours", or_blank(json!({"enum": ["true", "false"]}))));
     }
     for (path, name, rule) in parameters {
         if !query_parameter(doc, path, name, &rule) {
@@ -234,6 +237,19 @@ fn headers() -> Value {
         "propertyNames": {"pattern": header_name()},
         "additionalProperties": {"type": "string", "maxLength": MAX_HEADER_VALUE, "pattern": "^[\\t\\u0020-\\u007E]*$"}
     })
+}
+
+/// `rule`, or the empty string: for the query parameters whose empty value the server reads as
+/// absent.
+fn or_blank(rule: Value) -> Value {
+    match rule.get("enum").and_then(Value::as_array) {
+        Some(values) => {
+            let mut values = values.clone();
+            values.push(json!(""));
+            json!({"enum": values})
+        }
+        None => json!({"anyOf": [rule, {"maxLength": 0}]}),
+    }
 }
 
 /// Adds `rule` to the schema of the query parameter `name` of `GET path`; whether there is one.
@@ -300,6 +316,12 @@ mod tests {
             "null unassigns, so it is a change; a null status is none"
         );
         assert_eq!(at("/components/schemas/ReplayBody/properties/since/format"), json!("date-time"));
+        // The audit log's filters take an empty value as no filter (the settings page's form).
+        let audit = doc["paths"]["/v1/audit-events"]["get"]["parameters"].as_array().cloned().unwrap_or_default();
+        let until = audit.iter().find(|p| p["name"] == "until").map(|p| p["schema"].clone()).unwrap_or_default();
+        assert_eq!(until["anyOf"][1], json!({"maxLength": 0}), "{until}");
+        let action = audit.iter().find(|p| p["name"] == "action").map(|p| p["schema"].clone()).unwrap_or_default();
+        assert!(action["enum"].as_array().is_some_and(|e| e.contains(&json!(""))), "{action}");
         let reserved = at("/components/schemas/CreateWebhookBody/properties/headers/propertyNames/pattern");
         assert!(reserved.as_str().is_some_and(|p| p.starts_with("^(?![Ww][Ee][Bb][Hh][Oo][Oo][Kk]-|")), "{reserved}");
     }
