@@ -27,6 +27,9 @@ fn require_encryption_key(settings: &Settings) -> Result<(), crate::config::Sett
     })
 }
 
+/// The longest `serve` waits for the documentation it carries to be stored before listening.
+const DOCS_WAIT: Duration = Duration::from_secs(15);
+
 pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), CommandError> {
     let url = super::database_url(&settings)?;
     require_encryption_key(&settings)?;
@@ -52,9 +55,12 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
     }
     crate::secrets::resolve_key(&mut settings, &db, true).await?;
     crate::webhooks::seal_plain_headers(&settings, &db).await;
-    // The documentation the binary carries, in the background: serving does not wait for it.
+    // The documentation the binary carries. Listening waits for it (a quarter of a second on a new
+    // database, less once it is stored), so that a server that answers `/readyz` answers
+    // `search_product_docs` too, hybrid included when an embeddings provider is set; at most
+    // `DOCS_WAIT`, after which a slow provider's ingest goes on in the background.
     let (docs_settings, docs_db) = (settings.clone(), db.clone());
-    tokio::spawn(async move {
+    let mut ingest = tokio::spawn(async move {
         match crate::docs_search::ingest_embedded(&docs_settings, &docs_db).await {
             Ok(report) => tracing::info!(summary = %crate::docs_search::summary(&report), "documentation ingested"),
             Err(e) => tracing::error!(
@@ -63,6 +69,9 @@ pub(super) async fn run(mut settings: Settings, args: ServeArgs) -> Result<(), C
             ),
         }
     });
+    if tokio::time::timeout(DOCS_WAIT, &mut ingest).await.is_err() {
+        tracing::warn!(wait_secs = DOCS_WAIT.as_secs(), "documentation still ingesting: serving meanwhile");
+    }
     let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     tracing::info!(%addr, "wms serve listening");
     let server = crate::wiring::server(&settings, &db, crate::wiring::state(&settings, &db), listener)?;

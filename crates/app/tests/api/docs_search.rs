@@ -380,3 +380,29 @@ async fn the_execute_endpoint_answers_with_the_spec_shape() {
         assert!(body["result"]["suggestion"]["message"].is_string());
     }
 }
+
+/// `wms serve` listens once the documentation it carries is stored: the first search after it
+/// answers finds pages (the ingest used to run behind the listener, and a client that came at
+/// once found nothing).
+#[tokio::test]
+async fn a_served_binary_answers_documentation_searches_as_soon_as_it_listens() {
+    let app = TestApp::spawn().await;
+    let ws = app.create_workspace(domain::workspace::PlanTier::Advanced).await;
+    let token = crate::credentials::admin_token(&app, &ws).await;
+    sql(&app, "DELETE FROM docs_chunks").await;
+    sql(&app, "DELETE FROM docs_documents").await;
+    let (mut server, base) = crate::events_listen::serve(&app).await;
+    let res = app
+        .client
+        .post(format!("{base}/workspaces/{}/co-admin/tools/execute", ws.id))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"tool": "search_product_docs", "arguments": {"query": "create an API key"}}))
+        .send()
+        .await
+        .expect("request");
+    let body: serde_json::Value = res.json().await.expect("json");
+    let _ = server.kill();
+    let _ = server.wait();
+    let hits = body["result"]["hits"].as_array().map_or(0, Vec::len);
+    assert!(hits > 0, "{body}");
+}

@@ -24,7 +24,7 @@ fn wms() -> Command {
 }
 
 /// `wms serve` on a free loopback port; returns it and its base URL once it answers.
-async fn serve(app: &TestApp) -> (Child, String) {
+pub(crate) async fn serve(app: &TestApp) -> (Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     let mut cmd = wms();
     cmd.args(["serve", "--bind", &format!("127.0.0.1:{port}")])
