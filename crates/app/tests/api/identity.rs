@@ -179,14 +179,7 @@ async fn an_address_without_a_password_accepts_in_a_browser_signed_in_as_someone
         .await
         .expect("request");
     assert_eq!(accepted.status(), 303);
-    let session = accepted
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with("wms_session="))
-        .map(|v| v.split(';').next().unwrap_or("").to_owned())
-        .expect("a new session");
+    let (session, _) = crate::pages::set_cookie(&accepted, "wms_session").expect("a new session");
     assert_ne!(session, sender.cookie, "the browser is signed in as the invited account");
     assert_eq!(login(&app, "newcomer@x.test", password, Some(ws.id)).await.status(), 200);
 }

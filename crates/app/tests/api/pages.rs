@@ -29,7 +29,7 @@ pub fn csrf_of(html: &str) -> String {
 }
 
 /// `name=value` of the `Set-Cookie` for `name`, and the whole header.
-fn set_cookie(res: &reqwest::Response, name: &str) -> Option<(String, String)> {
+pub fn set_cookie(res: &reqwest::Response, name: &str) -> Option<(String, String)> {
     res.headers()
         .get_all(SET_COOKIE)
         .iter()
@@ -282,21 +282,20 @@ async fn the_settings_api_and_the_assistant_take_the_session_cookie_but_not_from
         }
         assert_eq!(req.send().await.expect("request").status(), 201, "{origin:?}");
     }
-    // Without JSON and without any origin (a form an old browser posts from anywhere): refused.
-    let key_id = app
+    // With the session's token, from anywhere.
+    let ok = app
         .client
         .post(app.url(&path))
         .header(COOKIE, &b.cookie)
         .header("x-csrf-token", &b.csrf)
+        .header(ORIGIN, "https://elsewhere.example")
         .json(&body)
         .send()
         .await
-        .expect("request")
-        .json::<serde_json::Value>()
-        .await
-        .expect("json")["id"]
-        .as_i64()
-        .expect("id");
+        .expect("request");
+    assert_eq!(ok.status(), 201);
+    let key_id = ok.json::<serde_json::Value>().await.expect("json")["id"].as_i64().expect("id");
+    // Without JSON and without any origin (a form an old browser posts from anywhere): refused.
     let revoke = format!("{path}/{key_id}/revoke");
     let bare = app.client.post(app.url(&revoke)).header(COOKIE, &b.cookie).send().await.expect("request");
     crate::helpers::problem(bare, 403, "forbidden").await;
@@ -312,17 +311,6 @@ async fn the_settings_api_and_the_assistant_take_the_session_cookie_but_not_from
         .await
         .expect("request");
     assert_eq!(res.status(), 200, "the assistant takes the session cookie");
-    // With the session's token, from anywhere.
-    let ok = app
-        .client
-        .post(app.url(&path))
-        .header(COOKIE, &b.cookie)
-        .header("x-csrf-token", &b.csrf)
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(ok.status(), 201);
     // The session works in its own workspace only.
     let other = app.create_workspace(PlanTier::Advanced).await;
     let foreign = b.get(&app, &format!("/api/workspaces/{}/api-keys", other.id)).await;
